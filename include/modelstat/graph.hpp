@@ -1,0 +1,139 @@
+// modelstat's graph IR: what the analyzer and the profiler both work on.
+// It holds names, dtypes, shapes and attributes, never weight bytes (small
+// integer constants excepted: shape arithmetic needs their values).
+// Dependency-light on purpose: no protobuf, ONNX or LibTorch here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace modelstat {
+
+// Element types, numbered as ONNX's TensorProto.DataType so conversion is a cast.
+enum class DType : int32_t {
+  Undefined = 0, Float = 1, UInt8 = 2, Int8 = 3, UInt16 = 4, Int16 = 5,
+  Int32 = 6, Int64 = 7, String = 8, Bool = 9, Float16 = 10, Double = 11,
+  UInt32 = 12, UInt64 = 13, Complex64 = 14, Complex128 = 15, BFloat16 = 16,
+};
+
+const char* dtype_name(DType t);               // "float32", "int64", ...
+int64_t dtype_size_bytes(DType t);            // 0 when not fixed-size (string)
+bool dtype_is_floating(DType t);
+// Whether an initializer of this type counts as parameters (see docs/COST_MODEL.md):
+// floating-point and 8-bit (quantised) tensors do; wider integers are shape
+// constants, indices or zero points and do not.
+bool dtype_counts_as_params(DType t);
+
+// One dimension: a known non-negative size, or unknown (with its symbol, if any).
+struct Dim {
+  int64_t value = -1;  // -1: unknown
+  std::string symbol;  // dim_param name when the model gave one
+  bool known() const { return value >= 0; }
+};
+
+struct Shape {
+  bool rank_known = false;
+  std::vector<Dim> dims;
+
+  bool fully_known() const;
+  // Product of the dims; nullopt when a dim is unknown. Throws modelstat::Error
+  // (Input) when the product overflows 64 bits.
+  std::optional<int64_t> element_count() const;
+  std::string to_string() const;  // "1x3x224x224", "batchx?x7", "?" for unknown rank
+};
+
+enum class TensorRole {
+  Input,        // graph input fed by the user
+  Initializer,  // graph initializer (a weight or a constant)
+  Constant,     // output of a Constant node
+  Activation,   // produced by a node
+};
+
+// Where an initializer's bytes live. The analyzer never reads them.
+enum class DataLocation { None, Embedded, External, ExternalMissing };
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+  TensorRole role = TensorRole::Activation;
+  DataLocation data_location = DataLocation::None;
+  std::string external_path;          // resolved path for External / ExternalMissing
+  int64_t external_offset = 0;        // byte offset inside external_path
+  std::vector<int64_t> int_values;    // values of small integer constants (shape math)
+  bool has_int_values = false;
+  int producer = -1;                  // node index, -1 for inputs/initializers
+  std::vector<int> consumers;         // node indices, in node order, one entry per use
+
+  // Bytes of this tensor when its shape is known; nullopt otherwise.
+  std::optional<int64_t> size_bytes() const;
+  bool is_constant() const { return role == TensorRole::Initializer || role == TensorRole::Constant; }
+};
+
+struct Graph;
+
+// A node attribute. Tensor attributes keep only dtype and shape (plus small
+// integer values); subgraphs are converted to Graphs.
+struct AttrTensor {
+  DType dtype = DType::Undefined;
+  Shape shape;
+  std::vector<int64_t> int_values;
+};
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, AttrTensor,
+                               std::shared_ptr<Graph>, std::vector<std::shared_ptr<Graph>>>;
+
+struct Node {
+  std::string name;  // never empty: unnamed nodes get "<op>_<index>"
+  std::string op_type;
+  std::string domain;  // "" for the default ONNX domain
+  std::vector<int> inputs;   // tensor indices; -1 for an omitted optional input
+  std::vector<int> outputs;  // tensor indices; -1 for an omitted optional output
+  std::map<std::string, AttrValue> attributes;
+
+  const AttrValue* attr(const std::string& key) const;
+  int64_t attr_int(const std::string& key, int64_t fallback) const;
+  double attr_float(const std::string& key, double fallback) const;
+  std::string attr_string(const std::string& key, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& key) const;  // empty when absent
+  std::vector<std::shared_ptr<Graph>> subgraphs() const;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Node> nodes;   // topologically sorted (execution order)
+  std::vector<int> inputs;   // user-fed inputs (initializers excluded)
+  std::vector<int> outputs;
+  std::vector<int> initializers;
+  // Names of tensors this (sub)graph reads from an enclosing scope.
+  std::vector<std::string> outer_scope_inputs;
+
+  int find_tensor(const std::string& name) const;  // -1 when absent
+};
+
+struct OpsetImport {
+  std::string domain;
+  int64_t version = 0;
+};
+
+struct Model {
+  std::string path;
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version;
+  std::vector<OpsetImport> opsets;
+  int64_t file_size_bytes = 0;
+  Graph graph;
+  // Things the user should know about how the model was read (skeleton
+  // weights, defaulted batch dims, shape inference warnings...).
+  std::vector<std::string> notices;
+
+  int64_t opset_version(const std::string& domain) const;  // 0 when not imported
+};
+
+}  // namespace modelstat
