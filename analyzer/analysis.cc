@@ -1,1 +1,365 @@
-// placeholder
+// The analysis pass: cost every node with its rule, attribute params once,
+// total everything, and compute peak activation memory.
+#include "modelstat/analysis.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/loader/loader.hpp"
+#include "analyzer/memory.hpp"
+#include "modelstat/error.hpp"
+
+namespace modelstat {
+
+const char* const kCostConvention =
+    "MACs = multiply-accumulates of contractions (Conv, ConvTranspose, Gemm, MatMul, Einsum, RNN); "
+    "FLOPs = 2*MACs + bias, elementwise, activation, normalisation, pooling, softmax and reduction work "
+    "(per-element constants: docs/COST_MODEL.md); params = elements of float and 8-bit initializers and "
+    "non-scalar Constant tensors, each tensor once; "
+    "bytes = inputs read + outputs written (views move 0)";
+
+const char* cost_status_name(CostStatus s) {
+  switch (s) {
+    case CostStatus::Exact: return "exact";
+    case CostStatus::UnknownShape: return "unknown_shape";
+    case CostStatus::UnknownOp: return "unknown_op";
+  }
+  return "unknown";
+}
+
+double NodeCost::arithmetic_intensity() const {
+  const int64_t b = bytes();
+  return b > 0 ? double(flops) / double(b) : 0.0;
+}
+
+namespace {
+
+constexpr size_t kMaxListedConsumers = 16;  // names listed per shared weight
+
+// Params: float and 8-bit constant tensors. Every initializer counts (the
+// file's own count); a Constant node counts when it holds a tensor, not a
+// scalar literal (exporters emit GELU's 0.5 and sqrt(2) as scalar Constants).
+bool counts_as_weight(const Tensor& t) {
+  if (!t.is_constant() || !dtype_counts_as_params(t.dtype)) return false;
+  if (t.role == TensorRole::Constant) {
+    auto n = t.shape.element_count();
+    return n && *n > 1;
+  }
+  return true;
+}
+
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+void add_into(NodeCost& into, const NodeCost& c) {
+  into.params = sat_add(into.params, c.params);
+  into.macs = sat_add(into.macs, c.macs);
+  into.flops = sat_add(into.flops, c.flops);
+  into.bytes_read = sat_add(into.bytes_read, c.bytes_read);
+  into.bytes_written = sat_add(into.bytes_written, c.bytes_written);
+  into.weight_bytes = sat_add(into.weight_bytes, c.weight_bytes);
+  if (c.status != CostStatus::Exact && into.status == CostStatus::Exact) into.status = CostStatus::UnknownShape;
+}
+
+class GraphCoster {
+ public:
+  explicit GraphCoster(const Model& model) : model_(model) {}
+
+  // Cost of one node; params are attributed to the first node that reads a weight.
+  NodeCost cost_node(const Graph& g, const Node& node, std::vector<bool>& weight_counted, int* subgraph_nodes) {
+    NodeCost cost;
+    const int64_t opset = model_.opset_version(node.domain);
+    const cost::CostRule* rule = cost::find_rule(node.domain, node.op_type, opset);
+    bool sizes_known = true;
+    std::string unknown_tensor;
+    int64_t read = 0, weight = 0, written = 0;
+    std::unordered_set<int> seen;
+    for (int in : node.inputs) {
+      if (in < 0 || !seen.insert(in).second) continue;
+      const Tensor& t = g.tensors[size_t(in)];
+      auto size = t.size_bytes();
+      if (!size) {
+        sizes_known = false;
+        if (unknown_tensor.empty()) unknown_tensor = t.name;
+        continue;
+      }
+      read = cost::checked_add(read, *size, node);
+      if (t.is_constant()) weight = cost::checked_add(weight, *size, node);
+      if (counts_as_weight(t) && !weight_counted[size_t(in)]) {
+        weight_counted[size_t(in)] = true;
+        cost.params = cost::checked_add(cost.params, *t.shape.element_count(), node);
+      }
+    }
+    for (int out : node.outputs) {
+      if (out < 0) continue;
+      const Tensor& t = g.tensors[size_t(out)];
+      auto size = t.size_bytes();
+      if (!size) {
+        sizes_known = false;
+        if (unknown_tensor.empty()) unknown_tensor = t.name;
+        continue;
+      }
+      written = cost::checked_add(written, *size, node);
+      // A Constant node holds its weight itself.
+      if (t.role == TensorRole::Constant && counts_as_weight(t) && !weight_counted[size_t(out)]) {
+        weight_counted[size_t(out)] = true;
+        cost.params = cost::checked_add(cost.params, *t.shape.element_count(), node);
+      }
+    }
+    cost.bytes_read = read;
+    cost.bytes_written = written;
+    cost.weight_bytes = weight;
+
+    if (!rule) {
+      cost.status = CostStatus::UnknownOp;
+      cost.rule = "none";
+      cost.note = "no cost rule for " + (node.domain.empty() ? std::string() : node.domain + "::") + node.op_type;
+      return cost;
+    }
+    cost::RuleResult r = rule->fn(cost::CostContext(g, node));
+    cost.status = r.status;
+    cost.macs = r.macs;
+    cost.flops = r.flops;
+    cost.rule = r.rule;
+    cost.note = r.note;
+    if (r.bytes_read_override) {
+      cost.bytes_read = *r.bytes_read_override;
+      cost.weight_bytes = std::min(cost.weight_bytes, cost.bytes_read);
+    }
+    if (r.bytes_written_override) cost.bytes_written = *r.bytes_written_override;
+    const bool bytes_overridden = r.bytes_read_override && r.bytes_written_override;
+    if (!sizes_known && !bytes_overridden && cost.status == CostStatus::Exact) {
+      cost.status = CostStatus::UnknownShape;
+      cost.note = "size of '" + unknown_tensor + "' unknown";
+    }
+
+    // If / Loop / Scan: the subgraphs' cost, counted once (If: the costlier branch).
+    const auto subgraphs = node.subgraphs();
+    if (!subgraphs.empty()) {
+      NodeCost best;
+      int best_nodes = 0;
+      const bool take_max = node.op_type == "If";
+      for (const auto& sub : subgraphs) {
+        int nested = 0;
+        NodeCost sc = cost_graph(*sub, &nested);
+        if (take_max) {
+          if (sc.flops >= best.flops) {
+            best = sc;
+            best_nodes = nested;
+          }
+        } else {
+          add_into(best, sc);
+          best_nodes += nested;
+        }
+      }
+      const int64_t params_before = cost.params;
+      add_into(cost, best);
+      if (take_max) cost.params = params_before + best.params;
+      *subgraph_nodes = best_nodes;
+      cost.note = node.op_type == "If" ? "costlier branch counted once"
+                                       : "body counted once (one iteration)";
+    }
+    return cost;
+  }
+
+  // Sum over a subgraph (recursively).
+  NodeCost cost_graph(const Graph& g, int* node_count) {
+    NodeCost total;
+    std::vector<bool> counted(g.tensors.size(), false);
+    for (const Node& n : g.nodes) {
+      int nested = 0;
+      NodeCost c = cost_node(g, n, counted, &nested);
+      *node_count += 1 + nested;
+      add_into(total, c);
+    }
+    return total;
+  }
+
+ private:
+  const Model& model_;
+};
+
+std::string describe(const Tensor& t) {
+  return t.name + ": " + dtype_name(t.dtype) + " " + t.shape.to_string();
+}
+
+void collect_constant_sizes(const Graph& g, std::map<std::string, DTypeSize>& by_dtype, int64_t& params) {
+  for (const Tensor& t : g.tensors) {
+    if (!t.is_constant()) continue;
+    auto n = t.shape.element_count();
+    auto b = t.size_bytes();
+    if (!n || !b) continue;
+    auto& entry = by_dtype[dtype_name(t.dtype)];
+    entry.dtype = dtype_name(t.dtype);
+    entry.tensors++;
+    entry.elements = sat_add(entry.elements, *n);
+    entry.bytes = sat_add(entry.bytes, *b);
+    if (counts_as_weight(t)) params = sat_add(params, *n);
+  }
+  for (const Node& node : g.nodes)
+    for (const auto& sub : node.subgraphs()) collect_constant_sizes(*sub, by_dtype, params);
+}
+
+}  // namespace
+
+AnalysisResult analyze_model(const Model& model) {
+  AnalysisResult r;
+  const Graph& g = model.graph;
+  r.model_path = model.path;
+  r.producer = model.producer_name + (model.producer_version.empty() ? "" : " " + model.producer_version);
+  r.ir_version = model.ir_version;
+  r.opsets = model.opsets;
+  r.file_size_bytes = model.file_size_bytes;
+  r.notices = model.notices;
+  for (int i : g.inputs) r.inputs.push_back(describe(g.tensors[size_t(i)]));
+  for (int o : g.outputs) r.outputs.push_back(describe(g.tensors[size_t(o)]));
+
+  GraphCoster coster(model);
+  std::vector<bool> weight_counted(g.tensors.size(), false);
+  std::map<std::string, OpTypeSummary> by_op;
+  std::map<std::string, int64_t> unknown_ops;
+  auto& t = r.totals;
+  r.nodes.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    NodeReport row;
+    row.index = int(i);
+    row.name = node.name;
+    row.op_type = node.op_type;
+    row.domain = node.domain;
+    try {
+      for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : g.tensors[size_t(in)].shape.to_string());
+      for (int out : node.outputs)
+        row.output_shapes.push_back(out < 0 ? "-" : g.tensors[size_t(out)].shape.to_string());
+      for (int out : node.outputs)
+        if (out >= 0) {
+          row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
+          break;
+        }
+      row.cost = coster.cost_node(g, node, weight_counted, &row.subgraph_nodes);
+    } catch (const Error& e) {
+      if (!e.node().empty()) throw;
+      throw Error(e.kind(), e.message(), e.file(), node.name, node.op_type);
+    }
+    const NodeCost& c = row.cost;
+    t.nodes++;
+    if (c.status == CostStatus::Exact) t.nodes_exact++;
+    if (c.status == CostStatus::UnknownShape) t.nodes_unknown_shape++;
+    if (c.status == CostStatus::UnknownOp) {
+      t.nodes_unknown_op++;
+      unknown_ops[(node.domain.empty() ? "" : node.domain + "::") + node.op_type]++;
+    }
+    t.macs = sat_add(t.macs, c.macs);
+    t.flops = sat_add(t.flops, c.flops);
+    t.bytes_read = sat_add(t.bytes_read, c.bytes_read);
+    t.bytes_written = sat_add(t.bytes_written, c.bytes_written);
+    auto& op = by_op[node.op_type];
+    op.op_type = node.op_type;
+    op.count++;
+    op.params = sat_add(op.params, c.params);
+    op.macs = sat_add(op.macs, c.macs);
+    op.flops = sat_add(op.flops, c.flops);
+    op.bytes = sat_add(op.bytes, c.bytes());
+    if (c.status != CostStatus::Exact) op.unknown++;
+    r.nodes.push_back(std::move(row));
+  }
+
+  // Params: every weight once, used or not (the file's deduplicated count).
+  std::map<std::string, DTypeSize> by_dtype;
+  collect_constant_sizes(g, by_dtype, t.params);
+  for (auto& [name, entry] : by_dtype) {
+    t.weight_bytes = sat_add(t.weight_bytes, entry.bytes);
+    r.size_by_dtype.push_back(entry);
+  }
+  std::sort(r.size_by_dtype.begin(), r.size_by_dtype.end(),
+            [](const DTypeSize& a, const DTypeSize& b) { return a.bytes > b.bytes; });
+
+  // Weights read by several nodes (tied embeddings, shared convs): counted once.
+  int64_t unused_weights = 0;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const Tensor& tensor = g.tensors[i];
+    if (!counts_as_weight(tensor)) continue;
+    if (tensor.consumers.empty() && tensor.role == TensorRole::Initializer) unused_weights++;
+    // consumers are in node order, one entry per use: distinct nodes are the changes.
+    size_t distinct = 0;
+    std::vector<std::string> consumers;
+    for (size_t k = 0; k < tensor.consumers.size(); ++k) {
+      if (k > 0 && tensor.consumers[k] == tensor.consumers[k - 1]) continue;
+      ++distinct;
+      if (consumers.size() < kMaxListedConsumers) consumers.push_back(g.nodes[size_t(tensor.consumers[k])].name);
+    }
+    if (distinct > consumers.size())
+      consumers.push_back("... " + std::to_string(distinct - consumers.size()) + " more");
+    auto n = tensor.shape.element_count();
+    if (distinct > 1 && n && *n > 1) r.shared_weights.push_back({tensor.name, *n, consumers});
+  }
+  if (!r.shared_weights.empty())
+    r.notices.push_back(std::to_string(r.shared_weights.size()) +
+                        " weight tensor(s) are read by several nodes (shared/tied): each counted once");
+  if (unused_weights)
+    r.notices.push_back(std::to_string(unused_weights) + " weight initializer(s) are read by no node: still counted in params");
+
+  for (auto& [name, op] : by_op) r.by_op_type.push_back(op);
+  std::sort(r.by_op_type.begin(), r.by_op_type.end(), [](const OpTypeSummary& a, const OpTypeSummary& b) {
+    return a.flops != b.flops ? a.flops > b.flops : a.op_type < b.op_type;
+  });
+  if (!unknown_ops.empty()) {
+    std::string list;
+    for (const auto& [op, count] : unknown_ops) list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+    r.notices.push_back("no cost rule (not counted): " + list);
+  }
+
+  // Dims that stayed unknown after binding and inference.
+  std::map<std::string, int64_t> unknown_dims;
+  for (const Tensor& tensor : g.tensors) {
+    if (tensor.is_constant()) continue;
+    if (!tensor.shape.rank_known) {
+      if (tensor.producer >= 0 || tensor.role == TensorRole::Input) unknown_dims["(unknown rank)"]++;
+      continue;
+    }
+    std::set<std::string> symbols;
+    for (const Dim& d : tensor.shape.dims)
+      if (!d.known()) symbols.insert(d.symbol.empty() ? "?" : d.symbol);
+    for (const auto& s : symbols) unknown_dims[s]++;
+  }
+  for (const auto& [sym, count] : unknown_dims)
+    r.unknown_dims.push_back(sym + " (" + std::to_string(count) + " tensor" + (count == 1 ? "" : "s") + ")");
+
+  const PeakMemory peak = peak_activation_memory(g);
+  t.peak_activation_bytes = peak.peak_bytes;
+  t.peak_at_node = peak.peak_node >= 0 ? g.nodes[size_t(peak.peak_node)].name : std::string("(inputs)");
+  t.peak_is_lower_bound = peak.lower_bound;
+  t.input_bytes = peak.input_bytes;
+  t.output_bytes = peak.output_bytes;
+  return r;
+}
+
+AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& options, const std::string& base_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  Model model = loader::load_model_bytes(static_cast<const uint8_t*>(data), size, options, base_dir, "<buffer>");
+  AnalysisResult r = analyze_model(model);
+  r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+AnalysisResult analyze_file(const std::string& path, const LoadOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Model model = loader::load_model_file(path, options);
+  AnalysisResult r;
+  try {
+    r = analyze_model(model);
+  } catch (const Error& e) {
+    if (!e.file().empty()) throw;
+    throw Error(e.kind(), e.message(), path, e.node(), e.op());
+  }
+  r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace modelstat

@@ -1,1 +1,427 @@
-// placeholder
+// onnx::GraphProto -> modelstat::Graph, plus the structural checks
+// (undefined tensors, cycles) that must pass before shape inference.
+#include <cstring>
+#include <filesystem>
+#include <queue>
+#include <unordered_map>
+
+#include "analyzer/loader/loader.hpp"
+#include "analyzer/loader/onnx_ir.hpp"
+#include "modelstat/error.hpp"
+#include "modelstat/op_key.hpp"
+
+namespace fs = std::filesystem;
+
+namespace modelstat::loader {
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxIntValues = 1024;  // integer constants kept for shape math
+
+std::string node_label(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
+
+[[noreturn]] void node_error(const onnx::NodeProto& n, int index, const std::string& message) {
+  throw Error(ErrorKind::Input, message, {}, node_label(n, index), n.op_type());
+}
+
+// Names a subgraph may read from its own scope and the enclosing ones.
+void collect_subgraph_outer(const onnx::NodeProto& node, std::vector<const onnx::GraphProto*>& out) {
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) out.push_back(&a.g());
+    for (const auto& g : a.graphs()) out.push_back(&g);
+  }
+}
+
+}  // namespace
+
+void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std::string>& outer_scope, int depth) {
+  if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
+  std::unordered_set<std::string> available = outer_scope;
+  for (const auto& i : graph.input()) available.insert(i.name());
+  for (const auto& t : graph.initializer()) available.insert(t.name());
+  for (const auto& t : graph.sparse_initializer()) available.insert(t.values().name());
+
+  const int n = graph.node_size();
+  std::unordered_map<std::string, int> producer;
+  producer.reserve(size_t(n) * 2);
+  for (int i = 0; i < n; ++i) {
+    for (const auto& o : graph.node(i).output()) {
+      if (o.empty()) continue;
+      if (available.count(o) && !outer_scope.count(o))
+        node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
+      if (!producer.emplace(o, i).second)
+        node_error(graph.node(i), i, "output '" + o + "' is also produced by node '" +
+                                         node_label(graph.node(producer[o]), producer[o]) + "'");
+    }
+  }
+
+  // Kahn's algorithm, stable: among ready nodes, the one earliest in the file first.
+  std::vector<int> pending(size_t(n), 0);
+  std::vector<std::vector<int>> users;
+  users.resize(size_t(n));
+  for (int i = 0; i < n; ++i) {
+    const auto& node = graph.node(i);
+    for (const auto& in : node.input()) {
+      if (in.empty()) continue;  // omitted optional input
+      auto it = producer.find(in);
+      if (it != producer.end()) {
+        if (it->second == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
+        users[size_t(it->second)].push_back(i);
+        pending[size_t(i)]++;
+      } else if (!available.count(in)) {
+        node_error(node, i, "reads undefined tensor '" + in + "' (no graph input, initializer or node produces it)");
+      }
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[size_t(i)] == 0) ready.push(i);
+  std::vector<int> order;
+  order.reserve(size_t(n));
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[size_t(i)])
+      if (--pending[size_t(u)] == 0) ready.push(u);
+  }
+  if (int(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[size_t(i)] > 0) node_error(graph.node(i), i, "graph has a cycle through this node");
+  }
+  bool sorted = true;
+  for (int i = 0; i < n; ++i)
+    if (order[size_t(i)] != i) sorted = false;
+  if (!sorted) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> reordered;
+    reordered.Reserve(n);
+    for (int i : order) *reordered.Add() = graph.node(i);
+    graph.mutable_node()->Swap(&reordered);
+  }
+
+  // Subgraphs see everything defined in this scope.
+  std::unordered_set<std::string> scope;
+  bool scope_built = false;
+  for (int i = 0; i < n; ++i) {
+    std::vector<const onnx::GraphProto*> subs;
+    collect_subgraph_outer(graph.node(i), subs);
+    if (subs.empty()) continue;
+    if (!scope_built) {
+      scope = available;
+      for (const auto& [name, idx] : producer) scope.insert(name);
+      scope_built = true;
+    }
+    auto* node = graph.mutable_node(i);
+    for (auto& a : *node->mutable_attribute()) {
+      if (a.has_g()) check_and_order_graph(*a.mutable_g(), scope, depth + 1);
+      for (auto& g : *a.mutable_graphs()) check_and_order_graph(g, scope, depth + 1);
+    }
+  }
+}
+
+Shape shape_from_proto(const onnx::TensorShapeProto& shape) {
+  Shape s;
+  s.rank_known = true;
+  s.dims.reserve(size_t(shape.dim_size()));
+  for (const auto& d : shape.dim()) {
+    Dim dim;
+    if (d.has_dim_value()) {
+      dim.value = d.dim_value();
+      if (dim.value < 0) {
+        dim.value = -1;  // inference leaves -1 for unknown in a few ops; never a real size
+      }
+    } else if (d.has_dim_param()) {
+      dim.symbol = d.dim_param();
+    }
+    s.dims.push_back(std::move(dim));
+  }
+  return s;
+}
+
+namespace {
+
+void type_into(const onnx::TypeProto& type, Tensor& t) {
+  if (!type.has_tensor_type()) return;  // sequences, maps, optionals: dtype/shape unknown
+  const auto& tt = type.tensor_type();
+  t.dtype = DType(tt.elem_type());
+  if (tt.has_shape()) t.shape = shape_from_proto(tt.shape());
+}
+
+// Validates an external-data location: relative, inside the model folder
+// (also after following symlinks). Returns the resolved path.
+std::string resolve_external(const std::string& location, const std::string& tensor_name, ExternalDataPolicy& policy,
+                             bool* exists) {
+  *exists = false;
+  const fs::path loc(location);
+  if (location.empty()) throw Error(ErrorKind::Input, "initializer '" + tensor_name + "' has external data with no location");
+  if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory())
+    throw Error(ErrorKind::Input, "external data location '" + location + "' of '" + tensor_name +
+                                      "' is an absolute path: it escapes the model folder");
+  const fs::path normal = loc.lexically_normal();
+  if (!normal.empty() && (*normal.begin() == ".."))
+    throw Error(ErrorKind::Input, "external data location '" + location + "' of '" + tensor_name +
+                                      "' escapes the model folder");
+  if (policy.base_dir.empty()) return normal.string();
+  const fs::path base(policy.base_dir);
+  const fs::path full = base / normal;
+  std::error_code ec;
+  if (fs::exists(full, ec)) {
+    const fs::path real_base = fs::weakly_canonical(base, ec);
+    const fs::path real = fs::weakly_canonical(full, ec);
+    const auto rel = real.lexically_relative(real_base);
+    if (rel.empty() || *rel.begin() == "..")
+      throw Error(ErrorKind::Input, "external data location '" + location + "' of '" + tensor_name +
+                                        "' resolves (through a link) outside the model folder");
+    if (!fs::is_regular_file(real, ec))
+      throw Error(ErrorKind::Input, "external data location '" + location + "' of '" + tensor_name +
+                                        "' is not a regular file");
+    *exists = true;
+  }
+  return full.string();
+}
+
+template <typename T>
+void read_le_ints(const std::string& raw, size_t count, std::vector<int64_t>& out) {
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    T v;
+    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+    out.push_back(int64_t(v));
+  }
+}
+
+// Fills dtype, shape, data location and small integer values from a TensorProto.
+void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& policy) {
+  t.dtype = DType(p.data_type());
+  t.shape.rank_known = true;
+  for (int64_t d : p.dims()) {
+    if (d < 0)
+      throw Error(ErrorKind::Input, "tensor '" + p.name() + "' has negative dim " + std::to_string(d));
+    Dim dim;
+    dim.value = d;
+    t.shape.dims.push_back(dim);
+  }
+  (void)t.shape.element_count();  // throws on overflow
+  bool stripped = false;
+  for (const auto& e : p.external_data())
+    if (e.key() == kStrippedMarkerKey) stripped = true;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0;
+    for (const auto& e : p.external_data()) {
+      if (e.key() == "location") location = e.value();
+      if (e.key() == "offset") offset = std::strtoll(e.value().c_str(), nullptr, 10);
+    }
+    bool exists = false;
+    t.external_path = resolve_external(location, p.name(), policy, &exists);
+    t.external_offset = offset;
+    t.data_location = exists ? DataLocation::External : DataLocation::ExternalMissing;
+    if (!exists && !policy.base_dir.empty() && policy.reported_missing.insert(location).second) {
+      policy.missing_files++;
+      if (policy.notices)
+        policy.notices->push_back("external data file '" + location +
+                                  "' is absent: skeleton model, counting from dims only");
+    }
+  } else if (stripped || !p.raw_data().empty() || p.float_data_size() || p.int32_data_size() ||
+             p.int64_data_size() || p.double_data_size() || p.uint64_data_size() || p.string_data_size()) {
+    t.data_location = DataLocation::Embedded;
+  }
+  // Small integer constants keep their values (Reshape targets, axes, pads...).
+  const auto n = t.shape.element_count();
+  if (!stripped && n && size_t(*n) <= kMaxIntValues && t.data_location == DataLocation::Embedded) {
+    const size_t count = size_t(*n);
+    if (t.dtype == DType::Int64) {
+      if (p.raw_data().size() == count * 8) read_le_ints<int64_t>(p.raw_data(), count, t.int_values);
+      else if (size_t(p.int64_data_size()) == count) t.int_values.assign(p.int64_data().begin(), p.int64_data().end());
+    } else if (t.dtype == DType::Int32) {
+      if (p.raw_data().size() == count * 4) read_le_ints<int32_t>(p.raw_data(), count, t.int_values);
+      else if (size_t(p.int32_data_size()) == count) t.int_values.assign(p.int32_data().begin(), p.int32_data().end());
+    }
+    t.has_int_values = t.int_values.size() == count;
+  }
+}
+
+AttrTensor attr_tensor(const onnx::TensorProto& p, ExternalDataPolicy& policy) {
+  Tensor t;
+  tensor_meta(p, t, policy);
+  AttrTensor a;
+  a.dtype = t.dtype;
+  a.shape = t.shape;
+  a.int_values = std::move(t.int_values);
+  return a;
+}
+
+AttrValue convert_attribute(const onnx::AttributeProto& a, ExternalDataPolicy& policy, int depth, const Scope* scope) {
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::FLOAT: return double(a.f());
+    case A::INT: return int64_t(a.i());
+    case A::STRING: return a.s();
+    case A::TENSOR: return attr_tensor(a.t(), policy);
+    case A::GRAPH: return std::make_shared<Graph>(build_graph(a.g(), policy, depth + 1, scope));
+    case A::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
+    case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case A::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case A::GRAPHS: {
+      std::vector<std::shared_ptr<Graph>> gs;
+      for (const auto& g : a.graphs()) gs.push_back(std::make_shared<Graph>(build_graph(g, policy, depth + 1, scope)));
+      return gs;
+    }
+    case A::SPARSE_TENSOR: return attr_tensor(a.sparse_tensor().values(), policy);
+    default: break;
+  }
+  // Old files without a type: infer it from which field is set.
+  if (a.has_f()) return double(a.f());
+  if (a.has_i()) return int64_t(a.i());
+  if (a.has_s()) return a.s();
+  if (a.has_t()) return attr_tensor(a.t(), policy);
+  if (a.has_g()) return std::make_shared<Graph>(build_graph(a.g(), policy, depth + 1, scope));
+  if (a.ints_size()) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+  if (a.floats_size()) return std::vector<double>(a.floats().begin(), a.floats().end());
+  return std::string();
+}
+
+}  // namespace
+
+const Tensor* Scope::find(const std::string& name) const {
+  for (const Scope* s = this; s; s = s->parent) {
+    auto it = s->index->find(name);
+    if (it != s->index->end()) return &s->graph->tensors[size_t(it->second)];
+  }
+  return nullptr;
+}
+
+Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer) {
+  if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
+  Graph g;
+  g.name = gp.name();
+  g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + size_t(gp.node_size()) * 2);
+  std::unordered_map<std::string, int> index;
+  index.reserve(size_t(gp.node_size()) * 2 + size_t(gp.input_size() + gp.initializer_size()));
+  auto add = [&](const std::string& name) -> Tensor& {
+    auto [it, inserted] = index.emplace(name, int(g.tensors.size()));
+    if (inserted) {
+      g.tensors.emplace_back();
+      g.tensors.back().name = name;
+    }
+    return g.tensors[size_t(it->second)];
+  };
+
+  for (const auto& init : gp.initializer()) {
+    Tensor& t = add(init.name());
+    t.role = TensorRole::Initializer;
+    tensor_meta(init, t, policy);
+    g.initializers.push_back(index[init.name()]);
+  }
+  for (const auto& sp : gp.sparse_initializer()) {
+    Tensor& t = add(sp.values().name());
+    t.role = TensorRole::Initializer;
+    tensor_meta(sp.values(), t, policy);
+    t.shape = Shape{true, {}};
+    for (int64_t d : sp.dims()) t.shape.dims.push_back(Dim{d < 0 ? -1 : d, {}});
+    g.initializers.push_back(index[sp.values().name()]);
+  }
+  for (const auto& in : gp.input()) {
+    const bool is_init = index.count(in.name()) > 0;
+    Tensor& t = add(in.name());
+    if (is_init) continue;  // IR<4 style: initializers listed as inputs too
+    t.role = TensorRole::Input;
+    type_into(in.type(), t);
+    g.inputs.push_back(index[in.name()]);
+  }
+  // Inferred (and declared) types of intermediate values and outputs.
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  types.reserve(size_t(gp.value_info_size() + gp.output_size()));
+  for (const auto& vi : gp.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : gp.output()) types[vi.name()] = &vi.type();
+
+  g.nodes.reserve(size_t(gp.node_size()));
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& np = gp.node(i);
+    Node node;
+    node.name = node_label(np, i);
+    node.op_type = np.op_type();
+    node.domain = normalize_domain(np.domain());
+    for (const auto& in : np.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(-1);
+        continue;
+      }
+      auto it = index.find(in);
+      if (it == index.end()) {
+        // Defined in an enclosing scope (checked by check_and_order_graph):
+        // known dtype and shape, but not a constant of this graph (its params
+        // are counted where it is defined).
+        const Tensor* source = outer ? outer->find(in) : nullptr;
+        Tensor& t = add(in);
+        t.role = TensorRole::Input;
+        if (source) {
+          t.dtype = source->dtype;
+          t.shape = source->shape;
+        }
+        g.outer_scope_inputs.push_back(in);
+        it = index.find(in);
+      }
+      node.inputs.push_back(it->second);
+      g.tensors[size_t(it->second)].consumers.push_back(i);
+    }
+    if (np.attribute_size()) {
+      const Scope scope{&index, &g, outer};
+      for (const auto& a : np.attribute()) node.attributes[a.name()] = convert_attribute(a, policy, depth, &scope);
+      // What the subgraphs read from outside is read by this node.
+      for (const auto& sub : node.subgraphs()) {
+        for (const auto& name : sub->outer_scope_inputs) {
+          auto it = index.find(name);
+          if (it == index.end()) {
+            const Tensor* source = outer ? outer->find(name) : nullptr;
+            Tensor& t = add(name);
+            t.role = TensorRole::Input;
+            if (source) {
+              t.dtype = source->dtype;
+              t.shape = source->shape;
+            }
+            g.outer_scope_inputs.push_back(name);
+            it = index.find(name);
+          }
+          auto& consumers = g.tensors[size_t(it->second)].consumers;
+          if (consumers.empty() || consumers.back() != i) consumers.push_back(i);
+        }
+      }
+    }
+    for (const auto& out : np.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(-1);
+        continue;
+      }
+      Tensor& t = add(out);
+      t.producer = i;
+      t.role = node.op_type == "Constant" && node.domain.empty() ? TensorRole::Constant : TensorRole::Activation;
+      auto ty = types.find(out);
+      if (ty != types.end()) type_into(*ty->second, t);
+      node.outputs.push_back(index[out]);
+    }
+    // A Constant's tensor: dtype, shape and data location come from its attribute.
+    if (node.op_type == "Constant" && node.domain.empty() && np.output_size() == 1) {
+      Tensor& t = g.tensors[size_t(node.outputs[0])];
+      for (const auto& a : np.attribute()) {
+        if (a.name() == "value" && a.has_t()) {
+          const std::string keep_name = t.name;
+          tensor_meta(a.t(), t, policy);
+          t.name = keep_name;
+        }
+      }
+    }
+    g.nodes.push_back(std::move(node));
+  }
+  for (const auto& out : gp.output()) {
+    auto it = index.find(out.name());
+    if (it == index.end()) throw Error(ErrorKind::Input, "graph output '" + out.name() + "' is never produced");
+    g.outputs.push_back(it->second);
+  }
+  return g;
+}
+
+}  // namespace modelstat::loader

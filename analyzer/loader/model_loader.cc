@@ -1,1 +1,280 @@
-// placeholder
+// Loading: map the file, strip weight payloads, parse, validate opsets and
+// domains, order the graph, bind input dims, run ONNX shape inference, and
+// convert to modelstat's IR.
+#include <fcntl.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "analyzer/loader/loader.hpp"
+#include "analyzer/loader/onnx_ir.hpp"
+#include "modelstat/error.hpp"
+#include "modelstat/op_key.hpp"
+
+namespace modelstat::loader {
+
+namespace {
+
+// Payloads up to this size stay in the parsed model: shape inference needs
+// the values of shape constants, scales and axes. Weights are far larger.
+constexpr size_t kKeepPayloadBytes = 4096;
+
+// Domains whose nodes have cost rules or are at least known to ONNX.
+bool is_known_domain(const std::string& d) {
+  if (d.empty() || d == "ai.onnx") return true;
+  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  return map.count(d) > 0;
+}
+
+int max_known_version(const std::string& d) {
+  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = map.find(normalize_domain(d));
+  return it == map.end() ? 0 : it->second.second;
+}
+
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      throw Error(ErrorKind::Input, std::string("cannot open model: ") + std::strerror(errno), path);
+    if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::Input, "is a directory, not an ONNX model file", path);
+    if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::Input, "is not a regular file", path);
+    if (st.st_size == 0) throw Error(ErrorKind::Input, "empty file: not a valid ONNX model", path);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(ErrorKind::Input, std::string("cannot open model: ") + std::strerror(errno), path);
+    size_ = size_t(st.st_size);
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd_);
+      throw Error(ErrorKind::Runtime, std::string("cannot map model: ") + std::strerror(errno), path);
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ~MappedFile() {
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+    ::close(fd_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+std::string dims_text(const onnx::TensorShapeProto& s) {
+  std::string out;
+  for (int i = 0; i < s.dim_size(); ++i) {
+    if (i) out += 'x';
+    const auto& d = s.dim(i);
+    out += d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?";
+  }
+  return out.empty() ? "scalar" : out;
+}
+
+std::string join_shape(const std::vector<int64_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "x" : "") + std::to_string(v[i]);
+  return out.empty() ? "scalar" : out;
+}
+
+void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices) {
+  std::set<std::string> imported;
+  for (const auto& o : m.opset_import()) {
+    const std::string d = normalize_domain(o.domain());
+    imported.insert(d);
+    if (o.version() < 1)
+      throw Error(ErrorKind::Input, "opset import of domain '" + o.domain() + "' has invalid version " +
+                                        std::to_string(o.version()));
+    if (is_known_domain(d)) {
+      const int max_v = max_known_version(d);
+      if (o.version() > max_v)
+        throw Error(ErrorKind::Input, "opset " + std::to_string(o.version()) + " of domain '" +
+                                          (d.empty() ? "ai.onnx" : d) + "' is newer than this build knows (up to " +
+                                          std::to_string(max_v) + ")");
+    } else if (!options.allow_custom_domains) {
+      bool local_function = false;
+      for (const auto& f : m.functions())
+        if (f.domain() == o.domain()) local_function = true;
+      if (!local_function)
+        throw Error(ErrorKind::Input, "unknown domain '" + o.domain() +
+                                          "' imported by the model (pass --allow-custom-domains to list its "
+                                          "nodes as unknown)");
+    }
+  }
+  if (!imported.count(""))
+    throw Error(ErrorKind::Input, "model imports no default-domain (ai.onnx) opset");
+  // Nodes must use a domain the model imports.
+  for (const auto& n : m.graph().node()) {
+    if (!imported.count(normalize_domain(n.domain())))
+      throw Error(ErrorKind::Input, "uses domain '" + n.domain() + "' which the model does not import", {},
+                  n.name(), n.op_type());
+  }
+  if (options.allow_custom_domains)
+    for (const auto& d : imported)
+      if (!is_known_domain(d)) notices.push_back("domain '" + d + "' has no cost rules: its nodes are listed as unknown");
+}
+
+// Applies --input / --dim / default batch to the graph inputs. Clears
+// value_info and output shapes so inference recomputes them for the bound
+// dims instead of clashing with shapes recorded at export time.
+void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<std::string>& notices) {
+  std::set<std::string> initializer_names;
+  for (const auto& t : g.initializer()) initializer_names.insert(t.name());
+  std::set<std::string> input_names, used_dims;
+  for (auto& in : *g.mutable_input()) {
+    if (initializer_names.count(in.name())) continue;
+    input_names.insert(in.name());
+    if (!in.type().has_tensor_type()) continue;
+    auto* tt = in.mutable_type()->mutable_tensor_type();
+    auto given = options.input_shapes.find(in.name());
+    if (given != options.input_shapes.end()) {
+      const auto& dims = given->second;
+      if (tt->has_shape() && tt->shape().dim_size() != int(dims.size()))
+        throw Error(ErrorKind::Input, "shape mismatch for input '" + in.name() + "': the model has rank " +
+                                          std::to_string(tt->shape().dim_size()) + " (" + dims_text(tt->shape()) +
+                                          "), --input gives " + join_shape(dims));
+      if (tt->has_shape()) {
+        for (int i = 0; i < tt->shape().dim_size(); ++i) {
+          const auto& d = tt->shape().dim(i);
+          if (d.has_dim_value() && d.dim_value() > 0 && d.dim_value() != dims[size_t(i)])
+            throw Error(ErrorKind::Input, "shape mismatch for input '" + in.name() + "': the model fixes dim " +
+                                              std::to_string(i) + " to " + std::to_string(d.dim_value()) +
+                                              " (" + dims_text(tt->shape()) + "), --input gives " + join_shape(dims));
+          if (d.has_dim_param()) used_dims.insert(d.dim_param());
+        }
+      }
+      auto* shape = tt->mutable_shape();
+      shape->clear_dim();
+      for (int64_t v : dims) shape->add_dim()->set_dim_value(v);
+      continue;
+    }
+    if (!tt->has_shape()) {
+      notices.push_back("input '" + in.name() + "' has no shape in the model: pass --input " + in.name() +
+                        ":DIMS to count the nodes it feeds");
+      continue;
+    }
+    for (int i = 0; i < tt->shape().dim_size(); ++i) {
+      auto* d = tt->mutable_shape()->mutable_dim(i);
+      if (d->has_dim_value()) {
+        if (d->dim_value() < 0)
+          throw Error(ErrorKind::Input, "input '" + in.name() + "' has negative dim " +
+                                            std::to_string(d->dim_value()) + " (" + dims_text(tt->shape()) + ")");
+        continue;
+      }
+      if (d->has_dim_param()) {
+        auto bound = options.dim_values.find(d->dim_param());
+        if (bound != options.dim_values.end()) {
+          used_dims.insert(d->dim_param());
+          d->set_dim_value(bound->second);
+          continue;
+        }
+      }
+      if (i == 0) {
+        notices.push_back("batch dim '" + (d->has_dim_param() ? d->dim_param() : std::string("?")) +
+                          "' of input '" + in.name() + "' is unbound: using " +
+                          std::to_string(options.default_batch) +
+                          (d->has_dim_param() ? " (set it with --dim " + d->dim_param() + "=N)" : std::string()));
+        d->set_dim_value(options.default_batch);
+      }
+    }
+  }
+  for (const auto& [name, shape] : options.input_shapes)
+    if (!input_names.count(name)) {
+      std::string list;
+      for (const auto& n : input_names) list += (list.empty() ? "" : ", ") + n;
+      throw Error(ErrorKind::Usage, "--input '" + name + "' names no graph input (inputs: " + list + ")");
+    }
+  for (const auto& [name, value] : options.dim_values)
+    if (!used_dims.count(name)) notices.push_back("--dim " + name + " matches no symbolic dim of the graph inputs");
+  g.clear_value_info();
+  for (auto& out : *g.mutable_output())
+    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
+  // check_type off (exporters disagree on types more often than on shapes),
+  // error_mode 1 so node errors are reported (after the pass, which still
+  // annotates every node it could), data propagation on for Shape->Reshape chains.
+  onnx::ShapeInferenceOptions opts(false, 1, true);
+  try {
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    // Keep one line per error, at most a few.
+    size_t count = 0, pos = 0;
+    while (pos < msg.size() && count < 5) {
+      size_t nl = msg.find('\n', pos);
+      std::string line = msg.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      if (!line.empty()) {
+        notices.push_back("shape inference: " + line);
+        ++count;
+      }
+      if (nl == std::string::npos) break;
+      pos = nl + 1;
+    }
+  }
+}
+
+}  // namespace
+
+Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& options, const std::string& base_dir,
+                       const std::string& display_path) {
+  try {
+    if (size == 0) throw Error(ErrorKind::Input, "empty file: not a valid ONNX model");
+    StripStats stats;
+    const std::string stripped = strip_tensor_payloads(data, size, kKeepPayloadBytes, &stats);
+    onnx::ModelProto proto;
+    if (stripped.size() > size_t(INT32_MAX) || !proto.ParseFromArray(stripped.data(), int(stripped.size())))
+      throw Error(ErrorKind::Input, "not a valid ONNX file: protobuf parsing failed (truncated or not a model)");
+    if (!proto.has_graph())
+      throw Error(ErrorKind::Input, "not a valid ONNX file: no graph (is this an ONNX model?)");
+    if (proto.ir_version() <= 0)
+      throw Error(ErrorKind::Input, "not a valid ONNX file: missing or invalid ir_version");
+
+    Model model;
+    model.path = display_path;
+    model.file_size_bytes = int64_t(size);
+    model.ir_version = proto.ir_version();
+    model.producer_name = proto.producer_name();
+    model.producer_version = proto.producer_version();
+    for (const auto& o : proto.opset_import()) model.opsets.push_back({normalize_domain(o.domain()), o.version()});
+
+    validate_opsets(proto, options, model.notices);
+    check_and_order_graph(*proto.mutable_graph(), {}, 0);
+    bind_inputs(*proto.mutable_graph(), options, model.notices);
+    infer_shapes(proto, model.notices);
+
+    ExternalDataPolicy policy;
+    policy.base_dir = base_dir;
+    policy.notices = &model.notices;
+    model.graph = build_graph(proto.graph(), policy, 0);
+    return model;
+  } catch (Error& e) {
+    if (e.file().empty() && !display_path.empty())
+      throw Error(e.kind(), e.message(), display_path, e.node(), e.op());
+    throw;
+  }
+}
+
+Model load_model_file(const std::string& path, const LoadOptions& options) {
+  MappedFile file(path);
+  std::error_code ec;
+  std::string base = std::filesystem::absolute(std::filesystem::path(path), ec).parent_path().string();
+  if (base.empty()) base = ".";
+  return load_model_bytes(file.data(), file.size(), options, base, path);
+}
+
+}  // namespace modelstat::loader

@@ -1,1 +1,203 @@
-// placeholder
+// A protobuf wire-format walker that copies an ONNX ModelProto without the
+// large tensor payloads. Why not parse with protobuf and clear the fields?
+// Because parsing copies every payload into memory first (a 550 MB VGG-16
+// would cost 550 MB of RSS and the time to copy it); walking the framing
+// ourselves reads only tags and lengths.
+//
+// Field numbers are from onnx/onnx.proto (ONNX 1.12); only the messages that
+// can contain tensors are descended into, everything else is copied verbatim.
+#include <string>
+
+#include "analyzer/loader/loader.hpp"
+#include "modelstat/error.hpp"
+
+namespace modelstat::loader {
+
+const char* const kStrippedMarkerKey = "modelstat.stripped_payload_bytes";
+
+namespace {
+
+enum class Msg { Model, Graph, Node, Attribute, Tensor, SparseTensor, Function, TrainingInfo, Other };
+
+constexpr int kMaxDepth = 64;
+
+// Which field of message `m` holds which sub-message (length-delimited fields only).
+Msg child_kind(Msg m, uint32_t field) {
+  switch (m) {
+    case Msg::Model:  // graph=7, training_info=20, functions=25
+      return field == 7 ? Msg::Graph : field == 20 ? Msg::TrainingInfo : field == 25 ? Msg::Function : Msg::Other;
+    case Msg::TrainingInfo:  // initialization=1, algorithm=2
+      return field == 1 || field == 2 ? Msg::Graph : Msg::Other;
+    case Msg::Graph:  // node=1, initializer=5, sparse_initializer=15
+      return field == 1 ? Msg::Node : field == 5 ? Msg::Tensor : field == 15 ? Msg::SparseTensor : Msg::Other;
+    case Msg::Node:  // attribute=5
+      return field == 5 ? Msg::Attribute : Msg::Other;
+    case Msg::Attribute:  // t=5, g=6, tensors=10, graphs=11, sparse_tensor=22, sparse_tensors=23
+      if (field == 5 || field == 10) return Msg::Tensor;
+      if (field == 6 || field == 11) return Msg::Graph;
+      if (field == 22 || field == 23) return Msg::SparseTensor;
+      return Msg::Other;
+    case Msg::Function:  // node=7
+      return field == 7 ? Msg::Node : Msg::Other;
+    case Msg::SparseTensor:  // values=1, indices=2
+      return field == 1 || field == 2 ? Msg::Tensor : Msg::Other;
+    default:
+      return Msg::Other;
+  }
+}
+
+// TensorProto payload fields: float_data=4, int32_data=5, string_data=6,
+// int64_data=7, raw_data=9, double_data=10, uint64_data=11.
+bool is_payload_field(uint32_t field) {
+  return field == 4 || field == 5 || field == 6 || field == 7 || field == 9 || field == 10 || field == 11;
+}
+
+[[noreturn]] void malformed(const std::string& what, size_t offset) {
+  throw Error(ErrorKind::Input, "not a valid ONNX file: " + what + " at byte " + std::to_string(offset));
+}
+
+class Walker {
+ public:
+  Walker(const uint8_t* base, size_t size, size_t keep, StripStats* stats)
+      : base_(base), size_(size), keep_(keep), stats_(stats) {}
+
+  void copy_message(Msg kind, size_t begin, size_t end, int depth, std::string& out) {
+    if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
+    if (kind == Msg::Tensor) {
+      copy_tensor(begin, end, out);
+      return;
+    }
+    size_t pos = begin;
+    while (pos < end) {
+      const size_t field_start = pos;
+      const uint64_t tag = read_varint(pos, end);
+      const uint32_t field = uint32_t(tag >> 3);
+      const uint32_t wire = uint32_t(tag & 7);
+      if (field == 0) malformed("field number 0", field_start);
+      if (wire == 2) {
+        const uint64_t len = read_varint(pos, end);
+        if (len > end - pos) malformed("truncated: a field runs past the end of its message", field_start);
+        const Msg child = child_kind(kind, field);
+        if (child == Msg::Other) {
+          out.append(reinterpret_cast<const char*>(base_ + field_start), pos + len - field_start);
+        } else {
+          std::string sub;
+          copy_message(child, pos, pos + len, depth + 1, sub);
+          append_varint(out, tag);
+          append_varint(out, sub.size());
+          out += sub;
+        }
+        pos += len;
+      } else {
+        skip_scalar(wire, pos, end, field_start);
+        out.append(reinterpret_cast<const char*>(base_ + field_start), pos - field_start);
+      }
+    }
+  }
+
+ private:
+  // A tensor is copied whole when its payload is small (shape constants,
+  // scales: shape inference needs their values); otherwise without payload,
+  // plus a marker saying how many bytes were dropped.
+  void copy_tensor(size_t begin, size_t end, std::string& out) {
+    uint64_t payload = 0;
+    size_t pos = begin;
+    while (pos < end) {
+      const size_t field_start = pos;
+      const uint64_t tag = read_varint(pos, end);
+      const uint32_t field = uint32_t(tag >> 3);
+      const uint32_t wire = uint32_t(tag & 7);
+      if (field == 0) malformed("field number 0", field_start);
+      if (wire == 2) {
+        const uint64_t len = read_varint(pos, end);
+        if (len > end - pos) malformed("truncated: a tensor field runs past the end of its message", field_start);
+        if (is_payload_field(field)) payload += len;
+        pos += len;
+      } else {
+        skip_scalar(wire, pos, end, field_start);
+        if (is_payload_field(field)) payload += pos - field_start;
+      }
+    }
+    if (payload <= keep_) {
+      out.append(reinterpret_cast<const char*>(base_ + begin), end - begin);
+      return;
+    }
+    pos = begin;
+    while (pos < end) {
+      const size_t field_start = pos;
+      const uint64_t tag = read_varint(pos, end);
+      const uint32_t field = uint32_t(tag >> 3);
+      const uint32_t wire = uint32_t(tag & 7);
+      if (wire == 2) pos += read_varint(pos, end);
+      else skip_scalar(wire, pos, end, field_start);
+      if (!is_payload_field(field))
+        out.append(reinterpret_cast<const char*>(base_ + field_start), pos - field_start);
+    }
+    // external_data (field 13) entry {key=1, value=2}: the stripped marker.
+    std::string entry;
+    const std::string key = kStrippedMarkerKey, value = std::to_string(payload);
+    append_varint(entry, (1 << 3) | 2);
+    append_varint(entry, key.size());
+    entry += key;
+    append_varint(entry, (2 << 3) | 2);
+    append_varint(entry, value.size());
+    entry += value;
+    append_varint(out, (13 << 3) | 2);
+    append_varint(out, entry.size());
+    out += entry;
+    if (stats_) {
+      stats_->tensors_stripped++;
+      stats_->bytes_stripped += int64_t(payload);
+    }
+  }
+
+  uint64_t read_varint(size_t& pos, size_t end) const {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= end) malformed("truncated: the file ends inside a field", pos);
+      const uint8_t byte = base_[pos++];
+      value |= uint64_t(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return value;
+    }
+    malformed("varint longer than 10 bytes", pos);
+  }
+
+  void skip_scalar(uint32_t wire, size_t& pos, size_t end, size_t field_start) const {
+    switch (wire) {
+      case 0: read_varint(pos, end); return;
+      case 1:
+        if (end - pos < 8) malformed("truncated: the file ends inside a 64-bit field", field_start);
+        pos += 8;
+        return;
+      case 5:
+        if (end - pos < 4) malformed("truncated: the file ends inside a 32-bit field", field_start);
+        pos += 4;
+        return;
+      default: malformed("invalid protobuf wire type " + std::to_string(wire), field_start);
+    }
+  }
+
+  static void append_varint(std::string& out, uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(char(uint8_t(v) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(char(v));
+  }
+
+  const uint8_t* base_;
+  size_t size_;
+  size_t keep_;
+  StripStats* stats_;
+};
+
+}  // namespace
+
+std::string strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes, StripStats* stats) {
+  std::string out;
+  Walker walker(data, size, keep_payload_bytes, stats);
+  walker.copy_message(Msg::Model, 0, size, 0, out);
+  return out;
+}
+
+}  // namespace modelstat::loader

@@ -1,0 +1,48 @@
+// Private: conversion of a (validated, shape-inferred) onnx::GraphProto into
+// modelstat's IR, and the structural checks that come before inference.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "modelstat/graph.hpp"
+
+namespace modelstat::loader {
+
+struct ExternalDataPolicy {
+  std::string base_dir;  // "" = never touch the file system
+  std::vector<std::string>* notices = nullptr;
+  int64_t missing_files = 0;  // external files that were absent (skeleton)
+  std::unordered_set<std::string> reported_missing;
+};
+
+// Checks that every node input is defined (graph input, initializer, an
+// earlier node's output or, in a subgraph, a name of an enclosing scope) and
+// reorders the nodes topologically (ONNX requires it; some files are not).
+// Descends into subgraphs. Throws Error(Input) naming the node for an
+// undefined tensor or a cycle.
+void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std::string>& outer_scope,
+                           int depth);
+
+// The enclosing scopes of a subgraph, innermost first.
+struct Scope {
+  const std::unordered_map<std::string, int>* index = nullptr;
+  const Graph* graph = nullptr;
+  const Scope* parent = nullptr;
+  const Tensor* find(const std::string& name) const;
+};
+
+// Converts a graph. Reads dims, dtypes, attributes and small integer values;
+// validates external-data locations (never reads them). A subgraph's reads of
+// enclosing-scope tensors get their dtype and shape, and the node that owns
+// the subgraph is recorded as a consumer of them (they must live until it runs).
+Graph build_graph(const onnx::GraphProto& graph, ExternalDataPolicy& policy, int depth, const Scope* outer = nullptr);
+
+// Dims of a TensorShapeProto as modelstat dims.
+Shape shape_from_proto(const onnx::TensorShapeProto& shape);
+
+}  // namespace modelstat::loader
