@@ -196,6 +196,7 @@ void read_le_ints(const std::string& raw, size_t count, std::vector<int64_t>& ou
 // Fills dtype, shape, data location and small integer values from a TensorProto.
 void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& policy) {
   t.dtype = DType(p.data_type());
+  t.shape = Shape{};
   t.shape.rank_known = true;
   for (int64_t d : p.dims()) {
     if (d < 0)

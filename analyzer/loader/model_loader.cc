@@ -11,7 +11,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <unordered_map>
 #include <set>
 
 #include "analyzer/loader/loader.hpp"
@@ -204,28 +207,116 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
     if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
-void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
+// Integer value of a scalar (or 1-element) tensor when it is known statically:
+// an initializer, a Constant node, or a value ONNX's data propagation computed.
+std::optional<int64_t> known_int_scalar(const std::string& name, const onnx::GraphProto& g,
+                                        const std::unordered_map<std::string, onnx::TensorShapeProto>& data) {
+  auto from_tensor = [](const onnx::TensorProto& t) -> std::optional<int64_t> {
+    int64_t count = 1;
+    for (int64_t d : t.dims()) count *= d;
+    if (count != 1) return std::nullopt;
+    if (t.data_type() == onnx::TensorProto::INT64) {
+      if (t.int64_data_size() == 1) return t.int64_data(0);
+      if (t.raw_data().size() == 8) {
+        int64_t v;
+        std::memcpy(&v, t.raw_data().data(), 8);
+        return v;
+      }
+    } else if (t.data_type() == onnx::TensorProto::INT32) {
+      if (t.int32_data_size() == 1) return t.int32_data(0);
+      if (t.raw_data().size() == 4) {
+        int32_t v;
+        std::memcpy(&v, t.raw_data().data(), 4);
+        return v;
+      }
+    }
+    return std::nullopt;
+  };
+  auto it = data.find(name);
+  if (it != data.end() && it->second.dim_size() <= 1) {
+    if (it->second.dim_size() == 1 && it->second.dim(0).has_dim_value()) return it->second.dim(0).dim_value();
+  }
+  for (const auto& t : g.initializer())
+    if (t.name() == name) return from_tensor(t);
+  for (const auto& n : g.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == name)
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.has_t()) return from_tensor(a.t());
+  return std::nullopt;
+}
+
+bool has_known_shape(const onnx::GraphProto& g, const std::string& name) {
+  for (const auto& vi : g.value_info())
+    if (vi.name() == name && vi.type().tensor_type().has_shape()) {
+      for (const auto& d : vi.type().tensor_type().shape().dim())
+        if (!d.has_dim_value()) return false;
+      return true;
+    }
+  return false;
+}
+
+// ONNX 1.12's data propagation does not cover Range, which every
+// position-id computation (arange(seq)) goes through. Size Range outputs whose
+// start/limit/delta are known, so inference can carry on past them.
+int size_range_outputs(onnx::GraphProto& g, const std::unordered_map<std::string, onnx::TensorShapeProto>& data) {
+  int fixed = 0;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Range" || n.input_size() != 3 || n.output_size() != 1) continue;
+    if (has_known_shape(g, n.output(0))) continue;
+    auto start = known_int_scalar(n.input(0), g, data);
+    auto limit = known_int_scalar(n.input(1), g, data);
+    auto delta = known_int_scalar(n.input(2), g, data);
+    if (!start || !limit || !delta || *delta == 0) continue;
+    const int64_t span = *limit - *start;
+    const int64_t count = std::max<int64_t>(0, (span + *delta + (*delta > 0 ? -1 : 1)) / *delta);
+    onnx::ValueInfoProto* vi = nullptr;
+    for (auto& v : *g.mutable_value_info())
+      if (v.name() == n.output(0)) vi = &v;
+    if (!vi) {
+      vi = g.add_value_info();
+      vi->set_name(n.output(0));
+    }
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    if (!tt->has_elem_type()) tt->set_elem_type(onnx::TensorProto::INT64);
+    tt->mutable_shape()->clear_dim();
+    tt->mutable_shape()->add_dim()->set_dim_value(count);
+    ++fixed;
+  }
+  return fixed;
+}
+
+void run_inference(onnx::ModelProto& m, std::unordered_map<std::string, onnx::TensorShapeProto>* data,
+                   std::vector<std::string>& errors) {
   // check_type off (exporters disagree on types more often than on shapes),
   // error_mode 1 so node errors are reported (after the pass, which still
   // annotates every node it could), data propagation on for Shape->Reshape chains.
   onnx::ShapeInferenceOptions opts(false, 1, true);
+  errors.clear();
   try {
-    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts, data);
   } catch (const std::exception& e) {
     std::string msg = e.what();
-    // Keep one line per error, at most a few.
-    size_t count = 0, pos = 0;
-    while (pos < msg.size() && count < 5) {
+    size_t pos = 0;
+    while (pos < msg.size() && errors.size() < 5) {
       size_t nl = msg.find('\n', pos);
       std::string line = msg.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-      if (!line.empty()) {
-        notices.push_back("shape inference: " + line);
-        ++count;
-      }
+      if (!line.empty()) errors.push_back("shape inference: " + line);
       if (nl == std::string::npos) break;
       pos = nl + 1;
     }
   }
+}
+
+void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
+  std::unordered_map<std::string, onnx::TensorShapeProto> data;
+  std::vector<std::string> errors;
+  run_inference(m, &data, errors);
+  // Each round can reveal values the next Range needs; a few rounds suffice.
+  for (int round = 0; round < 4 && size_range_outputs(*m.mutable_graph(), data) > 0; ++round) {
+    data.clear();
+    run_inference(m, &data, errors);
+  }
+  notices.insert(notices.end(), errors.begin(), errors.end());
 }
 
 }  // namespace
