@@ -71,7 +71,7 @@ std::optional<int64_t> Shape::element_count() const {
   int64_t n = 1;
   for (const auto& d : dims) {
     if (__builtin_mul_overflow(n, d.value, &n))
-      throw_input("shape " + to_string() + " has more than 2^63 elements");
+      throw_input("element count overflows 64 bits: shape " + to_string() + " has more than 2^63 elements");
   }
   return n;
 }
@@ -95,7 +95,7 @@ std::optional<int64_t> Tensor::size_bytes() const {
   if (!n) return std::nullopt;
   int64_t bytes = 0;
   if (__builtin_mul_overflow(*n, dtype_size_bytes(dtype), &bytes))
-    throw_input("tensor '" + name + "' is larger than 2^63 bytes");
+    throw_input("size overflows 64 bits: tensor '" + name + "' is larger than 2^63 bytes");
   return bytes;
 }
 

@@ -211,14 +211,30 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
     if (e.key() == kStrippedMarkerKey) stripped = true;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
-    int64_t offset = 0;
+    int64_t offset = 0, length = -1;
     for (const auto& e : p.external_data()) {
       if (e.key() == "location") location = e.value();
       if (e.key() == "offset") offset = std::strtoll(e.value().c_str(), nullptr, 10);
+      if (e.key() == "length") length = std::strtoll(e.value().c_str(), nullptr, 10);
     }
+    if (offset < 0 || (length < -1))
+      throw Error(ErrorKind::Input, "external data of '" + p.name() + "' has a negative offset or length");
     bool exists = false;
     t.external_path = resolve_external(location, p.name(), policy, &exists);
     t.external_offset = offset;
+    if (exists) {
+      // The file's size only (stat), never its bytes: a short file is a
+      // truncated download, caught here rather than by whoever reads it.
+      const auto expected = t.size_bytes();
+      const int64_t needed = length >= 0 ? length : expected.value_or(0);
+      std::error_code ec;
+      const auto file_size = int64_t(fs::file_size(t.external_path, ec));
+      int64_t end = 0;
+      if (!ec && (__builtin_add_overflow(offset, needed, &end) || end > file_size))
+        throw Error(ErrorKind::Input, "external data of '" + p.name() + "' (offset " + std::to_string(offset) +
+                                          ", " + std::to_string(needed) + " bytes) runs past the end of '" +
+                                          location + "' (" + std::to_string(file_size) + " bytes): truncated file");
+    }
     t.data_location = exists ? DataLocation::External : DataLocation::ExternalMissing;
     if (!exists && !policy.base_dir.empty() && policy.reported_missing.insert(location).second) {
       policy.missing_files++;

@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""Benchmark modelstat against onnx's Python shape inference.
+
+    /usr/bin/python3 bench/bench_analyzer.py --modelstat BIN \
+        [--models vgg16 resnet50] [--workdir DIR] [--repeat 5] [--out FILE]
+
+For every model (torchvision exports, cached in --workdir exactly like
+tests/e2e/check_torchvision.py does, plus a synthetic 100,000-node graph)
+it runs, each time in a fresh child process:
+
+  onnx:      python3 -c "import onnx; onnx.shape_inference.infer_shapes(onnx.load(p))"
+  modelstat: BIN analyze FILE --format json -o /dev/null
+
+--repeat times each, and reports the median wall time and the maximum peak
+RSS (GNU /usr/bin/time %M of that one child; os.wait4 fallback), the file
+size, the speed-up (onnx median / modelstat median) and peak RSS / file size.
+A "python + import onnx" row gives the fixed interpreter start-up cost included in every onnx
+number. Prints a Markdown table to stdout (and to --out FILE).
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+
+ONNX_SNIPPET = ("import sys, onnx; "
+                "onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1]))")
+IMPORT_SNIPPET = "import onnx"
+
+
+TIME_BIN = "/usr/bin/time"
+
+
+def measure(cmd):
+    """Run cmd once in a fresh child; returns (wall_s, peak_rss_bytes, rc, stderr_tail).
+
+    Peak RSS comes from GNU time (/usr/bin/time -f %M), which forks the
+    command from its own tiny process. Reading ru_maxrss of a child forked
+    straight from this (large) Python process would be wrong: Linux carries
+    the pre-exec high-water mark of the forked copy of the parent into the
+    child's ru_maxrss. Without /usr/bin/time we fall back to os.wait4 and
+    the numbers are only upper bounds (noted in the report).
+    """
+    if os.access(TIME_BIN, os.X_OK):
+        rfd, wfd = os.pipe()
+        full = [TIME_BIN, "-f", "%M %x", "-o", f"/dev/fd/{wfd}", "--"] + list(cmd)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                pass_fds=(wfd,))
+        os.close(wfd)
+        err = proc.stderr.read()
+        proc.wait()
+        wall = time.perf_counter() - t0
+        with os.fdopen(rfd) as fh:
+            report = fh.read().split()
+        tail = "\n".join(err.decode("utf-8", "replace").strip().splitlines()[-3:])
+        try:
+            rss_kib, rc = int(report[-2]), int(report[-1])
+        except (IndexError, ValueError):
+            return wall, 0, proc.returncode or 1, tail or "no report from /usr/bin/time"
+        return wall, rss_kib * 1024, rc, tail
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Read stderr before waiting so a chatty child cannot block on a full pipe.
+    err = proc.stderr.read()
+    proc.stderr.close()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss = ru.ru_maxrss * 1024  # Linux: KiB
+    tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+    return wall, rss, proc.returncode, "\n".join(tail)
+
+
+def bench(cmd, repeat):
+    walls, rsss, failure = [], [], None
+    for _ in range(repeat):
+        wall, rss, rc, tail = measure(cmd)
+        if rc != 0:
+            failure = f"exit {rc}: {tail}"
+            break
+        walls.append(wall)
+        rsss.append(rss)
+    if failure:
+        return {"error": failure}
+    return {"median_s": statistics.median(walls), "min_s": min(walls),
+            "max_rss": max(rsss), "runs": len(walls)}
+
+
+def synthetic_chain(path, nodes):
+    """nodes/2 x (Add with a shared 64-float initializer, Relu) on a [1,64] tensor."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    if os.path.exists(path):
+        try:
+            m = onnx.load(path, load_external_data=False)
+            if len(m.graph.node) == nodes:
+                return path
+        except Exception:
+            pass
+    c = numpy_helper.from_array(np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64), "c")
+    node_list = []
+    prev = "x"
+    for i in range(nodes):
+        out = f"t{i}" if i < nodes - 1 else "y"
+        if i % 2 == 0:
+            node_list.append(helper.make_node("Add", [prev, "c"], [out], name=f"add_{i}"))
+        else:
+            node_list.append(helper.make_node("Relu", [prev], [out], name=f"relu_{i}"))
+        prev = out
+    g = helper.make_graph(node_list, "synthetic_chain",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+                          initializer=[c])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="modelstat/bench_analyzer.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+    return path
+
+
+def node_count(path):
+    import onnx
+    return len(onnx.load(path, load_external_data=False).graph.node)
+
+
+def fmt_s(r):
+    return f"{r['median_s']:.3f}" if "median_s" in r else "error"
+
+
+def fmt_mb(r):
+    return f"{r['max_rss'] / 2**20:.0f}" if "max_rss" in r else "-"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modelstat", required=True, help="path to the modelstat binary")
+    ap.add_argument("--models", nargs="*", default=["vgg16", "resnet50"],
+                    help="torchvision model names (default: vgg16 resnet50)")
+    ap.add_argument("--workdir", default=os.path.join(REPO, "build", "bench_models"),
+                    help="where exported / generated models are cached")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--synthetic-nodes", type=int, default=100000,
+                    help="nodes in the synthetic Add/Relu chain; 0 to skip it")
+    ap.add_argument("--out", help="also write the Markdown report to FILE")
+    args = ap.parse_args(argv)
+    if not os.access(args.modelstat, os.X_OK):
+        print(f"bench_analyzer: {args.modelstat} is not an executable file", file=sys.stderr)
+        return 2
+    os.makedirs(args.workdir, exist_ok=True)
+
+    from check_torchvision import cached_export  # tests/e2e, same cache format
+
+    files = []
+    for name in args.models:
+        path, _, cached = cached_export(name, args.workdir, args.opset)
+        print(f"# {'cached' if cached else 'exported'} {name}: {path}", file=sys.stderr)
+        files.append((name, path))
+    if args.synthetic_nodes > 0:
+        n = args.synthetic_nodes
+        label = f"synthetic chain ({n // 1000}k nodes)" if n % 1000 == 0 else f"synthetic chain ({n} nodes)"
+        path = synthetic_chain(os.path.join(args.workdir, f"synthetic_chain_{n}.onnx"), n)
+        files.append((label, path))
+
+    py = sys.executable
+    baseline = bench([py, "-c", IMPORT_SNIPPET], args.repeat)
+    rows = []
+    for label, path in files:
+        print(f"# measuring {label} ({args.repeat} runs each)", file=sys.stderr)
+        ref = bench([py, "-c", ONNX_SNIPPET, path], args.repeat)
+        ms = bench([args.modelstat, "analyze", path, "--format", "json", "-o", "/dev/null"],
+                   args.repeat)
+        rows.append((label, path, ref, ms))
+
+    import onnx
+    lines = [
+        f"modelstat `analyze --format json -o /dev/null` vs `onnx.shape_inference.infer_shapes(onnx.load(p))`; "
+        f"median wall time of {args.repeat} fresh processes each, peak RSS = max over those runs "
+        + ("(GNU time %M)." if os.access(TIME_BIN, os.X_OK)
+           else "(os.wait4 ru_maxrss; /usr/bin/time missing, so RSS includes this script's own "
+                "pre-exec footprint: upper bounds only)."),
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}, onnx {onnx.__version__}.",
+        "",
+        "| model | file MB | nodes | onnx s | onnx peak RSS MB | modelstat s | modelstat peak RSS MB "
+        "| speed-up | onnx RSS / file | modelstat RSS / file |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, path, ref, ms in rows:
+        size = os.path.getsize(path)
+        speed = (f"{ref['median_s'] / ms['median_s']:.1f}x"
+                 if "median_s" in ref and "median_s" in ms and ms["median_s"] > 0 else "-")
+        r_ref = f"{ref['max_rss'] / size:.2f}" if "max_rss" in ref else "-"
+        r_ms = f"{ms['max_rss'] / size:.2f}" if "max_rss" in ms else "-"
+        lines.append(f"| {label} | {size / 1e6:.1f} | {node_count(path)} | {fmt_s(ref)} | {fmt_mb(ref)} "
+                     f"| {fmt_s(ms)} | {fmt_mb(ms)} | {speed} | {r_ref} | {r_ms} |")
+    lines.append(f"| (python + `import onnx` only) | - | - | {fmt_s(baseline)} | {fmt_mb(baseline)} "
+                 f"| - | - | - | - | - |")
+    errors = [(label, which, r["error"]) for label, _, ref, ms in rows
+              for which, r in (("onnx", ref), ("modelstat", ms)) if "error" in r]
+    if errors:
+        lines.append("")
+        for label, which, err in errors:
+            lines.append(f"- {label}: {which} failed ({err})")
+    report = "\n".join(lines) + "\n"
+    sys.stdout.write(report)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(report)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
