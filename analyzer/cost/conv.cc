@@ -1,7 +1,109 @@
-#include "analyzer/cost/cost_rule.hpp"
+// Convolutions: Conv, ConvTranspose and their quantised forms (ConvInteger,
+// QLinearConv). MACs come from the weight's dims, so `group` never needs a
+// division: W is [C_out, C_in/group, k...] for Conv and [C_in, C_out/group, k...]
+// for ConvTranspose.
+#include <string>
+
+#include "analyzer/cost/cost_helpers.hpp"
 
 namespace modelstat::cost {
+namespace {
 
-void add_conv_rules(std::vector<CostRule>& rules) {}
+struct ConvInputs {
+  size_t x = 0, w = 1, bias = 2;
+  bool has_bias_input = true;
+  int64_t requant_per_output = 0;  // QLinearConv: scale multiply + zero-point add
+};
+
+// Checks shared by every convolution: weight rank >= 3 and a valid group.
+std::optional<std::string> check_conv_attrs(const CostContext& ctx, const std::vector<int64_t>& w) {
+  if (w.size() < 3) return "weight rank " + std::to_string(w.size()) + " < 3";
+  const int64_t group = ctx.node().attr_int("group", 1);
+  if (group < 1) return "invalid group " + std::to_string(group);
+  return std::nullopt;
+}
+
+// Conv: MACs = N * C_out * prod(out_spatial) * (C_in/group) * prod(kernel).
+RuleResult conv_cost(const CostContext& ctx, const ConvInputs& in, const char* rule) {
+  auto w = ctx.input_dims(in.w);
+  if (!w) return RuleResult::unknown_shape(rule, "weight shape unknown");
+  if (auto bad = check_conv_attrs(ctx, *w)) return RuleResult::unknown_shape(rule, *bad);
+  auto y = ctx.output_dims(0);
+  if (!y) return RuleResult::unknown_shape(rule, "output shape unknown");
+  if (y->size() != w->size())
+    return RuleResult::unknown_shape(rule, "output rank does not match weight rank");
+  if ((*y)[1] != (*w)[0])
+    return RuleResult::unknown_shape(rule, "output channels do not match weight dim 0");
+  const Node& node = ctx.node();
+  const std::vector<int64_t> kernel(w->begin() + 2, w->end());
+  const int64_t out_elements = checked_product(*y, node);  // N * C_out * prod(out_spatial)
+  const int64_t per_output = checked_mul((*w)[1], checked_product(kernel, node), node);
+  const int64_t macs = checked_mul(out_elements, per_output, node);
+  int64_t flops = checked_mul(2, macs, node);
+  if (in.has_bias_input && ctx.input(in.bias)) flops = checked_add(flops, out_elements, node);
+  if (in.requant_per_output)
+    flops = checked_add(flops, checked_mul(in.requant_per_output, out_elements, node), node);
+  return exact(rule, macs, flops);
+}
+
+RuleResult conv(const CostContext& ctx) { return conv_cost(ctx, ConvInputs{}, "conv"); }
+
+RuleResult conv_integer(const CostContext& ctx) {
+  ConvInputs in;
+  in.has_bias_input = false;  // inputs 2 and 3 are zero points, not a bias
+  return conv_cost(ctx, in, "conv");
+}
+
+RuleResult qlinear_conv(const CostContext& ctx) {
+  ConvInputs in;
+  in.x = 0;
+  in.w = 3;
+  in.bias = 8;
+  in.requant_per_output = 2;
+  return conv_cost(ctx, in, "conv");
+}
+
+// ConvTranspose: every input element is multiplied by a C_out/group x kernel
+// slice of W: MACs = N * C_in * prod(in_spatial) * (C_out/group) * prod(kernel).
+RuleResult conv_transpose(const CostContext& ctx) {
+  const char* rule = "conv_transpose";
+  auto w = ctx.input_dims(1);
+  if (!w) return RuleResult::unknown_shape(rule, "weight shape unknown");
+  if (auto bad = check_conv_attrs(ctx, *w)) return RuleResult::unknown_shape(rule, *bad);
+  auto x = ctx.input_dims(0);
+  if (!x) return RuleResult::unknown_shape(rule, "input shape unknown");
+  if (x->size() != w->size())
+    return RuleResult::unknown_shape(rule, "input rank does not match weight rank");
+  if ((*x)[1] != (*w)[0])
+    return RuleResult::unknown_shape(rule, "input channels do not match weight dim 0");
+  const Node& node = ctx.node();
+  const std::vector<int64_t> kernel(w->begin() + 2, w->end());
+  const int64_t in_elements = checked_product(*x, node);  // N * C_in * prod(in_spatial)
+  const int64_t per_input = checked_mul((*w)[1], checked_product(kernel, node), node);
+  const int64_t macs = checked_mul(in_elements, per_input, node);
+  int64_t flops = checked_mul(2, macs, node);
+  if (ctx.input(2)) {
+    auto out_elements = ctx.output_elements(0);
+    if (!out_elements) return RuleResult::unknown_shape(rule, "output shape unknown (bias adds)");
+    flops = checked_add(flops, *out_elements, node);
+  }
+  return exact(rule, macs, flops);
+}
+
+}  // namespace
+
+void add_conv_rules(std::vector<CostRule>& rules) {
+  add_rule(rules, "Conv", conv,
+           "MACs = N*C_out*prod(out_spatial)*(C_in/group)*prod(kernel); FLOPs = 2*MACs + "
+           "(bias ? N*C_out*prod(out_spatial) : 0)");
+  add_rule(rules, "ConvTranspose", conv_transpose,
+           "MACs = N*C_in*prod(in_spatial)*(C_out/group)*prod(kernel); FLOPs = 2*MACs + "
+           "(bias ? output elements : 0)");
+  add_rule(rules, "ConvInteger", conv_integer,
+           "as Conv (integer MACs); zero-point subtraction not counted; FLOPs = 2*MACs");
+  add_rule(rules, "QLinearConv", qlinear_conv,
+           "as Conv (integer MACs); FLOPs = 2*MACs + (bias ? output elements : 0) + 2 per output element "
+           "(requantisation: scale multiply, zero-point add)");
+}
 
 }  // namespace modelstat::cost

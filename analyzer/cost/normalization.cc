@@ -1,7 +1,58 @@
-#include "analyzer/cost/cost_rule.hpp"
+// Normalisation: a constant number of FLOPs per element of the input. The
+// statistics (mean: 1 add; variance: sub, square, add = 3) are counted per
+// element; the per-group finalisation (divide by count, add epsilon, sqrt,
+// reciprocal: a handful of ops per channel/row) is not, being negligible.
+#include <string>
+
+#include "analyzer/cost/cost_helpers.hpp"
 
 namespace modelstat::cost {
+namespace {
 
-void add_normalization_rules(std::vector<CostRule>& rules) {}
+RuleResult per_input_element(const CostContext& ctx, int64_t flops_per_element) {
+  const std::string rule = rule_id("normalization", flops_per_element);
+  auto n = ctx.input_elements(0);
+  if (!n) return RuleResult::unknown_shape(rule, "input shape unknown");
+  return exact(rule, 0, checked_mul(flops_per_element, *n, ctx.node()));
+}
+
+template <int64_t K>
+RuleResult per_element(const CostContext& ctx) {
+  return per_input_element(ctx, K);
+}
+
+// Inference: scale and shift folded, 2 per element. Training (training_mode=1,
+// or running-stat outputs requested before opset 14): + mean (1) and variance (3).
+RuleResult batch_norm(const CostContext& ctx) {
+  const bool training = ctx.node().attr_int("training_mode", 0) != 0 || present_outputs(ctx) > 1;
+  return per_input_element(ctx, training ? 6 : 2);
+}
+
+// LRN: square-sum over `size` channels (2*size) + bias + alpha/size scaling (2)
+// + pow (1) + divide (1) per element.
+RuleResult lrn(const CostContext& ctx) {
+  const int64_t size = ctx.node().attr_int("size", 0);
+  if (size < 1 || size > (int64_t(1) << 30))
+    return RuleResult::unknown_shape("normalization:lrn", "invalid size attribute");
+  return per_input_element(ctx, 2 * size + 4);
+}
+
+}  // namespace
+
+void add_normalization_rules(std::vector<CostRule>& rules) {
+  add_rule(rules, "BatchNormalization", batch_norm,
+           "2 per element (inference: folded scale+shift); 6 in training mode (+ mean 1, variance 3)");
+  add_rule(rules, "InstanceNormalization", per_element<8>,
+           "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias");
+  add_rule(rules, "LayerNormalization", per_element<8>,
+           "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias");
+  add_rule(rules, "GroupNormalization", per_element<8>,
+           "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias");
+  add_rule(rules, "MeanVarianceNormalization", per_element<6>,
+           "6 per element: mean 1, variance 3, sub, mul by 1/std");
+  add_rule(rules, "LpNormalization", per_element<3>,
+           "3 per element: |x| or x^2, sum, divide by the norm (root per row not counted)");
+  add_rule(rules, "LRN", lrn, "(2*size + 4) per element: square-sum over size channels, scale, pow, divide");
+}
 
 }  // namespace modelstat::cost

@@ -349,11 +349,16 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     type_into(in.type(), t);
     g.inputs.push_back(index[in.name()]);
   }
-  // Inferred (and declared) types of intermediate values and outputs.
-  std::unordered_map<std::string, const onnx::TypeProto*> types;
-  types.reserve(size_t(gp.value_info_size() + gp.output_size()));
-  for (const auto& vi : gp.value_info()) types[vi.name()] = &vi.type();
-  for (const auto& vi : gp.output()) types[vi.name()] = &vi.type();
+  // Inferred (and declared) types of intermediate values and outputs: the
+  // tensors are created here, their producers fill in the rest below.
+  for (const auto& vi : gp.value_info()) {
+    if (index.count(vi.name())) continue;
+    type_into(vi.type(), add(vi.name()));
+  }
+  for (const auto& vi : gp.output()) {
+    if (index.count(vi.name())) continue;
+    type_into(vi.type(), add(vi.name()));
+  }
 
   g.nodes.reserve(size_t(gp.node_size()));
   for (int i = 0; i < gp.node_size(); ++i) {
@@ -413,12 +418,15 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
         node.outputs.push_back(-1);
         continue;
       }
-      Tensor& t = add(out);
+      auto [it, inserted] = index.emplace(out, int(g.tensors.size()));
+      if (inserted) {
+        g.tensors.emplace_back();
+        g.tensors.back().name = out;
+      }
+      Tensor& t = g.tensors[size_t(it->second)];
       t.producer = i;
       t.role = node.op_type == "Constant" && node.domain.empty() ? TensorRole::Constant : TensorRole::Activation;
-      auto ty = types.find(out);
-      if (ty != types.end()) type_into(*ty->second, t);
-      node.outputs.push_back(index[out]);
+      node.outputs.push_back(it->second);
     }
     // A Constant's tensor: dtype, shape and data location come from its attribute.
     if (node.op_type == "Constant" && node.domain.empty() && np.output_size() == 1) {

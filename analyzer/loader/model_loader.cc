@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
@@ -42,6 +45,23 @@ int max_known_version(const std::string& d) {
   auto it = map.find(normalize_domain(d));
   return it == map.end() ? 0 : it->second.second;
 }
+
+// MODELSTAT_TIMING=1 prints how long each loading stage took (stderr).
+class StageTimer {
+ public:
+  StageTimer() : enabled_(std::getenv("MODELSTAT_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
+  void lap(const char* stage) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "modelstat: timing: %-24s %8.1f ms\n", stage,
+                 std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_;
+};
 
 class MappedFile {
  public:
@@ -326,7 +346,9 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
   try {
     if (size == 0) throw Error(ErrorKind::Input, "empty file: not a valid ONNX model");
     StripStats stats;
+    StageTimer timer;
     const std::string stripped = strip_tensor_payloads(data, size, kKeepPayloadBytes, &stats);
+    timer.lap("strip payloads");
     onnx::ModelProto proto;
     if (stripped.size() > size_t(INT32_MAX) || !proto.ParseFromArray(stripped.data(), int(stripped.size())))
       throw Error(ErrorKind::Input, "not a valid ONNX file: protobuf parsing failed (truncated or not a model)");
@@ -343,15 +365,19 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     model.producer_version = proto.producer_version();
     for (const auto& o : proto.opset_import()) model.opsets.push_back({normalize_domain(o.domain()), o.version()});
 
+    timer.lap("parse protobuf");
     validate_opsets(proto, options, model.notices);
     check_and_order_graph(*proto.mutable_graph(), {}, 0);
+    timer.lap("validate + order");
     bind_inputs(*proto.mutable_graph(), options, model.notices);
     infer_shapes(proto, model.notices);
+    timer.lap("bind + shape inference");
 
     ExternalDataPolicy policy;
     policy.base_dir = base_dir;
     policy.notices = &model.notices;
     model.graph = build_graph(proto.graph(), policy, 0);
+    timer.lap("build IR");
     return model;
   } catch (Error& e) {
     if (e.file().empty() && !display_path.empty())

@@ -78,7 +78,9 @@ class Walker {
         const uint64_t len = read_varint(pos, end);
         if (len > end - pos) malformed("truncated: a field runs past the end of its message", field_start);
         const Msg child = child_kind(kind, field);
-        if (child == Msg::Other) {
+        // Most sub-messages (plain nodes, small tensors) hold nothing to
+        // drop: a scan without allocation decides, then they are copied whole.
+        if (child == Msg::Other || !needs_rewrite(child, pos, pos + len, depth + 1)) {
           out.append(reinterpret_cast<const char*>(base_ + field_start), pos + len - field_start);
         } else {
           std::string sub;
@@ -96,6 +98,35 @@ class Walker {
   }
 
  private:
+  // Whether a message (recursively) holds a tensor payload above the limit.
+  bool needs_rewrite(Msg kind, size_t begin, size_t end, int depth) const {
+    if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
+    uint64_t payload = 0;
+    size_t pos = begin;
+    while (pos < end) {
+      const size_t field_start = pos;
+      const uint64_t tag = read_varint(pos, end);
+      const uint32_t field = uint32_t(tag >> 3);
+      const uint32_t wire = uint32_t(tag & 7);
+      if (field == 0) malformed("field number 0", field_start);
+      if (wire == 2) {
+        const uint64_t len = read_varint(pos, end);
+        if (len > end - pos) malformed("truncated: a field runs past the end of its message", field_start);
+        if (kind == Msg::Tensor) {
+          if (is_payload_field(field)) payload += len;
+        } else {
+          const Msg child = child_kind(kind, field);
+          if (child != Msg::Other && needs_rewrite(child, pos, pos + len, depth + 1)) return true;
+        }
+        pos += len;
+      } else {
+        skip_scalar(wire, pos, end, field_start);
+        if (kind == Msg::Tensor && is_payload_field(field)) payload += pos - field_start;
+      }
+    }
+    return payload > keep_;
+  }
+
   // A tensor is copied whole when its payload is small (shape constants,
   // scales: shape inference needs their values); otherwise without payload,
   // plus a marker saying how many bytes were dropped.

@@ -1,0 +1,56 @@
+// Shape and registration helpers shared by the cost-rule families. Private to
+// analyzer/cost: every family file includes this instead of repeating
+// broadcasting, axis and attribute checks (see docs/COST_MODEL.md for the
+// conventions these serve).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/cost/cost_rule.hpp"
+
+namespace modelstat::cost {
+
+constexpr int64_t kLatestOpset = std::numeric_limits<int64_t>::max();
+
+// Appends one rule for the default ONNX domain.
+void add_rule(std::vector<CostRule>& rules, const char* op_type, CostFn fn, const char* doc,
+              int64_t since_version = 1, int64_t until_version = kLatestOpset);
+
+// An exact answer.
+RuleResult exact(std::string rule, int64_t macs, int64_t flops, std::string note = {});
+
+// A data-movement answer: 0 MACs, 0 FLOPs, default bytes (inputs read, outputs written).
+RuleResult data_movement(std::string rule, std::string note = {});
+
+// A metadata-only view (Reshape, Squeeze, ...): 0 FLOPs and no bytes moved.
+RuleResult view(std::string rule);
+
+// Elements of output 0, falling back to input 0 when the output's shape is
+// unknown (unary ops where both are equal). nullopt when neither is known.
+std::optional<int64_t> out_or_in_elements(const CostContext& ctx);
+
+// Number of inputs actually present (omitted optionals excluded).
+size_t present_inputs(const CostContext& ctx);
+size_t present_outputs(const CostContext& ctx);
+
+// Numpy multidirectional broadcast of two shapes; nullopt when incompatible.
+std::optional<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
+                                                     const std::vector<int64_t>& b);
+
+// ONNX axis in [-rank, rank-1] to [0, rank); nullopt when out of range.
+std::optional<size_t> normalize_axis(int64_t axis, size_t rank);
+
+// Smallest c with 2^c >= n (0 for n <= 1).
+int64_t ceil_log2(int64_t n);
+
+// Whether every value is >= 1 (kernel sizes, strides, groups).
+bool all_positive(const std::vector<int64_t>& values);
+
+// "elementwise:4" style rule ids.
+std::string rule_id(const char* family, int64_t per_element);
+
+}  // namespace modelstat::cost

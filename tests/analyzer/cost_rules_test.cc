@@ -1,0 +1,691 @@
+// Data-driven checks of the cost rules. Every expected value is computed by
+// hand in the comment beside it (never by calling the code under test), from
+// the conventions in docs/COST_MODEL.md.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "analyzer/cost/cost_rule.hpp"
+#include "modelstat/error.hpp"
+#include "test_support.hpp"
+
+namespace modelstat {
+namespace {
+
+using test::NodeBuilder;
+using test::run_cost_rule;
+using Ints = std::vector<int64_t>;
+
+AttrValue ints(Ints v) { return AttrValue{std::move(v)}; }
+AttrValue str(const char* s) { return AttrValue{std::string(s)}; }
+AttrValue i64(int64_t v) { return AttrValue{v}; }
+
+// ---------------------------------------------------------------------------
+// Exact cases: {name, graph, MACs, FLOPs}.
+
+struct ExactCase {
+  std::string name;
+  Graph graph;
+  int64_t macs = 0;
+  int64_t flops = 0;
+  int64_t opset = 17;
+};
+
+std::vector<ExactCase> exact_cases() {
+  std::vector<ExactCase> c;
+
+  // ---- Conv -------------------------------------------------------------
+  // resnet conv1: 1*64*112*112*3*7*7 = 802816*147 = 118013952; FLOPs 2x = 236027904 (no bias).
+  c.push_back({"conv_resnet_conv1",
+               NodeBuilder("Conv").input({1, 3, 224, 224}).weight({64, 3, 7, 7}).output({1, 64, 112, 112})
+                   .attr("strides", ints({2, 2})).attr("pads", ints({3, 3, 3, 3})).build(),
+               118013952, 236027904});
+  // 3x3 with bias: out = 64*56*56 = 200704; MACs = 200704*64*9 = 115605504;
+  // FLOPs = 2*115605504 + 200704 = 231411712.
+  c.push_back({"conv_3x3_bias",
+               NodeBuilder("Conv").input({1, 64, 56, 56}).weight({64, 64, 3, 3}).weight({64})
+                   .output({1, 64, 56, 56}).build(),
+               115605504, 231411712});
+  // depthwise (group=32): out = 32*112*112 = 401408; MACs = 401408*1*9 = 3612672;
+  // FLOPs = 7225344 + 401408 (bias) = 7626752.
+  c.push_back({"conv_depthwise",
+               NodeBuilder("Conv").input({1, 32, 112, 112}).weight({32, 1, 3, 3}).weight({32})
+                   .output({1, 32, 112, 112}).attr("group", i64(32)).build(),
+               3612672, 7626752});
+  // grouped (group=4, C_in/group=16), batch 2: out = 2*128*28*28 = 200704;
+  // MACs = 200704*16*9 = 28901376; FLOPs = 57802752.
+  c.push_back({"conv_grouped_batch2",
+               NodeBuilder("Conv").input({2, 64, 28, 28}).weight({128, 16, 3, 3}).output({2, 128, 28, 28})
+                   .attr("group", i64(4)).build(),
+               28901376, 57802752});
+  // 3-D: out = 64*16*56*56 = 3211264; per output 3*3*7*7 = 441;
+  // MACs = 3211264*441 = 1416167424; FLOPs = 2832334848 + 3211264 = 2835546112.
+  c.push_back({"conv_3d_bias",
+               NodeBuilder("Conv").input({1, 3, 16, 112, 112}).weight({64, 3, 3, 7, 7}).weight({64})
+                   .output({1, 64, 16, 56, 56}).build(),
+               1416167424, 2835546112});
+  // 1-D: out = 4*32*96 = 12288; MACs = 12288*16*5 = 983040; FLOPs = 1966080.
+  c.push_back({"conv_1d",
+               NodeBuilder("Conv").input({4, 16, 100}).weight({32, 16, 5}).output({4, 32, 96}).build(),
+               983040, 1966080});
+  // ConvTranspose stride 2: MACs = 1*64*28*28*32*4*4 = 50176*512 = 25690112;
+  // FLOPs = 51380224 + 32*56*56 (bias) = 51380224 + 100352 = 51480576.
+  c.push_back({"conv_transpose_bias",
+               NodeBuilder("ConvTranspose").input({1, 64, 28, 28}).weight({64, 32, 4, 4}).weight({32})
+                   .output({1, 32, 56, 56}).attr("strides", ints({2, 2})).build(),
+               25690112, 51480576});
+  // ConvTranspose group=4 (C_out/group = 2): MACs = 16*10*10*2*3*3 = 28800; FLOPs = 57600.
+  c.push_back({"conv_transpose_grouped",
+               NodeBuilder("ConvTranspose").input({1, 16, 10, 10}).weight({16, 2, 3, 3})
+                   .output({1, 8, 12, 12}).attr("group", i64(4)).build(),
+               28800, 57600});
+  // ConvInteger: out = 4*6*6 = 144; MACs = 144*3*3*3 = 3888; FLOPs = 7776 (zero points not counted).
+  c.push_back({"conv_integer",
+               NodeBuilder("ConvInteger").input({1, 3, 8, 8}, DType::UInt8).weight({4, 3, 3, 3}, DType::UInt8)
+                   .output({1, 4, 6, 6}, DType::Int32).build(),
+               3888, 7776});
+  // QLinearConv (W is input 3, B input 8): MACs 3888; FLOPs = 7776 + 144 (bias) + 2*144 = 8208.
+  c.push_back({"qlinear_conv_bias",
+               NodeBuilder("QLinearConv").input({1, 3, 8, 8}, DType::UInt8).weight({}).weight({}, DType::UInt8)
+                   .weight({4, 3, 3, 3}, DType::UInt8).weight({}).weight({}, DType::UInt8).weight({})
+                   .weight({}, DType::UInt8).weight({4}, DType::Int32).output({1, 4, 6, 6}, DType::UInt8).build(),
+               3888, 8208});
+
+  // ---- Gemm / MatMul ----------------------------------------------------
+  // resnet fc: M=1, K=2048, N=1000 (transB): MACs = 2048000; FLOPs = 4096000 + 1000 (C) = 4097000.
+  c.push_back({"gemm_fc_transB",
+               NodeBuilder("Gemm").input({1, 2048}).weight({1000, 2048}).weight({1000}).output({1, 1000})
+                   .attr("transB", i64(1)).build(),
+               2048000, 4097000});
+  // transA: A [64,32]^T -> M=32, K=64; B [64,16] -> N=16: MACs = 32*16*64 = 32768; FLOPs = 65536.
+  c.push_back({"gemm_transA",
+               NodeBuilder("Gemm").input({64, 32}).input({64, 16}).output({32, 16}).attr("transA", i64(1)).build(),
+               32768, 65536});
+  // alpha=0.5, beta=2 with C: M=8,K=4,N=5: MACs = 160; FLOPs = 320 + 40 (C) + 40 (alpha) + 40 (beta) = 440.
+  c.push_back({"gemm_alpha_beta",
+               NodeBuilder("Gemm").input({8, 4}).input({4, 5}).input({8, 5}).output({8, 5})
+                   .attr("alpha", AttrValue{0.5}).attr("beta", AttrValue{2.0}).build(),
+               160, 440});
+  // BERT attention scores: 12 heads * 128*128*64 = 12*1048576 = 12582912; FLOPs = 25165824.
+  c.push_back({"matmul_bert_qk",
+               NodeBuilder("MatMul").input({1, 12, 128, 64}).input({1, 12, 64, 128}).output({1, 12, 128, 128}).build(),
+               12582912, 25165824});
+  // BERT FFN: 128*768*3072 = 301989888; FLOPs = 603979776.
+  c.push_back({"matmul_bert_ffn",
+               NodeBuilder("MatMul").input({1, 128, 768}).weight({768, 3072}).output({1, 128, 3072}).build(),
+               301989888, 603979776});
+  // broadcast batch [2,1] x [5] -> [2,5]: 10 * (M=3 * N=6 * K=4 = 72) = 720; FLOPs 1440.
+  c.push_back({"matmul_broadcast",
+               NodeBuilder("MatMul").input({2, 1, 3, 4}).input({5, 4, 6}).output({2, 5, 3, 6}).build(), 720, 1440});
+  // 1-D x 2-D: [4] x [4,6]: M=1, N=6, K=4 = 24; FLOPs 48.
+  c.push_back({"matmul_1d_2d", NodeBuilder("MatMul").input({4}).input({4, 6}).output({6}).build(), 24, 48});
+  // 2-D x 1-D: [3,4] x [4]: M=3, N=1, K=4 = 12; FLOPs 24.
+  c.push_back({"matmul_2d_1d", NodeBuilder("MatMul").input({3, 4}).input({4}).output({3}).build(), 12, 24});
+  // dot product: [7] x [7] = 7; FLOPs 14.
+  c.push_back({"matmul_dot", NodeBuilder("MatMul").input({7}).input({7}).output({}).build(), 7, 14});
+  // output shape unknown does not matter: [2,3]x[3,4] = 24.
+  c.push_back({"matmul_output_unknown",
+               NodeBuilder("MatMul").input({2, 3}).input({3, 4}).unknown_rank_output().build(), 24, 48});
+  // MatMulInteger [2,3]x[3,4] = 24; FLOPs 48.
+  c.push_back({"matmul_integer",
+               NodeBuilder("MatMulInteger").input({2, 3}, DType::UInt8).input({3, 4}, DType::Int8)
+                   .output({2, 4}, DType::Int32).build(),
+               24, 48});
+  // QLinearMatMul (B is input 3): 24 MACs; FLOPs = 48 + 2*8 (requant) = 64.
+  c.push_back({"qlinear_matmul",
+               NodeBuilder("QLinearMatMul").input({2, 3}, DType::UInt8).weight({}).weight({}, DType::UInt8)
+                   .weight({3, 4}, DType::UInt8).weight({}).weight({}, DType::UInt8).weight({})
+                   .weight({}, DType::UInt8).output({2, 4}, DType::UInt8).build(),
+               24, 64});
+
+  // ---- Einsum -----------------------------------------------------------
+  // bij,bjk->bik, b=2 i=3 j=4 k=5: 2*3*4*5 = 120; FLOPs 240.
+  c.push_back({"einsum_batched_matmul",
+               NodeBuilder("Einsum").input({2, 3, 4}).input({2, 4, 5}).output({2, 3, 5})
+                   .attr("equation", str("bij,bjk->bik")).build(),
+               120, 240});
+  // bhqd,bhkd->bhqk, b=1 h=12 q=128 d=64 k=128: 12*128*64*128 = 12582912; FLOPs 25165824.
+  c.push_back({"einsum_attention",
+               NodeBuilder("Einsum").input({1, 12, 128, 64}).input({1, 12, 128, 64}).output({1, 12, 128, 128})
+                   .attr("equation", str("bhqd,bhkd->bhqk")).build(),
+               12582912, 25165824});
+  // implicit output, spaces: "ij, jk" i=3 j=4 k=5: 60; FLOPs 120.
+  c.push_back({"einsum_implicit",
+               NodeBuilder("Einsum").input({3, 4}).input({4, 5}).output({3, 5}).attr("equation", str("ij, jk")).build(),
+               60, 120});
+  // ellipsis: ...ij,...jk->...ik with [2,3,4],[2,4,5]: 2*3*4*5 = 120.
+  c.push_back({"einsum_ellipsis",
+               NodeBuilder("Einsum").input({2, 3, 4}).input({2, 4, 5}).output({2, 3, 5})
+                   .attr("equation", str("...ij,...jk->...ik")).build(),
+               120, 240});
+  // ellipsis broadcast: [6,1,3,4] and [5,4,2] -> ellipsis dims (6,5): 6*5*3*4*2 = 720.
+  c.push_back({"einsum_ellipsis_broadcast",
+               NodeBuilder("Einsum").input({6, 1, 3, 4}).input({5, 4, 2}).output({6, 5, 3, 2})
+                   .attr("equation", str("...ij,...jk->...ik")).build(),
+               720, 1440});
+  // three operands ij,jk,kl->il, i=2 j=3 k=4 l=5: (3-1)*120 = 240 MACs; FLOPs 480.
+  c.push_back({"einsum_three_operands",
+               NodeBuilder("Einsum").input({2, 3}).input({3, 4}).input({4, 5}).output({2, 5})
+                   .attr("equation", str("ij,jk,kl->il")).build(),
+               240, 480});
+  // outer product i,j->ij: nothing summed, 0 MACs, 3*4 = 12 multiplies.
+  c.push_back({"einsum_outer",
+               NodeBuilder("Einsum").input({3}).input({4}).output({3, 4}).attr("equation", str("i,j->ij")).build(),
+               0, 12});
+  // trace ii->: one operand that reduces: FLOPs = 25 input elements.
+  c.push_back({"einsum_trace",
+               NodeBuilder("Einsum").input({5, 5}).output({}).attr("equation", str("ii->")).build(), 0, 25});
+  // row sum ij->i: FLOPs = 12 input elements.
+  c.push_back({"einsum_sum",
+               NodeBuilder("Einsum").input({3, 4}).output({3}).attr("equation", str("ij->i")).build(), 0, 12});
+  // transpose ij->ji: data movement.
+  c.push_back({"einsum_transpose",
+               NodeBuilder("Einsum").input({3, 4}).output({4, 3}).attr("equation", str("ij->ji")).build(), 0, 0});
+  // Det of 10 3x3 matrices: 10 * 2*27/3 = 180.
+  c.push_back({"det", NodeBuilder("Det").input({10, 3, 3}).output({10}).build(), 0, 180});
+
+  // ---- Recurrent --------------------------------------------------------
+  // LSTM seq=10 batch=2 input=32 hidden=64 with B: units = 10*2*64 = 1280;
+  // MACs = 1280*4*(32+64) = 491520; FLOPs = 983040 + 1280*(18+8) = 983040 + 33280 = 1016320.
+  c.push_back({"lstm_bias",
+               NodeBuilder("LSTM").input({10, 2, 32}).weight({1, 256, 32}).weight({1, 256, 64}).weight({1, 512})
+                   .output({10, 1, 2, 64}).attr("hidden_size", i64(64)).build(),
+               491520, 1016320});
+  // bidirectional LSTM, no B: units = 2*5*1*20 = 200; MACs = 200*4*(10+20) = 24000;
+  // FLOPs = 48000 + 200*18 = 51600.
+  c.push_back({"lstm_bidirectional",
+               NodeBuilder("LSTM").input({5, 1, 10}).weight({2, 80, 10}).weight({2, 80, 20}).output({5, 2, 1, 20})
+                   .attr("direction", str("bidirectional")).build(),
+               24000, 51600});
+  // GRU seq=7 batch=3 input=16 hidden=8 with B: units = 168; MACs = 168*3*24 = 12096;
+  // FLOPs = 24192 + 168*(15+6) = 24192 + 3528 = 27720.
+  c.push_back({"gru_bias",
+               NodeBuilder("GRU").input({7, 3, 16}).weight({1, 24, 16}).weight({1, 24, 8}).weight({1, 48})
+                   .output({7, 1, 3, 8}).build(),
+               12096, 27720});
+  // RNN layout=1 (batch 4, seq 6), input 10, hidden 12: units = 6*4*12 = 288;
+  // MACs = 288*(10+12) = 6336; FLOPs = 12672 + 288*1 = 12960.
+  c.push_back({"rnn_batch_first",
+               NodeBuilder("RNN").input({4, 6, 10}).weight({1, 12, 10}).weight({1, 12, 12}).output({4, 6, 1, 12})
+                   .attr("layout", i64(1)).build(),
+               6336, 12960, 14});
+
+  // ---- Elementwise ------------------------------------------------------
+  // bias add broadcast: 128*768 = 98304 outputs, 1 each.
+  c.push_back({"add_broadcast",
+               NodeBuilder("Add").input({1, 128, 768}).weight({768}).output({1, 128, 768}).build(), 0, 98304});
+  // output shape unknown: broadcast of [2,3,1] and [4] = [2,3,4] = 24.
+  c.push_back({"mul_broadcast_from_inputs",
+               NodeBuilder("Mul").input({2, 3, 1}).input({4}).unknown_rank_output().build(), 0, 24});
+  // Relu on 64*112*112 = 802816.
+  c.push_back({"relu", NodeBuilder("Relu").input({1, 64, 112, 112}).output({1, 64, 112, 112}).build(), 0, 802816});
+  // Sigmoid 4 per element: 6*4 = 24.
+  c.push_back({"sigmoid", NodeBuilder("Sigmoid").input({2, 3}).output({2, 3}).build(), 0, 24});
+  // HardSigmoid 4 per element: 10*4 = 40.
+  c.push_back({"hard_sigmoid", NodeBuilder("HardSigmoid").input({10}).output({10}).build(), 0, 40});
+  // HardSwish 5 per element: 16*112*112 = 200704 *5 = 1003520.
+  c.push_back({"hard_swish",
+               NodeBuilder("HardSwish").input({1, 16, 112, 112}).output({1, 16, 112, 112}).build(), 0, 1003520, 14});
+  // Sum of 3 inputs: 2 per element * 10 = 20.
+  c.push_back({"sum_three", NodeBuilder("Sum").input({10}).input({10}).input({10}).output({10}).build(), 0, 20});
+  // Mean of 3 inputs: (2 adds + 1 divide) * 10 = 30.
+  c.push_back({"mean_three", NodeBuilder("Mean").input({10}).input({10}).input({10}).output({10}).build(), 0, 30});
+  // Gelu erf form 5 per element: 500; tanh approximation 9: 900.
+  c.push_back({"gelu_erf", NodeBuilder("Gelu").input({100}).output({100}).build(), 0, 500, 20});
+  c.push_back({"gelu_tanh",
+               NodeBuilder("Gelu").input({100}).output({100}).attr("approximate", str("tanh")).build(), 0, 900, 20});
+  // Softmax 5 per element: 12*128*128 = 196608 *5 = 983040.
+  c.push_back({"softmax", NodeBuilder("Softmax").input({1, 12, 128, 128}).output({1, 12, 128, 128}).build(), 0, 983040});
+  // Where: output [4,5] = 20 selects.
+  c.push_back({"where",
+               NodeBuilder("Where").input({4, 1}, DType::Bool).input({1, 5}).input({5}).output({4, 5}).build(), 0, 20});
+  // Clip 2 per element: 20.
+  c.push_back({"clip", NodeBuilder("Clip").input({10}).weight({}).weight({}).output({10}).build(), 0, 20});
+  // Equal (comparison) on 7 elements: 7.
+  c.push_back({"equal", NodeBuilder("Equal").input({7}, DType::Int64).input({7}, DType::Int64).output({7}, DType::Bool).build(),
+               0, 7});
+  // QuantizeLinear 2 per element: 48*2 = 96.
+  c.push_back({"quantize",
+               NodeBuilder("QuantizeLinear").input({1, 3, 4, 4}).weight({}).weight({}, DType::UInt8)
+                   .output({1, 3, 4, 4}, DType::UInt8).build(),
+               0, 96});
+  // DynamicQuantizeLinear 4 per input element: 100*4 = 400.
+  c.push_back({"dynamic_quantize",
+               NodeBuilder("DynamicQuantizeLinear").input({10, 10}).output({10, 10}, DType::UInt8).output({})
+                   .output({}, DType::UInt8).build(),
+               0, 400});
+  // HannWindow 5 per output element: 16*5 = 80.
+  c.push_back({"hann_window", NodeBuilder("HannWindow").weight({}, DType::Int64, {16}).output({16}).build(), 0, 80});
+
+  // ---- Normalization ----------------------------------------------------
+  // BatchNorm inference 2 per element: 64*56*56 = 200704 *2 = 401408.
+  c.push_back({"batchnorm",
+               NodeBuilder("BatchNormalization").input({1, 64, 56, 56}).weight({64}).weight({64}).weight({64})
+                   .weight({64}).output({1, 64, 56, 56}).build(),
+               0, 401408});
+  // training_mode=1: 6 per element = 1204224.
+  c.push_back({"batchnorm_training",
+               NodeBuilder("BatchNormalization").input({1, 64, 56, 56}).weight({64}).weight({64}).weight({64})
+                   .weight({64}).output({1, 64, 56, 56}).attr("training_mode", i64(1)).build(),
+               0, 1204224});
+  // LayerNorm 8 per element: 128*768 = 98304 *8 = 786432.
+  c.push_back({"layernorm",
+               NodeBuilder("LayerNormalization").input({1, 128, 768}).weight({768}).weight({768})
+                   .output({1, 128, 768}).build(),
+               0, 786432});
+  // InstanceNorm 8 per element: 2*3*4*4 = 96 *8 = 768.
+  c.push_back({"instancenorm",
+               NodeBuilder("InstanceNormalization").input({2, 3, 4, 4}).weight({3}).weight({3}).output({2, 3, 4, 4}).build(),
+               0, 768});
+  // AlexNet LRN size=5: (2*5+4) = 14 per element; 96*55*55 = 290400 *14 = 4065600.
+  c.push_back({"lrn",
+               NodeBuilder("LRN").input({1, 96, 55, 55}).output({1, 96, 55, 55}).attr("size", i64(5)).build(), 0, 4065600});
+
+  // ---- Pooling / resampling ----------------------------------------------
+  // resnet maxpool 3x3: 64*56*56 = 200704 outputs * 9 = 1806336.
+  c.push_back({"maxpool_resnet",
+               NodeBuilder("MaxPool").input({1, 64, 112, 112}).output({1, 64, 56, 56}).attr("kernel_shape", ints({3, 3}))
+                   .attr("strides", ints({2, 2})).build(),
+               0, 1806336});
+  // AveragePool 2x2: 16*8*8 = 1024 outputs * (4 adds + 1 divide) = 5120.
+  c.push_back({"avgpool",
+               NodeBuilder("AveragePool").input({1, 16, 16, 16}).output({1, 16, 8, 8}).attr("kernel_shape", ints({2, 2}))
+                   .build(),
+               0, 5120});
+  // LpPool 2x2: 16 outputs * (2*4 + 1) = 144.
+  c.push_back({"lppool",
+               NodeBuilder("LpPool").input({1, 1, 8, 8}).output({1, 1, 4, 4}).attr("kernel_shape", ints({2, 2})).build(), 0, 144});
+  // GlobalAveragePool resnet50: 2048*7*7 = 100352 adds + 2048 divides = 102400.
+  c.push_back({"global_avgpool",
+               NodeBuilder("GlobalAveragePool").input({1, 2048, 7, 7}).output({1, 2048, 1, 1}).build(), 0, 102400});
+  // GlobalMaxPool: 512*49 = 25088 comparisons.
+  c.push_back({"global_maxpool",
+               NodeBuilder("GlobalMaxPool").input({1, 512, 7, 7}).output({1, 512, 1, 1}).build(), 0, 25088});
+  // Resize linear 2x on H and W: k=2 -> 4 taps * 2 = 8 per output; 3*20*20 = 1200 outputs -> 9600.
+  c.push_back({"resize_linear",
+               NodeBuilder("Resize").input({1, 3, 10, 10}).omitted_input().weight({4}).output({1, 3, 20, 20})
+                   .attr("mode", str("linear")).build(),
+               0, 9600});
+  // Resize cubic: k=2 -> 16 taps * 2 = 32 per output; 64 outputs -> 2048.
+  c.push_back({"resize_cubic",
+               NodeBuilder("Resize").input({1, 1, 4, 4}).omitted_input().weight({4}).output({1, 1, 8, 8})
+                   .attr("mode", str("cubic")).build(),
+               0, 2048});
+  // Resize nearest (YOLO): data movement.
+  c.push_back({"resize_nearest",
+               NodeBuilder("Resize").input({1, 256, 20, 20}).omitted_input().weight({4}).output({1, 256, 40, 40}).build(), 0, 0});
+  // Upsample bilinear (opset 7 "linear"): 2 axes -> 8 per output; 2*6*6 = 72 -> 576.
+  c.push_back({"upsample_linear",
+               NodeBuilder("Upsample").input({1, 2, 3, 3}).output({1, 2, 6, 6}).attr("mode", str("linear")).build(), 0, 576, 7});
+  // GridSample bilinear on 2-D: 4 taps * 2 = 8 per output; 3*5*5 = 75 -> 600.
+  c.push_back({"grid_sample",
+               NodeBuilder("GridSample").input({1, 3, 10, 10}).input({1, 5, 5, 2}).output({1, 3, 5, 5}).build(), 0, 600});
+  // RoiAlign sampling_ratio=2: 4*256*7*7 = 50176 outputs * (8*4 + 1 = 33) = 1655808.
+  c.push_back({"roi_align",
+               NodeBuilder("RoiAlign").input({1, 256, 50, 50}).input({4, 4}).input({4}, DType::Int64)
+                   .output({4, 256, 7, 7}).attr("sampling_ratio", i64(2)).build(),
+               0, 1655808});
+
+  // ---- Reductions ---------------------------------------------------------
+  // ReduceMean over the last axis: 98304 adds + 128 divides = 98432.
+  c.push_back({"reduce_mean",
+               NodeBuilder("ReduceMean").input({1, 128, 768}).output({1, 128, 1}).attr("axes", ints({-1})).build(), 0, 98432});
+  // ReduceSum to a scalar: 20 adds.
+  c.push_back({"reduce_sum", NodeBuilder("ReduceSum").input({4, 5}).output({1, 1}).build(), 0, 20, 13});
+  // ReduceL2 over axis 1: 2*20 + 4 roots = 44.
+  c.push_back({"reduce_l2", NodeBuilder("ReduceL2").input({4, 5}).output({4, 1}).attr("axes", ints({1})).build(), 0, 44});
+  // ArgMax: 21 comparisons.
+  c.push_back({"argmax", NodeBuilder("ArgMax").input({3, 7}).output({1, 7}, DType::Int64).build(), 0, 21});
+  // TopK k=5 on 1000: ceil(log2 5) = 3 per element -> 3000.
+  c.push_back({"topk_5",
+               NodeBuilder("TopK").input({1, 1000}).weight({1}, DType::Int64, {5}).output({1, 5})
+                   .output({1, 5}, DType::Int64).build(),
+               0, 3000});
+  // TopK k=1: at least 1 per element -> 1000.
+  c.push_back({"topk_1",
+               NodeBuilder("TopK").input({1, 1000}).weight({1}, DType::Int64, {1}).output({1, 1})
+                   .output({1, 1}, DType::Int64).build(),
+               0, 1000});
+  // CumSum: 10 adds.
+  c.push_back({"cumsum", NodeBuilder("CumSum").input({10}).weight({}, DType::Int64, {0}).output({10}).build(), 0, 10});
+  // Unique on 8 elements: 8*ceil(log2 8) = 24.
+  c.push_back({"unique", NodeBuilder("Unique").input({8}).unknown_rank_output().build(), 0, 24});
+  // NLL loss, mean, no weight: 4 targets * (negate + accumulate) + 1 divide = 9.
+  c.push_back({"nll_loss",
+               NodeBuilder("NegativeLogLikelihoodLoss").input({4, 10}).input({4}, DType::Int64).output({}).build(), 0, 9});
+  // SoftmaxCrossEntropyLoss, mean: 6*40 + 4*2 + 1 = 249.
+  c.push_back({"softmax_cross_entropy",
+               NodeBuilder("SoftmaxCrossEntropyLoss").input({4, 10}).input({4}, DType::Int64).output({}).build(), 0, 249});
+
+  // ---- Data movement / control flow ---------------------------------------
+  c.push_back({"transpose", NodeBuilder("Transpose").input({2, 3}).output({3, 2}).build(), 0, 0});
+  c.push_back({"concat", NodeBuilder("Concat").input({2, 3}).input({2, 3}).output({4, 3}).attr("axis", i64(0)).build(), 0, 0});
+  c.push_back({"gather",
+               NodeBuilder("Gather").weight({30522, 768}).input({1, 128}, DType::Int64).output({1, 128, 768}).build(), 0, 0});
+  // ScatterElements reduction=add: 1 per update element, 3*4 = 12.
+  c.push_back({"scatter_add",
+               NodeBuilder("ScatterElements").input({5, 4}).input({3, 4}, DType::Int64).input({3, 4}).output({5, 4})
+                   .attr("reduction", str("add")).build(),
+               0, 12, 16});
+  c.push_back({"if", NodeBuilder("If").input({}, DType::Bool).unknown_rank_output().build(), 0, 0});
+  c.push_back({"loop", NodeBuilder("Loop").input({}, DType::Int64).input({}, DType::Bool).unknown_rank_output().build(), 0, 0});
+  return c;
+}
+
+class ExactCost : public ::testing::TestWithParam<ExactCase> {};
+
+TEST_P(ExactCost, MatchesHandComputedValues) {
+  const ExactCase& tc = GetParam();
+  const cost::RuleResult r = run_cost_rule(tc.graph, tc.opset);
+  EXPECT_EQ(r.status, CostStatus::Exact) << r.note;
+  EXPECT_EQ(r.macs, tc.macs);
+  EXPECT_EQ(r.flops, tc.flops);
+  EXPECT_FALSE(r.rule.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, ExactCost, ::testing::ValuesIn(exact_cases()),
+                         [](const ::testing::TestParamInfo<ExactCase>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------
+// Unknown shapes: the rule exists but a dim it needs is unknown.
+
+constexpr int64_t U = test::kUnknownDim;
+
+struct UnknownCase {
+  std::string name;
+  Graph graph;
+};
+
+std::vector<UnknownCase> unknown_cases() {
+  std::vector<UnknownCase> c;
+  c.push_back({"conv_output_unknown",
+               NodeBuilder("Conv").input({U, 3, 224, 224}).weight({64, 3, 7, 7}).output({U, 64, 112, 112}).build()});
+  c.push_back({"conv_weight_unknown_rank",
+               NodeBuilder("Conv").input({1, 3, 8, 8}).unknown_rank_input().output({1, 4, 6, 6}).build()});
+  c.push_back({"conv_transpose_input_unknown",
+               NodeBuilder("ConvTranspose").input({1, U, 8, 8}).weight({4, 2, 3, 3}).output({1, 2, 10, 10}).build()});
+  c.push_back({"gemm_unknown", NodeBuilder("Gemm").input({U, 2048}).weight({1000, 2048}).output({U, 1000}).build()});
+  c.push_back({"matmul_unknown_rank", NodeBuilder("MatMul").unknown_rank_input().input({4, 5}).unknown_rank_output().build()});
+  c.push_back({"einsum_unknown",
+               NodeBuilder("Einsum").input({U, 3}).input({3, 4}).output({U, 4}).attr("equation", str("ij,jk->ik")).build()});
+  c.push_back({"lstm_unknown_seq",
+               NodeBuilder("LSTM").input({U, 1, 10}).weight({1, 80, 10}).weight({1, 80, 20}).unknown_rank_output().build()});
+  c.push_back({"add_unknown",
+               NodeBuilder("Add").input({U, 768}).input({768}).output({U, 768}).build()});
+  c.push_back({"relu_unknown_rank", NodeBuilder("Relu").unknown_rank_input().unknown_rank_output().build()});
+  c.push_back({"layernorm_unknown", NodeBuilder("LayerNormalization").input({U, 768}).weight({768}).output({U, 768}).build()});
+  c.push_back({"maxpool_unknown",
+               NodeBuilder("MaxPool").input({1, 3, U, U}).output({1, 3, U, U}).attr("kernel_shape", ints({3, 3})).build()});
+  c.push_back({"global_avgpool_unknown", NodeBuilder("GlobalAveragePool").input({U, 8, 7, 7}).output({U, 8, 1, 1}).build()});
+  c.push_back({"resize_linear_unknown",
+               NodeBuilder("Resize").input({1, 3, U, U}).omitted_input().weight({4}).output({1, 3, U, U})
+                   .attr("mode", str("linear")).build()});
+  c.push_back({"reduce_mean_unknown", NodeBuilder("ReduceMean").input({U, 4}).output({U, 1}).build()});
+  c.push_back({"softmax_unknown", NodeBuilder("Softmax").input({1, U}).output({1, U}).build()});
+  // RoiAlign adaptive sampling (default 0) depends on ROI values.
+  c.push_back({"roi_align_adaptive",
+               NodeBuilder("RoiAlign").input({1, 256, 50, 50}).input({4, 4}).input({4}, DType::Int64)
+                   .output({4, 256, 7, 7}).build()});
+  return c;
+}
+
+class UnknownCost : public ::testing::TestWithParam<UnknownCase> {};
+
+TEST_P(UnknownCost, ReportsUnknownShapeWithNote) {
+  const cost::RuleResult r = run_cost_rule(GetParam().graph);
+  EXPECT_EQ(r.status, CostStatus::UnknownShape);
+  EXPECT_FALSE(r.note.empty());
+  EXPECT_FALSE(r.rule.empty());
+  EXPECT_EQ(r.macs, 0);
+  EXPECT_EQ(r.flops, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, UnknownCost, ::testing::ValuesIn(unknown_cases()),
+                         [](const ::testing::TestParamInfo<UnknownCase>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------
+// Garbage attributes and inconsistent shapes: UnknownShape with a note, no crash.
+
+std::vector<UnknownCase> garbage_cases() {
+  std::vector<UnknownCase> c;
+  c.push_back({"conv_group_zero",
+               NodeBuilder("Conv").input({1, 4, 8, 8}).weight({4, 4, 3, 3}).output({1, 4, 6, 6}).attr("group", i64(0)).build()});
+  c.push_back({"conv_group_negative",
+               NodeBuilder("Conv").input({1, 4, 8, 8}).weight({4, 4, 3, 3}).output({1, 4, 6, 6}).attr("group", i64(-2)).build()});
+  c.push_back({"conv_weight_rank_1", NodeBuilder("Conv").input({1, 4, 8, 8}).weight({4}).output({1, 4, 6, 6}).build()});
+  c.push_back({"conv_missing_weight", NodeBuilder("Conv").input({1, 4, 8, 8}).output({1, 4, 6, 6}).build()});
+  c.push_back({"conv_channels_mismatch",
+               NodeBuilder("Conv").input({1, 4, 8, 8}).weight({5, 4, 3, 3}).output({1, 4, 6, 6}).build()});
+  c.push_back({"conv_transpose_group_zero",
+               NodeBuilder("ConvTranspose").input({1, 4, 8, 8}).weight({4, 2, 3, 3}).output({1, 2, 10, 10})
+                   .attr("group", i64(0)).build()});
+  c.push_back({"gemm_rank_3", NodeBuilder("Gemm").input({2, 3, 4}).input({4, 5}).output({2, 3, 5}).build()});
+  c.push_back({"gemm_inner_mismatch", NodeBuilder("Gemm").input({3, 4}).input({5, 6}).output({3, 6}).build()});
+  c.push_back({"matmul_inner_mismatch", NodeBuilder("MatMul").input({3, 4}).input({5, 6}).output({3, 6}).build()});
+  c.push_back({"matmul_batch_mismatch", NodeBuilder("MatMul").input({2, 3, 4}).input({3, 4, 5}).output({2, 3, 5}).build()});
+  c.push_back({"matmul_scalar", NodeBuilder("MatMul").input({}).input({4}).output({4}).build()});
+  c.push_back({"einsum_no_equation", NodeBuilder("Einsum").input({3, 4}).input({4, 5}).output({3, 5}).build()});
+  c.push_back({"einsum_bad_equation",
+               NodeBuilder("Einsum").input({3, 4}).input({4, 5}).output({3, 5}).attr("equation", str("i#,j?->")).build()});
+  c.push_back({"einsum_operand_count",
+               NodeBuilder("Einsum").input({3, 4}).output({3, 4}).attr("equation", str("ij,jk->ik")).build()});
+  c.push_back({"einsum_rank_mismatch",
+               NodeBuilder("Einsum").input({3, 4, 5}).input({4, 5}).output({3, 5}).attr("equation", str("ij,jk->ik")).build()});
+  c.push_back({"einsum_size_conflict",
+               NodeBuilder("Einsum").input({3, 4}).input({6, 5}).output({3, 5}).attr("equation", str("ij,jk->ik")).build()});
+  c.push_back({"einsum_output_letter_unknown",
+               NodeBuilder("Einsum").input({3, 4}).input({4, 5}).output({3, 5}).attr("equation", str("ij,jk->iz")).build()});
+  c.push_back({"lstm_gate_mismatch",
+               NodeBuilder("LSTM").input({5, 1, 10}).weight({1, 81, 10}).weight({1, 81, 20}).unknown_rank_output().build()});
+  c.push_back({"gru_missing_r", NodeBuilder("GRU").input({5, 1, 10}).weight({1, 30, 10}).unknown_rank_output().build()});
+  c.push_back({"maxpool_no_kernel", NodeBuilder("MaxPool").input({1, 3, 8, 8}).output({1, 3, 4, 4}).build()});
+  c.push_back({"maxpool_zero_kernel",
+               NodeBuilder("MaxPool").input({1, 3, 8, 8}).output({1, 3, 4, 4}).attr("kernel_shape", ints({0, 2})).build()});
+  c.push_back({"avgpool_negative_kernel",
+               NodeBuilder("AveragePool").input({1, 3, 8, 8}).output({1, 3, 4, 4}).attr("kernel_shape", ints({-3, 2})).build()});
+  c.push_back({"global_pool_rank_1", NodeBuilder("GlobalAveragePool").input({8}).output({8}).build()});
+  c.push_back({"lrn_size_zero", NodeBuilder("LRN").input({1, 4, 4, 4}).output({1, 4, 4, 4}).attr("size", i64(0)).build()});
+  c.push_back({"resize_bogus_mode",
+               NodeBuilder("Resize").input({1, 3, 4, 4}).omitted_input().weight({4}).output({1, 3, 8, 8})
+                   .attr("mode", str("bogus")).build()});
+  c.push_back({"resize_rank_mismatch",
+               NodeBuilder("Resize").input({1, 3, 4, 4}).omitted_input().weight({4}).output({3, 8, 8})
+                   .attr("mode", str("linear")).build()});
+  c.push_back({"topk_axis_out_of_range",
+               NodeBuilder("TopK").input({1, 10}).weight({1}, DType::Int64, {3}).output({1, 3}).output({1, 3}, DType::Int64)
+                   .attr("axis", i64(7)).build()});
+  c.push_back({"roi_align_negative_ratio",
+               NodeBuilder("RoiAlign").input({1, 8, 5, 5}).input({2, 4}).input({2}, DType::Int64).output({2, 8, 2, 2})
+                   .attr("sampling_ratio", i64(-4)).build()});
+  c.push_back({"det_not_square", NodeBuilder("Det").input({2, 3, 4}).output({2}).build()});
+  return c;
+}
+
+class GarbageCost : public ::testing::TestWithParam<UnknownCase> {};
+
+TEST_P(GarbageCost, ReportsUnknownShapeInsteadOfCrashing) {
+  cost::RuleResult r;
+  ASSERT_NO_THROW(r = run_cost_rule(GetParam().graph));
+  EXPECT_EQ(r.status, CostStatus::UnknownShape);
+  EXPECT_FALSE(r.note.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, GarbageCost, ::testing::ValuesIn(garbage_cases()),
+                         [](const ::testing::TestParamInfo<UnknownCase>& info) { return info.param.name; });
+
+// Every registered rule survives degenerate nodes: no inputs, unknown ranks,
+// scalars, empty dims, and absurd attributes. Any status is fine; no crash, no throw.
+TEST(CostRules, EveryRuleSurvivesDegenerateNodes) {
+  auto garbage_attrs = [](NodeBuilder b) {
+    return b.attr("group", i64(0)).attr("kernel_shape", ints({-1, 0})).attr("axis", i64(99))
+        .attr("equation", str("->,...,")).attr("sampling_ratio", i64(-3)).attr("size", i64(-1))
+        .attr("mode", str("??")).attr("transA", i64(7)).attr("layout", i64(5)).attr("axes", ints({42}))
+        .attr("approximate", str("")).attr("reduction", str("sum"));
+  };
+  std::vector<std::pair<std::string, NodeBuilder (*)(const std::string&)>> shapes = {
+      {"no_inputs", [](const std::string& op) { return NodeBuilder(op); }},
+      {"unknown_ranks",
+       [](const std::string& op) {
+         NodeBuilder b(op);
+         for (int i = 0; i < 9; ++i) b.unknown_rank_input();
+         for (int i = 0; i < 3; ++i) b.unknown_rank_output();
+         return b;
+       }},
+      {"scalars",
+       [](const std::string& op) {
+         NodeBuilder b(op);
+         for (int i = 0; i < 9; ++i) b.input({});
+         for (int i = 0; i < 3; ++i) b.output({});
+         return b;
+       }},
+      {"empty_dims",
+       [](const std::string& op) {
+         NodeBuilder b(op);
+         for (int i = 0; i < 9; ++i) b.input({0});
+         for (int i = 0; i < 3; ++i) b.output({0});
+         return b;
+       }},
+      {"rank5_ones",
+       [](const std::string& op) {
+         NodeBuilder b(op);
+         for (int i = 0; i < 9; ++i) b.input({1, 1, 1, 1, 1});
+         for (int i = 0; i < 3; ++i) b.output({1, 1, 1, 1, 1});
+         return b;
+       }},
+      {"omitted",
+       [](const std::string& op) {
+         NodeBuilder b(op);
+         for (int i = 0; i < 9; ++i) b.omitted_input();
+         for (int i = 0; i < 3; ++i) b.omitted_output();
+         return b;
+       }},
+  };
+  for (const cost::CostRule& rule : cost::all_rules()) {
+    for (const auto& [label, make] : shapes) {
+      for (bool garbage : {false, true}) {
+        NodeBuilder b = make(rule.key.op_type);
+        if (garbage) b = garbage_attrs(b);
+        const Graph g = b.build();
+        SCOPED_TRACE(rule.key.op_type + " " + label + (garbage ? " +garbage attrs" : ""));
+        cost::RuleResult r;
+        EXPECT_NO_THROW(r = rule.fn(cost::CostContext(g, g.nodes[0])));
+        EXPECT_GE(r.macs, 0);
+        EXPECT_GE(r.flops, 0);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Overflow: products beyond 2^63 throw modelstat::Error, never wrap.
+
+TEST(CostRules, OverflowThrows) {
+  const int64_t big = int64_t(1) << 31;
+  // MatMul 2^31 x 2^31 x 2^31 = 2^93 MACs.
+  const Graph matmul = NodeBuilder("MatMul").input({big, big}).input({big, big}).output({big, big}).build();
+  EXPECT_THROW(run_cost_rule(matmul), Error);
+  // Conv: output 2^62 elements, times 4*3*3 per output.
+  const Graph conv = NodeBuilder("Conv").input({1, 4, 8, 8}).weight({big, 4, 3, 3})
+                         .output({1, big, big, 1}).build();
+  EXPECT_THROW(run_cost_rule(conv), Error);
+  // Elementwise output with 2^64 elements: the element count itself overflows.
+  const Graph add = NodeBuilder("Add").input({big, big, 4}).input({1}).output({big, big, 4}).build();
+  EXPECT_THROW(run_cost_rule(add), Error);
+  // Sigmoid: 2^62 elements fit, 4 FLOPs each do not.
+  const Graph sigmoid = NodeBuilder("Sigmoid").input({big, big / 2, 2}).output({big, big / 2, 2}).build();
+  EXPECT_THROW(run_cost_rule(sigmoid), Error);
+  // LSTM units * gates * (input + hidden).
+  const Graph lstm = NodeBuilder("LSTM").input({big, big, 8}).weight({1, 4 * big, 8}).weight({1, 4 * big, big})
+                         .unknown_rank_output().build();
+  EXPECT_THROW(run_cost_rule(lstm), Error);
+}
+
+TEST(CostRules, OverflowErrorNamesTheNode) {
+  const int64_t big = int64_t(1) << 40;
+  const Graph g = NodeBuilder("Gemm").input({big, big}).input({big, big}).output({big, big}).build();
+  try {
+    run_cost_rule(g);
+    FAIL() << "expected modelstat::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_EQ(e.node(), "Gemm_0");
+    EXPECT_EQ(e.op(), "Gemm");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Byte overrides: views move nothing, metadata readers read nothing.
+
+TEST(CostRules, ViewsMoveNoBytes) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    SCOPED_TRACE(op);
+    const Graph g = NodeBuilder(op).input({2, 3}).output({6}).build();
+    const cost::RuleResult r = run_cost_rule(g);
+    EXPECT_EQ(r.status, CostStatus::Exact);
+    EXPECT_EQ(r.flops, 0);
+    ASSERT_TRUE(r.bytes_read_override.has_value());
+    ASSERT_TRUE(r.bytes_written_override.has_value());
+    EXPECT_EQ(*r.bytes_read_override, 0);
+    EXPECT_EQ(*r.bytes_written_override, 0);
+  }
+}
+
+TEST(CostRules, MetadataReadersReadNothing) {
+  for (const char* op : {"Shape", "Size"}) {
+    SCOPED_TRACE(op);
+    const Graph g = NodeBuilder(op).input({2, 3}).output({2}, DType::Int64).build();
+    const cost::RuleResult r = run_cost_rule(g);
+    EXPECT_EQ(r.flops, 0);
+    ASSERT_TRUE(r.bytes_read_override.has_value());
+    EXPECT_EQ(*r.bytes_read_override, 0);
+    EXPECT_FALSE(r.bytes_written_override.has_value());  // the shape vector is written
+  }
+  const cost::RuleResult c = run_cost_rule(NodeBuilder("Constant").output({4}).build());
+  ASSERT_TRUE(c.bytes_read_override.has_value());
+  EXPECT_EQ(*c.bytes_read_override, 0);
+}
+
+TEST(CostRules, CopiesKeepDefaultBytes) {
+  for (const char* op : {"Concat", "Transpose", "Slice", "Gather", "Expand", "Tile", "Pad", "Cast"}) {
+    SCOPED_TRACE(op);
+    const cost::RuleResult r = run_cost_rule(NodeBuilder(op).input({2, 3}).output({3, 2}).build());
+    EXPECT_EQ(r.status, CostStatus::Exact);
+    EXPECT_EQ(r.flops, 0);
+    EXPECT_FALSE(r.bytes_read_override.has_value());
+    EXPECT_FALSE(r.bytes_written_override.has_value());
+  }
+}
+
+TEST(CostRules, ControlFlowCountsSubgraphsElsewhere) {
+  for (const char* op : {"If", "Loop", "Scan"}) {
+    SCOPED_TRACE(op);
+    const cost::RuleResult r = run_cost_rule(NodeBuilder(op).input({}, DType::Bool).unknown_rank_output().build());
+    EXPECT_EQ(r.status, CostStatus::Exact);
+    EXPECT_EQ(r.rule, "control_flow");
+    EXPECT_EQ(r.note, "subgraph counted once; see subgraph rows");
+    EXPECT_EQ(r.macs, 0);
+    EXPECT_EQ(r.flops, 0);
+  }
+}
+
+// Data movement never depends on shapes: unknown dims still give an exact 0.
+TEST(CostRules, DataMovementIsExactEvenWithUnknownShapes) {
+  const cost::RuleResult r = run_cost_rule(NodeBuilder("Transpose").unknown_rank_input().unknown_rank_output().build());
+  EXPECT_EQ(r.status, CostStatus::Exact);
+  EXPECT_EQ(r.flops, 0);
+}
+
+// A bias input changes Conv FLOPs by exactly the output element count.
+TEST(CostRules, ConvBiasAddsOneFlopPerOutput) {
+  const Graph without = NodeBuilder("Conv").input({1, 8, 10, 10}).weight({16, 8, 3, 3}).output({1, 16, 8, 8}).build();
+  const Graph with = NodeBuilder("Conv").input({1, 8, 10, 10}).weight({16, 8, 3, 3}).weight({16})
+                         .output({1, 16, 8, 8}).build();
+  const cost::RuleResult a = run_cost_rule(without), b = run_cost_rule(with);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_EQ(b.flops - a.flops, 16 * 8 * 8);  // 1024 bias adds
+}
+
+}  // namespace
+}  // namespace modelstat
