@@ -32,6 +32,8 @@ struct ExactCase {
   int64_t flops = 0;
   int64_t opset = 17;
 };
+// gtest prints parameters in test listings; the name says it all.
+void PrintTo(const ExactCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<ExactCase> exact_cases() {
   std::vector<ExactCase> c;
@@ -397,6 +399,7 @@ struct UnknownCase {
   std::string name;
   Graph graph;
 };
+void PrintTo(const UnknownCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<UnknownCase> unknown_cases() {
   std::vector<UnknownCase> c;
