@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
       "  modelstat model.onnx            per-layer params, MACs, FLOPs, bytes and memory (same as 'analyze')\n"
       "  modelstat ops                   the documented cost rule of every supported op\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input."};
+  app.name("modelstat");
   app.set_version_flag("--version", std::string("modelstat ") + kVersion);
   app.require_subcommand(0, 1);
 

@@ -18,10 +18,12 @@
 #include <filesystem>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <set>
 
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
+#include "analyzer/loader/shape_values.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/op_key.hpp"
 
@@ -327,14 +329,135 @@ void run_inference(onnx::ModelProto& m, std::unordered_map<std::string, onnx::Te
   }
 }
 
+bool fully_known(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
+  for (const auto& d : type.tensor_type().shape().dim())
+    if (!d.has_dim_value()) return false;
+  return true;
+}
+
+int64_t count_known(const onnx::GraphProto& g) {
+  int64_t n = 0;
+  for (const auto& vi : g.value_info()) n += fully_known(vi.type());
+  for (const auto& vi : g.output()) n += fully_known(vi.type());
+  return n;
+}
+
+// Shape subgraphs (Shape -> Gather -> Concat -> Where -> Expand, Slice bounds
+// from Div/Mul chains, ...) are constants once the inputs are bound, but ONNX
+// 1.12's data propagation covers only a few of their ops. Evaluate their
+// integer values ourselves, then re-run inference on a copy in which the
+// nodes that are still unsized read those values as initializers, and take
+// the shapes it finds. The model itself keeps its structure.
+bool fold_shape_values(onnx::ModelProto& m, std::vector<std::string>& errors) {
+  const onnx::GraphProto& g = m.graph();
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
+  std::unordered_set<std::string> initializer_names;
+  for (const auto& t : g.initializer()) initializer_names.insert(t.name());
+
+  bool any_unsized = false;
+  for (const auto& node : g.node()) {
+    for (const auto& out : node.output()) {
+      auto it = types.find(out);
+      if (!out.empty() && (it == types.end() || !fully_known(*it->second))) any_unsized = true;
+    }
+    if (any_unsized) break;
+  }
+  if (!any_unsized) return false;
+  const auto values = evaluate_int_values(g);
+  if (values.empty()) return false;
+  onnx::ModelProto copy;
+  bool rewired = false;
+  std::unordered_map<std::string, std::string> folded_name;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    bool unsized = false;
+    for (const auto& out : node.output()) {
+      auto it = types.find(out);
+      if (!out.empty() && (it == types.end() || !fully_known(*it->second))) unsized = true;
+    }
+    if (!unsized) continue;
+    for (int k = 0; k < node.input_size(); ++k) {
+      const std::string& in = node.input(k);
+      if (in.empty() || initializer_names.count(in)) continue;
+      auto v = values.find(in);
+      if (v == values.end()) continue;
+      if (!rewired) {
+        copy = m;
+        rewired = true;
+      }
+      auto [fn, inserted] = folded_name.emplace(in, "__modelstat_folded_" + std::to_string(folded_name.size()));
+      if (inserted) {
+        auto* t = copy.mutable_graph()->add_initializer();
+        t->set_name(fn->second);
+        t->set_data_type(v->second.elem_type);
+        for (int64_t d : v->second.dims) t->add_dims(d);
+        for (int64_t x : v->second.values) {
+          if (v->second.elem_type == onnx::TensorProto::INT64) t->add_int64_data(x);
+          else t->add_int32_data(int32_t(x));  // int32/int16/int8/uint8/uint16/bool are stored as int32_data
+        }
+        if (v->second.elem_type == onnx::TensorProto::UINT32) {
+          t->clear_int32_data();
+          for (int64_t x : v->second.values) t->add_uint64_data(uint64_t(x));
+        }
+      }
+      copy.mutable_graph()->mutable_node(i)->set_input(k, fn->second);
+    }
+  }
+  if (!rewired) return false;
+  std::unordered_map<std::string, onnx::TensorShapeProto> data;
+  run_inference(copy, &data, errors);
+  // Take every shape the copy knows better.
+  std::unordered_map<std::string, const onnx::TypeProto*> found;
+  for (const auto& vi : copy.graph().value_info()) found[vi.name()] = &vi.type();
+  for (const auto& vi : copy.graph().output()) found[vi.name()] = &vi.type();
+  auto* graph = m.mutable_graph();
+  std::unordered_set<std::string> updated;
+  for (auto& vi : *graph->mutable_value_info()) {
+    auto it = found.find(vi.name());
+    if (it != found.end() && fully_known(*it->second) && !fully_known(vi.type())) {
+      *vi.mutable_type() = *it->second;
+      updated.insert(vi.name());
+    }
+  }
+  for (auto& vi : *graph->mutable_output()) {
+    auto it = found.find(vi.name());
+    if (it != found.end() && fully_known(*it->second) && !fully_known(vi.type())) {
+      *vi.mutable_type() = *it->second;
+      updated.insert(vi.name());
+    }
+  }
+  for (const auto& [name, type] : found) {
+    if (updated.count(name) || name.rfind("__modelstat_folded_", 0) == 0 || !fully_known(*type)) continue;
+    if (types.count(name) || initializer_names.count(name)) continue;
+    auto* vi = graph->add_value_info();
+    vi->set_name(name);
+    *vi->mutable_type() = *type;
+    updated.insert(name);
+  }
+  return !updated.empty();
+}
+
 void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
   std::unordered_map<std::string, onnx::TensorShapeProto> data;
   std::vector<std::string> errors;
   run_inference(m, &data, errors);
-  // Each round can reveal values the next Range needs; a few rounds suffice.
-  for (int round = 0; round < 4 && size_range_outputs(*m.mutable_graph(), data) > 0; ++round) {
-    data.clear();
-    run_inference(m, &data, errors);
+  // Each round can reveal values the next one needs; a few rounds suffice.
+  for (int round = 0; round < 4; ++round) {
+    const int64_t before = count_known(m.graph());
+    if (size_range_outputs(*m.mutable_graph(), data) > 0) {
+      data.clear();
+      run_inference(m, &data, errors);
+    }
+    std::vector<std::string> fold_errors;
+    if (fold_shape_values(m, fold_errors)) {
+      // Propagate what the fold found through the real graph.
+      data.clear();
+      run_inference(m, &data, errors);
+    }
+    if (count_known(m.graph()) == before) break;
   }
   notices.insert(notices.end(), errors.begin(), errors.end());
 }

@@ -67,20 +67,19 @@ int64_t wrap_to(int32_t t, int64_t v) {
 }
 
 // Element count of dims, or nullopt when a dim is negative, the rank is absurd
-// or the count exceeds kMaxElems.
+// or the count exceeds kMaxElems. Zero dims count as 1 for the bound, so every
+// partial product of accepted dims is <= kMaxElems too.
 std::optional<int64_t> numel(const Dims& dims) {
   if (dims.size() > kMaxRank) return std::nullopt;
-  for (int64_t d : dims)
-    if (d < 0) return std::nullopt;
-  for (int64_t d : dims)
-    if (d == 0) return 0;
-  int64_t n = 1;
+  int64_t bound = 1;
+  bool empty = false;
   for (int64_t d : dims) {
-    if (d > kMaxElems) return std::nullopt;
-    n *= d;
-    if (n > kMaxElems) return std::nullopt;
+    if (d < 0 || d > kMaxElems) return std::nullopt;
+    if (d == 0) empty = true;
+    bound *= std::max<int64_t>(d, 1);
+    if (bound > kMaxElems) return std::nullopt;
   }
-  return n;
+  return empty ? 0 : bound;
 }
 
 int64_t prod(const Dims& dims, size_t from, size_t to) {
@@ -96,9 +95,9 @@ Dims strides_of(const Dims& dims) {
 }
 
 // Calls f(flat, index) for every multi-index of dims in row-major order.
-// dims must have passed numel().
-template <class F>
-void for_each_index(const Dims& dims, F&& f) {
+// dims must have passed numel(). (Not a template: GCC 12 inlines it and then
+// reports a bogus -Wfree-nonheap-object on the index vector.)
+void for_each_index(const Dims& dims, const std::function<void(int64_t, const Dims&)>& f) {
   const int64_t n = prod(dims, 0, dims.size());
   Dims idx(dims.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -134,12 +133,12 @@ std::optional<int64_t> mul(int64_t a, int64_t b) {
   return r;
 }
 // Integer Div truncates toward zero.
-std::optional<int64_t> div(int64_t a, int64_t b) {
+std::optional<int64_t> int_div(int64_t a, int64_t b) {
   if (b == 0 || (a == kI64Min && b == -1)) return std::nullopt;
   return a / b;
 }
 // fmod = false: result takes the divisor's sign (Python %); true: the dividend's (C fmod).
-std::optional<int64_t> mod(int64_t a, int64_t b, bool fmod) {
+std::optional<int64_t> int_mod(int64_t a, int64_t b, bool fmod) {
   if (b == 0) return std::nullopt;
   if (b == -1) return 0;
   int64_t r = a % b;
@@ -313,7 +312,11 @@ class Evaluator {
   Opt eval(const onnx::NodeProto& n) {
     const std::string& op = n.op_type();
     if (op == "Constant") return constant(n);
-    if (op == "Identity" || op == "Floor" || op == "Ceil" || op == "Round") {
+    if (op == "Identity") {
+      if (const IntValue* x = in(n, 0)) return *x;
+      return std::nullopt;
+    }
+    if (op == "Floor" || op == "Ceil" || op == "Round") {  // no-ops on integers
       if (const IntValue* x = in(n, 0); x && x->elem_type != kBool) return *x;
       return std::nullopt;
     }
@@ -867,10 +870,10 @@ class Evaluator {
     if (op == "Add") f = add;
     else if (op == "Sub") f = sub;
     else if (op == "Mul") f = mul;
-    else if (op == "Div") f = div;
+    else if (op == "Div") f = int_div;
     else if (op == "Mod") {
       const bool fm = attr_int(n, "fmod", 0) != 0;
-      f = [fm](int64_t a, int64_t b) { return mod(a, b, fm); };
+      f = [fm](int64_t a, int64_t b) { return int_mod(a, b, fm); };
     } else if (op == "Equal") {
       compare = true;
       f = [](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b; };
