@@ -45,7 +45,7 @@ RuleResult unique(const CostContext& ctx) {
   const char* rule = "unique";
   auto in = ctx.input_elements(0);
   if (!in) return RuleResult::unknown_shape(rule, "input shape unknown");
-  return exact(rule, 0, checked_mul(*in, std::max<int64_t>(1, ceil_log2(*in)), ctx.node()));
+  return exact(rule, 0, checked_mul(*in, ceil_log2(*in), ctx.node()));  // sorting one element: 0 comparisons
 }
 
 // NegativeLogLikelihoodLoss: per target element, 1 negate + 1 weight multiply

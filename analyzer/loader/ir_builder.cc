@@ -1,5 +1,6 @@
 // onnx::GraphProto -> modelstat::Graph, plus the structural checks
 // (undefined tensors, cycles) that must pass before shape inference.
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <queue>
@@ -193,6 +194,45 @@ void read_le_ints(const std::string& raw, size_t count, std::vector<int64_t>& ou
   }
 }
 
+template <typename From, typename To>
+void append_as(std::string& out, const From& values) {
+  for (const auto& v : values) {
+    const To x = static_cast<To>(v);
+    out.append(reinterpret_cast<const char*>(&x), sizeof(To));
+  }
+}
+
+// Raw little-endian element bytes of a small embedded tensor, whichever
+// TensorProto field holds them (int32_data also carries 8/16-bit types,
+// float16 and bfloat16 as their bit patterns).
+void inline_bytes(const onnx::TensorProto& p, Tensor& t) {
+  std::string& out = t.bytes.inline_bytes;
+  out.clear();
+  if (!p.raw_data().empty()) {
+    out = p.raw_data();
+  } else if (p.float_data_size()) {
+    append_as<decltype(p.float_data()), float>(out, p.float_data());
+  } else if (p.double_data_size()) {
+    append_as<decltype(p.double_data()), double>(out, p.double_data());
+  } else if (p.int64_data_size()) {
+    append_as<decltype(p.int64_data()), int64_t>(out, p.int64_data());
+  } else if (p.uint64_data_size()) {
+    if (t.dtype == DType::UInt32) append_as<decltype(p.uint64_data()), uint32_t>(out, p.uint64_data());
+    else append_as<decltype(p.uint64_data()), uint64_t>(out, p.uint64_data());
+  } else if (p.int32_data_size()) {
+    switch (dtype_size_bytes(t.dtype)) {
+      case 1: append_as<decltype(p.int32_data()), uint8_t>(out, p.int32_data()); break;
+      case 2: append_as<decltype(p.int32_data()), uint16_t>(out, p.int32_data()); break;
+      default: append_as<decltype(p.int32_data()), int32_t>(out, p.int32_data()); break;
+    }
+  } else {
+    return;
+  }
+  const auto size = t.size_bytes();
+  t.bytes.has_inline = size && int64_t(out.size()) == *size;
+  if (!t.bytes.has_inline) out.clear();
+}
+
 // Fills dtype, shape, data location and small integer values from a TensorProto.
 void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& policy) {
   t.dtype = DType(p.data_type());
@@ -207,8 +247,16 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
   }
   (void)t.shape.element_count();  // throws on overflow
   bool stripped = false;
-  for (const auto& e : p.external_data())
+  for (const auto& e : p.external_data()) {
     if (e.key() == kStrippedMarkerKey) stripped = true;
+    if (e.key() == kPayloadLocationKey) {
+      PayloadRef ref;
+      if (std::sscanf(e.value().c_str(), "%d:%ld:%ld", &ref.field, &ref.offset, &ref.length) == 3)
+        t.bytes.payload.push_back(ref);
+      else
+        t.bytes.payload_unlocatable = true;
+    }
+  }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -217,6 +265,7 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
       if (e.key() == "offset") offset = std::strtoll(e.value().c_str(), nullptr, 10);
       if (e.key() == "length") length = std::strtoll(e.value().c_str(), nullptr, 10);
     }
+    t.external_length = length;
     if (offset < 0 || (length < -1))
       throw Error(ErrorKind::Input, "external data of '" + p.name() + "' has a negative offset or length");
     bool exists = false;
@@ -246,6 +295,7 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
              p.int64_data_size() || p.double_data_size() || p.uint64_data_size() || p.string_data_size()) {
     t.data_location = DataLocation::Embedded;
   }
+  if (!stripped && t.data_location == DataLocation::Embedded) inline_bytes(p, t);
   // Small integer constants keep their values (Reshape targets, axes, pads...).
   const auto n = t.shape.element_count();
   if (!stripped && n && size_t(*n) <= kMaxIntValues && t.data_location == DataLocation::Embedded) {
@@ -268,6 +318,7 @@ AttrTensor attr_tensor(const onnx::TensorProto& p, ExternalDataPolicy& policy) {
   a.dtype = t.dtype;
   a.shape = t.shape;
   a.int_values = std::move(t.int_values);
+  a.bytes = std::move(t.bytes);
   return a;
 }
 

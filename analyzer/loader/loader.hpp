@@ -14,6 +14,11 @@ namespace modelstat::loader {
 // Name of the marker entry the stripper appends to TensorProto.external_data
 // when it drops an embedded payload; its value is the payload size in bytes.
 extern const char* const kStrippedMarkerKey;
+// Entries the stripper adds after it, one per dropped payload field:
+// "FIELD:OFFSET:LENGTH" (TensorProto field number; byte offset and length of
+// the packed payload in the original buffer), or "unpacked" for legacy
+// unpacked repeated fields (not locatable).
+extern const char* const kPayloadLocationKey;
 
 struct StripStats {
   int64_t tensors_stripped = 0;

@@ -7,6 +7,7 @@
 // Field numbers are from onnx/onnx.proto (ONNX 1.12); only the messages that
 // can contain tensors are descended into, everything else is copied verbatim.
 #include <string>
+#include <vector>
 
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
@@ -14,6 +15,7 @@
 namespace modelstat::loader {
 
 const char* const kStrippedMarkerKey = "modelstat.stripped_payload_bytes";
+const char* const kPayloadLocationKey = "modelstat.payload";
 
 namespace {
 
@@ -154,19 +156,36 @@ class Walker {
       return;
     }
     pos = begin;
+    std::vector<std::string> locations;  // "field:offset:length" of each dropped payload
     while (pos < end) {
       const size_t field_start = pos;
       const uint64_t tag = read_varint(pos, end);
       const uint32_t field = uint32_t(tag >> 3);
       const uint32_t wire = uint32_t(tag & 7);
-      if (wire == 2) pos += read_varint(pos, end);
-      else skip_scalar(wire, pos, end, field_start);
+      if (wire == 2) {
+        const uint64_t len = read_varint(pos, end);
+        if (is_payload_field(field))
+          locations.push_back(std::to_string(field) + ":" + std::to_string(pos) + ":" + std::to_string(len));
+        pos += len;
+      } else {
+        skip_scalar(wire, pos, end, field_start);
+        if (is_payload_field(field)) locations.push_back("unpacked");
+      }
       if (!is_payload_field(field))
         out.append(reinterpret_cast<const char*>(base_ + field_start), pos - field_start);
     }
-    // external_data (field 13) entry {key=1, value=2}: the stripped marker.
+    // external_data (field 13) entries {key=1, value=2}: the stripped marker,
+    // and where the executor finds the bytes again (offsets into this buffer).
+    append_entry(out, kStrippedMarkerKey, std::to_string(payload));
+    for (const auto& loc : locations) append_entry(out, kPayloadLocationKey, loc);
+    if (stats_) {
+      stats_->tensors_stripped++;
+      stats_->bytes_stripped += int64_t(payload);
+    }
+  }
+
+  static void append_entry(std::string& out, const std::string& key, const std::string& value) {
     std::string entry;
-    const std::string key = kStrippedMarkerKey, value = std::to_string(payload);
     append_varint(entry, (1 << 3) | 2);
     append_varint(entry, key.size());
     entry += key;
@@ -176,10 +195,6 @@ class Walker {
     append_varint(out, (13 << 3) | 2);
     append_varint(out, entry.size());
     out += entry;
-    if (stats_) {
-      stats_->tensors_stripped++;
-      stats_->bytes_stripped += int64_t(payload);
-    }
   }
 
   uint64_t read_varint(size_t& pos, size_t end) const {

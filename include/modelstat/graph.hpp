@@ -57,6 +57,26 @@ enum class TensorRole {
 // Where an initializer's bytes live. The analyzer never reads them.
 enum class DataLocation { None, Embedded, External, ExternalMissing };
 
+// Where an executor finds a stripped embedded payload again: a TensorProto
+// payload field (9 raw_data, 4 float_data, 10 double_data: raw little-endian
+// bytes; 5 int32_data, 7 int64_data, 11 uint64_data: packed varints) at a
+// byte range of the model file. The analyzer never reads it.
+struct PayloadRef {
+  int32_t field = 0;
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
+// A constant's bytes, for whoever needs values (the profiler): small embedded
+// tensors carry them inline as raw little-endian elements; large ones say
+// where they are.
+struct ConstantBytes {
+  bool has_inline = false;
+  std::string inline_bytes;         // raw little-endian elements (<= 4 KiB tensors)
+  std::vector<PayloadRef> payload;  // stripped embedded payload(s) in the model file
+  bool payload_unlocatable = false; // legacy unpacked encoding: not located
+};
+
 struct Tensor {
   std::string name;
   DType dtype = DType::Undefined;
@@ -65,6 +85,8 @@ struct Tensor {
   DataLocation data_location = DataLocation::None;
   std::string external_path;          // resolved path for External / ExternalMissing
   int64_t external_offset = 0;        // byte offset inside external_path
+  int64_t external_length = -1;       // -1: the tensor's size
+  ConstantBytes bytes;                // for initializers and Constant outputs
   std::vector<int64_t> int_values;    // values of small integer constants (shape math)
   bool has_int_values = false;
   int producer = -1;                  // node index, -1 for inputs/initializers
@@ -83,6 +105,7 @@ struct AttrTensor {
   DType dtype = DType::Undefined;
   Shape shape;
   std::vector<int64_t> int_values;
+  ConstantBytes bytes;
 };
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
                                std::vector<double>, std::vector<std::string>, AttrTensor,

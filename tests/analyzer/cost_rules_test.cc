@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,15 @@ AttrValue str(const char* s) { return AttrValue{std::string(s)}; }
 AttrValue i64(int64_t v) { return AttrValue{v}; }
 
 // ---------------------------------------------------------------------------
-// Exact cases: {name, graph, MACs, FLOPs}.
+// Exact cases: {name, graph, MACs, FLOPs, opset, bytes}. Every registered rule
+// has at least one (RuleCoverage.EveryRuleHasAnExactCase checks it).
+
+// What the rule says about bytes (docs/COST_MODEL.md, "Byte overrides").
+enum class Bytes {
+  Default,   // no override: inputs read, outputs written
+  NoneRead,  // reads 0 bytes (metadata only / Constant), output written as usual
+  NoneMoved  // reads and writes 0 bytes (views; control flow, whose subgraph carries the bytes)
+};
 
 struct ExactCase {
   std::string name;
@@ -31,6 +41,7 @@ struct ExactCase {
   int64_t macs = 0;
   int64_t flops = 0;
   int64_t opset = 17;
+  Bytes bytes = Bytes::Default;
 };
 // gtest prints parameters in test listings; the name says it all.
 void PrintTo(const ExactCase& c, std::ostream* os) { *os << c.name; }
@@ -260,6 +271,140 @@ std::vector<ExactCase> exact_cases() {
                0, 400});
   // HannWindow 5 per output element: 16*5 = 80.
   c.push_back({"hann_window", NodeBuilder("HannWindow").weight({}, DType::Int64, {16}).output({16}).build(), 0, 80});
+  // Binary ops, 1 per element of the broadcast output (docs: "1 (on the broadcast output)").
+  // Sub [3,1,5] - [4,1] -> [3,4,5] = 3*4*5 = 60.
+  c.push_back({"sub_broadcast", NodeBuilder("Sub").input({3, 1, 5}).input({4, 1}).output({3, 4, 5}).build(), 0, 60});
+  // Div [2,3] / [3] -> [2,3] = 6.
+  c.push_back({"div_broadcast", NodeBuilder("Div").input({2, 3}).weight({3}).output({2, 3}).build(), 0, 6});
+  // Pow [5,3] ^ scalar -> 15 (pow counted as 1).
+  c.push_back({"pow_scalar_exponent", NodeBuilder("Pow").input({5, 3}).weight({}).output({5, 3}).build(), 0, 15});
+  // Mod int32 [9] % [9] = 9.
+  c.push_back({"mod", NodeBuilder("Mod").input({9}, DType::Int32).input({9}, DType::Int32).output({9}, DType::Int32).build(),
+               0, 9, 13});
+  // BitShift uint8 [3,3] >> [1] -> 9.
+  c.push_back({"bit_shift",
+               NodeBuilder("BitShift").input({3, 3}, DType::UInt8).weight({1}, DType::UInt8).output({3, 3}, DType::UInt8)
+                   .attr("direction", str("RIGHT")).build(),
+               0, 9, 11});
+  // Less [2,5] < [5] -> [2,5] = 10 comparisons.
+  c.push_back({"less", NodeBuilder("Less").input({2, 5}).input({5}).output({2, 5}, DType::Bool).build(), 0, 10});
+  // Greater [3] > [3] = 3.
+  c.push_back({"greater", NodeBuilder("Greater").input({3}).input({3}).output({3}, DType::Bool).build(), 0, 3});
+  // LessOrEqual [1,7] <= [3,1] -> [3,7] = 21.
+  c.push_back({"less_or_equal",
+               NodeBuilder("LessOrEqual").input({1, 7}).input({3, 1}).output({3, 7}, DType::Bool).build(), 0, 21, 16});
+  // GreaterOrEqual [11] >= scalar -> 11.
+  c.push_back({"greater_or_equal",
+               NodeBuilder("GreaterOrEqual").input({11}).weight({}).output({11}, DType::Bool).build(), 0, 11, 16});
+  // And bool [2,2,3] & [3] -> 12.
+  c.push_back({"and",
+               NodeBuilder("And").input({2, 2, 3}, DType::Bool).input({3}, DType::Bool).output({2, 2, 3}, DType::Bool).build(),
+               0, 12});
+  // Or bool [5,1] | [1,3] -> [5,3] = 15.
+  c.push_back({"or",
+               NodeBuilder("Or").input({5, 1}, DType::Bool).input({1, 3}, DType::Bool).output({5, 3}, DType::Bool).build(),
+               0, 15});
+  // Xor bool [13] ^ [13] = 13.
+  c.push_back({"xor",
+               NodeBuilder("Xor").input({13}, DType::Bool).input({13}, DType::Bool).output({13}, DType::Bool).build(), 0, 13});
+  // BitwiseAnd int32 [4,3] & [4,3] = 12.
+  c.push_back({"bitwise_and",
+               NodeBuilder("BitwiseAnd").input({4, 3}, DType::Int32).input({4, 3}, DType::Int32)
+                   .output({4, 3}, DType::Int32).build(),
+               0, 12, 18});
+  // BitwiseOr int32 [2,7] | [7] -> 14.
+  c.push_back({"bitwise_or",
+               NodeBuilder("BitwiseOr").input({2, 7}, DType::Int32).input({7}, DType::Int32).output({2, 7}, DType::Int32).build(),
+               0, 14, 18});
+  // BitwiseXor int64 [17] ^ [17] = 17.
+  c.push_back({"bitwise_xor",
+               NodeBuilder("BitwiseXor").input({17}, DType::Int64).input({17}, DType::Int64).output({17}, DType::Int64).build(),
+               0, 17, 18});
+
+  // Variadic Sum/Max/Min: (n-1) per output element; Mean: n.
+  // Max of 4 inputs [5]: 3 * 5 = 15.
+  c.push_back({"max_four", NodeBuilder("Max").input({5}).input({5}).input({5}).input({5}).output({5}).build(), 0, 15});
+  // Min of 2 inputs [2,3] and [3] -> [2,3]: 1 * 6 = 6.
+  c.push_back({"min_two_broadcast", NodeBuilder("Min").input({2, 3}).input({3}).output({2, 3}).build(), 0, 6});
+  // Sum of a single input: n-1 = 0 adds per element -> 0.
+  c.push_back({"sum_single", NodeBuilder("Sum").input({7}).output({7}).build(), 0, 0});
+  // Mean of 2 inputs [3,5]: (1 add + 1 divide) * 15 = 30.
+  c.push_back({"mean_two", NodeBuilder("Mean").input({3, 5}).input({3, 5}).output({3, 5}).build(), 0, 30});
+
+  // Unary ops, 1 per element (transcendentals count 1).
+  c.push_back({"neg", NodeBuilder("Neg").input({3, 5}).output({3, 5}).build(), 0, 15});          // 3*5 = 15
+  c.push_back({"abs", NodeBuilder("Abs").input({7}).output({7}).build(), 0, 7});                 // 7
+  c.push_back({"exp", NodeBuilder("Exp").input({2, 3, 3}).output({2, 3, 3}).build(), 0, 18});    // 2*3*3 = 18
+  c.push_back({"log", NodeBuilder("Log").input({11}).output({11}).build(), 0, 11});              // 11
+  c.push_back({"sqrt", NodeBuilder("Sqrt").input({3, 3}).output({3, 3}).build(), 0, 9});         // 3*3 = 9
+  c.push_back({"reciprocal", NodeBuilder("Reciprocal").input({5}).output({5}).build(), 0, 5});  // 5
+  c.push_back({"floor", NodeBuilder("Floor").input({2, 5}).output({2, 5}).build(), 0, 10});      // 2*5 = 10
+  c.push_back({"ceil", NodeBuilder("Ceil").input({13}).output({13}).build(), 0, 13});            // 13
+  c.push_back({"round", NodeBuilder("Round").input({3, 7}).output({3, 7}).build(), 0, 21, 11});  // 3*7 = 21
+  c.push_back({"sign", NodeBuilder("Sign").input({19}).output({19}).build(), 0, 19, 9});         // 19
+  c.push_back({"erf", NodeBuilder("Erf").input({2, 3, 5}).output({2, 3, 5}).build(), 0, 30, 9}); // 2*3*5 = 30
+  c.push_back({"tanh", NodeBuilder("Tanh").input({1, 9}).output({1, 9}).build(), 0, 9});         // 1*9 = 9
+  c.push_back({"sin", NodeBuilder("Sin").input({5, 1}).output({5, 1}).build(), 0, 5});           // 5*1 = 5
+  c.push_back({"cos", NodeBuilder("Cos").input({3, 1, 3}).output({3, 1, 3}).build(), 0, 9});     // 3*1*3 = 9
+  c.push_back({"tan", NodeBuilder("Tan").input({23}).output({23}).build(), 0, 23});              // 23
+  c.push_back({"asin", NodeBuilder("Asin").input({2, 7}).output({2, 7}).build(), 0, 14});        // 2*7 = 14
+  c.push_back({"acos", NodeBuilder("Acos").input({3, 3, 3}).output({3, 3, 3}).build(), 0, 27}); // 3*3*3 = 27
+  c.push_back({"atan", NodeBuilder("Atan").input({29}).output({29}).build(), 0, 29});            // 29
+  c.push_back({"sinh", NodeBuilder("Sinh").input({5, 5}).output({5, 5}).build(), 0, 25});       // 5*5 = 25
+  c.push_back({"cosh", NodeBuilder("Cosh").input({1, 1, 31}).output({1, 1, 31}).build(), 0, 31});// 31
+  c.push_back({"asinh", NodeBuilder("Asinh").input({3, 11}).output({3, 11}).build(), 0, 33});   // 3*11 = 33
+  c.push_back({"acosh", NodeBuilder("Acosh").input({37}).output({37}).build(), 0, 37});          // 37
+  c.push_back({"atanh", NodeBuilder("Atanh").input({3, 13}).output({3, 13}).build(), 0, 39});   // 3*13 = 39
+  // Not bool [41] = 41.
+  c.push_back({"not", NodeBuilder("Not").input({41}, DType::Bool).output({41}, DType::Bool).build(), 0, 41});
+  // BitwiseNot int32 [43] = 43.
+  c.push_back({"bitwise_not",
+               NodeBuilder("BitwiseNot").input({43}, DType::Int32).output({43}, DType::Int32).build(), 0, 43, 18});
+  // IsNaN [5,9] = 45 comparisons.
+  c.push_back({"is_nan", NodeBuilder("IsNaN").input({5, 9}).output({5, 9}, DType::Bool).build(), 0, 45, 13});
+  // IsInf [47] = 47.
+  c.push_back({"is_inf", NodeBuilder("IsInf").input({47}).output({47}, DType::Bool).build(), 0, 47, 10});
+  // ThresholdedRelu [7,7] = 49 compare-selects.
+  c.push_back({"thresholded_relu",
+               NodeBuilder("ThresholdedRelu").input({7, 7}).output({7, 7}).attr("alpha", AttrValue{0.5}).build(), 0, 49, 10});
+
+  // Composite activations.
+  // LeakyRelu 2 per element (compare, mul): 3*5 = 15 -> 30.
+  c.push_back({"leaky_relu", NodeBuilder("LeakyRelu").input({3, 5}).output({3, 5}).build(), 0, 30});
+  // PRelu 2 per output element: X [2,3,5], slope [3,1,1] -> [2,3,5] = 30 -> 60.
+  c.push_back({"prelu", NodeBuilder("PRelu").input({2, 3, 5}).weight({3, 1, 1}).output({2, 3, 5}).build(), 0, 60});
+  // Softplus 3 per element: 7 -> 21.
+  c.push_back({"softplus", NodeBuilder("Softplus").input({7}).output({7}).build(), 0, 21});
+  // Softsign 3 per element: 3*3 = 9 -> 27.
+  c.push_back({"softsign", NodeBuilder("Softsign").input({3, 3}).output({3, 3}).build(), 0, 27});
+  // Shrink 3 per element: 11 -> 33.
+  c.push_back({"shrink", NodeBuilder("Shrink").input({11}).output({11}).build(), 0, 33, 9});
+  // Elu 4 per element: 2*5 = 10 -> 40.
+  c.push_back({"elu", NodeBuilder("Elu").input({2, 5}).output({2, 5}).build(), 0, 40});
+  // Selu 5 per element: 13 -> 65.
+  c.push_back({"selu", NodeBuilder("Selu").input({13}).output({13}).build(), 0, 65});
+  // Mish 5 per element: 3*7 = 21 -> 105.
+  c.push_back({"mish", NodeBuilder("Mish").input({3, 7}).output({3, 7}).build(), 0, 105, 18});
+  // Celu 7 per element: 3*3 = 9 -> 63.
+  c.push_back({"celu", NodeBuilder("Celu").input({3, 3}).output({3, 3}).build(), 0, 63, 12});
+
+  // Softmax family.
+  // LogSoftmax 5 per element: 3*7 = 21 -> 105.
+  c.push_back({"log_softmax", NodeBuilder("LogSoftmax").input({3, 7}).output({3, 7}).build(), 0, 105});
+  // Hardmax 1 per element: 5*9 = 45 -> 45.
+  c.push_back({"hardmax", NodeBuilder("Hardmax").input({5, 9}).output({5, 9}).build(), 0, 45});
+
+  // DequantizeLinear 2 per element: uint8 [1,3,5,5] = 75 -> 150.
+  c.push_back({"dequantize",
+               NodeBuilder("DequantizeLinear").input({1, 3, 5, 5}, DType::UInt8).weight({}).weight({}, DType::UInt8)
+                   .output({1, 3, 5, 5}).build(),
+               0, 150});
+  // HammingWindow 5 per output element: 9 -> 45.
+  c.push_back({"hamming_window",
+               NodeBuilder("HammingWindow").weight({}, DType::Int64, {9}).output({9}).build(), 0, 45});
+  // BlackmanWindow 9 per output element: 7 -> 63.
+  c.push_back({"blackman_window",
+               NodeBuilder("BlackmanWindow").weight({}, DType::Int64, {7}).output({7}).build(), 0, 63});
 
   // ---- Normalization ----------------------------------------------------
   // BatchNorm inference 2 per element: 64*56*56 = 200704 *2 = 401408.
@@ -284,6 +429,22 @@ std::vector<ExactCase> exact_cases() {
   // AlexNet LRN size=5: (2*5+4) = 14 per element; 96*55*55 = 290400 *14 = 4065600.
   c.push_back({"lrn",
                NodeBuilder("LRN").input({1, 96, 55, 55}).output({1, 96, 55, 55}).attr("size", i64(5)).build(), 0, 4065600});
+  // BatchNorm opset 9 with the four running/saved stat outputs (training): 6 per element;
+  // 1*3*5 = 15 -> 90.
+  c.push_back({"batchnorm_training_outputs_opset9",
+               NodeBuilder("BatchNormalization").input({1, 3, 5}).weight({3}).weight({3}).weight({3}).weight({3})
+                   .output({1, 3, 5}).output({3}).output({3}).output({3}).output({3}).build(),
+               0, 90, 9});
+  // GroupNorm 8 per element: 2*6*3*3 = 108 -> 864.
+  c.push_back({"groupnorm",
+               NodeBuilder("GroupNormalization").input({2, 6, 3, 3}).weight({6}).weight({6}).output({2, 6, 3, 3})
+                   .attr("num_groups", i64(3)).build(),
+               0, 864, 21});
+  // MeanVarianceNormalization 6 per element: 2*3*5 = 30 -> 180.
+  c.push_back({"mvn", NodeBuilder("MeanVarianceNormalization").input({2, 3, 5}).output({2, 3, 5}).build(), 0, 180, 13});
+  // LpNormalization 3 per element: 3*7 = 21 -> 63.
+  c.push_back({"lp_normalization",
+               NodeBuilder("LpNormalization").input({3, 7}).output({3, 7}).attr("p", i64(2)).build(), 0, 63});
 
   // ---- Pooling / resampling ----------------------------------------------
   // resnet maxpool 3x3: 64*56*56 = 200704 outputs * 9 = 1806336.
@@ -329,6 +490,24 @@ std::vector<ExactCase> exact_cases() {
                NodeBuilder("RoiAlign").input({1, 256, 50, 50}).input({4, 4}).input({4}, DType::Int64)
                    .output({4, 256, 7, 7}).attr("sampling_ratio", i64(2)).build(),
                0, 1655808});
+  // GlobalLpPool: 2*in + N*C; in = 2*3*5*5 = 150 -> 300 + 6 = 306.
+  c.push_back({"global_lppool", NodeBuilder("GlobalLpPool").input({2, 3, 5, 5}).output({2, 3, 1, 1}).build(), 0, 306});
+  // Resize linear on one axis only (W 5 -> 10): k=1 -> 2 taps * 2 = 4 per output;
+  // out = 1*1*3*10 = 30 -> 120.
+  c.push_back({"resize_linear_one_axis",
+               NodeBuilder("Resize").input({1, 1, 3, 5}).omitted_input().weight({4}).output({1, 1, 3, 10})
+                   .attr("mode", str("linear")).build(),
+               0, 120, 13});
+  // GridSample nearest: data movement, 0.
+  c.push_back({"grid_sample_nearest",
+               NodeBuilder("GridSample").input({1, 3, 7, 7}).input({1, 5, 5, 2}).output({1, 3, 5, 5})
+                   .attr("mode", str("nearest")).build(),
+               0, 0, 16});
+  // MaxUnpool: data movement, 0, default bytes.
+  c.push_back({"max_unpool",
+               NodeBuilder("MaxUnpool").input({1, 3, 2, 2}).input({1, 3, 2, 2}, DType::Int64).output({1, 3, 4, 4})
+                   .attr("kernel_shape", ints({2, 2})).attr("strides", ints({2, 2})).build(),
+               0, 0, 11});
 
   // ---- Reductions ---------------------------------------------------------
   // ReduceMean over the last axis: 98304 adds + 128 divides = 98432.
@@ -360,6 +539,55 @@ std::vector<ExactCase> exact_cases() {
   // SoftmaxCrossEntropyLoss, mean: 6*40 + 4*2 + 1 = 249.
   c.push_back({"softmax_cross_entropy",
                NodeBuilder("SoftmaxCrossEntropyLoss").input({4, 10}).input({4}, DType::Int64).output({}).build(), 0, 249});
+  // ReduceMax: 1 comparison per input element; [3,5] -> [1,5]: 15.
+  c.push_back({"reduce_max", NodeBuilder("ReduceMax").input({3, 5}).output({1, 5}).attr("axes", ints({0})).build(), 0, 15});
+  // ReduceMin over everything: [7] -> [1]: 7.
+  c.push_back({"reduce_min", NodeBuilder("ReduceMin").input({7}).output({1}).build(), 0, 7});
+  // ReduceProd: 1 multiply per input element; [2,3,5] -> [2,1,5]: 30.
+  c.push_back({"reduce_prod",
+               NodeBuilder("ReduceProd").input({2, 3, 5}).output({2, 1, 5}).attr("axes", ints({1})).build(), 0, 30});
+  // ReduceL1: 2 per input element (abs, add); [3,5] -> 2*15 = 30.
+  c.push_back({"reduce_l1", NodeBuilder("ReduceL1").input({3, 5}).output({1, 1}).build(), 0, 30});
+  // ReduceLogSum: in + out; [3,5] -> [3,1]: 15 + 3 = 18.
+  c.push_back({"reduce_log_sum",
+               NodeBuilder("ReduceLogSum").input({3, 5}).output({3, 1}).attr("axes", ints({1})).build(), 0, 18});
+  // ReduceLogSumExp: 2*in + out; [2,3,5] -> [2,3,1]: 2*30 + 6 = 66.
+  c.push_back({"reduce_log_sum_exp",
+               NodeBuilder("ReduceLogSumExp").input({2, 3, 5}).output({2, 3, 1}).attr("axes", ints({2})).build(), 0, 66});
+  // ReduceSumSquare: 2 per input element; [9] -> [1]: 18.
+  c.push_back({"reduce_sum_square", NodeBuilder("ReduceSumSquare").input({9}).output({1}).build(), 0, 18});
+  // ArgMin: 1 comparison per input element; [3,5] axis 1 -> [3,1]: 15.
+  c.push_back({"argmin",
+               NodeBuilder("ArgMin").input({3, 5}).output({3, 1}, DType::Int64).attr("axis", i64(1)).build(), 0, 15});
+  // TopK axis 0, k=7 on [9,4]: ceil(log2 7) = 3 per element; 36 * 3 = 108.
+  c.push_back({"topk_axis0_k7",
+               NodeBuilder("TopK").input({9, 4}).weight({1}, DType::Int64, {7}).output({7, 4})
+                   .output({7, 4}, DType::Int64).attr("axis", i64(0)).build(),
+               0, 108});
+  // Unique on 5 elements: 5 * ceil(log2 5) = 5*3 = 15.
+  c.push_back({"unique_5", NodeBuilder("Unique").input({5}).unknown_rank_output().build(), 0, 15, 11});
+  // NLL, weight given, reduction none: input [3,4,5], target [3,5] = 15 elements,
+  // (negate + weight) = 2 each -> 30, no divide.
+  c.push_back({"nll_loss_weight_none",
+               NodeBuilder("NegativeLogLikelihoodLoss").input({3, 4, 5}).input({3, 5}, DType::Int64).weight({4})
+                   .output({3, 5}).attr("reduction", str("none")).build(),
+               0, 30});
+  // NLL, reduction sum, no weight: 5 targets * (negate + accumulate) = 10, no divide.
+  c.push_back({"nll_loss_sum",
+               NodeBuilder("NegativeLogLikelihoodLoss").input({5, 3}).input({5}, DType::Int64).output({})
+                   .attr("reduction", str("sum")).build(),
+               0, 10});
+  // SoftmaxCrossEntropyLoss, weight, sum: 6*15 scores + 3 labels * (negate + weight + accumulate)
+  // = 90 + 9 = 99.
+  c.push_back({"softmax_cross_entropy_weight_sum",
+               NodeBuilder("SoftmaxCrossEntropyLoss").input({3, 5}).input({3}, DType::Int64).weight({5}).output({})
+                   .attr("reduction", str("sum")).build(),
+               0, 99});
+  // SoftmaxCrossEntropyLoss, none: 6*(2*3) = 36 + 2 labels * 1 (negate) = 38.
+  c.push_back({"softmax_cross_entropy_none",
+               NodeBuilder("SoftmaxCrossEntropyLoss").input({2, 3}).input({2}, DType::Int64).output({2})
+                   .attr("reduction", str("none")).build(),
+               0, 38});
 
   // ---- Data movement / control flow ---------------------------------------
   c.push_back({"transpose", NodeBuilder("Transpose").input({2, 3}).output({3, 2}).build(), 0, 0});
@@ -371,8 +599,115 @@ std::vector<ExactCase> exact_cases() {
                NodeBuilder("ScatterElements").input({5, 4}).input({3, 4}, DType::Int64).input({3, 4}).output({5, 4})
                    .attr("reduction", str("add")).build(),
                0, 12, 16});
-  c.push_back({"if", NodeBuilder("If").input({}, DType::Bool).unknown_rank_output().build(), 0, 0});
-  c.push_back({"loop", NodeBuilder("Loop").input({}, DType::Int64).input({}, DType::Bool).unknown_rank_output().build(), 0, 0});
+  // Copies: 0 FLOPs, default bytes (inputs read, outputs written).
+  c.push_back({"split",
+               NodeBuilder("Split").input({6, 5}).weight({2}, DType::Int64, {2, 4}).output({2, 5}).output({4, 5}).build(), 0, 0});
+  c.push_back({"slice",
+               NodeBuilder("Slice").input({7, 5}).weight({1}, DType::Int64, {1}).weight({1}, DType::Int64, {4})
+                   .output({3, 5}).build(),
+               0, 0});
+  c.push_back({"gather_elements",
+               NodeBuilder("GatherElements").input({3, 5}).input({3, 2}, DType::Int64).output({3, 2}).build(), 0, 0});
+  c.push_back({"gather_nd",
+               NodeBuilder("GatherND").input({3, 5}).input({2, 1}, DType::Int64).output({2, 5}).build(), 0, 0});
+  c.push_back({"scatter_opset9",
+               NodeBuilder("Scatter").input({3, 5}).input({1, 5}, DType::Int64).input({1, 5}).output({3, 5}).build(), 0, 0, 9});
+  // ScatterND without reduction: data movement.
+  c.push_back({"scatter_nd",
+               NodeBuilder("ScatterND").input({4, 3}).input({2, 1}, DType::Int64).input({2, 3}).output({4, 3}).build(), 0, 0});
+  // ScatterND reduction=mul: 1 per update element; updates [2,3] = 6.
+  c.push_back({"scatter_nd_mul",
+               NodeBuilder("ScatterND").input({4, 3}).input({2, 1}, DType::Int64).input({2, 3}).output({4, 3})
+                   .attr("reduction", str("mul")).build(),
+               0, 6, 16});
+  // ScatterElements with reduction=none is a copy.
+  c.push_back({"scatter_elements_none",
+               NodeBuilder("ScatterElements").input({5, 4}).input({3, 4}, DType::Int64).input({3, 4}).output({5, 4}).build(),
+               0, 0});
+  c.push_back({"pad",
+               NodeBuilder("Pad").input({3, 5}).weight({4}, DType::Int64, {1, 1, 1, 1}).output({5, 7}).build(), 0, 0});
+  c.push_back({"center_crop_pad",
+               NodeBuilder("CenterCropPad").input({7, 5}).weight({2}, DType::Int64, {3, 9}).output({3, 9}).build(), 0, 0, 18});
+  c.push_back({"tile",
+               NodeBuilder("Tile").input({3, 5}).weight({2}, DType::Int64, {2, 1}).output({6, 5}).build(), 0, 0});
+  c.push_back({"expand",
+               NodeBuilder("Expand").input({3, 1}).weight({2}, DType::Int64, {3, 5}).output({3, 5}).build(), 0, 0});
+  c.push_back({"constant_of_shape",
+               NodeBuilder("ConstantOfShape").weight({2}, DType::Int64, {3, 5}).output({3, 5}).build(), 0, 0});
+  c.push_back({"range",
+               NodeBuilder("Range").weight({}, DType::Int64, {0}).weight({}, DType::Int64, {7})
+                   .weight({}, DType::Int64, {1}).output({7}, DType::Int64).build(),
+               0, 0});
+  c.push_back({"eye_like", NodeBuilder("EyeLike").input({3, 5}).output({3, 5}).build(), 0, 0});
+  // Cast is a conversion, counted as 0 FLOPs.
+  c.push_back({"cast", NodeBuilder("Cast").input({3, 5}).output({3, 5}, DType::Float16).attr("to", i64(10)).build(), 0, 0});
+  c.push_back({"cast_like",
+               NodeBuilder("CastLike").input({3, 5}).input({1}, DType::Float16).output({3, 5}, DType::Float16).build(), 0, 0, 15});
+  c.push_back({"depth_to_space",
+               NodeBuilder("DepthToSpace").input({1, 12, 3, 5}).output({1, 3, 6, 10}).attr("blocksize", i64(2)).build(), 0, 0});
+  c.push_back({"space_to_depth",
+               NodeBuilder("SpaceToDepth").input({1, 3, 6, 10}).output({1, 12, 3, 5}).attr("blocksize", i64(2)).build(), 0, 0});
+  c.push_back({"non_zero", NodeBuilder("NonZero").input({3, 5}).output({2, 7}, DType::Int64).build(), 0, 0});
+  c.push_back({"one_hot",
+               NodeBuilder("OneHot").input({3}, DType::Int64).weight({}, DType::Int64, {5}).weight({2})
+                   .output({3, 5}).build(),
+               0, 0});
+  c.push_back({"trilu", NodeBuilder("Trilu").input({5, 5}).output({5, 5}).build(), 0, 0, 14});
+  c.push_back({"compress",
+               NodeBuilder("Compress").input({3, 5}).input({3}, DType::Bool).output({2, 5}).attr("axis", i64(0)).build(), 0, 0});
+  c.push_back({"reverse_sequence",
+               NodeBuilder("ReverseSequence").input({5, 3, 2}).input({3}, DType::Int64).output({5, 3, 2}).build(), 0, 0});
+
+  // Views: 0 FLOPs, 0 bytes read and written.
+  c.push_back({"reshape",
+               NodeBuilder("Reshape").input({3, 5}).weight({1}, DType::Int64, {15}).output({15}).build(), 0, 0, 17,
+               Bytes::NoneMoved});
+  c.push_back({"flatten", NodeBuilder("Flatten").input({3, 5, 7}).output({3, 35}).build(), 0, 0, 17, Bytes::NoneMoved});
+  c.push_back({"squeeze",
+               NodeBuilder("Squeeze").input({3, 1, 5}).weight({1}, DType::Int64, {1}).output({3, 5}).build(), 0, 0, 17,
+               Bytes::NoneMoved});
+  c.push_back({"unsqueeze",
+               NodeBuilder("Unsqueeze").input({3, 5}).weight({1}, DType::Int64, {0}).output({1, 3, 5}).build(), 0, 0, 17,
+               Bytes::NoneMoved});
+  c.push_back({"identity", NodeBuilder("Identity").input({3, 5}).output({3, 5}).build(), 0, 0, 17, Bytes::NoneMoved});
+  c.push_back({"dropout_inference", NodeBuilder("Dropout").input({3, 5}).output({3, 5}).build(), 0, 0, 17, Bytes::NoneMoved});
+
+  // Metadata readers: 0 bytes read, the small output written (no written override).
+  c.push_back({"shape", NodeBuilder("Shape").input({3, 5, 7}).output({3}, DType::Int64).build(), 0, 0, 17, Bytes::NoneRead});
+  c.push_back({"size", NodeBuilder("Size").input({3, 5, 7}).output({}, DType::Int64).build(), 0, 0, 17, Bytes::NoneRead});
+  c.push_back({"constant", NodeBuilder("Constant").output({3, 5}).build(), 0, 0, 17, Bytes::NoneRead});
+
+  // Control flow: 0 FLOPs and 0 bytes itself (subgraph nodes carry the cost, counted once).
+  c.push_back({"if", NodeBuilder("If").input({}, DType::Bool).unknown_rank_output().build(), 0, 0, 17, Bytes::NoneMoved});
+  c.push_back({"loop",
+               NodeBuilder("Loop").input({}, DType::Int64).input({}, DType::Bool).unknown_rank_output().build(), 0, 0, 17,
+               Bytes::NoneMoved});
+  c.push_back({"scan", NodeBuilder("Scan").input({3, 5}).unknown_rank_output().build(), 0, 0, 16, Bytes::NoneMoved});
+  c.push_back({"sequence_map",
+               NodeBuilder("SequenceMap").unknown_rank_input().unknown_rank_output().build(), 0, 0, 17, Bytes::NoneMoved});
+  // Sequence / optional containers: 0 FLOPs, default bytes. (Sequence-typed
+  // values are given as unknown-rank tensors; the rule reads no shape.)
+  c.push_back({"sequence_at",
+               NodeBuilder("SequenceAt").unknown_rank_input().weight({}, DType::Int64, {0}).output({3, 5}).build(), 0, 0});
+  c.push_back({"sequence_construct",
+               NodeBuilder("SequenceConstruct").input({3, 5}).input({3, 5}).unknown_rank_output().build(), 0, 0});
+  c.push_back({"sequence_empty", NodeBuilder("SequenceEmpty").unknown_rank_output().build(), 0, 0});
+  c.push_back({"sequence_erase",
+               NodeBuilder("SequenceErase").unknown_rank_input().weight({}, DType::Int64, {0}).unknown_rank_output().build(),
+               0, 0});
+  c.push_back({"sequence_insert",
+               NodeBuilder("SequenceInsert").unknown_rank_input().input({3, 5}).unknown_rank_output().build(), 0, 0});
+  c.push_back({"sequence_length",
+               NodeBuilder("SequenceLength").unknown_rank_input().output({}, DType::Int64).build(), 0, 0});
+  c.push_back({"split_to_sequence",
+               NodeBuilder("SplitToSequence").input({6, 5}).unknown_rank_output().build(), 0, 0});
+  c.push_back({"concat_from_sequence",
+               NodeBuilder("ConcatFromSequence").unknown_rank_input().output({6, 5}).attr("axis", i64(0)).build(), 0, 0});
+  c.push_back({"optional", NodeBuilder("Optional").input({3, 5}).unknown_rank_output().build(), 0, 0, 15});
+  c.push_back({"optional_get_element",
+               NodeBuilder("OptionalGetElement").unknown_rank_input().output({3, 5}).build(), 0, 0, 18});
+  c.push_back({"optional_has_element",
+               NodeBuilder("OptionalHasElement").unknown_rank_input().output({}, DType::Bool).build(), 0, 0, 18});
   return c;
 }
 
@@ -385,10 +720,54 @@ TEST_P(ExactCost, MatchesHandComputedValues) {
   EXPECT_EQ(r.macs, tc.macs);
   EXPECT_EQ(r.flops, tc.flops);
   EXPECT_FALSE(r.rule.empty());
+  switch (tc.bytes) {
+    case Bytes::Default:
+      EXPECT_FALSE(r.bytes_read_override.has_value());
+      EXPECT_FALSE(r.bytes_written_override.has_value());
+      break;
+    case Bytes::NoneRead:
+      EXPECT_EQ(r.bytes_read_override, std::optional<int64_t>(0));
+      EXPECT_FALSE(r.bytes_written_override.has_value());
+      break;
+    case Bytes::NoneMoved:
+      EXPECT_EQ(r.bytes_read_override, std::optional<int64_t>(0));
+      EXPECT_EQ(r.bytes_written_override, std::optional<int64_t>(0));
+      break;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, ExactCost, ::testing::ValuesIn(exact_cases()),
                          [](const ::testing::TestParamInfo<ExactCase>& info) { return info.param.name; });
+
+// Every registered rule (each (domain, op type, opset range) key of
+// cost::all_rules()) is the rule selected for at least one exact case above, so a
+// new rule without a hand-computed case fails here, naming its op type.
+TEST(RuleCoverage, EveryRuleHasAnExactCase) {
+  std::set<const cost::CostRule*> covered;
+  std::set<std::string> names;
+  for (const ExactCase& tc : exact_cases()) {
+    EXPECT_TRUE(names.insert(tc.name).second) << "duplicate case name " << tc.name;
+    ASSERT_FALSE(tc.graph.nodes.empty()) << tc.name;
+    const Node& node = tc.graph.nodes[0];
+    const cost::CostRule* rule = cost::find_rule(node.domain, node.op_type, tc.opset);
+    EXPECT_NE(rule, nullptr) << tc.name << ": no rule for " << node.op_type << " at opset " << tc.opset;
+    if (rule) covered.insert(rule);
+  }
+  std::string missing;
+  size_t n_missing = 0;
+  for (const cost::CostRule& rule : cost::all_rules()) {
+    if (covered.count(&rule)) continue;
+    ++n_missing;
+    missing += " " + (rule.key.domain.empty() ? std::string() : rule.key.domain + ".") + rule.key.op_type;
+    if (rule.key.since_version != 1 || rule.key.until_version != std::numeric_limits<int64_t>::max())
+      missing += "(opset " + std::to_string(rule.key.since_version) + ".." +
+                 (rule.key.until_version == std::numeric_limits<int64_t>::max()
+                      ? std::string()
+                      : std::to_string(rule.key.until_version)) + ")";
+  }
+  EXPECT_EQ(n_missing, 0u) << n_missing << " of " << cost::all_rules().size()
+                           << " cost rules have no exact case in exact_cases():" << missing;
+}
 
 // ---------------------------------------------------------------------------
 // Unknown shapes: the rule exists but a dim it needs is unknown.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstdio>
 #include <string>
 
 #include "analyzer/loader/loader.hpp"
@@ -59,9 +60,17 @@ TEST(WireStrip, DropsLargePayloadsKeepsSmallOnesAndStructure) {
   EXPECT_EQ(big.name(), "big");
   EXPECT_EQ(big.dims_size(), 2);
   EXPECT_TRUE(big.raw_data().empty());
-  ASSERT_EQ(big.external_data_size(), 1);
+  ASSERT_EQ(big.external_data_size(), 2);
   EXPECT_EQ(big.external_data(0).key(), modelstat::loader::kStrippedMarkerKey);
   EXPECT_EQ(big.external_data(0).value(), std::to_string(100 * 100 * 4));
+  // The location entry points at the payload's bytes in the original buffer.
+  EXPECT_EQ(big.external_data(1).key(), modelstat::loader::kPayloadLocationKey);
+  int field = 0;
+  long offset = 0, length = 0;
+  ASSERT_EQ(std::sscanf(big.external_data(1).value().c_str(), "%d:%ld:%ld", &field, &offset, &length), 3);
+  EXPECT_EQ(field, 9);  // raw_data
+  EXPECT_EQ(length, 100 * 100 * 4);
+  EXPECT_EQ(bytes.substr(size_t(offset), size_t(length)), std::string(100 * 100 * 4, '\x01'));
   const auto& small = parsed.graph().initializer(1);
   ASSERT_EQ(small.int64_data_size(), 2);  // shape constants keep their values
   EXPECT_EQ(small.int64_data(1), -1);
