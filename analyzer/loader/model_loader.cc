@@ -16,6 +16,8 @@
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -307,6 +309,89 @@ int size_range_outputs(onnx::GraphProto& g, const std::unordered_map<std::string
   return fixed;
 }
 
+// ONNX 1.12's per-op inference functions assume well-formed input: a Conv
+// whose weight has no known type dereferences a null pointer (found by
+// fuzzing). This registry hands out copies of the schemas whose inference
+// first checks that every required input has a type, and fails that node
+// cleanly (an inference error, reported as a notice) otherwise.
+const onnx::TensorShapeProto* known_shape(onnx::InferenceContext& ctx, size_t i) {
+  if (i >= ctx.getNumInputs()) return nullptr;
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) return nullptr;
+  return &t->tensor_type().shape();
+}
+
+size_t ints_size(onnx::InferenceContext& ctx, const char* name, size_t fallback) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  return a ? size_t(a->ints_size()) : fallback;
+}
+
+// ONNX's convPoolShapeInference indexes dims by attribute lengths and the
+// weight's rank without checking them against each other.
+void check_conv_pool(onnx::InferenceContext& ctx, int weight_index) {
+  const auto* x = known_shape(ctx, 0);
+  const auto* w = weight_index >= 0 ? known_shape(ctx, size_t(weight_index)) : nullptr;
+  if (w && w->dim_size() < 3) fail_shape_inference("weight rank ", w->dim_size(), " is below 3");
+  if (!x) return;
+  const int rank = x->dim_size();
+  if (rank < 3) fail_shape_inference("input rank ", rank, " is below 3");
+  const size_t spatial = size_t(rank - 2);
+  if (w && w->dim_size() != rank) fail_shape_inference("weight rank differs from input rank");
+  if (ints_size(ctx, "kernel_shape", spatial) != spatial || ints_size(ctx, "strides", spatial) != spatial ||
+      ints_size(ctx, "dilations", spatial) != spatial || ints_size(ctx, "pads", 2 * spatial) != 2 * spatial ||
+      ints_size(ctx, "output_padding", spatial) != spatial || ints_size(ctx, "output_shape", spatial) != spatial)
+    fail_shape_inference("kernel_shape/strides/dilations/pads do not match the input rank");
+}
+
+int conv_pool_weight_index(const std::string& op, const std::string& domain) {
+  if (!domain.empty() && domain != "ai.onnx") return -2;
+  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") return 1;
+  if (op == "QLinearConv") return 3;
+  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return -1;
+  return -2;  // not a conv/pool op
+}
+
+class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* base = onnx::OpSchemaRegistry::Schema(key, max_version, domain);
+    if (!base) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = cache_.find(base);
+    if (it != cache_.end()) return it->second.get();
+    auto copy = std::make_unique<onnx::OpSchema>(*base);
+    if (auto fn = base->GetTypeAndShapeInferenceFunction()) {
+      std::vector<bool> required;
+      for (const auto& p : base->inputs()) required.push_back(p.GetOption() != onnx::OpSchema::Optional);
+      const int weight_index = conv_pool_weight_index(key, domain);
+      copy->TypeAndShapeInferenceFunction([fn, required, weight_index](onnx::InferenceContext& ctx) {
+        if (weight_index > -2) check_conv_pool(ctx, weight_index);
+        const size_t n = ctx.getNumInputs();
+        for (size_t i = 0; i < n; ++i) {
+          const bool is_required = i < required.size() ? required[i] : (!required.empty() && required.back());
+          const onnx::TypeProto* type = ctx.getInputType(i);
+          if (is_required && (type == nullptr || type->value_case() == onnx::TypeProto::VALUE_NOT_SET))
+            fail_shape_inference("input ", i, " has no known type");
+        }
+        fn(ctx);
+      });
+    }
+    const onnx::OpSchema* result = copy.get();
+    cache_.emplace(base, std::move(copy));
+    return result;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> cache_;
+};
+
+const onnx::ISchemaRegistry* guarded_registry() {
+  static const GuardedSchemaRegistry registry;
+  return &registry;
+}
+
 void run_inference(onnx::ModelProto& m, std::unordered_map<std::string, onnx::TensorShapeProto>* data,
                    std::vector<std::string>& errors) {
   // check_type off (exporters disagree on types more often than on shapes),
@@ -315,7 +400,7 @@ void run_inference(onnx::ModelProto& m, std::unordered_map<std::string, onnx::Te
   onnx::ShapeInferenceOptions opts(false, 1, true);
   errors.clear();
   try {
-    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts, data);
+    onnx::shape_inference::InferShapes(m, guarded_registry(), opts, data);
   } catch (const std::exception& e) {
     std::string msg = e.what();
     size_t pos = 0;

@@ -92,6 +92,19 @@ TEST(CliBadInput, EveryCorpusCaseFailsCleanly) {
   }
 }
 
+// Inputs that once crashed (found by tools/fuzz.sh): each must now end in an
+// orderly way, analysed (0) or refused (2), never by a signal.
+TEST(CliBadInput, FuzzRegressionsEndCleanly) {
+  const fs::path dir = fs::path(MODELSTAT_SOURCE_DIR) / "tests/data/fuzz_regressions";
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    ++seen;
+    const RunResult r = run_modelstat("'" + entry.path().string() + "' -f json -o /dev/null");
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << entry.path() << " exit " << r.exit_code << "\n" << r.output;
+  }
+  EXPECT_GT(seen, 0);
+}
+
 TEST(CliBadInput, MissingPath) {
   expect_clean_error(run_modelstat("/nonexistent/model.onnx"), 2, "no such file", "missing path");
 }
