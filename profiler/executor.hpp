@@ -1,0 +1,70 @@
+// Runs an ONNX graph (modelstat IR) node by node with ATen ops.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "modelstat/graph.hpp"
+
+namespace modelstat::profiler {
+
+struct ExecOptions {
+  at::Device device = at::kCPU;
+  // Floating-point compute dtype: weights and float inputs are cast to it
+  // (fp32 by default; fp16 / bf16 on CUDA).
+  at::ScalarType float_dtype = at::kFloat;
+  uint64_t seed = 0x5eed;  // inputs and absent (skeleton) weights
+};
+
+// Loads every constant of the model as a tensor on the device: inline bytes,
+// the payloads the loader located in the model file (memory-mapped), external
+// data files, or, when the data is absent (a skeleton model), random values
+// from the fixed seed, with a notice.
+class WeightStore {
+ public:
+  WeightStore(const Model& model, const ExecOptions& options);
+  // Constant tensor of graph `g` tensor index `t` (defined for initializers and Constant outputs).
+  const at::Tensor& get(const Graph* g, int t) const;
+  int64_t bytes_loaded() const { return bytes_loaded_; }
+  int64_t tensors_randomised() const { return tensors_randomised_; }
+  const std::vector<std::string>& notices() const { return notices_; }
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+  int64_t bytes_loaded_ = 0, tensors_randomised_ = 0;
+  std::vector<std::string> notices_;
+};
+
+class Executor {
+ public:
+  // Throws Error(Input) naming the first node whose op has no executor,
+  // before anything runs.
+  Executor(const Model& model, const ExecOptions& options);
+
+  // Random inputs for the graph inputs (shapes from the bound model), never
+  // zeros: floats ~ N(0,1); integer inputs uniform in a range that is valid
+  // for what consumes them (e.g. token ids below the embedding size).
+  std::vector<at::Tensor> make_inputs(uint64_t seed) const;
+
+  // Runs the graph; returns the graph outputs in order. `hook`, when set, is
+  // called with (node index, false) before and (node index, true) after each
+  // top-level node, on the host thread that enqueues the work.
+  using NodeHook = std::function<void(int node, bool after)>;
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const NodeHook& hook = {}) const;
+
+  const Model& model() const { return model_; }
+  const ExecOptions& options() const { return options_; }
+  const WeightStore& weights() const { return weights_; }
+
+ private:
+  const Model& model_;
+  ExecOptions options_;
+  WeightStore weights_;
+};
+
+}  // namespace modelstat::profiler

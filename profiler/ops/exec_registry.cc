@@ -1,0 +1,57 @@
+// The one visible list of executors, and ExecContext's helpers.
+#include <unordered_map>
+
+#include "modelstat/error.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+
+const at::Tensor& ExecContext::input(size_t i) const {
+  static const at::Tensor undefined;
+  return i < inputs_.size() ? inputs_[i] : undefined;
+}
+
+std::vector<int64_t> ExecContext::input_ints(size_t i) const {
+  if (!has_input(i))
+    throw Error(ErrorKind::Input, "input " + std::to_string(i) + " is required", {}, node_.name, node_.op_type);
+  const at::Tensor t = inputs_[i].to(at::kCPU).to(at::kLong).contiguous();
+  const int64_t* p = t.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + t.numel());
+}
+
+double ExecContext::input_scalar(size_t i) const {
+  if (!has_input(i) || inputs_[i].numel() != 1)
+    throw Error(ErrorKind::Input, "input " + std::to_string(i) + " must be a scalar", {}, node_.name, node_.op_type);
+  return inputs_[i].to(at::kCPU).to(at::kDouble).item<double>();
+}
+
+const std::vector<ExecRule>& all_executors() {
+  static const std::vector<ExecRule> rules = [] {
+    std::vector<ExecRule> r;
+    add_conv_executors(r);
+    add_gemm_matmul_executors(r);
+    add_recurrent_executors(r);
+    add_elementwise_executors(r);
+    add_normalization_executors(r);
+    add_pooling_executors(r);
+    add_reduction_executors(r);
+    add_shape_ops_executors(r);
+    return r;
+  }();
+  return rules;
+}
+
+const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version) {
+  static const std::unordered_multimap<std::string, const ExecRule*> by_op = [] {
+    std::unordered_multimap<std::string, const ExecRule*> m;
+    for (const auto& rule : all_executors()) m.emplace(rule.key.op_type, &rule);
+    return m;
+  }();
+  const std::string d = normalize_domain(domain);
+  auto [begin, end] = by_op.equal_range(op_type);
+  for (auto it = begin; it != end; ++it)
+    if (it->second->key.matches(d, op_type, opset_version)) return it->second;
+  return nullptr;
+}
+
+}  // namespace modelstat::profiler

@@ -1,0 +1,77 @@
+// The executor's op registry: (domain, op type, opset range) -> a function
+// that runs one ONNX node with ATen calls. Same OpKey as the analyzer's cost
+// rules (include/modelstat/op_key.hpp); one file per op family, mirroring
+// analyzer/cost/. A test checks that every op with a cost rule has an
+// executor or is listed in analysis_only_ops().
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "modelstat/graph.hpp"
+#include "modelstat/op_key.hpp"
+
+namespace modelstat::profiler {
+
+// What an executor sees for one node: its IR node, its input tensors (an
+// undefined at::Tensor for an omitted optional input), and where it puts its
+// outputs. Values of constant inputs (shapes, axes, pads...) are read from
+// the input tensors themselves: they are real tensors on the device.
+class ExecContext {
+ public:
+  ExecContext(const Graph& graph, const Node& node, int64_t opset, std::vector<at::Tensor> inputs)
+      : graph_(graph), node_(node), opset_(opset), inputs_(std::move(inputs)) {}
+
+  const Node& node() const { return node_; }
+  const Graph& graph() const { return graph_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  // Undefined tensor when absent.
+  const at::Tensor& input(size_t i) const;
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i].defined(); }
+  size_t num_outputs() const { return node_.outputs.size(); }
+  bool wants_output(size_t i) const { return i < node_.outputs.size() && node_.outputs[i] >= 0; }
+
+  // Integer values of a (small) input, e.g. Reshape's shape: copied to the host.
+  std::vector<int64_t> input_ints(size_t i) const;
+  double input_scalar(size_t i) const;
+
+  std::vector<at::Tensor> outputs;  // filled by the executor function, one per node output
+
+ private:
+  const Graph& graph_;
+  const Node& node_;
+  int64_t opset_;
+  std::vector<at::Tensor> inputs_;
+};
+
+using ExecFn = void (*)(ExecContext&);
+
+struct ExecRule {
+  OpKey key;
+  ExecFn fn;
+};
+
+void add_conv_executors(std::vector<ExecRule>& rules);
+void add_gemm_matmul_executors(std::vector<ExecRule>& rules);
+void add_recurrent_executors(std::vector<ExecRule>& rules);
+void add_elementwise_executors(std::vector<ExecRule>& rules);
+void add_normalization_executors(std::vector<ExecRule>& rules);
+void add_pooling_executors(std::vector<ExecRule>& rules);
+void add_reduction_executors(std::vector<ExecRule>& rules);
+void add_shape_ops_executors(std::vector<ExecRule>& rules);
+
+const std::vector<ExecRule>& all_executors();
+const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version);
+
+// Ops with a cost rule but no executor, each with the reason (e.g. If/Loop/Scan,
+// random generators, string ops). Checked by tests/profiler/registry_test.cc.
+struct AnalysisOnlyOp {
+  const char* op_type;
+  const char* reason;
+};
+const std::vector<AnalysisOnlyOp>& analysis_only_ops();
+
+}  // namespace modelstat::profiler
