@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""CPU profiler benchmark: modelstat vs PyTorch eager, side by side in one run.
+
+For each model (torchvision export, batch 1, fixed seed, exported with
+tests/e2e/export_torchvision.py and cached in --workdir):
+  1. modelstat profile FILE --device cpu --threads T   (twice, consecutive)
+  2. bench/torch_reference.py --model NAME --threads T (PyTorch eager, inference_mode)
+and reports: modelstat whole-model median, PyTorch median, their ratio (goal
+<= 1.05), the per-layer sum vs the whole-model median (goal within 10%), and
+the two modelstat runs' agreement (goal within 2%).
+
+    /usr/bin/python3 bench/bench_profiler.py --modelstat build/tools/modelstat \
+        [--models resnet50 mobilenet_v2] [--threads 2] [--workdir DIR] [--out FILE]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PY = "/usr/bin/python3"
+
+
+def export(name, workdir):
+    path = os.path.join(workdir, f"{name}.opset13.onnx")
+    if not os.path.exists(path):
+        subprocess.run([PY, os.path.join(ROOT, "tests/e2e/export_torchvision.py"), name, path, "--opset", "13"],
+                       check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+def modelstat_profile(binary, path, threads, extra):
+    out = subprocess.run([binary, "profile", path, "--device", "cpu", "--threads", str(threads), "-f", "json",
+                          "--min-time", "3", "--max-time", "20"] + extra,
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def torch_reference(name, threads):
+    out = subprocess.run([PY, os.path.join(HERE, "torch_reference.py"), "--model", name, "--threads", str(threads),
+                          "--min-time", "3", "--max-time", "20"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--modelstat", required=True)
+    p.add_argument("--models", nargs="*", default=["resnet50", "mobilenet_v2"])
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--workdir", default="/tmp/modelstat_bench")
+    p.add_argument("--out", default=None)
+    args = p.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+
+    rows = []
+    for name in args.models:
+        path = export(name, args.workdir)
+        first = modelstat_profile(args.modelstat, path, args.threads, [])
+        second = modelstat_profile(args.modelstat, path, args.threads, ["--no-layers"])
+        ref = torch_reference(name, args.threads)
+        m1 = first["whole"]["median"]
+        m2 = second["whole"]["median"]
+        layer_sum = first["layer_sum"]["median"]
+        rows.append({
+            "model": name, "threads": args.threads,
+            "modelstat_ms": m1 * 1e3, "modelstat_run2_ms": m2 * 1e3, "torch_ms": ref["median_s"] * 1e3,
+            "ratio": m1 / ref["median_s"], "layer_sum_ms": layer_sum * 1e3,
+            "layer_sum_vs_whole": layer_sum / m1 - 1.0, "run_to_run": m2 / m1 - 1.0,
+            "modelstat_runs": first["whole"]["count"], "torch_runs": ref["runs"],
+            "stop": first["whole"]["stop_reason"],
+        })
+
+    lines = ["| model | threads | modelstat median | PyTorch eager median | ratio (goal <= 1.05) | layer sum | "
+             "layer sum vs whole (goal +-10%) | 2nd run | run-to-run (goal +-2%) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['threads']} | {r['modelstat_ms']:.2f} ms ({r['modelstat_runs']} runs) | "
+                     f"{r['torch_ms']:.2f} ms ({r['torch_runs']} runs) | {r['ratio']:.3f} | {r['layer_sum_ms']:.2f} ms | "
+                     f"{r['layer_sum_vs_whole']*100:+.1f}% | {r['modelstat_run2_ms']:.2f} ms | {r['run_to_run']*100:+.1f}% |")
+    text = "\n".join(lines)
+    print(text)
+    print(json.dumps(rows, indent=1), file=sys.stderr)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

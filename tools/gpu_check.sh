@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one call (see tools/gpu_deps.sh and the README):
+#   1. unpack the carried Debian packages (.gpu_deps/*.deb) into a private prefix
+#   2. configure against PyTorch's CUDA LibTorch (torch.utils.cmake_prefix_path)
+#   3. build, run the test suites (GPU tests included)
+#   4. measure: modelstat device ceilings, resnet50 (batch 1 and 32) and the
+#      seeds/001 CustomModel (batch 32) with modelstat vs PyTorch's own CUDA-event
+#      timing of the same architecture, max batch
+# Output: a summary table last; logs and JSON under $OUT (or ./gpu_out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu_out}
+mkdir -p "$OUT"
+PREFIX=/tmp/modelstat_deps
+mkdir -p "$PREFIX"
+for deb in .gpu_deps/*.deb; do [ -f "$deb" ] && dpkg -x "$deb" "$PREFIX"; done
+export CMAKE_PREFIX_PATH="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'):$PREFIX/usr:$PREFIX/usr/lib/x86_64-linux-gnu/cmake"
+export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/nvidia_smi.txt"
+
+set -e
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DMODELSTAT_CUDA=ON \
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc 2>&1 | tee "$OUT/configure.log" | tail -5
+cmake --build build-gpu -j "$(nproc)" 2>&1 | tee "$OUT/build.log" | tail -5
+ctest --test-dir build-gpu --output-on-failure -j 8 2>&1 | tee "$OUT/ctest.log" | tail -15
+set +e
+
+M=build-gpu/tools/modelstat
+python3 tests/e2e/export_torchvision.py resnet50 /tmp/resnet50.onnx --opset 17 > /dev/null
+# the committed CustomModel is a skeleton: the profiler fills its absent weights from the seed (same cost)
+for b in 1 32; do
+  $M profile /tmp/resnet50.onnx --device cuda --input input:${b}x3x224x224 -f json -o "$OUT/resnet50_b$b.json"
+done
+$M profile sample_models/custom_model.onnx --device cuda --dim batch=32 -f json -o "$OUT/custom_b32.json"
+$M profile /tmp/resnet50.onnx --device cuda --max-batch --no-layers -f json -o "$OUT/resnet50_maxbatch.json"
+python3 bench/torch_reference.py --device cuda --out "$OUT/torch_reference.json"
+python3 bench/compare_gpu.py "$OUT" | tee "$OUT/summary.md"
