@@ -1,1 +1,161 @@
-// placeholder
+// Executor: runs the top-level graph node by node with the registered ATen
+// executors, keeping only live activations (each is released after its last
+// consumer, so memory use is what a real runtime would need, not the sum of
+// all activations).
+#include "profiler/executor.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "modelstat/error.hpp"
+#include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+
+namespace {
+
+bool is_constant_node(const Node& node) { return node.op_type == "Constant" && node.domain.empty(); }
+
+// A Constant node whose value the weight store already holds needs no executor.
+bool constant_preloaded(const Graph& g, const Node& node, const WeightStore& weights) {
+  return is_constant_node(node) && node.outputs.size() == 1 && weights.get(&g, node.outputs[0]).defined();
+}
+
+// Exclusive upper bound for an integer graph input: the vocabulary size when
+// it indexes a constant table (Gather's indices, as token ids do), else 2.
+int64_t integer_input_bound(const Graph& g, int input, const WeightStore& weights) {
+  int64_t bound = std::numeric_limits<int64_t>::max();
+  for (int consumer : g.tensors[size_t(input)].consumers) {
+    const Node& node = g.nodes[size_t(consumer)];
+    if (node.op_type != "Gather" || node.inputs.size() < 2 || node.inputs[1] != input || node.inputs[0] < 0) continue;
+    const at::Tensor& table = weights.get(&g, node.inputs[0]);
+    const Tensor& data = g.tensors[size_t(node.inputs[0])];
+    const int64_t axis = node.attr_int("axis", 0);
+    if (!data.is_constant() || !table.defined() || table.dim() == 0) continue;
+    const int64_t a = axis < 0 ? axis + table.dim() : axis;
+    if (a >= 0 && a < table.dim() && table.size(a) > 0) bound = std::min(bound, table.size(a));
+  }
+  return bound == std::numeric_limits<int64_t>::max() ? 2 : bound;
+}
+
+}  // namespace
+
+Executor::Executor(const Model& model, const ExecOptions& options)
+    : model_(model), options_(options), weights_(model, options) {
+  const Graph& g = model.graph;
+  const Node* first = nullptr;
+  std::set<std::string> unsupported;
+  for (const Node& node : g.nodes) {
+    if (constant_preloaded(g, node, weights_)) continue;
+    if (find_executor(node.domain, node.op_type, model.opset_version(node.domain))) continue;
+    if (!first) first = &node;
+    unsupported.insert(node.domain.empty() ? node.op_type : node.domain + "." + node.op_type);
+  }
+  if (first) {
+    std::string list;
+    for (const auto& op : unsupported) list += (list.empty() ? "" : ", ") + op;
+    throw Error(ErrorKind::Input,
+                "op " + first->op_type + " has no executor (node '" + first->name + "'); ops without one: " + list,
+                {}, first->name, first->op_type);
+  }
+}
+
+std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
+  const Graph& g = model_.graph;
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(g.inputs.size());
+  for (int id : g.inputs) {
+    const Tensor& t = g.tensors[size_t(id)];
+    if (!t.shape.fully_known())
+      throw Error(ErrorKind::Input,
+                  "input " + t.name + " has unknown dims (" + t.shape.to_string() + "): bind with --input/--dim");
+    const auto dims = known_dims(t.shape, "input " + t.name);
+    const at::ScalarType type = scalar_type_of(t.dtype);
+    at::Tensor x;
+    if (at::isFloatingType(type)) {
+      // N(0,1): never all zeros, which some kernels would run faster on.
+      x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat)).to(options_.float_dtype);
+    } else if (type == at::kBool) {
+      x = at::randint(0, 2, dims, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+    } else {
+      x = at::randint(0, integer_input_bound(g, id, weights_), dims, gen, at::TensorOptions().dtype(at::kLong))
+              .to(type);
+    }
+    inputs.push_back(x.to(options_.device));
+  }
+  return inputs;
+}
+
+std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, const NodeHook& hook) const {
+  const Graph& g = model_.graph;
+  if (inputs.size() != g.inputs.size())
+    throw Error(ErrorKind::Input, "the graph has " + std::to_string(g.inputs.size()) + " inputs, " +
+                                      std::to_string(inputs.size()) + " given");
+  std::vector<at::Tensor> env(g.tensors.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
+  for (int t : g.initializers) env[size_t(t)] = weights_.get(&g, t);
+
+  // Release each activation after its last consumer; graph outputs stay.
+  std::vector<std::vector<int>> release_after(g.nodes.size());
+  {
+    std::vector<bool> keep(g.tensors.size(), false);
+    for (int t : g.outputs) keep[size_t(t)] = true;
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      const auto& consumers = g.tensors[t].consumers;
+      if (keep[t]) continue;
+      if (!consumers.empty())
+        release_after[size_t(*std::max_element(consumers.begin(), consumers.end()))].push_back(int(t));
+      else if (g.tensors[t].producer >= 0)  // an unused output (e.g. a mask): dropped at once
+        release_after[size_t(g.tensors[t].producer)].push_back(int(t));
+    }
+  }
+
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    if (hook) hook(int(i), false);
+    if (constant_preloaded(g, node, weights_)) {
+      env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
+    } else {
+      const int64_t opset = model_.opset_version(node.domain);
+      const ExecRule* rule = find_executor(node.domain, node.op_type, opset);
+      if (!rule) throw Error(ErrorKind::Input, "op " + node.op_type + " has no executor", {}, node.name, node.op_type);
+      std::vector<at::Tensor> args;
+      args.reserve(node.inputs.size());
+      for (int t : node.inputs) args.push_back(t >= 0 ? env[size_t(t)] : at::Tensor());
+      ExecContext ctx(g, node, opset, std::move(args));
+      try {
+        rule->fn(ctx);
+      } catch (const c10::OutOfMemoryError&) {
+        throw;  // the batch search catches it: not a failure of the model
+      } catch (const c10::Error& e) {
+        throw Error(ErrorKind::Runtime, e.what_without_backtrace(), {}, node.name, node.op_type);
+      }
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        if (node.outputs[o] < 0) continue;
+        if (o >= ctx.outputs.size() || !ctx.outputs[o].defined())
+          throw Error(ErrorKind::Runtime, "executor produced no output " + std::to_string(o), {}, node.name,
+                      node.op_type);
+        env[size_t(node.outputs[o])] = std::move(ctx.outputs[o]);
+      }
+    }
+    for (int t : release_after[i]) env[size_t(t)] = at::Tensor();
+    if (hook) hook(int(i), true);
+  }
+
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(g.outputs.size());
+  for (int t : g.outputs) {
+    if (!env[size_t(t)].defined())
+      throw Error(ErrorKind::Runtime, "graph output '" + g.tensors[size_t(t)].name + "' was not produced");
+    outputs.push_back(env[size_t(t)]);
+  }
+  return outputs;
+}
+
+}  // namespace modelstat::profiler

@@ -1,1 +1,423 @@
-// placeholder
+// The measurement protocol of METHODOLOGY.md, in order:
+//   cold path (load, weight upload, first inference) -> warm-up by count and
+//   time -> clean whole-model pass (no instrumentation) -> instrumented
+//   per-layer pass (markers between nodes, one wait per iteration) -> H2D /
+//   D2H copies timed apart -> optional batch sweep, max-batch search and
+//   concurrency. Every stopping decision goes through a StoppingCriterion.
+#include <ATen/Parallel.h>
+#include <torch/csrc/api/include/torch/version.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "analyzer/loader/loader.hpp"
+#include "modelstat/error.hpp"
+#include "modelstat/profile.hpp"
+#include "profiler/device.hpp"
+#include "profiler/executor.hpp"
+#include "profiler/progress.hpp"
+#include "profiler/statistics.hpp"
+#include "profiler/stopping.hpp"
+
+namespace modelstat {
+
+namespace profiler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+TimingSummary to_summary(const std::vector<double>& samples, const std::string& reason) {
+  TimingSummary s;
+  s.samples = samples;
+  s.stop_reason = reason;
+  if (samples.empty()) return s;
+  const SampleStats st = summarize(samples);
+  s.count = st.count;
+  s.mean = st.mean;
+  s.median = st.median;
+  s.stddev = st.stddev;
+  s.cv = st.cv;
+  s.min = st.min;
+  s.max = st.max;
+  s.p50 = st.p50;
+  s.p90 = st.p90;
+  s.p95 = st.p95;
+  s.p99 = st.p99;
+  s.median_ci_low = st.median_ci_low;
+  s.median_ci_high = st.median_ci_high;
+  s.rel_ci = st.median_rel_ci_half_width;
+  return s;
+}
+
+StoppingConfig stopping_config(const ProfileOptions& o) {
+  StoppingConfig c;
+  c.min_iterations = o.min_iterations;
+  c.min_seconds = o.min_seconds;
+  c.max_seconds = o.max_seconds;
+  c.max_iterations = o.max_iterations;
+  c.target_rel_ci = o.target_rel_ci;
+  return c;
+}
+
+at::ScalarType float_dtype(const ProfileOptions& o) {
+  if (o.dtype == "fp32") return at::kFloat;
+  if (o.dtype == "fp16") return at::kHalf;
+  if (o.dtype == "bf16") return at::kBFloat16;
+  throw Error(ErrorKind::Usage, "--dtype must be fp32, fp16 or bf16, got '" + o.dtype + "'");
+}
+
+std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device) {
+  std::vector<at::Tensor> out;
+  out.reserve(host.size());
+  for (const auto& t : host) out.push_back(t.to(device, /*non_blocking=*/true));
+  return out;
+}
+
+std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& device_tensors) {
+  std::vector<at::Tensor> out;
+  out.reserve(device_tensors.size());
+  for (const auto& t : device_tensors) out.push_back(t.defined() ? t.to(at::kCPU) : t);
+  return out;
+}
+
+int64_t total_bytes(const std::vector<at::Tensor>& ts) {
+  int64_t n = 0;
+  for (const auto& t : ts)
+    if (t.defined()) n += int64_t(t.numel()) * int64_t(t.element_size());
+  return n;
+}
+
+// Runs `one` repeatedly under the stopping criterion; `one` returns a sample.
+template <typename Fn>
+TimingSummary sample_until_stable(const ProfileOptions& o, const char* label, Fn&& one) {
+  MedianCiCriterion criterion(stopping_config(o));
+  std::vector<double> samples;
+  Progress progress(label, o.max_seconds);
+  const auto start = Clock::now();
+  while (true) {
+    samples.push_back(one(samples.size()));
+    const double elapsed = since(start);
+    progress.update(elapsed, samples.size());
+    if (criterion.should_stop(samples, elapsed)) break;
+  }
+  progress.done();
+  return to_summary(samples, criterion.reason());
+}
+
+void warm_up(const ProfileOptions& o, Device& device, const std::function<void(size_t)>& run_once) {
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < o.warmup_iterations || since(start) < o.warmup_seconds; ++i) {
+    run_once(size_t(i));
+    device.synchronize();
+    if (since(start) > std::max(o.warmup_seconds * 20, 60.0)) break;  // a pathological model: don't hang
+  }
+}
+
+std::string today() {
+  char buf[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+int64_t leading_batch(const Model& model) {
+  for (int i : model.graph.inputs) {
+    const auto& s = model.graph.tensors[size_t(i)].shape;
+    if (s.rank_known && !s.dims.empty() && s.dims[0].known()) return s.dims[0].value;
+  }
+  return 0;
+}
+
+// LoadOptions that set the leading dim of every graph input to `batch`.
+LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batch) {
+  LoadOptions o = base;
+  for (int i : model.graph.inputs) {
+    const Tensor& t = model.graph.tensors[size_t(i)];
+    if (!t.shape.fully_known() || t.shape.dims.empty()) continue;
+    std::vector<int64_t> dims;
+    for (const auto& d : t.shape.dims) dims.push_back(d.value);
+    dims[0] = batch;
+    o.input_shapes[t.name] = dims;
+  }
+  return o;
+}
+
+struct BatchRun {
+  bool fits = false;
+  std::string failure;
+  TimingSummary time;
+};
+
+// One batch size: bind, build, warm up briefly, measure with the stopping rule.
+BatchRun run_batch(const std::string& path, const Model& base_model, const LoadOptions& load,
+                   const ProfileOptions& o, Device& device, int64_t batch) {
+  BatchRun r;
+  try {
+    Model model = loader::load_model_file(path, with_batch(base_model, load, batch));
+    ExecOptions eo;
+    eo.device = device.torch_device();
+    eo.float_dtype = float_dtype(o);
+    eo.seed = o.seed;
+    Executor exec(model, eo);
+    const auto inputs = to_device(exec.make_inputs(o.seed), device.torch_device());
+    ProfileOptions quick = o;
+    quick.warmup_iterations = 2;
+    quick.warmup_seconds = 0.1;
+    quick.min_iterations = std::min<int64_t>(o.min_iterations, 5);
+    quick.min_seconds = std::min(o.min_seconds, 0.3);
+    quick.max_seconds = std::min(o.max_seconds, 3.0);
+    quick.target_rel_ci = std::max(o.target_rel_ci, 0.02);
+    warm_up(quick, device, [&](size_t) { exec.run(inputs); });
+    auto timer = device.interval_timer();
+    r.time = sample_until_stable(quick, "batch", [&](size_t) {
+      timer->start();
+      exec.run(inputs);
+      timer->stop();
+      return timer->seconds();
+    });
+    r.fits = true;
+  } catch (const std::exception& e) {
+    if (!is_out_of_memory(e)) throw;
+    r.fits = false;
+    r.failure = "out of memory";
+  }
+  return r;
+}
+
+BatchPoint to_point(int64_t batch, const BatchRun& r) {
+  BatchPoint p;
+  p.batch = batch;
+  p.fits = r.fits;
+  p.failure = r.failure;
+  if (r.fits) {
+    p.median = r.time.median;
+    // batch * iterations / elapsed, with elapsed the sum of the measured runs.
+    double elapsed = 0;
+    for (double s : r.time.samples) elapsed += s;
+    p.throughput = elapsed > 0 ? double(batch) * double(r.time.samples.size()) / elapsed : 0;
+  }
+  return p;
+}
+
+}  // namespace
+
+ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
+  ProfileResult result;
+  if (o.threads < 0) throw Error(ErrorKind::Usage, "--threads must be positive");
+  const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(o.threads > 0 ? o.threads : hw);
+  std::unique_ptr<Device> device = make_device(o.device);
+  if (o.device == "cpu" && o.dtype != "fp32")
+    throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU modelstat runs fp32");
+
+  // Cold path 1: model load (read, parse, bind, infer shapes).
+  auto t = Clock::now();
+  Model model = loader::load_model_file(path, load);
+  result.cold.model_load = since(t);
+  result.analysis = analyze_model(model);
+
+  // Cold path 2: weights to the device.
+  ExecOptions eo;
+  eo.device = device->torch_device();
+  eo.float_dtype = float_dtype(o);
+  eo.seed = o.seed;
+  t = Clock::now();
+  Executor exec(model, eo);  // names an unsupported op before anything is timed
+  device->synchronize();
+  result.cold.weight_upload = since(t);
+  for (const auto& n : exec.weights().notices()) result.notices.push_back(n);
+
+  // Inputs: several random sets (fixed seeds, never zeros), rotated.
+  const int sets = std::max(1, o.input_sets);
+  std::vector<std::vector<at::Tensor>> host_inputs, inputs;
+  for (int k = 0; k < sets; ++k) {
+    host_inputs.push_back(exec.make_inputs(o.seed + uint64_t(k)));
+    inputs.push_back(to_device(host_inputs.back(), device->torch_device()));
+  }
+  device->synchronize();
+
+  // Cold path 3: the first inference pays for lazy initialisation.
+  auto interval = device->interval_timer();
+  interval->start();
+  std::vector<at::Tensor> outputs = exec.run(inputs[0]);
+  interval->stop();
+  result.cold.first_inference = interval->seconds();
+
+  warm_up(o, *device, [&](size_t i) { exec.run(inputs[i % inputs.size()]); });
+
+  // Pass 1: clean whole-model latency, no per-layer instrumentation.
+  result.end_to_end = o.end_to_end;
+  result.whole = sample_until_stable(o, "whole model", [&](size_t i) {
+    const auto& host = host_inputs[i % host_inputs.size()];
+    interval->start();
+    if (o.end_to_end) {
+      auto out = exec.run(to_device(host, device->torch_device()));
+      auto back = to_host(out);
+      interval->stop();
+      return interval->seconds();
+    }
+    exec.run(inputs[i % inputs.size()]);
+    interval->stop();
+    return interval->seconds();
+  });
+  result.cold.steady_state_median = result.whole.median;
+
+  // Pass 2: per-layer times from markers between nodes, one wait per iteration.
+  const size_t n = model.graph.nodes.size();
+  if (o.per_layer && n > 0) {
+    auto markers = device->marker_timer();
+    std::vector<std::vector<double>> per_node(n);
+    result.layer_sum = sample_until_stable(o, "per layer", [&](size_t i) {
+      markers->reset(n + 1);
+      exec.run(inputs[i % inputs.size()], [&](int node, bool after) {
+        if (!after && node == 0) markers->mark(0);
+        if (after) markers->mark(size_t(node) + 1);
+      });
+      const std::vector<double> intervals = markers->intervals();
+      double sum = 0;
+      for (size_t k = 0; k < n && k < intervals.size(); ++k) {
+        per_node[k].push_back(intervals[k]);
+        sum += intervals[k];
+      }
+      return sum;
+    });
+    for (size_t k = 0; k < n; ++k) {
+      LayerTiming lt;
+      lt.index = int(k);
+      lt.name = model.graph.nodes[k].name;
+      lt.op_type = model.graph.nodes[k].op_type;
+      lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
+      result.layers.push_back(std::move(lt));
+    }
+  }
+
+  // Transfers, timed apart from compute.
+  result.h2d_bytes = total_bytes(host_inputs[0]);
+  result.d2h_bytes = total_bytes(outputs);
+  ProfileOptions copies = o;
+  copies.max_seconds = std::min(o.max_seconds, 2.0);
+  copies.min_seconds = std::min(o.min_seconds, 0.2);
+  result.h2d = sample_until_stable(copies, "H2D copies", [&](size_t i) {
+    interval->start();
+    auto d = to_device(host_inputs[i % host_inputs.size()], device->torch_device());
+    interval->stop();
+    return interval->seconds();
+  });
+  result.d2h = sample_until_stable(copies, "D2H copies", [&](size_t) {
+    interval->start();
+    auto h = to_host(outputs);
+    interval->stop();
+    return interval->seconds();
+  });
+
+  // Throughput: batch sweep and max-batch search.
+  const int64_t base_batch = leading_batch(model);
+  for (int64_t b : o.batch_sweep) {
+    if (b < 1) throw Error(ErrorKind::Usage, "batch sizes must be positive");
+    result.batch_sweep.push_back(to_point(b, run_batch(path, model, load, o, *device, b)));
+  }
+  if (o.find_max_batch) {
+    // Doubling until out of memory (or the limit), then binary search between
+    // the last fit and the first failure.
+    int64_t good = 0, bad = 0;
+    for (int64_t b = 1; b <= o.max_batch_limit; b *= 2) {
+      BatchRun r = run_batch(path, model, load, o, *device, b);
+      result.batch_sweep.push_back(to_point(b, r));
+      if (!r.fits) {
+        bad = b;
+        break;
+      }
+      good = b;
+      if (b > o.max_batch_limit / 2) break;
+    }
+    while (bad > 0 && bad - good > 1) {
+      const int64_t mid = good + (bad - good) / 2;
+      BatchRun r = run_batch(path, model, load, o, *device, mid);
+      result.batch_sweep.push_back(to_point(mid, r));
+      (r.fits ? good : bad) = mid;
+    }
+    result.max_batch = good;
+    if (bad == 0)
+      result.notices.push_back("max-batch search stopped at the limit " + std::to_string(good) +
+                               " without running out of memory (raise --max-batch-limit)");
+    std::sort(result.batch_sweep.begin(), result.batch_sweep.end(),
+              [](const BatchPoint& a, const BatchPoint& b) { return a.batch < b.batch; });
+  }
+
+  // Concurrency: N independent requests in flight.
+  if (o.concurrency > 0) {
+    ConcurrencyResult c;
+    c.requests_in_flight = o.concurrency;
+    c.mechanism = device->concurrency_mechanism();
+    std::vector<std::vector<double>> latencies(size_t(o.concurrency));
+    std::atomic<bool> stop{false};
+    const double window = std::max(o.min_seconds, 1.0);
+    const auto start = Clock::now();
+    std::vector<std::thread> workers;
+    // Each worker owns its inputs and, on CUDA, its own stream (Device decides).
+    for (int w = 0; w < o.concurrency; ++w) {
+      workers.emplace_back([&, w] {
+        auto scope = device->worker_scope();  // CUDA: a stream of its own
+        at::set_num_threads(std::max(1, (o.threads > 0 ? o.threads : hw) / o.concurrency));
+        auto timer = device->interval_timer();
+        const auto& in = inputs[size_t(w) % inputs.size()];
+        while (!stop.load()) {
+          timer->start();
+          exec.run(in);
+          timer->stop();
+          latencies[size_t(w)].push_back(timer->seconds());
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(window));
+    stop = true;
+    for (auto& th : workers) th.join();
+    const double elapsed = since(start);
+    std::vector<double> all;
+    for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+    c.throughput = elapsed > 0 ? double(all.size()) / elapsed : 0;
+    c.latency = to_summary(all, "fixed window of " + std::to_string(window) + " s");
+    result.concurrency = c;
+    at::set_num_threads(o.threads > 0 ? o.threads : hw);
+  }
+
+  // Context: a number without its conditions is not reusable.
+  device->describe(result.context);
+  result.context.threads = at::get_num_threads();
+  result.context.dtype = o.dtype;
+  result.context.batch = base_batch;
+  result.context.date = today();
+  result.context.host = hostname();
+  result.context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                                 std::to_string(TORCH_VERSION_PATCH);
+  return result;
+}
+
+}  // namespace profiler
+
+ProfileResult profile_model(const std::string& path, const LoadOptions& load, const ProfileOptions& options) {
+  try {
+    return profiler::profile(path, load, options);
+  } catch (const Error& e) {
+    if (!e.file().empty()) throw;
+    throw Error(e.kind(), e.message(), path, e.node(), e.op());
+  } catch (const std::exception& e) {
+    if (profiler::is_out_of_memory(e)) throw Error(ErrorKind::Runtime, "out of memory: " + std::string(e.what()), path);
+    throw Error(ErrorKind::Runtime, e.what(), path);
+  }
+}
+
+}  // namespace modelstat

@@ -1,1 +1,288 @@
-// placeholder
+#include "profiler/verify.hpp"
+
+// The profiler target does not carry ONNX's CMake compile definitions (only
+// the analyzer links ONNX directly); these are the values ONNX's package
+// exports, so the generated protobuf classes match the library's.
+#ifndef ONNX_NAMESPACE
+#define ONNX_NAMESPACE onnx
+#endif
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#include <onnx/onnx_pb.h>
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "analyzer/loader/loader.hpp"
+#include "modelstat/error.hpp"
+#include "profiler/executor.hpp"
+#include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Input, "cannot read '" + path.string() + "'", path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+onnx::ModelProto read_model(const fs::path& path) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(read_file(path)))
+    throw Error(ErrorKind::Input, "'" + path.string() + "' is not an ONNX model", path.string());
+  return model;
+}
+
+int64_t opset_of(const onnx::ModelProto& model, const std::string& domain) {
+  for (const auto& o : model.opset_import())
+    if (normalize_domain(o.domain()) == domain) return o.version();
+  return 0;
+}
+
+template <typename Field, typename T>
+void append_as(std::string& out, const Field& values) {
+  for (const auto& v : values) {
+    const T x = static_cast<T>(v);
+    out.append(reinterpret_cast<const char*>(&x), sizeof(T));
+  }
+}
+
+// A TensorProto (raw_data or any typed field) as a CPU tensor of its dtype.
+at::Tensor tensor_from_proto(const onnx::TensorProto& p) {
+  const DType dtype = DType(p.data_type());
+  if (dtype == DType::String) throw Error(ErrorKind::Input, "string tensors are not supported");
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  std::string raw;
+  if (p.has_raw_data()) {
+    raw = p.raw_data();
+  } else if (p.float_data_size()) {
+    append_as<decltype(p.float_data()), float>(raw, p.float_data());
+  } else if (p.double_data_size()) {
+    append_as<decltype(p.double_data()), double>(raw, p.double_data());
+  } else if (p.int64_data_size()) {
+    append_as<decltype(p.int64_data()), int64_t>(raw, p.int64_data());
+  } else if (p.uint64_data_size()) {
+    if (dtype == DType::UInt32) append_as<decltype(p.uint64_data()), uint32_t>(raw, p.uint64_data());
+    else append_as<decltype(p.uint64_data()), uint64_t>(raw, p.uint64_data());
+  } else if (p.int32_data_size()) {
+    // 8/16-bit types, bool, float16 and bfloat16 travel as int32 values / bit patterns.
+    switch (dtype_size_bytes(dtype)) {
+      case 1: append_as<decltype(p.int32_data()), uint8_t>(raw, p.int32_data()); break;
+      case 2: append_as<decltype(p.int32_data()), uint16_t>(raw, p.int32_data()); break;
+      default: append_as<decltype(p.int32_data()), int32_t>(raw, p.int32_data()); break;
+    }
+  }
+  return tensor_from_raw(raw.data(), int64_t(raw.size()), dtype, dims);
+}
+
+at::Tensor read_tensor(const fs::path& path) {
+  onnx::TensorProto p;
+  if (!p.ParseFromString(read_file(path)))
+    throw Error(ErrorKind::Input, "'" + path.string() + "' is not a TensorProto", path.string());
+  return tensor_from_proto(p);
+}
+
+// input_0.pb, input_1.pb, ... in index order (not lexical: input_10 after input_9).
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (int i = 0;; ++i) {
+    const fs::path f = dir / (prefix + "_" + std::to_string(i) + ".pb");
+    if (!fs::exists(f)) break;
+    files.push_back(f);
+  }
+  return files;
+}
+
+std::vector<fs::path> data_sets(const fs::path& case_dir) {
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(case_dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+// ONNX 1.12's test data stores bfloat16 values as uint16 bit patterns (its
+// numpy has no bfloat16): reinterpret them when the model declares bfloat16.
+at::Tensor as_declared(const at::Tensor& t, const onnx::ValueInfoProto& v) {
+  if (v.type().tensor_type().elem_type() != onnx::TensorProto::BFLOAT16 || t.scalar_type() != at::kInt) return t;
+  return t.to(at::kShort).view(at::kBFloat16);  // the low 16 bits are the pattern
+}
+
+bool is_tensor_value(const onnx::ValueInfoProto& v) {
+  return !v.has_type() || v.type().value_case() == onnx::TypeProto::kTensorType;
+}
+
+// Compares one output; returns the number of mismatching elements and writes a line when any.
+int64_t compare(const at::Tensor& actual_in, const at::Tensor& expected, const std::string& what,
+                const VerifyOptions& options, std::ostream& report) {
+  const at::Tensor actual = actual_in.to(at::kCPU);
+  if (actual.sizes() != expected.sizes()) {
+    report << what << ": shape " << actual.sizes() << ", expected " << expected.sizes() << "\n";
+    return std::max<int64_t>(expected.numel(), 1);
+  }
+  if (expected.numel() == 0) return 0;
+  const bool exact = !at::isFloatingType(expected.scalar_type()) && !at::isComplexType(expected.scalar_type());
+  if (exact) {
+    if (at::isFloatingType(actual.scalar_type())) {
+      report << what << ": " << actual.scalar_type() << " output, expected " << expected.scalar_type() << "\n";
+      return expected.numel();
+    }
+    const at::Tensor differ = actual.to(at::kLong) != expected.to(at::kLong);
+    const int64_t count = differ.sum().item<int64_t>();
+    if (count) {
+      const at::Tensor diff = (actual.to(at::kDouble) - expected.to(at::kDouble)).abs();
+      report << what << ": " << count << " of " << expected.numel() << " elements differ (max abs diff "
+             << diff.max().item<double>() << ", exact comparison)\n";
+    }
+    return count;
+  }
+  const at::Tensor a = actual.to(at::kDouble), e = expected.to(at::kDouble);
+  const at::Tensor both_nan = at::isnan(a) & at::isnan(e);
+  const at::Tensor same_inf = at::isinf(e) & (a == e);
+  const at::Tensor diff = (a - e).abs();
+  const at::Tensor close = (diff <= options.atol + options.rtol * e.abs()) | both_nan | same_inf;
+  const int64_t count = (~close).sum().item<int64_t>();
+  if (count) {
+    const at::Tensor finite = at::isfinite(diff);
+    const at::Tensor d = at::where(finite, diff, at::zeros_like(diff));
+    // Relative difference where the expected value is finite and non-zero.
+    const at::Tensor scale = e.abs();
+    const at::Tensor rel = at::where(at::isfinite(scale) & (scale > 0), d / scale, at::zeros_like(d));
+    report << what << ": " << count << " of " << expected.numel() << " elements differ (max abs diff "
+           << d.max().item<double>() << ", max rel diff " << rel.max().item<double>() << ", rtol " << options.rtol
+           << ", atol " << options.atol << ")\n";
+  }
+  return count;
+}
+
+}  // namespace
+
+std::vector<std::string> case_unsupported_ops(const std::string& case_dir) {
+  const onnx::ModelProto model = read_model(fs::path(case_dir) / "model.onnx");
+  std::set<std::string> missing;
+  for (const auto& node : model.graph().node()) {
+    const std::string domain = normalize_domain(node.domain());
+    if (find_executor(domain, node.op_type(), opset_of(model, domain))) continue;
+    // A Constant needs no executor when its value is a tensor or number the
+    // weight store builds (value_string(s) and sparse_value are not).
+    if (node.op_type() == "Constant" && domain.empty() && node.attribute_size() == 1) {
+      const std::string& a = node.attribute(0).name();
+      if (a == "value" || a == "value_float" || a == "value_floats" || a == "value_int" || a == "value_ints") continue;
+    }
+    missing.insert(domain.empty() ? node.op_type() : domain + "." + node.op_type());
+  }
+  // Values the executor cannot hold: sequences, optionals, maps, strings.
+  std::vector<const onnx::ValueInfoProto*> values;
+  for (const auto& v : model.graph().input()) values.push_back(&v);
+  for (const auto& v : model.graph().output()) values.push_back(&v);
+  for (const auto* v : values) {
+    if (!is_tensor_value(*v)) missing.insert("non-tensor value '" + v->name() + "'");
+    else if (v->type().tensor_type().elem_type() == onnx::TensorProto::STRING)
+      missing.insert("string value '" + v->name() + "'");
+  }
+  return std::vector<std::string>(missing.begin(), missing.end());
+}
+
+int verify_case(const std::string& case_dir, std::ostream& report, const VerifyOptions& options) {
+  const fs::path dir(case_dir);
+  const fs::path model_path = dir / "model.onnx";
+  try {
+    const onnx::ModelProto proto = read_model(model_path);
+    const auto unsupported = case_unsupported_ops(case_dir);
+    if (!unsupported.empty()) {
+      report << "cannot run (no executor, or a non-tensor / string value):";
+      for (const auto& op : unsupported) report << " " << op;
+      report << "\n";
+      return int(VerifyStatus::CannotRun);
+    }
+    // User-fed graph inputs, in order (IR < 4 files list initializers as inputs too).
+    std::set<std::string> initializers;
+    for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
+    std::vector<const onnx::ValueInfoProto*> graph_inputs;
+    std::vector<std::string> input_names;
+    for (const auto& v : proto.graph().input())
+      if (!initializers.count(v.name())) {
+        graph_inputs.push_back(&v);
+        input_names.push_back(v.name());
+      }
+
+    const auto sets = data_sets(dir);
+    if (sets.empty()) {
+      report << "no test_data_set_* folder\n";
+      return int(VerifyStatus::CannotRun);
+    }
+    std::vector<std::vector<at::Tensor>> set_inputs, set_outputs;
+    for (const auto& set : sets) {
+      std::vector<at::Tensor> ins, outs;
+      for (const auto& f : numbered(set, "input")) ins.push_back(read_tensor(f));
+      for (const auto& f : numbered(set, "output")) outs.push_back(read_tensor(f));
+      for (size_t i = 0; i < ins.size() && i < graph_inputs.size(); ++i) ins[i] = as_declared(ins[i], *graph_inputs[i]);
+      for (size_t o = 0; o < outs.size() && int(o) < proto.graph().output_size(); ++o)
+        outs[o] = as_declared(outs[o], proto.graph().output(int(o)));
+      if (ins.size() != input_names.size()) {
+        report << set.filename().string() << ": " << ins.size() << " inputs for " << input_names.size()
+               << " graph inputs\n";
+        return int(VerifyStatus::CannotRun);
+      }
+      set_inputs.push_back(std::move(ins));
+      set_outputs.push_back(std::move(outs));
+    }
+
+    LoadOptions load;
+    for (size_t i = 0; i < input_names.size(); ++i) {
+      const auto sizes = set_inputs[0][i].sizes();
+      load.input_shapes[input_names[i]] = std::vector<int64_t>(sizes.begin(), sizes.end());
+    }
+    const Model model = loader::load_model_file(model_path.string(), load);
+    ExecOptions exec;
+    exec.device = at::kCPU;
+    exec.float_dtype = at::kFloat;
+    const Executor executor(model, exec);
+
+    int64_t mismatches = 0;
+    for (size_t s = 0; s < sets.size(); ++s) {
+      std::vector<at::Tensor> inputs = set_inputs[s];
+      // fp32 run: half-precision inputs computed in fp32 (ATen's CPU fp16 coverage is thin).
+      for (auto& t : inputs)
+        if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) t = t.to(at::kFloat);
+      const auto outputs = executor.run(inputs);
+      const auto& expected = set_outputs[s];
+      if (outputs.size() != expected.size()) {
+        report << sets[s].filename().string() << ": " << outputs.size() << " outputs, expected " << expected.size()
+               << "\n";
+        return int(VerifyStatus::Mismatch);
+      }
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        const std::string what = sets[s].filename().string() + " output " + std::to_string(o) + " '" +
+                                 proto.graph().output(int(o)).name() + "'";
+        mismatches += compare(outputs[o], expected[o], what, options, report);
+      }
+    }
+    return int(mismatches ? VerifyStatus::Mismatch : VerifyStatus::Pass);
+  } catch (const Error& e) {
+    report << (e.node().empty() ? "" : "node '" + e.node() + "' (" + e.op() + "): ") << e.message() << "\n";
+    return int(e.kind() == ErrorKind::Runtime ? VerifyStatus::Mismatch : VerifyStatus::CannotRun);
+  } catch (const c10::Error& e) {
+    report << e.what_without_backtrace() << "\n";
+    return int(VerifyStatus::Mismatch);
+  } catch (const std::exception& e) {
+    report << e.what() << "\n";
+    return int(VerifyStatus::Mismatch);
+  }
+}
+
+}  // namespace modelstat::profiler

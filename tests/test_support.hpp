@@ -13,7 +13,14 @@
 // unknown rank; omitted_input() an omitted optional input.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,5 +63,187 @@ class NodeBuilder {
 // domain). Fails the calling test (ADD_FAILURE) and returns an UnknownOp result
 // when no rule is registered.
 cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset = 17);
+
+// ------------------------------------------------------------ JSON Schema
+
+// A validator for the subset of JSON Schema (draft 2020-12) that
+// docs/analysis.schema.json and docs/profile.schema.json use: type (string or
+// array), enum, minimum, maximum, required, properties, additionalProperties
+// (false or absent), items, and $ref to "#/$defs/NAME". A keyword it does not
+// implement is an error, so a schema cannot silently grow constraints that
+// nothing checks. Header-only: only the writer tests include nlohmann's DOM.
+class SchemaValidator {
+ public:
+  // Errors as "$.path: what"; empty when value conforms.
+  std::vector<std::string> validate(const nlohmann::json& schema, const nlohmann::json& value) {
+    errors_.clear();
+    root_ = &schema;
+    check(schema, value, "$");
+    root_ = nullptr;
+    return errors_;
+  }
+
+ private:
+  static bool has_type(const nlohmann::json& v, const std::string& type) {
+    if (type == "object") return v.is_object();
+    if (type == "array") return v.is_array();
+    if (type == "string") return v.is_string();
+    if (type == "integer") return v.is_number_integer();
+    if (type == "number") return v.is_number();
+    if (type == "boolean") return v.is_boolean();
+    if (type == "null") return v.is_null();
+    return false;
+  }
+
+  void fail(const std::string& path, const std::string& what) { errors_.push_back(path + ": " + what); }
+
+  void check(const nlohmann::json& schema, const nlohmann::json& v, const std::string& path) {
+    static const std::set<std::string> kKnown = {"$schema", "$id",     "$defs",      "$ref",  "title",
+                                                 "description", "type", "required", "properties", "items",
+                                                 "enum",    "minimum", "maximum",    "additionalProperties"};
+    for (const auto& item : schema.items())
+      if (!kKnown.count(item.key())) fail(path, "schema keyword not supported by the test: " + item.key());
+
+    if (schema.contains("$ref")) {
+      const std::string ref = schema["$ref"].get<std::string>();
+      const std::string prefix = "#/$defs/";
+      if (ref.rfind(prefix, 0) != 0 || !root_->contains("$defs") || !(*root_)["$defs"].contains(ref.substr(prefix.size()))) {
+        fail(path, "unresolvable $ref " + ref);
+        return;
+      }
+      check((*root_)["$defs"][ref.substr(prefix.size())], v, path);
+    }
+    if (schema.contains("type")) {
+      const nlohmann::json& type = schema["type"];
+      bool ok = false;
+      if (type.is_string()) ok = has_type(v, type.get<std::string>());
+      for (const nlohmann::json& t : type.is_array() ? type : nlohmann::json::array())
+        ok = ok || has_type(v, t.get<std::string>());
+      if (!ok) {
+        fail(path, "expected type " + type.dump() + ", got " + v.dump());
+        return;
+      }
+    }
+    if (schema.contains("enum")) {
+      bool found = false;
+      for (const nlohmann::json& e : schema["enum"]) found = found || e == v;
+      if (!found) fail(path, v.dump() + " not in " + schema["enum"].dump());
+    }
+    if (v.is_number()) {
+      if (schema.contains("minimum") && v.get<double>() < schema["minimum"].get<double>())
+        fail(path, v.dump() + " below minimum");
+      if (schema.contains("maximum") && v.get<double>() > schema["maximum"].get<double>())
+        fail(path, v.dump() + " above maximum");
+    }
+    if (v.is_object()) {
+      for (const nlohmann::json& key : schema.value("required", nlohmann::json::array()))
+        if (!v.contains(key.get<std::string>())) fail(path, "missing required " + key.dump());
+      const nlohmann::json props = schema.value("properties", nlohmann::json::object());
+      for (const auto& item : v.items()) {
+        if (props.contains(item.key()))
+          check(props[item.key()], item.value(), path + "." + item.key());
+        else if (schema.value("additionalProperties", true) == false)
+          fail(path, "property not in schema: " + item.key());
+      }
+    }
+    if (v.is_array() && schema.contains("items"))
+      for (size_t i = 0; i < v.size(); ++i) check(schema["items"], v[i], path + "[" + std::to_string(i) + "]");
+  }
+
+  const nlohmann::json* root_ = nullptr;
+  std::vector<std::string> errors_;
+};
+
+#ifdef MODELSTAT_SOURCE_DIR
+// Parses a JSON file under the source tree, e.g. "docs/analysis.schema.json".
+// Throws (failing the test) when it cannot be read or parsed.
+inline nlohmann::json load_source_json(const std::string& relative_path) {
+  const std::string path = std::string(MODELSTAT_SOURCE_DIR) + "/" + relative_path;
+  std::ifstream in(path);
+  if (!in.good()) throw std::runtime_error("cannot open " + path);
+  return nlohmann::json::parse(in);
+}
+#endif
+
+// ------------------------------------------------------- report text helpers
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// RFC 4180 reader: records of fields, quotes doubled inside quoted fields.
+inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  bool quoted = false, after_quote = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+        after_quote = true;
+      } else {
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      EXPECT_TRUE(field.empty() && !after_quote) << "stray quote at byte " << i;
+      quoted = true;
+    } else if (c == ',') {
+      record.push_back(field);
+      field.clear();
+      after_quote = false;
+    } else if (c == '\n') {
+      record.push_back(field);
+      records.push_back(record);
+      record.clear();
+      field.clear();
+      after_quote = false;
+    } else {
+      EXPECT_FALSE(after_quote) << "text after a closing quote at byte " << i;
+      field += c;
+    }
+  }
+  EXPECT_FALSE(quoted) << "unterminated quoted field";
+  EXPECT_TRUE(field.empty() && record.empty()) << "last record not terminated by a newline";
+  return records;
+}
+
+// Number of cells in a GFM table row: '|' separators that are not escaped by
+// an odd run of backslashes, minus the leading and trailing ones.
+inline size_t md_cells(const std::string& row) {
+  size_t pipes = 0, backslashes = 0;
+  for (char c : row) {
+    if (c == '|' && backslashes % 2 == 0) ++pipes;
+    backslashes = c == '\\' ? backslashes + 1 : 0;
+  }
+  return pipes - 1;
+}
+
+// "| :--- | ---: |": the delimiter row under a table header, `columns` cells.
+inline bool is_md_delimiter_row(const std::string& row, size_t columns) {
+  std::istringstream in(row);
+  std::string cell;
+  std::getline(in, cell, '|');  // before the leading '|'
+  size_t cells = 0;
+  while (std::getline(in, cell, '|')) {
+    if (in.eof() && cell.empty()) break;  // after the trailing '|'
+    ++cells;
+    if (cell != " :--- " && cell != " ---: " && cell != " --- " && cell != " :---: ") return false;
+  }
+  return cells == columns;
+}
 
 }  // namespace modelstat::test

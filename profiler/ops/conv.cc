@@ -1,7 +1,126 @@
-#include "profiler/ops/exec_rule.hpp"
+// Conv family: Conv, ConvTranspose, ConvInteger, QLinearConv (1-, 2- and
+// 3-D; groups, dilations, strides, explicit or auto pads). ATen takes one
+// symmetric pad per dim, so asymmetric ONNX pads are applied with
+// constant_pad_nd first (see pads_for_aten).
+#include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
 
-void add_conv_executors(std::vector<ExecRule>& rules) {}
+namespace {
+
+std::vector<int64_t> spatial_dims(const at::Tensor& t) {
+  const auto sizes = t.sizes();
+  return std::vector<int64_t>(sizes.begin() + 2, sizes.end());
+}
+
+// The convolution every forward variant shares: x and w already in a
+// compute dtype; bias may be undefined.
+at::Tensor convolve(const ExecContext& ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
+                    double pad_value) {
+  if (x.dim() < 3 || w.dim() != x.dim()) fail_input(ctx, "Conv needs input and weight of the same rank >= 3");
+  const Window win = resolve_window(ctx, attr_ints_or(ctx.node(), "kernel_shape", spatial_dims(w)), spatial_dims(x));
+  std::vector<int64_t> native;
+  const at::Tensor padded = pads_for_aten(x, win, pad_value, false, native);
+  const std::vector<int64_t> no_output_padding(native.size(), 0);
+  return at::convolution(padded, w, bias, win.strides, native, win.dilations, false, no_output_padding,
+                         ctx.node().attr_int("group", 1));
+}
+
+void conv(ExecContext& ctx) {
+  ctx.outputs = {convolve(ctx, ctx.input(0), ctx.input(1), ctx.input(2), 0.0)};
+}
+
+// ONNX ConvTranspose output size per dim (operators.md):
+//   out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end
+// With output_shape (or auto_pad SAME_*: out = in*stride) the pads are
+// derived from the requested size instead.
+void conv_transpose(ExecContext& ctx) {
+  const at::Tensor& x = ctx.input(0);
+  const at::Tensor& w = ctx.input(1);
+  if (x.dim() < 3 || w.dim() != x.dim()) fail_input(ctx, "ConvTranspose needs input and weight of the same rank >= 3");
+  const Node& node = ctx.node();
+  const auto in = spatial_dims(x);
+  const size_t n = in.size();
+  const auto kernel = attr_ints_or(node, "kernel_shape", spatial_dims(w));
+  const auto strides = attr_ints_or(node, "strides", std::vector<int64_t>(n, 1));
+  const auto dilations = attr_ints_or(node, "dilations", std::vector<int64_t>(n, 1));
+  const auto output_padding = attr_ints_or(node, "output_padding", std::vector<int64_t>(n, 0));
+  auto output_shape = node.attr_ints("output_shape");
+  if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (kernel.size() != n || strides.size() != n || dilations.size() != n || output_padding.size() != n ||
+      (!output_shape.empty() && output_shape.size() != n))
+    fail_input(ctx, "kernel_shape, strides, dilations, output_padding or output_shape has the wrong length");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  std::vector<int64_t> full(n), begin(n, 0), end(n, 0), out(n);
+  const auto pads = node.attr_ints("pads");
+  for (size_t i = 0; i < n; ++i) {
+    full[i] = strides[i] * (in[i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1;
+    if (!output_shape.empty() || same) {
+      out[i] = !output_shape.empty() ? output_shape[i] : in[i] * strides[i];
+      const int64_t total = full[i] - out[i];
+      const bool upper = auto_pad != "SAME_LOWER";  // output_shape without auto_pad: as SAME_UPPER
+      begin[i] = upper ? total / 2 : total - total / 2;
+      end[i] = total - begin[i];
+    } else {
+      if (!pads.empty()) {
+        if (pads.size() != 2 * n) fail_input(ctx, "pads must have 2 entries per spatial dim");
+        begin[i] = pads[i];
+        end[i] = pads[i + n];
+      }
+      out[i] = full[i] - begin[i] - end[i];
+    }
+  }
+  const int64_t group = node.attr_int("group", 1);
+  bool native = begin == end;
+  for (size_t i = 0; native && i < n; ++i)
+    native = begin[i] >= 0 && (output_padding[i] < strides[i] || output_padding[i] < dilations[i]);
+  if (native) {
+    ctx.outputs = {at::convolution(x, w, ctx.input(2), strides, begin, dilations, true, output_padding, group)};
+    return;
+  }
+  // General case: the unpadded transposed convolution (size full - output_padding),
+  // then crop pad_begin at the start and crop/extend the end to the requested
+  // size (constant_pad_nd crops with negative pads), then the bias, so the
+  // extended positions hold the bias as ONNX says.
+  const std::vector<int64_t> zeros(n, 0);
+  at::Tensor y = at::convolution(x, w, {}, strides, zeros, dilations, true, zeros, group);
+  std::vector<int64_t> crop_begin(n), crop_end(n);
+  for (size_t i = 0; i < n; ++i) {
+    crop_begin[i] = -begin[i];
+    crop_end[i] = out[i] + begin[i] - y.size(int64_t(i) + 2);
+  }
+  y = pad_spatial(y, crop_begin, crop_end, 0.0);
+  if (ctx.has_input(2)) y = y + along_axis(ctx.input(2), 1, y.dim());
+  ctx.outputs = {y};
+}
+
+// ConvInteger: int32 = conv(x - x_zero_point, w - w_zero_point), computed in
+// double (exact); padding is with the zero point, i.e. 0 after subtraction.
+void conv_integer(ExecContext& ctx) {
+  const at::Tensor x = subtract_zero_point(ctx.input(0), ctx.input(2), 1);
+  const at::Tensor w = subtract_zero_point(ctx.input(1), ctx.input(3), 0);
+  ctx.outputs = {at::round(convolve(ctx, x, w, {}, 0.0)).to(at::kInt)};
+}
+
+// QLinearConv: inputs x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B(int32).
+void qlinear_conv(ExecContext& ctx) {
+  const at::Tensor x = subtract_zero_point(ctx.input(0), ctx.input(2), 1);
+  const at::Tensor w = subtract_zero_point(ctx.input(3), ctx.input(5), 0);
+  const at::Tensor bias = ctx.has_input(8) ? ctx.input(8).to(at::kDouble) : at::Tensor();
+  const at::Tensor acc = convolve(ctx, x, w, bias, 0.0);
+  const at::Tensor scale =
+      ctx.input(1).to(at::kDouble) * along_axis(ctx.input(4).to(at::kDouble), 1, acc.dim()) / ctx.input(6).to(at::kDouble);
+  ctx.outputs = {requantize(acc, scale, ctx.input(7))};
+}
+
+}  // namespace
+
+void add_conv_executors(std::vector<ExecRule>& rules) {
+  rules.push_back({{"", "Conv"}, conv});
+  rules.push_back({{"", "ConvTranspose"}, conv_transpose});
+  rules.push_back({{"", "ConvInteger"}, conv_integer});
+  rules.push_back({{"", "QLinearConv"}, qlinear_conv});
+}
 
 }  // namespace modelstat::profiler

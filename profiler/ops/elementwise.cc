@@ -1,7 +1,442 @@
+// Elementwise executors: arithmetic, comparison and logic (numpy broadcast),
+// variadic Sum/Mean/Max/Min, unary math, activations, the softmax family,
+// Cast/CastLike, quantisation and the generated windows.
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "profiler/ops/exec_rule.hpp"
+#include "profiler/ops/family_helpers.hpp"
 
 namespace modelstat::profiler {
+namespace {
 
-void add_elementwise_executors(std::vector<ExecRule>& rules) {}
+using family::fail;
+using family::has_attr;
+using family::need;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+void add(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1, int64_t until = kMax) {
+  rules.push_back(ExecRule{OpKey{"", op, since, until}, fn});
+}
+
+// Before opset 7, binary ops broadcast only with broadcast=1, B aligned to A
+// at `axis` (default: trailing). From 7 on: numpy broadcasting.
+at::Tensor legacy_rhs(const ExecContext& ctx, const at::Tensor& a, const at::Tensor& b) {
+  if (ctx.opset() >= 7 || ctx.node().attr_int("broadcast", 0) == 0 || !has_attr(ctx, "axis")) return b;
+  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), a.dim());
+  std::vector<int64_t> shape(size_t(axis), 1);
+  for (int64_t d : b.sizes()) shape.push_back(d);
+  while (int64_t(shape.size()) < a.dim()) shape.push_back(1);
+  return b.reshape(shape);
+}
+
+template <typename F>
+void binary(ExecContext& ctx, F f) {
+  const at::Tensor& a = need(ctx, 0);
+  const at::Tensor b = legacy_rhs(ctx, a, need(ctx, 1));
+  ctx.outputs = {f(a, b)};
+}
+
+#define MS_BINARY(NAME, EXPR)                                                              \
+  void NAME(ExecContext& ctx) {                                                            \
+    binary(ctx, [](const at::Tensor& a, const at::Tensor& b) -> at::Tensor { return EXPR; }); \
+  }
+
+MS_BINARY(exec_add, at::add(a, b))
+MS_BINARY(exec_sub, at::sub(a, b))
+MS_BINARY(exec_mul, at::mul(a, b))
+MS_BINARY(exec_equal, at::eq(a, b))
+MS_BINARY(exec_less, at::lt(a, b))
+MS_BINARY(exec_greater, at::gt(a, b))
+MS_BINARY(exec_less_equal, at::le(a, b))
+MS_BINARY(exec_greater_equal, at::ge(a, b))
+MS_BINARY(exec_and, at::logical_and(a, b))
+MS_BINARY(exec_or, at::logical_or(a, b))
+MS_BINARY(exec_xor, at::logical_xor(a, b))
+MS_BINARY(exec_bitwise_and, at::bitwise_and(a, b))
+MS_BINARY(exec_bitwise_or, at::bitwise_or(a, b))
+MS_BINARY(exec_bitwise_xor, at::bitwise_xor(a, b))
+#undef MS_BINARY
+
+// Integer division truncates toward zero (C semantics), floats divide.
+void exec_div(ExecContext& ctx) {
+  binary(ctx, [](const at::Tensor& a, const at::Tensor& b) {
+    if (at::isIntegralType(a.scalar_type(), /*includeBool=*/true))
+      return at::div(a, b, c10::optional<c10::string_view>("trunc")).to(a.scalar_type());
+    return at::div(a, b);
+  });
+}
+
+// Pow: the result has the base's type, whatever the exponent's.
+void exec_pow(ExecContext& ctx) {
+  binary(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::pow(a, b).to(a.scalar_type()); });
+}
+
+// Mod: fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C fmod).
+void exec_mod(ExecContext& ctx) {
+  const bool fmod = ctx.node().attr_int("fmod", 0) != 0;
+  const at::Tensor& a = need(ctx, 0);
+  const at::Tensor& b = need(ctx, 1);
+  ctx.outputs = {fmod ? at::fmod(a, b) : at::remainder(a, b)};
+}
+
+void exec_bitshift(ExecContext& ctx) {
+  const std::string dir = ctx.node().attr_string("direction", "");
+  const at::Tensor& a = need(ctx, 0);
+  const at::Tensor& b = need(ctx, 1);
+  if (dir == "LEFT") ctx.outputs = {at::bitwise_left_shift(a, b)};
+  else if (dir == "RIGHT") ctx.outputs = {at::bitwise_right_shift(a, b)};
+  else fail(ctx, "BitShift direction must be LEFT or RIGHT, got '" + dir + "'");
+}
+
+// Variadic ops fold their present inputs.
+template <typename F>
+at::Tensor fold(const ExecContext& ctx, F f) {
+  at::Tensor acc;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    acc = acc.defined() ? f(acc, ctx.input(i)) : ctx.input(i);
+  }
+  if (!acc.defined()) fail(ctx, "needs at least one input");
+  return acc;
+}
+
+void exec_sum(ExecContext& ctx) {
+  ctx.outputs = {fold(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b); })};
+}
+void exec_max(ExecContext& ctx) {
+  ctx.outputs = {fold(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::maximum(a, b); })};
+}
+void exec_min(ExecContext& ctx) {
+  ctx.outputs = {fold(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::minimum(a, b); })};
+}
+void exec_mean(ExecContext& ctx) {
+  int64_t n = 0;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) n += ctx.has_input(i);
+  const at::Tensor s = fold(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b); });
+  ctx.outputs = {at::div(s, double(n)).to(s.scalar_type())};
+}
+
+void exec_where(ExecContext& ctx) {
+  ctx.outputs = {at::where(need(ctx, 0).to(at::kBool), need(ctx, 1), need(ctx, 2))};
+}
+
+// Unary ops and simple activations.
+#define MS_UNARY(NAME, EXPR)                  \
+  void NAME(ExecContext& ctx) {               \
+    const at::Tensor& x = need(ctx, 0);       \
+    ctx.outputs = {EXPR};                     \
+  }
+
+MS_UNARY(exec_abs, at::abs(x))
+MS_UNARY(exec_neg, at::neg(x))
+MS_UNARY(exec_exp, at::exp(x))
+MS_UNARY(exec_log, at::log(x))
+MS_UNARY(exec_sqrt, at::sqrt(x))
+MS_UNARY(exec_reciprocal, at::reciprocal(x))
+MS_UNARY(exec_floor, at::floor(x))
+MS_UNARY(exec_ceil, at::ceil(x))
+MS_UNARY(exec_round, at::round(x))  // half to even, as ONNX
+MS_UNARY(exec_sign, at::sign(x))
+MS_UNARY(exec_erf, at::erf(x))
+MS_UNARY(exec_tanh, at::tanh(x))
+MS_UNARY(exec_sin, at::sin(x))
+MS_UNARY(exec_cos, at::cos(x))
+MS_UNARY(exec_tan, at::tan(x))
+MS_UNARY(exec_asin, at::asin(x))
+MS_UNARY(exec_acos, at::acos(x))
+MS_UNARY(exec_atan, at::atan(x))
+MS_UNARY(exec_sinh, at::sinh(x))
+MS_UNARY(exec_cosh, at::cosh(x))
+MS_UNARY(exec_asinh, at::asinh(x))
+MS_UNARY(exec_acosh, at::acosh(x))
+MS_UNARY(exec_atanh, at::atanh(x))
+MS_UNARY(exec_not, at::logical_not(x))
+MS_UNARY(exec_bitwise_not, at::bitwise_not(x))
+MS_UNARY(exec_isnan, at::isnan(x))
+MS_UNARY(exec_relu, at::relu(x))
+MS_UNARY(exec_sigmoid, at::sigmoid(x))
+MS_UNARY(exec_softplus, at::softplus(x))
+MS_UNARY(exec_softsign, at::div(x, at::abs(x).add(1)))
+MS_UNARY(exec_mish, at::mish(x))
+MS_UNARY(exec_hardswish, at::mul(x, at::clamp(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)))
+#undef MS_UNARY
+
+void exec_isinf(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const bool pos = ctx.node().attr_int("detect_positive", 1) != 0;
+  const bool neg = ctx.node().attr_int("detect_negative", 1) != 0;
+  if (pos && neg) ctx.outputs = {at::isinf(x)};
+  else if (pos) ctx.outputs = {at::isposinf(x)};
+  else if (neg) ctx.outputs = {at::isneginf(x)};
+  else ctx.outputs = {at::zeros(x.sizes(), x.options().dtype(at::kBool))};
+}
+
+void exec_leaky_relu(ExecContext& ctx) {
+  ctx.outputs = {at::leaky_relu(need(ctx, 0), ctx.node().attr_float("alpha", 0.01))};
+}
+
+// PRelu: slope broadcasts (unidirectionally) to X.
+void exec_prelu(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& slope = need(ctx, 1);
+  ctx.outputs = {at::where(x < 0, x * slope, x).to(x.scalar_type())};
+}
+
+void exec_elu(ExecContext& ctx) { ctx.outputs = {at::elu(need(ctx, 0), ctx.node().attr_float("alpha", 1.0))}; }
+
+void exec_selu(ExecContext& ctx) {
+  const double alpha = ctx.node().attr_float("alpha", 1.67326319217681884765625);
+  const double gamma = ctx.node().attr_float("gamma", 1.05070102214813232421875);
+  ctx.outputs = {at::elu(need(ctx, 0), alpha, gamma)};
+}
+
+void exec_celu(ExecContext& ctx) { ctx.outputs = {at::celu(need(ctx, 0), ctx.node().attr_float("alpha", 1.0))}; }
+
+void exec_hard_sigmoid(ExecContext& ctx) {
+  const double alpha = ctx.node().attr_float("alpha", 0.2);
+  const double beta = ctx.node().attr_float("beta", 0.5);
+  ctx.outputs = {at::clamp(need(ctx, 0) * alpha + beta, 0.0, 1.0)};
+}
+
+void exec_thresholded_relu(ExecContext& ctx) {
+  ctx.outputs = {at::threshold(need(ctx, 0), ctx.node().attr_float("alpha", 1.0), 0.0)};
+}
+
+void exec_gelu(ExecContext& ctx) {
+  const std::string approximate = ctx.node().attr_string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") fail(ctx, "unsupported approximate '" + approximate + "'");
+  ctx.outputs = {at::gelu(need(ctx, 0), approximate)};
+}
+
+void exec_shrink(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const double bias = ctx.node().attr_float("bias", 0.0);
+  const double lambd = ctx.node().attr_float("lambd", 0.5);
+  const at::Tensor zero = at::zeros({}, x.options());
+  at::Tensor y = at::where(x < -lambd, x + bias, at::where(x > lambd, x - bias, zero));
+  ctx.outputs = {y.to(x.scalar_type())};
+}
+
+// Clip: min/max attributes before opset 11, optional inputs from 11 on.
+void exec_clip(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  if (ctx.opset() < 11) {
+    c10::optional<at::Scalar> lo, hi;
+    if (has_attr(ctx, "min")) lo = ctx.node().attr_float("min", 0.0);
+    if (has_attr(ctx, "max")) hi = ctx.node().attr_float("max", 0.0);
+    ctx.outputs = {(lo || hi) ? at::clamp(x, lo, hi) : x};
+    return;
+  }
+  c10::optional<at::Tensor> lo, hi;
+  if (ctx.has_input(1)) lo = ctx.input(1).reshape({}).to(x.scalar_type());
+  if (ctx.has_input(2)) hi = ctx.input(2).reshape({}).to(x.scalar_type());
+  ctx.outputs = {(lo || hi) ? at::clamp(x, lo, hi) : x};
+}
+
+// Softmax family. Before opset 13 the input is coerced to 2-D at `axis`
+// (default 1) and the op works on each row; from 13 on it works along `axis`
+// (default -1).
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
+
+template <SoftmaxKind K>
+void exec_softmax(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const bool legacy = ctx.opset() < 13;
+  const int64_t rank = x.dim();
+  int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", legacy ? 1 : -1), std::max<int64_t>(rank, 1));
+  at::Tensor in = x;
+  if (legacy) {
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : cols) *= x.size(d);
+    in = x.reshape({rows, cols});
+    axis = 1;
+  }
+  at::Tensor y;
+  if (K == SoftmaxKind::Softmax) y = at::softmax(in, axis);
+  else if (K == SoftmaxKind::LogSoftmax) y = at::log_softmax(in, axis);
+  else y = at::zeros_like(in).scatter_(axis, at::argmax(in, axis, /*keepdim=*/true), 1);
+  ctx.outputs = {legacy ? y.reshape(x.sizes()) : y};
+}
+
+// Cast-1 names its target type; later opsets number it.
+int64_t onnx_type_from_name(const ExecContext& ctx, const std::string& name) {
+  static const std::pair<const char*, DType> kNames[] = {
+      {"FLOAT", DType::Float},     {"UINT8", DType::UInt8},   {"INT8", DType::Int8},
+      {"UINT16", DType::UInt16},   {"INT16", DType::Int16},   {"INT32", DType::Int32},
+      {"INT64", DType::Int64},     {"BOOL", DType::Bool},     {"FLOAT16", DType::Float16},
+      {"DOUBLE", DType::Double},   {"UINT32", DType::UInt32}, {"UINT64", DType::UInt64},
+      {"BFLOAT16", DType::BFloat16}};
+  for (const auto& [n, t] : kNames)
+    if (name == n) return int64_t(t);
+  fail(ctx, "unsupported Cast target '" + name + "'");
+}
+
+void exec_cast(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const AttrValue* to = ctx.node().attr("to");
+  if (!to) fail(ctx, "Cast needs the 'to' attribute");
+  int64_t onnx_type = 0;
+  if (auto* i = std::get_if<int64_t>(to)) onnx_type = *i;
+  else if (auto* s = std::get_if<std::string>(to)) onnx_type = onnx_type_from_name(ctx, *s);
+  else fail(ctx, "Cast 'to' has the wrong attribute type");
+  ctx.outputs = {x.to(family::scalar_type_or_fail(ctx, onnx_type))};
+}
+
+void exec_cast_like(ExecContext& ctx) { ctx.outputs = {need(ctx, 0).to(need(ctx, 1).scalar_type())}; }
+
+// Per-axis quantisation parameters (1-D, along `axis`) reshaped to broadcast
+// against x; scalars left as they are.
+at::Tensor per_axis(const ExecContext& ctx, const at::Tensor& p, const at::Tensor& x) {
+  if (p.dim() == 0 || p.numel() == 1) return p.reshape({});
+  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 1), x.dim());
+  std::vector<int64_t> shape(size_t(x.dim()), 1);
+  shape[size_t(axis)] = p.numel();
+  return p.reshape(shape);
+}
+
+std::pair<double, double> quant_range(at::ScalarType t) {
+  switch (t) {
+    case at::kByte: return {0, 255};
+    case at::kChar: return {-128, 127};
+    case at::kInt: return {double(std::numeric_limits<int32_t>::min()), double(std::numeric_limits<int32_t>::max())};
+    default: return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  }
+}
+
+// y = saturate(round_half_even(x / scale) + zero_point), type of zero_point (uint8 by default).
+void exec_quantize_linear(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor scale = per_axis(ctx, need(ctx, 1), x);
+  const at::ScalarType out = ctx.has_input(2) ? ctx.input(2).scalar_type() : at::kByte;
+  at::Tensor q = at::round(at::div(x.to(scale.scalar_type()), scale));
+  if (ctx.has_input(2)) q = q + per_axis(ctx, ctx.input(2), x).to(q.scalar_type());
+  const auto [lo, hi] = quant_range(out);
+  ctx.outputs = {at::clamp(q, lo, hi).to(out)};
+}
+
+// y = (x - zero_point) * scale, subtraction in integers as the reference does.
+void exec_dequantize_linear(ExecContext& ctx) {
+  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor scale = per_axis(ctx, need(ctx, 1), x);
+  at::Tensor v = x.to(at::kInt);
+  if (ctx.has_input(2)) v = v - per_axis(ctx, ctx.input(2), x).to(at::kInt);
+  ctx.outputs = {v.to(scale.scalar_type()) * scale};
+}
+
+// Scale and zero point from the data range (always including 0), uint8 output.
+void exec_dynamic_quantize_linear(ExecContext& ctx) {
+  const at::Tensor x = need(ctx, 0).to(at::kFloat);
+  const at::Tensor zero = at::zeros({}, x.options());
+  const at::Tensor lo = at::minimum(x.numel() ? x.min() : zero, zero);
+  const at::Tensor hi = at::maximum(x.numel() ? x.max() : zero, zero);
+  const at::Tensor scale = (hi - lo) / 255.0;
+  const at::Tensor zp = at::clamp(at::round((zero - lo) / scale), 0, 255);
+  const at::Tensor y = at::clamp(at::round(x / scale) + zp, 0, 255).to(at::kByte);
+  ctx.outputs = {y, scale, zp.to(at::kByte)};
+}
+
+// Generated windows (opset 17): a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N),
+// N = size when periodic, size - 1 otherwise.
+template <int Kind>
+void exec_window(ExecContext& ctx) {
+  const int64_t size = int64_t(ctx.input_scalar(0));
+  if (size < 0) fail(ctx, "window size must be non-negative");
+  const bool periodic = ctx.node().attr_int("periodic", 1) != 0;
+  const at::ScalarType out = family::scalar_type_or_fail(ctx, ctx.node().attr_int("output_datatype", 1));
+  double a0 = 0.5, a1 = 0.5, a2 = 0.0;
+  if (Kind == 1) a0 = 25.0 / 46.0, a1 = 1.0 - a0;
+  if (Kind == 2) a0 = 0.42, a1 = 0.5, a2 = 0.08;
+  const double n_div = double(periodic ? size : size - 1);
+  const at::Tensor n = at::arange(size, at::TensorOptions().dtype(at::kDouble).device(family::out_device(ctx)));
+  const double pi = 3.14159265358979323846;
+  at::Tensor w = a0 - a1 * at::cos(n * (2 * pi / n_div));
+  if (a2 != 0.0) w = w + a2 * at::cos(n * (4 * pi / n_div));
+  ctx.outputs = {w.to(out)};
+}
+
+}  // namespace
+
+void add_elementwise_executors(std::vector<ExecRule>& rules) {
+  add(rules, "Add", exec_add);
+  add(rules, "Sub", exec_sub);
+  add(rules, "Mul", exec_mul);
+  add(rules, "Div", exec_div);
+  add(rules, "Pow", exec_pow);
+  add(rules, "Mod", exec_mod, 10);
+  add(rules, "BitShift", exec_bitshift, 11);
+  add(rules, "Equal", exec_equal);
+  add(rules, "Less", exec_less);
+  add(rules, "Greater", exec_greater);
+  add(rules, "LessOrEqual", exec_less_equal, 12);
+  add(rules, "GreaterOrEqual", exec_greater_equal, 12);
+  add(rules, "And", exec_and);
+  add(rules, "Or", exec_or);
+  add(rules, "Xor", exec_xor);
+  add(rules, "BitwiseAnd", exec_bitwise_and, 18);
+  add(rules, "BitwiseOr", exec_bitwise_or, 18);
+  add(rules, "BitwiseXor", exec_bitwise_xor, 18);
+  add(rules, "BitwiseNot", exec_bitwise_not, 18);
+  add(rules, "Where", exec_where, 9);
+  add(rules, "Sum", exec_sum);
+  add(rules, "Max", exec_max);
+  add(rules, "Min", exec_min);
+  add(rules, "Mean", exec_mean);
+  add(rules, "Abs", exec_abs);
+  add(rules, "Neg", exec_neg);
+  add(rules, "Exp", exec_exp);
+  add(rules, "Log", exec_log);
+  add(rules, "Sqrt", exec_sqrt);
+  add(rules, "Reciprocal", exec_reciprocal);
+  add(rules, "Floor", exec_floor);
+  add(rules, "Ceil", exec_ceil);
+  add(rules, "Round", exec_round, 11);
+  add(rules, "Sign", exec_sign, 9);
+  add(rules, "Erf", exec_erf, 9);
+  add(rules, "Tanh", exec_tanh);
+  add(rules, "Sin", exec_sin, 7);
+  add(rules, "Cos", exec_cos, 7);
+  add(rules, "Tan", exec_tan, 7);
+  add(rules, "Asin", exec_asin, 7);
+  add(rules, "Acos", exec_acos, 7);
+  add(rules, "Atan", exec_atan, 7);
+  add(rules, "Sinh", exec_sinh, 9);
+  add(rules, "Cosh", exec_cosh, 9);
+  add(rules, "Asinh", exec_asinh, 9);
+  add(rules, "Acosh", exec_acosh, 9);
+  add(rules, "Atanh", exec_atanh, 9);
+  add(rules, "Not", exec_not);
+  add(rules, "IsNaN", exec_isnan, 9);
+  add(rules, "IsInf", exec_isinf, 10);
+  add(rules, "Relu", exec_relu);
+  add(rules, "LeakyRelu", exec_leaky_relu);
+  add(rules, "PRelu", exec_prelu);
+  add(rules, "Elu", exec_elu);
+  add(rules, "Selu", exec_selu);
+  add(rules, "Celu", exec_celu, 12);
+  add(rules, "Sigmoid", exec_sigmoid);
+  add(rules, "HardSigmoid", exec_hard_sigmoid);
+  add(rules, "HardSwish", exec_hardswish, 14);
+  add(rules, "Softplus", exec_softplus);
+  add(rules, "Softsign", exec_softsign);
+  add(rules, "ThresholdedRelu", exec_thresholded_relu, 10);
+  add(rules, "Mish", exec_mish, 18);
+  add(rules, "Gelu", exec_gelu, 20);
+  add(rules, "Shrink", exec_shrink, 9);
+  add(rules, "Clip", exec_clip);
+  add(rules, "Softmax", exec_softmax<SoftmaxKind::Softmax>);
+  add(rules, "LogSoftmax", exec_softmax<SoftmaxKind::LogSoftmax>);
+  add(rules, "Hardmax", exec_softmax<SoftmaxKind::Hardmax>);
+  add(rules, "Cast", exec_cast);
+  add(rules, "CastLike", exec_cast_like, 15);
+  add(rules, "QuantizeLinear", exec_quantize_linear, 10);
+  add(rules, "DequantizeLinear", exec_dequantize_linear, 10);
+  add(rules, "DynamicQuantizeLinear", exec_dynamic_quantize_linear, 11);
+  add(rules, "HannWindow", exec_window<0>, 17);
+  add(rules, "HammingWindow", exec_window<1>, 17);
+  add(rules, "BlackmanWindow", exec_window<2>, 17);
+}
 
 }  // namespace modelstat::profiler

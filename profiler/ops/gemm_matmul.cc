@@ -1,7 +1,73 @@
-#include "profiler/ops/exec_rule.hpp"
+// Contractions: Gemm, MatMul, Einsum, Det, and the integer / quantized
+// MatMulInteger and QLinearMatMul.
+#include <algorithm>
+
+#include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
 
-void add_gemm_matmul_executors(std::vector<ExecRule>& rules) {}
+namespace {
+
+// Y = alpha * A' * B' + beta * C, with C unidirectionally broadcast to (M, N).
+void gemm(ExecContext& ctx) {
+  const Node& node = ctx.node();
+  at::Tensor a = ctx.input(0), b = ctx.input(1);
+  if (a.dim() != 2 || b.dim() != 2) fail_input(ctx, "Gemm needs 2-D A and B");
+  if (node.attr_int("transA", 0)) a = a.t();
+  if (node.attr_int("transB", 0)) b = b.t();
+  const double alpha = node.attr_float("alpha", 1.0);
+  const double beta = node.attr_float("beta", 1.0);
+  if (ctx.has_input(2) && beta != 0.0) {
+    // addmm broadcasts C itself and fuses the scaling into the BLAS call.
+    ctx.outputs = {at::addmm(ctx.input(2).to(a.scalar_type()), a, b, beta, alpha)};
+    return;
+  }
+  at::Tensor y = at::mm(a, b);
+  if (alpha != 1.0) y = y * alpha;
+  ctx.outputs = {y};
+}
+
+void matmul(ExecContext& ctx) { ctx.outputs = {at::matmul(ctx.input(0), ctx.input(1))}; }
+
+void einsum(ExecContext& ctx) {
+  std::string equation = ctx.node().attr_string("equation", "");
+  equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
+  std::vector<at::Tensor> operands;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) operands.push_back(ctx.input(i));
+  ctx.outputs = {at::einsum(equation, operands)};
+}
+
+void det(ExecContext& ctx) { ctx.outputs = {at::linalg_det(ctx.input(0))}; }
+
+// Per-row zero point of A (axis -2) and per-column zero point of B (axis -1),
+// as MatMulInteger and QLinearMatMul allow; computed in double (exact).
+at::Tensor integer_product(const ExecContext& ctx, size_t a, size_t a_zero, size_t b, size_t b_zero) {
+  const at::Tensor& qa = ctx.input(a);
+  const at::Tensor& qb = ctx.input(b);
+  const at::Tensor x = subtract_zero_point(qa, ctx.input(a_zero), std::max<int64_t>(qa.dim() - 2, 0));
+  const at::Tensor y = subtract_zero_point(qb, ctx.input(b_zero), qb.dim() - 1);
+  return at::matmul(x, y);
+}
+
+void matmul_integer(ExecContext& ctx) { ctx.outputs = {at::round(integer_product(ctx, 0, 2, 1, 3)).to(at::kInt)}; }
+
+// Inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp.
+void qlinear_matmul(ExecContext& ctx) {
+  const at::Tensor acc = integer_product(ctx, 0, 2, 3, 5);
+  const at::Tensor a_scale = along_axis(ctx.input(1).to(at::kDouble), std::max<int64_t>(acc.dim() - 2, 0), acc.dim());
+  const at::Tensor b_scale = along_axis(ctx.input(4).to(at::kDouble), acc.dim() - 1, acc.dim());
+  ctx.outputs = {requantize(acc, a_scale * b_scale / ctx.input(6).to(at::kDouble), ctx.input(7))};
+}
+
+}  // namespace
+
+void add_gemm_matmul_executors(std::vector<ExecRule>& rules) {
+  rules.push_back({{"", "Gemm"}, gemm});
+  rules.push_back({{"", "MatMul"}, matmul});
+  rules.push_back({{"", "Einsum"}, einsum});
+  rules.push_back({{"", "Det"}, det});
+  rules.push_back({{"", "MatMulInteger"}, matmul_integer});
+  rules.push_back({{"", "QLinearMatMul"}, qlinear_matmul});
+}
 
 }  // namespace modelstat::profiler

@@ -1,7 +1,126 @@
-#include "profiler/ops/exec_rule.hpp"
+// Normalization: BatchNormalization (inference, and training mode's outputs),
+// InstanceNormalization, LayerNormalization, GroupNormalization,
+// MeanVarianceNormalization, LpNormalization, LRN.
+#include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
 
-void add_normalization_executors(std::vector<ExecRule>& rules) {}
+namespace {
+
+// Every dim but the channel dim (1): the reduction dims of batch statistics.
+std::vector<int64_t> all_but_channel(int64_t rank) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
+  return dims;
+}
+
+// Inputs X, scale, B, input_mean, input_var. Inference uses the running
+// statistics; training_mode (opset 14+) normalises with the batch statistics
+// and also returns the updated running ones:
+//   running = input * momentum + batch * (1 - momentum)   (ONNX's convention,
+// the opposite of PyTorch's momentum), with the population variance.
+void batch_norm(ExecContext& ctx) {
+  const Node& node = ctx.node();
+  const at::Tensor& x = ctx.input(0);
+  const double eps = node.attr_float("epsilon", 1e-5);
+  if (node.attr_int("spatial", 1) == 0) fail_input(ctx, "BatchNormalization with spatial=0 is not supported");
+  const bool training = ctx.opset() >= 14 && node.attr_int("training_mode", 0) != 0;
+  if (!training) {
+    ctx.outputs = {at::batch_norm(x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), false, 0.0, eps, true)};
+    return;
+  }
+  const double momentum = node.attr_float("momentum", 0.9);
+  const auto dims = all_but_channel(x.dim());
+  const at::Tensor mean = x.mean(dims);
+  const at::Tensor var = x.var(dims, /*unbiased=*/false);
+  const at::Tensor y = at::batch_norm(x, ctx.input(1), ctx.input(2), mean, var, false, 0.0, eps, true);
+  ctx.outputs = {y, ctx.input(3) * momentum + mean * (1 - momentum), ctx.input(4) * momentum + var * (1 - momentum)};
+}
+
+void instance_norm(ExecContext& ctx) {
+  const double eps = ctx.node().attr_float("epsilon", 1e-5);
+  ctx.outputs = {at::instance_norm(ctx.input(0), ctx.input(1), ctx.input(2), {}, {}, true, 0.0, eps, true)};
+}
+
+// Opset 17: normalises over dims [axis, rank); outputs Y, Mean, InvStdDev,
+// the statistics shaped as X with the normalised dims set to 1.
+void layer_norm(ExecContext& ctx) {
+  const at::Tensor& x = ctx.input(0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), x.dim());
+  const double eps = ctx.node().attr_float("epsilon", 1e-5);
+  const auto sizes = x.sizes();
+  const std::vector<int64_t> normalized(sizes.begin() + axis, sizes.end());
+  at::Tensor scale = ctx.input(1), bias = ctx.input(2);
+  // Scale and B may be given with leading 1s (broadcastable): ATen wants exactly the normalised shape.
+  if (scale.defined()) scale = scale.expand(normalized).contiguous();
+  if (bias.defined()) bias = bias.expand(normalized).contiguous();
+  auto [y, mean, rstd] = at::native_layer_norm(x, normalized, scale, bias, eps);
+  std::vector<int64_t> stat_shape(sizes.begin(), sizes.begin() + axis);
+  stat_shape.resize(size_t(x.dim()), 1);
+  ctx.outputs = {y, mean.reshape(stat_shape), rstd.reshape(stat_shape)};
+}
+
+// Opset 18: scale and bias per group (opset 21 made them per channel; both accepted).
+void group_norm(ExecContext& ctx) {
+  const at::Tensor& x = ctx.input(0);
+  const int64_t groups = ctx.node().attr_int("num_groups", 1);
+  const double eps = ctx.node().attr_float("epsilon", 1e-5);
+  const int64_t channels = x.size(1);
+  if (groups <= 0 || channels % groups) fail_input(ctx, "num_groups must divide the channel count");
+  auto per_channel = [&](const at::Tensor& v) {
+    return v.numel() == channels ? v.reshape({channels}) : v.reshape({groups}).repeat_interleave(channels / groups);
+  };
+  ctx.outputs = {at::group_norm(x, groups, per_channel(ctx.input(1)), per_channel(ctx.input(2)), eps, true)};
+}
+
+// (X - E[X]) / sqrt(Var[X] + 1e-9) over `axes` (default N, H, W): the
+// epsilon is the one in ONNX's function body.
+void mean_variance_norm(ExecContext& ctx) {
+  const at::Tensor& x = ctx.input(0);
+  std::vector<int64_t> axes = attr_ints_or(ctx.node(), "axes", {0, 2, 3});
+  for (auto& a : axes) a = normalize_axis(ctx, a, x.dim());
+  const at::Tensor mean = x.mean(axes, true);
+  const at::Tensor var = (x - mean).pow(2).mean(axes, true);
+  ctx.outputs = {(x - mean) / at::sqrt(var + 1e-9)};
+}
+
+void lp_norm(ExecContext& ctx) {
+  const at::Tensor& x = ctx.input(0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), x.dim());
+  const int64_t p = ctx.node().attr_int("p", 2);
+  if (p != 1 && p != 2) fail_input(ctx, "LpNormalization supports p = 1 or 2");
+  ctx.outputs = {x / at::norm(x, p, {axis}, true)};
+}
+
+// y = x / (bias + alpha/size * sum of x^2 over the channel window)^beta, the
+// window being [c - floor((size-1)/2), c + ceil((size-1)/2)] (ONNX's, which
+// differs from PyTorch's for even sizes, hence no at::local_response_norm).
+void lrn(ExecContext& ctx) {
+  const Node& node = ctx.node();
+  const at::Tensor& x = ctx.input(0);
+  const int64_t size = node.attr_int("size", 1);
+  const double alpha = node.attr_float("alpha", 1e-4), beta = node.attr_float("beta", 0.75);
+  const double bias = node.attr_float("bias", 1.0);
+  if (size <= 0 || x.dim() < 2) fail_input(ctx, "LRN needs size > 0 and rank >= 2");
+  const int64_t front = (size - 1) / 2, back = size - 1 - front;
+  // Pad the channel dim only: pairs run from the last dim backwards.
+  std::vector<int64_t> pads(size_t(2 * (x.dim() - 2)), 0);
+  pads.push_back(front);
+  pads.push_back(back);
+  const at::Tensor square_sum = at::constant_pad_nd(x * x, pads, 0.0).unfold(1, size, 1).sum(-1);
+  ctx.outputs = {x / at::pow(square_sum * (alpha / double(size)) + bias, beta)};
+}
+
+}  // namespace
+
+void add_normalization_executors(std::vector<ExecRule>& rules) {
+  rules.push_back({{"", "BatchNormalization"}, batch_norm});
+  rules.push_back({{"", "InstanceNormalization"}, instance_norm});
+  rules.push_back({{"", "LayerNormalization"}, layer_norm});
+  rules.push_back({{"", "GroupNormalization"}, group_norm});
+  rules.push_back({{"", "MeanVarianceNormalization"}, mean_variance_norm});
+  rules.push_back({{"", "LpNormalization"}, lp_norm});
+  rules.push_back({{"", "LRN"}, lrn});
+}
 
 }  // namespace modelstat::profiler

@@ -13,6 +13,7 @@
 
 #include "modelstat/error.hpp"
 #include "modelstat/report.hpp"
+#include "test_support.hpp"
 #include "tools/report/format_util.hpp"
 
 namespace modelstat {
@@ -121,97 +122,15 @@ std::string render(const std::string& format, const AnalysisResult& r, const Rep
   return out.str();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// ---------------------------------------------------------------- JSON Schema
-
-// A validator for the subset of JSON Schema that docs/analysis.schema.json
-// uses. A keyword it does not implement is an error, so the schema cannot
-// silently grow constraints that nothing checks.
-class SchemaValidator {
- public:
-  std::vector<std::string> validate(const json& schema, const json& value) {
-    errors_.clear();
-    check(schema, value, "$");
-    return errors_;
-  }
-
- private:
-  static bool has_type(const json& v, const std::string& type) {
-    if (type == "object") return v.is_object();
-    if (type == "array") return v.is_array();
-    if (type == "string") return v.is_string();
-    if (type == "integer") return v.is_number_integer();
-    if (type == "number") return v.is_number();
-    if (type == "boolean") return v.is_boolean();
-    if (type == "null") return v.is_null();
-    return false;
-  }
-
-  void fail(const std::string& path, const std::string& what) { errors_.push_back(path + ": " + what); }
-
-  void check(const json& schema, const json& v, const std::string& path) {
-    static const std::set<std::string> kKnown = {"$schema", "$id",      "title",      "description",
-                                                 "type",    "required", "properties", "items",
-                                                 "enum",    "minimum",  "maximum",    "additionalProperties"};
-    for (const auto& item : schema.items())
-      if (!kKnown.count(item.key())) fail(path, "schema keyword not supported by the test: " + item.key());
-
-    if (schema.contains("type")) {
-      const json& type = schema["type"];
-      bool ok = false;
-      if (type.is_string()) ok = has_type(v, type.get<std::string>());
-      for (const json& t : type.is_array() ? type : json::array())
-        ok = ok || has_type(v, t.get<std::string>());
-      if (!ok) {
-        fail(path, "expected type " + type.dump() + ", got " + v.dump());
-        return;
-      }
-    }
-    if (schema.contains("enum")) {
-      bool found = false;
-      for (const json& e : schema["enum"]) found = found || e == v;
-      if (!found) fail(path, v.dump() + " not in " + schema["enum"].dump());
-    }
-    if (v.is_number()) {
-      if (schema.contains("minimum") && v.get<double>() < schema["minimum"].get<double>())
-        fail(path, v.dump() + " below minimum");
-      if (schema.contains("maximum") && v.get<double>() > schema["maximum"].get<double>())
-        fail(path, v.dump() + " above maximum");
-    }
-    if (v.is_object()) {
-      for (const json& key : schema.value("required", json::array()))
-        if (!v.contains(key.get<std::string>())) fail(path, "missing required " + key.dump());
-      const json props = schema.value("properties", json::object());
-      for (const auto& item : v.items()) {
-        if (props.contains(item.key()))
-          check(props[item.key()], item.value(), path + "." + item.key());
-        else if (schema.value("additionalProperties", true) == false)
-          fail(path, "property not in schema: " + item.key());
-      }
-    }
-    if (v.is_array() && schema.contains("items"))
-      for (size_t i = 0; i < v.size(); ++i)
-        check(schema["items"], v[i], path + "[" + std::to_string(i) + "]");
-  }
-
-  std::vector<std::string> errors_;
-};
+using test::contains;
+using test::is_md_delimiter_row;
+using test::lines_of;
+using test::md_cells;
+using test::parse_csv;
+using test::SchemaValidator;
 
 json load_schema() {
-  const std::string path = std::string(MODELSTAT_SOURCE_DIR) + "/docs/analysis.schema.json";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  return json::parse(in);
+  return test::load_source_json("docs/analysis.schema.json");
 }
 
 // ------------------------------------------------------------------- human units
@@ -400,49 +319,6 @@ TEST(ReportWriterTest, SchemaValidatorRejectsBrokenDocuments) {
 
 // ------------------------------------------------------------------------ CSV
 
-// RFC 4180 reader: records of fields, quotes doubled inside quoted fields.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false, after_quote = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-        after_quote = true;
-      } else {
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      EXPECT_TRUE(field.empty() && !after_quote) << "stray quote at byte " << i;
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(field);
-      field.clear();
-      after_quote = false;
-    } else if (c == '\n') {
-      record.push_back(field);
-      records.push_back(record);
-      record.clear();
-      field.clear();
-      after_quote = false;
-    } else {
-      EXPECT_FALSE(after_quote) << "text after a closing quote at byte " << i;
-      field += c;
-    }
-  }
-  EXPECT_FALSE(quoted) << "unterminated quoted field";
-  EXPECT_TRUE(field.empty() && record.empty()) << "last record not terminated by a newline";
-  return records;
-}
-
 TEST(ReportWriterTest, CsvHasHeaderAndOneQuotedRowPerNode) {
   const AnalysisResult r = sample_result();
   const auto records = parse_csv(render("csv", r));
@@ -469,31 +345,6 @@ TEST(ReportWriterTest, CsvHasHeaderAndOneQuotedRowPerNode) {
 }
 
 // ------------------------------------------------------------------- Markdown
-
-// Number of cells in a GFM table row: '|' separators that are not escaped by
-// an odd run of backslashes, minus the leading and trailing ones.
-size_t md_cells(const std::string& row) {
-  size_t pipes = 0, backslashes = 0;
-  for (char c : row) {
-    if (c == '|' && backslashes % 2 == 0) ++pipes;
-    backslashes = c == '\\' ? backslashes + 1 : 0;
-  }
-  return pipes - 1;
-}
-
-// "| :--- | ---: |": the delimiter row under a table header, `columns` cells.
-bool is_md_delimiter_row(const std::string& row, size_t columns) {
-  std::istringstream in(row);
-  std::string cell;
-  std::getline(in, cell, '|');  // before the leading '|'
-  size_t cells = 0;
-  while (std::getline(in, cell, '|')) {
-    if (in.eof() && cell.empty()) break;  // after the trailing '|'
-    ++cells;
-    if (cell != " :--- " && cell != " ---: " && cell != " --- " && cell != " :---: ") return false;
-  }
-  return cells == columns;
-}
 
 TEST(ReportWriterTest, MarkdownTablesHaveConsistentColumns) {
   const std::string text = render("md", sample_result());

@@ -14,21 +14,6 @@ namespace modelstat {
 namespace report_detail {
 namespace {
 
-std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
-
-// Shortest decimal that reads back as the same double; empty when non-finite.
-std::string csv_double(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
-}
-
 class CsvWriter final : public AnalysisWriter {
  public:
   void write(const AnalysisResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {

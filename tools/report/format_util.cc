@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iterator>
 
@@ -197,6 +198,212 @@ std::string count_with_exact(int64_t n) {
 std::string bytes_with_exact(int64_t n) {
   if (magnitude(n) < 1024) return fmt::format("{} B", n);
   return fmt::format("{} ({} bytes)", human_bytes(n), group_digits(n));
+}
+
+// ---------------------------------------------------------------- human units
+
+std::string human_seconds(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  if (seconds == 0) return "0 s";
+  static const char* const kUnits[] = {"ns", "\xC2\xB5s", "ms", "s"};  // "µs"
+  const double mag = std::fabs(seconds);
+  const char* sign = seconds < 0 ? "-" : "";
+  if (mag < 1e-9) return fmt::format("{}{:.3g} ns", sign, mag * 1e9);
+  size_t unit = 0;
+  double v = mag * 1e9;
+  while (v >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  // Decimals for 3 significant digits; 999.6 µs rounds to 1000, so it is 1.00 ms.
+  auto decimals = [](double x) { return x < 10.0 ? 2 : x < 100.0 ? 1 : 0; };
+  const int d = decimals(v);
+  if (std::round(v * std::pow(10.0, d)) / std::pow(10.0, d) >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  return fmt::format("{}{:.{}f} {}", sign, v, decimals(v), kUnits[unit]);
+}
+
+std::string percent_of(double part, double whole) {
+  if (!std::isfinite(part) || !std::isfinite(whole) || whole == 0) return "-";
+  const double pct = 100.0 * part / whole;
+  if (part > 0 && part < whole && pct < 0.05) return "<0.1%";
+  if (part > 0 && part < whole && pct >= 99.95) return ">99.9%";
+  return fmt::format("{:.1f}%", pct);
+}
+
+std::string signed_percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  const double pct = 100.0 * fraction;
+  // "+0.0%" / "-0.0%" would claim a sign that one decimal cannot show.
+  if (std::fabs(pct) < 0.05) return "0.0%";
+  return fmt::format("{:+.1f}%", pct);
+}
+
+// ------------------------------------------------------------ terminal tables
+
+void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
+  cells.resize(columns_.size());
+  for (size_t c = 0; c < cells.size(); ++c)
+    if (columns_[c].max_width > 0) cells[c] = ellipsize(cells[c], columns_[c].max_width);
+  rows_.push_back({std::move(cells), highlight});
+}
+
+void TextTable::print(std::ostream& out, const Style& style, const std::string& indent) const {
+  std::vector<size_t> widths(columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    widths[c] = display_width(columns_[c].header);
+    for (const Row& row : rows_) widths[c] = std::max(widths[c], display_width(row.cells[c]));
+  }
+  std::vector<std::string> header;
+  for (const Column& col : columns_) header.push_back(col.header);
+  out << indent << style.bold(line(header, widths)) << '\n';
+  size_t total = 0;
+  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c ? 2 : 0);
+  out << indent << std::string(total, '-') << '\n';
+  for (const Row& row : rows_) {
+    const std::string text = line(row.cells, widths);
+    out << indent << (row.highlight ? style.yellow(text) : text) << '\n';
+  }
+}
+
+std::string TextTable::line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) const {
+  std::string out;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (c) out += "  ";
+    const std::string pad(widths[c] - display_width(cells[c]), ' ');
+    out += columns_[c].align == Align::Right ? pad + cells[c] : cells[c] + pad;
+  }
+  out.erase(out.find_last_not_of(' ') + 1);  // no trailing blanks
+  return out;
+}
+
+void KeyValueBlock::add(std::string key, std::vector<std::string> values) {
+  if (values.empty()) values.push_back("-");
+  entries_.push_back({std::move(key), std::move(values)});
+}
+
+void KeyValueBlock::print(std::ostream& out, const std::string& indent) const {
+  size_t width = 0;
+  for (const auto& e : entries_) width = std::max(width, display_width(e.key));
+  for (const auto& e : entries_) {
+    for (size_t i = 0; i < e.values.size(); ++i) {
+      const std::string key = i == 0 ? e.key : std::string();
+      out << indent << key << std::string(width - display_width(key) + 2, ' ') << e.values[i] << '\n';
+    }
+  }
+}
+
+std::string word_wrap(const std::string& text, size_t width, const std::string& first_prefix,
+                      const std::string& indent) {
+  std::string out = first_prefix;
+  size_t column = display_width(first_prefix);
+  bool line_has_word = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t start = text.find_first_not_of(" \n\t", pos);
+    if (start == std::string::npos) break;
+    size_t end = text.find_first_of(" \n\t", start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const size_t w = display_width(word);
+    if (line_has_word && column + 1 + w > width) {
+      out += '\n' + indent;
+      column = display_width(indent);
+      line_has_word = false;
+    }
+    if (line_has_word) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += w;
+    line_has_word = true;
+    pos = end;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------ CSV
+
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string csv_double(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+// ------------------------------------------------------------------- Markdown
+
+namespace {
+
+bool is_alnum(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
+
+}  // namespace
+
+// Text that renders literally inside a GFM table cell: '|' would end the cell,
+// and *, `, [, ], <, > would start emphasis, code, links or HTML (ONNX names
+// such as "/blocks.0/attn/*" or "<unnamed>" exist). '_' is escaped only where
+// it could open or close emphasis: GFM never does so between two letters or
+// digits, and ONNX names are full of "conv_1_bn" that should stay readable in
+// the raw text. A backslash is escaped first so that a name's own backslash
+// cannot escape a '|'. Line breaks would end the row, so they become spaces.
+std::string md_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (c) {
+      case '_':
+        if (i > 0 && i + 1 < text.size() && is_alnum(text[i - 1]) && is_alnum(text[i + 1])) {
+          out += c;
+          break;
+        }
+        [[fallthrough]];
+      case '\\':
+      case '|':
+      case '*':
+      case '`':
+      case '[':
+      case ']':
+      case '<':
+      case '>':
+        out += '\\';
+        out += c;
+        break;
+      case '\r':
+      case '\n':
+        out += ' ';
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void MdTable::add_row(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+void MdTable::print(std::ostream& out) const {
+  auto row = [](const std::vector<std::string>& cells) { return "| " + join(cells, " | ") + " |"; };
+  out << row(headers_) << '\n' << '|';
+  for (Align a : aligns_) out << (a == Align::Right ? " ---: |" : " :--- |");
+  out << '\n';
+  for (const auto& cells : rows_) out << row(cells) << '\n';
+  out << '\n';
 }
 
 }  // namespace report_detail

@@ -94,67 +94,98 @@ constexpr const char* kNodesPlaceholder = "@@modelstat-nodes@@";
 class JsonWriter final : public AnalysisWriter {
  public:
   void write(const AnalysisResult& r, const ReportOptions& options, std::ostream& out) const override {
-    Json doc;
-    doc["schema_version"] = kAnalysisJsonSchemaVersion;
-    doc["tool"] = "modelstat";
-    doc["kind"] = "analysis";
-    doc["convention"] = kCostConvention ? kCostConvention : "";
-    doc["model"] = model_json(r);
-    doc["totals"] = totals_json(r.totals);
-
-    // Every node, whatever options.show_all_nodes says: the JSON loses nothing.
-    doc["nodes"] = kNodesPlaceholder;  // streamed below
-
-    Json ops = Json::array();
-    for (const OpTypeSummary& s : r.by_op_type)
-      ops.push_back(Json{{"op_type", s.op_type},
-                         {"count", s.count},
-                         {"params", s.params},
-                         {"macs", s.macs},
-                         {"flops", s.flops},
-                         {"bytes", s.bytes},
-                         {"unknown", s.unknown}});
-    doc["by_op_type"] = std::move(ops);
-
-    Json sizes = Json::array();
-    for (const DTypeSize& d : r.size_by_dtype)
-      sizes.push_back(
-          Json{{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}});
-    doc["size_by_dtype"] = std::move(sizes);
-
-    Json shared = Json::array();
-    for (const SharedWeight& w : r.shared_weights)
-      shared.push_back(Json{{"name", w.name}, {"elements", w.elements}, {"consumers", strings(w.consumers)}});
-    doc["shared_weights"] = std::move(shared);
-
-    // Node indices (NodeReport::index) of the top options.top nodes by FLOPs.
-    Json hotspots = Json::array();
-    for (const NodeReport* n : hotspot_nodes(r, options.top)) hotspots.push_back(n->index);
-    doc["hotspots"] = std::move(hotspots);
-
-    doc["unknown_dims"] = strings(r.unknown_dims);
-    doc["notices"] = strings(r.notices);
-    doc["analysis_seconds"] = r.analysis_seconds;
-
-    // Invalid UTF-8 in a model's names is replaced (U+FFFD) rather than
-    // aborting the whole report.
-    const std::string text = doc.dump(2, ' ', false, Json::error_handler_t::replace);
-    const std::string marker = std::string("\"") + kNodesPlaceholder + "\"";
-    const size_t at = text.find(marker);
-    out.write(text.data(), std::streamsize(at));
-    // Every node, whatever options.show_all_nodes says: the JSON loses nothing.
-    out << '[';
-    for (size_t i = 0; i < r.nodes.size(); ++i) {
-      out << (i ? ",\n    " : "\n    ");
-      write_node(out, r.nodes[i]);
-    }
-    out << (r.nodes.empty() ? "]" : "\n  ]");
-    out.write(text.data() + at + marker.size(), std::streamsize(text.size() - at - marker.size()));
+    write_analysis_json(r, options, out);
     out << '\n';
   }
 };
 
+// Writes text with every '\n' followed by indent (JSON strings never hold a
+// raw line break, so only the layout's line breaks are affected).
+void write_indented(std::ostream& out, const char* text, size_t size, const std::string& indent) {
+  if (indent.empty()) {
+    out.write(text, std::streamsize(size));
+    return;
+  }
+  size_t start = 0;
+  for (size_t i = 0; i < size; ++i) {
+    if (text[i] != '\n') continue;
+    out.write(text + start, std::streamsize(i + 1 - start));
+    out << indent;
+    start = i + 1;
+  }
+  out.write(text + start, std::streamsize(size - start));
+}
+
 }  // namespace
+
+void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, std::ostream& out,
+                         const std::string& indent) {
+  Json doc;
+  doc["schema_version"] = kAnalysisJsonSchemaVersion;
+  doc["tool"] = "modelstat";
+  doc["kind"] = "analysis";
+  doc["convention"] = kCostConvention ? kCostConvention : "";
+  doc["model"] = model_json(r);
+  doc["totals"] = totals_json(r.totals);
+
+  // Every node, whatever options.show_all_nodes says: the JSON loses nothing.
+  doc["nodes"] = kNodesPlaceholder;  // streamed below
+
+  Json ops = Json::array();
+  for (const OpTypeSummary& s : r.by_op_type)
+    ops.push_back(Json{{"op_type", s.op_type},
+                       {"count", s.count},
+                       {"params", s.params},
+                       {"macs", s.macs},
+                       {"flops", s.flops},
+                       {"bytes", s.bytes},
+                       {"unknown", s.unknown}});
+  doc["by_op_type"] = std::move(ops);
+
+  Json sizes = Json::array();
+  for (const DTypeSize& d : r.size_by_dtype)
+    sizes.push_back(
+        Json{{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}});
+  doc["size_by_dtype"] = std::move(sizes);
+
+  Json shared = Json::array();
+  for (const SharedWeight& w : r.shared_weights)
+    shared.push_back(Json{{"name", w.name}, {"elements", w.elements}, {"consumers", strings(w.consumers)}});
+  doc["shared_weights"] = std::move(shared);
+
+  // Node indices (NodeReport::index) of the top options.top nodes by FLOPs.
+  Json hotspots = Json::array();
+  for (const NodeReport* n : hotspot_nodes(r, options.top)) hotspots.push_back(n->index);
+  doc["hotspots"] = std::move(hotspots);
+
+  doc["unknown_dims"] = strings(r.unknown_dims);
+  doc["notices"] = strings(r.notices);
+  doc["analysis_seconds"] = r.analysis_seconds;
+
+  // Invalid UTF-8 in a model's names is replaced (U+FFFD) rather than
+  // aborting the whole report.
+  const std::string text = doc.dump(2, ' ', false, Json::error_handler_t::replace);
+  // The key and the line break before it make the marker unique: a string
+  // value (a model path or node name that happens to spell the placeholder)
+  // never holds a raw line break.
+  const std::string key = "\n  \"nodes\": ";
+  const std::string marker = key + "\"" + kNodesPlaceholder + "\"";
+  const size_t at = text.find(marker);
+  write_indented(out, text.data(), at + key.size(), indent);
+  // Every node, whatever options.show_all_nodes says: the JSON loses nothing.
+  const std::string line_break = "\n" + indent;
+  out << '[';
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    out << (i ? "," : "") << line_break << "    ";
+    write_node(out, r.nodes[i]);
+  }
+  if (r.nodes.empty())
+    out << ']';
+  else
+    out << line_break << "  ]";
+  const size_t rest = at + marker.size();
+  write_indented(out, text.data() + rest, text.size() - rest, indent);
+}
 
 std::unique_ptr<AnalysisWriter> make_json_writer() {
   return std::make_unique<JsonWriter>();

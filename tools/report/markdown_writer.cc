@@ -10,51 +10,6 @@ namespace modelstat {
 namespace report_detail {
 namespace {
 
-bool is_alnum(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0;
-}
-
-// Text that renders literally inside a GFM table cell: '|' would end the cell,
-// and *, `, [, ], <, > would start emphasis, code, links or HTML (ONNX names
-// such as "/blocks.0/attn/*" or "<unnamed>" exist). '_' is escaped only where
-// it could open or close emphasis: GFM never does so between two letters or
-// digits, and ONNX names are full of "conv_1_bn" that should stay readable in
-// the raw text. A backslash is escaped first so that a name's own backslash
-// cannot escape a '|'. Line breaks would end the row, so they become spaces.
-std::string md_text(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    switch (c) {
-      case '_':
-        if (i > 0 && i + 1 < text.size() && is_alnum(text[i - 1]) && is_alnum(text[i + 1])) {
-          out += c;
-          break;
-        }
-        [[fallthrough]];
-      case '\\':
-      case '|':
-      case '*':
-      case '`':
-      case '[':
-      case ']':
-      case '<':
-      case '>':
-        out += '\\';
-        out += c;
-        break;
-      case '\r':
-      case '\n':
-        out += ' ';
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // Status words for the per-layer table ("" when exact).
 const char* status_words(CostStatus s) {
   switch (s) {
@@ -67,32 +22,6 @@ const char* status_words(CostStatus s) {
   }
   return "";
 }
-
-enum class Align { Left, Right };
-
-// A GFM table; cells are escaped by the caller (numbers need none).
-class MdTable {
- public:
-  MdTable(std::vector<std::string> headers, std::vector<Align> aligns)
-      : headers_(std::move(headers)), aligns_(std::move(aligns)) {}
-  void add_row(std::vector<std::string> cells) {
-    cells.resize(headers_.size());
-    rows_.push_back(std::move(cells));
-  }
-  void print(std::ostream& out) const {
-    out << row(headers_) << '\n' << '|';
-    for (Align a : aligns_) out << (a == Align::Right ? " ---: |" : " :--- |");
-    out << '\n';
-    for (const auto& cells : rows_) out << row(cells) << '\n';
-    out << '\n';
-  }
-
- private:
-  static std::string row(const std::vector<std::string>& cells) { return "| " + join(cells, " | ") + " |"; }
-  std::vector<std::string> headers_;
-  std::vector<Align> aligns_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 class MarkdownWriter final : public AnalysisWriter {
  public:

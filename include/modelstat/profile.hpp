@@ -1,0 +1,113 @@
+// Runtime profiling results: plain data, no LibTorch types. Produced by
+// profiler/protocol.cc, formatted by tools/report/profile_*_writer.cc.
+// Times are in seconds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "modelstat/analysis.hpp"
+
+namespace modelstat {
+
+// Percentiles: linear interpolation between closest ranks (Hyndman-Fan type 7,
+// NumPy's default). Median CI: distribution-free, from binomial order statistics.
+extern const char* const kPercentileMethod;
+
+struct TimingSummary {
+  int64_t count = 0;
+  double mean = 0, median = 0, stddev = 0, cv = 0, min = 0, max = 0;
+  double p50 = 0, p90 = 0, p95 = 0, p99 = 0;
+  double median_ci_low = 0, median_ci_high = 0;  // 95% interval of the median
+  double rel_ci = 0;                             // half-width / median
+  std::string stop_reason;                       // why sampling stopped
+  std::vector<double> samples;                   // raw samples, in run order
+};
+
+struct ProfileOptions {
+  std::string device = "cpu";  // "cpu" or "cuda"
+  std::string dtype = "fp32";  // fp32; fp16 / bf16 on CUDA
+  int threads = 0;             // CPU intra-op threads; 0 = all cores
+  uint64_t seed = 0x5eed;
+  int input_sets = 2;          // rotated between iterations
+  // Warm-up: at least this many runs and this long.
+  int64_t warmup_iterations = 5;
+  double warmup_seconds = 0.5;
+  // Measurement: min count and min time, then until the median's relative CI
+  // half-width is under target, or max time / max count.
+  int64_t min_iterations = 10;
+  double min_seconds = 1.0;
+  double max_seconds = 10.0;
+  int64_t max_iterations = 1000000;
+  double target_rel_ci = 0.01;
+  bool per_layer = true;       // the instrumented second pass
+  bool end_to_end = false;     // whole-model samples include H2D + D2H copies
+  std::vector<int64_t> batch_sweep;  // batch sizes to measure (empty: none)
+  bool find_max_batch = false;
+  int64_t max_batch_limit = 4096;
+  int concurrency = 0;         // independent requests in flight (0: not measured)
+};
+
+struct RunContext {
+  std::string device_name, device_kind;  // "cpu" / "cuda"
+  std::string driver_version, runtime_version, torch_version;
+  int threads = 0;
+  std::string dtype;
+  int64_t batch = 0;
+  std::string clocks;  // where readable
+  std::string date, host;
+  std::string timer;   // "steady_clock" / "cuda events on the execution stream"
+};
+
+struct ColdStart {
+  double model_load = 0;       // read + parse + bind + infer shapes
+  double weight_upload = 0;    // weights to tensors on the device
+  double first_inference = 0;  // first run, including lazy init
+  double steady_state_median = 0;
+};
+
+struct LayerTiming {
+  int index = 0;
+  std::string name, op_type;
+  TimingSummary time;  // samples kept only in JSON (per-layer)
+};
+
+struct BatchPoint {
+  int64_t batch = 0;
+  bool fits = true;
+  std::string failure;  // "out of memory", ...
+  double median = 0;    // seconds per batch
+  double throughput = 0;  // samples per second = batch * iterations / elapsed
+};
+
+struct ConcurrencyResult {
+  int requests_in_flight = 0;
+  double throughput = 0;  // requests (batches) per second, all streams together
+  TimingSummary latency;  // per request
+  std::string mechanism;  // "CPU threads" / "CUDA streams"
+};
+
+struct ProfileResult {
+  AnalysisResult analysis;
+  RunContext context;
+  ColdStart cold;
+  TimingSummary whole;          // clean whole-model pass (no instrumentation)
+  TimingSummary layer_sum;      // per-iteration sum of the instrumented pass
+  std::vector<LayerTiming> layers;
+  TimingSummary h2d, d2h;       // input / output copies, timed apart
+  int64_t h2d_bytes = 0, d2h_bytes = 0;
+  bool end_to_end = false;
+  std::vector<BatchPoint> batch_sweep;
+  int64_t max_batch = 0;        // largest batch that ran (0: not searched)
+  std::optional<ConcurrencyResult> concurrency;
+  std::vector<std::string> notices;
+};
+
+// Profiles a model file end to end (load, bind, weights, warm-up, both passes,
+// copies, optional batch sweep / max batch / concurrency).
+ProfileResult profile_model(const std::string& path, const LoadOptions& load, const ProfileOptions& options);
+
+}  // namespace modelstat

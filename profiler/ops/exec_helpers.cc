@@ -1,0 +1,310 @@
+#include "profiler/ops/exec_helpers.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "modelstat/error.hpp"
+
+namespace modelstat::profiler {
+
+void fail_input(const ExecContext& ctx, const std::string& message) {
+  throw Error(ErrorKind::Input, message, {}, ctx.node().name, ctx.node().op_type);
+}
+
+std::vector<int64_t> attr_ints_or(const Node& node, const std::string& key, std::vector<int64_t> fallback) {
+  if (!node.attr(key)) return fallback;
+  return node.attr_ints(key);
+}
+
+std::vector<double> attr_floats(const Node& node, const std::string& key) {
+  if (const auto* v = node.attr(key)) {
+    if (const auto* f = std::get_if<std::vector<double>>(v)) return *f;
+    if (const auto* one = std::get_if<double>(v)) return {*one};
+  }
+  return {};
+}
+
+std::vector<std::string> attr_strings(const Node& node, const std::string& key) {
+  if (const auto* v = node.attr(key)) {
+    if (const auto* s = std::get_if<std::vector<std::string>>(v)) return *s;
+    if (const auto* one = std::get_if<std::string>(v)) return {*one};
+  }
+  return {};
+}
+
+int64_t normalize_axis(const ExecContext& ctx, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    fail_input(ctx, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+at::ScalarType scalar_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::Float: return at::kFloat;
+    case DType::Double: return at::kDouble;
+    case DType::Float16: return at::kHalf;
+    case DType::BFloat16: return at::kBFloat16;
+    case DType::UInt8: return at::kByte;
+    case DType::Int8: return at::kChar;
+    case DType::Int16: return at::kShort;
+    case DType::UInt16: return at::kInt;   // widened: no uint16 in LibTorch 1.13
+    case DType::Int32: return at::kInt;
+    case DType::UInt32: return at::kLong;  // widened
+    case DType::Int64: return at::kLong;
+    case DType::UInt64: return at::kLong;  // same bits; values >= 2^63 wrap
+    case DType::Bool: return at::kBool;
+    case DType::Complex64: return at::kComplexFloat;
+    case DType::Complex128: return at::kComplexDouble;
+    default: break;
+  }
+  throw Error(ErrorKind::Input, std::string("tensors of type ") + dtype_name(dtype) + " cannot be executed");
+}
+
+DType dtype_of(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return DType::Float;
+    case at::kDouble: return DType::Double;
+    case at::kHalf: return DType::Float16;
+    case at::kBFloat16: return DType::BFloat16;
+    case at::kByte: return DType::UInt8;
+    case at::kChar: return DType::Int8;
+    case at::kShort: return DType::Int16;
+    case at::kInt: return DType::Int32;
+    case at::kLong: return DType::Int64;
+    case at::kBool: return DType::Bool;
+    case at::kComplexFloat: return DType::Complex64;
+    case at::kComplexDouble: return DType::Complex128;
+    default: return DType::Undefined;
+  }
+}
+
+bool is_floating(at::ScalarType type) { return at::isFloatingType(type); }
+
+namespace {
+
+int64_t numel_of(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// Copies `count` elements of type From into a new tensor of type To (the
+// widened unsigned types).
+template <typename From, typename To>
+at::Tensor widen(const void* data, int64_t count, at::ScalarType type, const std::vector<int64_t>& dims) {
+  at::Tensor t = at::empty(dims, at::TensorOptions().dtype(type));
+  To* out = t.data_ptr<To>();
+  for (int64_t i = 0; i < count; ++i) {
+    From v;
+    std::memcpy(&v, static_cast<const uint8_t*>(data) + i * int64_t(sizeof(From)), sizeof(From));
+    out[i] = static_cast<To>(v);
+  }
+  return t;
+}
+
+}  // namespace
+
+at::Tensor tensor_from_raw(const void* data, int64_t nbytes, DType dtype, const std::vector<int64_t>& dims) {
+  const int64_t count = numel_of(dims);
+  const int64_t element = dtype_size_bytes(dtype);
+  if (element == 0 || nbytes != count * element)
+    throw Error(ErrorKind::Input, "constant of type " + std::string(dtype_name(dtype)) + " has " +
+                                      std::to_string(nbytes) + " bytes, expected " +
+                                      std::to_string(count * element));
+  const at::ScalarType type = scalar_type_of(dtype);
+  switch (dtype) {
+    case DType::UInt16: return widen<uint16_t, int32_t>(data, count, type, dims);
+    case DType::UInt32: return widen<uint32_t, int64_t>(data, count, type, dims);
+    default: break;
+  }
+  at::Tensor t = at::empty(dims, at::TensorOptions().dtype(type));
+  if (nbytes) std::memcpy(t.data_ptr(), data, size_t(nbytes));
+  return t;
+}
+
+at::Tensor tensor_from_varints(const uint8_t* data, int64_t nbytes, DType dtype, const std::vector<int64_t>& dims) {
+  // Each value keeps its low bytes: int32 negatives are sign-extended 64-bit
+  // varints, 8/16-bit types and float16 bit patterns sit in the low bits.
+  const int64_t element = dtype_size_bytes(dtype);
+  std::string raw;
+  raw.reserve(size_t(numel_of(dims) * element));
+  const uint8_t* p = data;
+  const uint8_t* end = data + nbytes;
+  while (p < end) {
+    uint64_t value = 0;
+    int shift = 0;
+    for (;;) {
+      if (p >= end || shift > 63) throw Error(ErrorKind::Input, "malformed packed varint payload");
+      const uint8_t byte = *p++;
+      value |= uint64_t(byte & 0x7f) << shift;
+      shift += 7;
+      if (!(byte & 0x80)) break;
+    }
+    for (int64_t b = 0; b < element; ++b) raw.push_back(char((value >> (8 * b)) & 0xff));
+  }
+  return tensor_from_raw(raw.data(), int64_t(raw.size()), dtype, dims);
+}
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ErrorKind::Input, "cannot open '" + path + "' to read constants", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw Error(ErrorKind::Input, "cannot stat '" + path + "'", path);
+  }
+  size_ = int64_t(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      throw Error(ErrorKind::Input, "cannot map '" + path + "'", path);
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);  // the mapping stays valid
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_t(size_));
+}
+
+at::Tensor tensor_from_constant_bytes(const ConstantBytes& bytes, DType dtype, const std::vector<int64_t>& dims,
+                                      const MappedFile* model_file) {
+  if (bytes.has_inline)
+    return tensor_from_raw(bytes.inline_bytes.data(), int64_t(bytes.inline_bytes.size()), dtype, dims);
+  if (bytes.payload.empty() || bytes.payload_unlocatable || !model_file) return {};
+  // Normally one range; several ranges of one field are concatenated (a
+  // repeated field may be split across the wire).
+  std::string joined;
+  const int32_t field = bytes.payload.front().field;
+  for (const auto& ref : bytes.payload) {
+    if (ref.field != field || ref.offset < 0 || ref.length < 0 || ref.offset + ref.length > model_file->size())
+      throw Error(ErrorKind::Input, "constant payload range lies outside '" + model_file->path() + "'",
+                  model_file->path());
+    joined.append(reinterpret_cast<const char*>(model_file->data() + ref.offset), size_t(ref.length));
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(joined.data());
+  switch (field) {
+    case 9:   // raw_data
+    case 4:   // float_data: packed fixed32, i.e. raw little-endian floats (also complex64 pairs)
+    case 10:  // double_data: packed fixed64
+      return tensor_from_raw(data, int64_t(joined.size()), dtype, dims);
+    case 5:   // int32_data
+    case 7:   // int64_data
+    case 11:  // uint64_data
+      return tensor_from_varints(data, int64_t(joined.size()), dtype, dims);
+    default: break;
+  }
+  throw Error(ErrorKind::Input, "constant payload in unknown TensorProto field " + std::to_string(field));
+}
+
+std::vector<int64_t> known_dims(const Shape& shape, const std::string& what) {
+  if (!shape.fully_known()) throw Error(ErrorKind::Input, what + " has unknown dims (" + shape.to_string() + ")");
+  std::vector<int64_t> dims;
+  dims.reserve(shape.dims.size());
+  for (const auto& d : shape.dims) dims.push_back(d.value);
+  return dims;
+}
+
+at::Tensor tensor_from_attr(const AttrTensor& attr, const std::string& model_path) {
+  const auto dims = known_dims(attr.shape, "tensor attribute");
+  at::Tensor t = tensor_from_constant_bytes(attr.bytes, attr.dtype, dims, nullptr);
+  if (!t.defined() && !attr.bytes.payload.empty() && !model_path.empty()) {
+    const MappedFile file(model_path);
+    t = tensor_from_constant_bytes(attr.bytes, attr.dtype, dims, &file);
+  }
+  if (!t.defined()) throw Error(ErrorKind::Input, "tensor attribute has no readable data");
+  return t;
+}
+
+Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const std::vector<int64_t>& input_spatial) {
+  const Node& node = ctx.node();
+  const size_t n = kernel.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  w.strides = attr_ints_or(node, "strides", std::vector<int64_t>(n, 1));
+  w.dilations = attr_ints_or(node, "dilations", std::vector<int64_t>(n, 1));
+  if (w.strides.size() != n || w.dilations.size() != n || input_spatial.size() != n)
+    fail_input(ctx, "kernel, strides, dilations and input spatial rank disagree");
+  w.pads_begin.assign(n, 0);
+  w.pads_end.assign(n, 0);
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t out = (input_spatial[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t effective_kernel = (w.kernel[i] - 1) * w.dilations[i] + 1;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + effective_kernel - input_spatial[i]);
+      const int64_t small = total / 2, large = total - total / 2;
+      w.pads_begin[i] = auto_pad == "SAME_UPPER" ? small : large;
+      w.pads_end[i] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+  } else if (auto_pad == "NOTSET") {
+    const auto pads = node.attr_ints("pads");
+    if (!pads.empty()) {
+      if (pads.size() != 2 * n) fail_input(ctx, "pads must have 2 entries per spatial dim");
+      for (size_t i = 0; i < n; ++i) {
+        w.pads_begin[i] = pads[i];
+        w.pads_end[i] = pads[i + n];
+      }
+    }
+  } else if (auto_pad != "VALID") {
+    fail_input(ctx, "unknown auto_pad '" + auto_pad + "'");
+  }
+  return w;
+}
+
+at::Tensor pad_spatial(const at::Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                       double value) {
+  // constant_pad_nd lists (begin, end) pairs from the last dim backwards.
+  std::vector<int64_t> pads;
+  for (size_t i = begin.size(); i-- > 0;) {
+    pads.push_back(begin[i]);
+    pads.push_back(end[i]);
+  }
+  return at::constant_pad_nd(x, pads, value);
+}
+
+at::Tensor pads_for_aten(const at::Tensor& x, const Window& w, double value, bool pooling_limit,
+                         std::vector<int64_t>& native) {
+  bool fits = w.symmetric();
+  for (size_t i = 0; fits && i < w.pads_begin.size(); ++i)
+    if (w.pads_begin[i] < 0 || (pooling_limit && w.pads_begin[i] > w.kernel[i] / 2)) fits = false;
+  if (fits) {
+    native = w.pads_begin;
+    return x;
+  }
+  native.assign(w.pads_begin.size(), 0);
+  return pad_spatial(x, w.pads_begin, w.pads_end, value);
+}
+
+at::Tensor along_axis(const at::Tensor& v, int64_t axis, int64_t rank) {
+  if (v.numel() <= 1) return v.reshape({});
+  std::vector<int64_t> shape(size_t(rank), 1);
+  shape[size_t(axis)] = v.numel();
+  return v.reshape(shape);
+}
+
+at::Tensor subtract_zero_point(const at::Tensor& q, const at::Tensor& zero_point, int64_t axis) {
+  at::Tensor x = q.to(at::kDouble);
+  if (!zero_point.defined()) return x;
+  return x - along_axis(zero_point.to(at::kDouble), axis, q.dim());
+}
+
+at::Tensor requantize(const at::Tensor& acc, const at::Tensor& scale, const at::Tensor& zero_point) {
+  const at::ScalarType type = zero_point.defined() ? zero_point.scalar_type() : at::kByte;
+  // at::round rounds half to even, as ONNX requires.
+  at::Tensor y = at::round(acc.to(at::kDouble) * scale.to(at::kDouble));
+  if (zero_point.defined()) y = y + zero_point.to(at::kDouble);
+  const double lo = type == at::kByte ? 0.0 : type == at::kChar ? -128.0 : -2147483648.0;
+  const double hi = type == at::kByte ? 255.0 : type == at::kChar ? 127.0 : 2147483647.0;
+  return at::clamp(y, lo, hi).to(type);
+}
+
+}  // namespace modelstat::profiler

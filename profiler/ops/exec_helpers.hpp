@@ -1,0 +1,131 @@
+// Helpers shared by the executor families (profiler/ops/*.cc) and the weight
+// store: errors that name the node, attribute access with ONNX defaults, axis
+// normalisation, dtype mapping, constant bytes -> tensors, and the spatial
+// window arithmetic (kernel, strides, dilations, pads, auto_pad) that Conv,
+// ConvTranspose and every pooling op share. One copy, so the families agree.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "modelstat/graph.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+
+// ---- errors ---------------------------------------------------------------
+
+// Error(Input) naming the node and its op: the model asks for something the
+// executor does not do (an unsupported mode, a malformed attribute).
+[[noreturn]] void fail_input(const ExecContext& ctx, const std::string& message);
+
+// ---- attributes -------------------------------------------------------------
+
+// The ints attribute, or `fallback` when absent (Node::attr_ints returns empty).
+std::vector<int64_t> attr_ints_or(const Node& node, const std::string& key, std::vector<int64_t> fallback);
+// Floats attribute; empty when absent.
+std::vector<double> attr_floats(const Node& node, const std::string& key);
+// Strings attribute; empty when absent.
+std::vector<std::string> attr_strings(const Node& node, const std::string& key);
+
+// ONNX axes are in [-rank, rank-1]; returns the axis in [0, rank), Error(Input) outside.
+int64_t normalize_axis(const ExecContext& ctx, int64_t axis, int64_t rank);
+
+// ---- dtypes -----------------------------------------------------------------
+
+// The ATen type a tensor of this ONNX type lives in. LibTorch 1.13 has no
+// uint16/32/64: they widen to the next signed type (uint64 values above 2^63
+// wrap). String and undefined types throw Error(Input).
+at::ScalarType scalar_type_of(DType dtype);
+// The ONNX type an ATen tensor reports (the inverse, widened types included).
+DType dtype_of(at::ScalarType type);
+bool is_floating(at::ScalarType type);
+
+// ---- constants --------------------------------------------------------------
+
+// A CPU tensor from `count` raw little-endian elements of ONNX type `dtype`
+// (as TensorProto.raw_data stores them). Copies the bytes.
+at::Tensor tensor_from_raw(const void* data, int64_t nbytes, DType dtype, const std::vector<int64_t>& dims);
+// A CPU tensor from the values of a packed-varint payload (TensorProto fields
+// 5 int32_data, 7 int64_data, 11 uint64_data): 8/16-bit types, float16 and
+// bfloat16 come as their bit patterns in int32_data.
+at::Tensor tensor_from_varints(const uint8_t* data, int64_t nbytes, DType dtype, const std::vector<int64_t>& dims);
+
+// Read-only memory map of a whole file (the model, an external data file):
+// the kernel pages in only what a constant's byte range touches.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);  // Error(Input) when it cannot be opened
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  int64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+// A constant from what the loader kept of it: the inline bytes, else the
+// stripped payload ranges in `model_file` (nullptr: not available). Returns an
+// undefined tensor when neither holds the data. CPU, the constant's own dtype.
+at::Tensor tensor_from_constant_bytes(const ConstantBytes& bytes, DType dtype, const std::vector<int64_t>& dims,
+                                      const MappedFile* model_file);
+
+// A tensor attribute (ConstantOfShape's value, Constant's value...) as a CPU
+// tensor of its own dtype. Small attributes are inline; a stripped payload is
+// read back from `model_path` (Model::path). Error(Input) when neither.
+at::Tensor tensor_from_attr(const AttrTensor& attr, const std::string& model_path = {});
+
+// Known dims of a shape; Error(Input) naming `what` when a dim is unknown.
+std::vector<int64_t> known_dims(const Shape& shape, const std::string& what);
+
+// ---- spatial windows (Conv, ConvTranspose, pooling) ---------------------------
+
+// One N-d window over the spatial dims (all vectors have one entry per
+// spatial dim). pads are split in begin/end because ONNX allows asymmetric
+// padding, which ATen's conv/pool kernels do not.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end;
+  bool symmetric() const { return pads_begin == pads_end; }
+  int64_t spatial_rank() const { return int64_t(kernel.size()); }
+};
+
+// kernel given by the caller (kernel_shape, or the weight's dims for Conv);
+// strides, dilations default to 1; pads from `pads` ([b1..bn, e1..en]) or
+// from auto_pad (SAME_UPPER / SAME_LOWER: output = ceil(input / stride), the
+// odd pixel at the end for UPPER and at the start for LOWER; VALID: none).
+// `input_spatial` are the input's spatial dims.
+Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const std::vector<int64_t>& input_spatial);
+
+// Pads the spatial (trailing) dims of x with `value`; begin/end per spatial dim.
+at::Tensor pad_spatial(const at::Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                       double value);
+
+// ATen's conv and pool kernels take one symmetric pad per dim (pooling also
+// requires pad <= kernel/2). When the window fits, returns x and sets `native`
+// to the pads to pass to ATen; otherwise pads x explicitly with `value` and
+// sets `native` to zeros. max_pad_per_kernel_half: true for pooling.
+at::Tensor pads_for_aten(const at::Tensor& x, const Window& w, double value, bool pooling_limit,
+                         std::vector<int64_t>& native);
+
+// ---- quantized ops (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) ----
+
+// A per-channel vector reshaped to broadcast along `axis` of a rank-`rank`
+// tensor; scalars and 1-element tensors are returned as they are.
+at::Tensor along_axis(const at::Tensor& v, int64_t axis, int64_t rank);
+// q - zero_point in double: exact for 8-bit data and 32-bit accumulators, and
+// every ATen conv/matmul kernel accepts it (none takes integers on CPU).
+// zero_point: undefined (0), a scalar, or per-slice along `axis` of q.
+at::Tensor subtract_zero_point(const at::Tensor& q, const at::Tensor& zero_point, int64_t axis);
+// ONNX requantisation: saturate(round_half_to_even(acc * scale) + zero_point)
+// in zero_point's type (uint8 when it is absent). `scale` broadcasts to acc.
+at::Tensor requantize(const at::Tensor& acc, const at::Tensor& scale, const at::Tensor& zero_point);
+
+}  // namespace modelstat::profiler

@@ -1,0 +1,38 @@
+// Checks the executor against ONNX's own backend test cases
+// (onnx/backend/test/data/node/<case>/{model.onnx, test_data_set_N/{input,output}_K.pb}):
+// runs each data set on the CPU in fp32 and compares every output with the
+// tolerances ONNX's runner uses.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace modelstat::profiler {
+
+enum class VerifyStatus {
+  Pass = 0,       // every output of every data set matches
+  Mismatch = 1,   // an output differs (or the executor failed while running)
+  CannotRun = 2,  // unsupported op or mode, non-tensor values, unreadable case
+};
+
+struct VerifyOptions {
+  // numpy.testing.assert_allclose(rtol=1e-3, atol=1e-7), as onnx/backend/test/runner does:
+  // |actual - expected| <= atol + rtol * |expected|; NaN matches NaN. Integer and bool outputs: exact.
+  double rtol = 1e-3;
+  double atol = 1e-7;
+};
+
+// What keeps the case's model from running: ops of top-level nodes without
+// an executor ("op_type", domain-qualified outside the default domain), and
+// graph inputs/outputs that are not numeric tensors ("non-tensor value 'x'"
+// for sequences/optionals/maps, "string value 'x'"). Empty when it can run:
+// the node-test sweep calls such a case "claimed". Throws modelstat::Error(Input) when model.onnx cannot be read.
+std::vector<std::string> case_unsupported_ops(const std::string& case_dir);
+
+// Runs one case; writes one line per finding to `report` (which output, max
+// abs diff, max rel diff, mismatch count; or why it cannot run). Returns the
+// status as int (0, 1, 2; see VerifyStatus).
+int verify_case(const std::string& case_dir, std::ostream& report, const VerifyOptions& options = {});
+
+}  // namespace modelstat::profiler

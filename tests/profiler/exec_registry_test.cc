@@ -1,0 +1,99 @@
+// The executor registry against the cost registry: every op the analyzer
+// costs can be run, or is listed as analysis-only with a reason; no op is
+// both; no two executors claim the same (domain, op, opset).
+#include <gtest/gtest.h>
+
+#ifndef ONNX_NAMESPACE
+#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
+#endif
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#include <onnx/defs/schema.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "analyzer/cost/cost_rule.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+bool has_any_executor(const OpKey& key) {
+  for (const auto& rule : all_executors())
+    if (rule.key.domain == key.domain && rule.key.op_type == key.op_type) return true;
+  return false;
+}
+
+const AnalysisOnlyOp* analysis_only(const std::string& op) {
+  for (const auto& a : analysis_only_ops())
+    if (op == a.op_type) return &a;
+  return nullptr;
+}
+
+TEST(ExecRegistry, EveryCostedOpRunsOrIsAnalysisOnly) {
+  // At every opset from 7 to 17 where ONNX (1.12's schema registry) defines
+  // the op and has not deprecated it, it must have an executor.
+  std::vector<std::string> missing;
+  for (const auto& rule : cost::all_rules()) {
+    const OpKey& key = rule.key;
+    if (analysis_only(key.op_type)) continue;
+    for (int v = int(std::max<int64_t>(key.since_version, 7)); v <= 17 && v <= key.until_version; ++v) {
+      const auto* schema = onnx::OpSchemaRegistry::Schema(key.op_type, v, key.domain);
+      if (!schema || schema->Deprecated()) continue;
+      if (find_executor(key.domain, key.op_type, v)) continue;
+      missing.push_back(key.op_type + "@" + std::to_string(v));
+      break;
+    }
+  }
+  EXPECT_TRUE(missing.empty()) << "ops with a cost rule but neither an executor nor an analysis-only entry: "
+                               << ::testing::PrintToString(missing);
+}
+
+TEST(ExecRegistry, AnalysisOnlyOpsHaveReasonsAndNoExecutor) {
+  std::set<std::string> seen;
+  for (const auto& a : analysis_only_ops()) {
+    EXPECT_TRUE(seen.insert(a.op_type).second) << a.op_type << " listed twice";
+    EXPECT_TRUE(a.reason && *a.reason) << a.op_type << " has no reason";
+    EXPECT_FALSE(has_any_executor(OpKey{"", a.op_type})) << a.op_type << " is analysis-only but has an executor";
+    EXPECT_NE(cost::find_rule("", a.op_type, 17), nullptr) << a.op_type << " is analysis-only but has no cost rule";
+  }
+}
+
+TEST(ExecRegistry, NoOverlappingOpsetRanges) {
+  std::map<std::pair<std::string, std::string>, std::vector<const ExecRule*>> by_op;
+  for (const auto& rule : all_executors()) by_op[{rule.key.domain, rule.key.op_type}].push_back(&rule);
+  for (const auto& [op, rules] : by_op)
+    for (size_t i = 0; i < rules.size(); ++i)
+      for (size_t j = i + 1; j < rules.size(); ++j) {
+        const OpKey &a = rules[i]->key, &b = rules[j]->key;
+        EXPECT_TRUE(a.until_version < b.since_version || b.until_version < a.since_version)
+            << op.second << ": opset ranges [" << a.since_version << ", " << a.until_version << "] and ["
+            << b.since_version << ", " << b.until_version << "] overlap";
+      }
+}
+
+TEST(ExecRegistry, EveryExecutorHasACostRule) {
+  // An executor without a cost rule would time a node the join cannot explain.
+  for (const auto& rule : all_executors())
+    EXPECT_NE(cost::find_rule(rule.key.domain, rule.key.op_type, std::max<int64_t>(rule.key.since_version, 7)),
+              nullptr)
+        << rule.key.op_type << " has an executor but no cost rule";
+}
+
+TEST(ExecRegistry, MyFamiliesAreComplete) {
+  // The contraction, recurrent, normalization and pooling families run every
+  // op they cost (RoiAlign excepted, documented in analysis_only_ops()).
+  for (const char* op : {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "Gemm", "MatMul", "MatMulInteger",
+                         "QLinearMatMul", "Einsum", "Det", "LSTM", "GRU", "RNN", "BatchNormalization",
+                         "InstanceNormalization", "LayerNormalization", "GroupNormalization",
+                         "MeanVarianceNormalization", "LpNormalization", "LRN", "MaxPool", "AveragePool", "LpPool",
+                         "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MaxUnpool", "GridSample", "Resize",
+                         "Upsample"})
+    for (int64_t v = 7; v <= 18; ++v) EXPECT_NE(find_executor("", op, v), nullptr) << op << " opset " << v;
+}
+
+}  // namespace
+}  // namespace modelstat::profiler

@@ -1,0 +1,389 @@
+// Executor and WeightStore: hand-built IR models checked against direct ATen
+// calls, the sample models end to end, skeleton weights, constant payloads
+// read back from the model file, and the errors.
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#ifndef ONNX_NAMESPACE
+#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
+#endif
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "analyzer/loader/loader.hpp"
+#include "modelstat/error.hpp"
+#include "profiler/executor.hpp"
+#include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+const std::string kSamples = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/";
+
+// A one-graph IR model built by hand: tensors, nodes, producer/consumer links.
+class IrModel {
+ public:
+  IrModel() { model.opsets = {{"", 17}}; }
+
+  int input(const std::string& name, std::vector<int64_t> dims, DType dtype = DType::Float) {
+    const int id = tensor(name, dims, dtype, TensorRole::Input);
+    model.graph.inputs.push_back(id);
+    return id;
+  }
+  // An initializer whose bytes are inline, as the loader keeps small constants.
+  int weight(const std::string& name, const at::Tensor& value) {
+    const at::Tensor v = value.contiguous();
+    const int id = tensor(name, v.sizes().vec(), dtype_of(v.scalar_type()), TensorRole::Initializer);
+    Tensor& t = model.graph.tensors[size_t(id)];
+    t.data_location = DataLocation::Embedded;
+    t.bytes.has_inline = true;
+    t.bytes.inline_bytes.assign(static_cast<const char*>(v.data_ptr()), size_t(v.nbytes()));
+    model.graph.initializers.push_back(id);
+    return id;
+  }
+  std::vector<int> node(const std::string& op, const std::vector<int>& inputs, int outputs = 1,
+                        std::map<std::string, AttrValue> attributes = {}) {
+    Graph& g = model.graph;
+    Node n;
+    n.op_type = op;
+    n.name = op + "_" + std::to_string(g.nodes.size());
+    n.inputs = inputs;
+    n.attributes = std::move(attributes);
+    const int index = int(g.nodes.size());
+    for (int t : inputs)
+      if (t >= 0) g.tensors[size_t(t)].consumers.push_back(index);
+    std::vector<int> out;
+    for (int o = 0; o < outputs; ++o) {
+      const int id = tensor(n.name + "_out" + std::to_string(o), {}, DType::Float, TensorRole::Activation);
+      g.tensors[size_t(id)].producer = index;
+      n.outputs.push_back(id);
+      out.push_back(id);
+    }
+    g.nodes.push_back(std::move(n));
+    return out;
+  }
+  void output(int id) { model.graph.outputs.push_back(id); }
+
+  Model model;
+
+ private:
+  int tensor(const std::string& name, const std::vector<int64_t>& dims, DType dtype, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.dtype = dtype;
+    t.role = role;
+    t.shape.rank_known = true;
+    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    model.graph.tensors.push_back(std::move(t));
+    return int(model.graph.tensors.size() - 1);
+  }
+};
+
+void expect_close(const at::Tensor& actual, const at::Tensor& expected, double tol = 1e-5) {
+  ASSERT_EQ(actual.sizes(), expected.sizes());
+  EXPECT_TRUE(at::allclose(actual, expected, tol, tol)) << "max abs diff "
+                                                        << (actual - expected).abs().max().item<double>();
+}
+
+// Skips a sample-model test while an op of it has no executor (the families
+// are written concurrently; exec_registry_test reports the gap itself).
+#define SKIP_UNLESS_EXECUTABLE(model)                                                               \
+  for (const Node& n : (model).graph.nodes)                                                         \
+    if (n.op_type != "Constant" && !find_executor(n.domain, n.op_type, (model).opset_version(n.domain))) \
+      GTEST_SKIP() << "no executor yet for " << n.op_type;
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { at::set_num_threads(1); }
+};
+
+TEST_F(ExecutorTest, ConvWithAsymmetricPadsMatchesAten) {
+  IrModel m;
+  const at::Tensor w = at::randn({4, 3, 3, 3}), b = at::randn({4});
+  const int x = m.input("x", {1, 3, 9, 9});
+  const auto y = m.node("Conv", {x, m.weight("w", w), m.weight("b", b)}, 1,
+                        {{"pads", std::vector<int64_t>{1, 0, 2, 1}}, {"strides", std::vector<int64_t>{2, 2}}});
+  m.output(y[0]);
+  const Executor ex(m.model, {});
+  const auto inputs = ex.make_inputs(1);
+  const auto out = ex.run(inputs);
+  // ONNX pads [h_begin, w_begin, h_end, w_end]; constant_pad_nd lists w first.
+  const at::Tensor ref = at::conv2d(at::constant_pad_nd(inputs[0], {0, 1, 1, 2}), w, b, {2, 2});
+  expect_close(out[0], ref);
+}
+
+TEST_F(ExecutorTest, GemmAttributesMatchAten) {
+  IrModel m;
+  const at::Tensor bt = at::randn({5, 4}), c = at::randn({5});
+  const int a = m.input("a", {3, 4});
+  const auto y = m.node("Gemm", {a, m.weight("b", bt), m.weight("c", c)}, 1,
+                        {{"transB", int64_t(1)}, {"alpha", 0.5}, {"beta", 2.0}});
+  m.output(y[0]);
+  const Executor ex(m.model, {});
+  const auto inputs = ex.make_inputs(2);
+  expect_close(ex.run(inputs)[0], 0.5 * at::mm(inputs[0], bt.t()) + 2.0 * c);
+}
+
+TEST_F(ExecutorTest, PoolingAndNormalizationChainMatchesAten) {
+  IrModel m;
+  const at::Tensor scale = at::rand({6}) + 0.5, bias = at::randn({6}), mean = at::randn({6}), var = at::rand({6}) + 0.1;
+  const int x = m.input("x", {2, 6, 7, 7});
+  const auto bn = m.node("BatchNormalization",
+                         {x, m.weight("s", scale), m.weight("bb", bias), m.weight("m", mean), m.weight("v", var)});
+  const auto pool = m.node("MaxPool", {bn[0]}, 1,
+                           {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                            {"strides", std::vector<int64_t>{2, 2}},
+                            {"auto_pad", std::string("SAME_UPPER")}});
+  const auto gap = m.node("GlobalAveragePool", {pool[0]});
+  m.output(gap[0]);
+  const Executor ex(m.model, {});
+  const auto inputs = ex.make_inputs(3);
+  const at::Tensor normed = at::batch_norm(inputs[0], scale, bias, mean, var, false, 0.0, 1e-5, false);
+  // SAME_UPPER with input 7, stride 2, kernel 3: output 4, total pad 2 -> 1 at each end.
+  const at::Tensor pooled = at::max_pool2d(normed, {3, 3}, {2, 2}, {1, 1});
+  expect_close(ex.run(inputs)[0], pooled.mean({2, 3}, true));
+}
+
+TEST_F(ExecutorTest, HookBracketsEveryNode) {
+  IrModel m;
+  const int x = m.input("x", {2, 3});
+  const auto y = m.node("MatMul", {x, m.weight("w", at::randn({3, 4}))});
+  const auto z = m.node("MatMul", {y[0], m.weight("w2", at::randn({4, 2}))});
+  m.output(z[0]);
+  const Executor ex(m.model, {});
+  std::vector<std::pair<int, bool>> calls;
+  ex.run(ex.make_inputs(0), [&](int node, bool after) { calls.emplace_back(node, after); });
+  const std::vector<std::pair<int, bool>> expected{{0, false}, {0, true}, {1, false}, {1, true}};
+  EXPECT_EQ(calls, expected);
+}
+
+TEST_F(ExecutorTest, UnsupportedOpIsAnInputErrorBeforeAnythingRuns) {
+  IrModel m;
+  const int x = m.input("x", {2, 3});
+  const auto a = m.node("MatMul", {x, m.weight("w", at::randn({3, 3}))});
+  const auto b = m.node("NoSuchOp", {a[0]});
+  const auto c = m.node("AlsoMissing", {b[0]});
+  m.output(c[0]);
+  try {
+    const Executor ex(m.model, {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_EQ(e.op(), "NoSuchOp");
+    EXPECT_EQ(e.node(), "NoSuchOp_1");
+    EXPECT_NE(e.message().find("AlsoMissing"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(ExecutorTest, UnknownInputDimsAreAnInputError) {
+  IrModel m;
+  const int x = m.input("x", {-1, 3});
+  m.output(m.node("MatMul", {x, m.weight("w", at::randn({3, 3}))})[0]);
+  const Executor ex(m.model, {});
+  try {
+    ex.make_inputs(0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(e.message().find("--input"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(ExecutorTest, AtenErrorsBecomeRuntimeErrorsNamingTheNode) {
+  IrModel m;
+  const int x = m.input("x", {2, 3});
+  m.output(m.node("MatMul", {x, m.weight("w", at::randn({4, 4}))})[0]);  // 3 vs 4: ATen throws
+  const Executor ex(m.model, {});
+  try {
+    ex.run(ex.make_inputs(0));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+    EXPECT_EQ(e.node(), "MatMul_0");
+  }
+}
+
+TEST_F(ExecutorTest, MakeInputsIsDeterministicAndNeverZeros) {
+  IrModel m;
+  const int x = m.input("x", {4, 8});
+  const int ids = m.input("ids", {3, 5}, DType::Int64);
+  const int mask = m.input("mask", {3, 5}, DType::Bool);
+  const auto emb = m.node("Gather", {m.weight("table", at::randn({1000, 8})), ids});
+  (void)emb;
+  m.output(m.node("MatMul", {x, m.weight("w", at::randn({8, 2}))})[0]);
+  (void)mask;
+  // Only make_inputs is exercised: the constructor's executor check would
+  // need Gather (another family), so the inputs are made through a model
+  // whose nodes all run when that family is present.
+  if (!find_executor("", "Gather", 17)) GTEST_SKIP() << "no Gather executor yet";
+  const Executor ex(m.model, {});
+  const auto a = ex.make_inputs(42), b = ex.make_inputs(42), c = ex.make_inputs(43);
+  ASSERT_EQ(a.size(), 3u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(at::equal(a[i], b[i])) << "input " << i;
+  EXPECT_FALSE(at::equal(a[0], c[0]));
+  EXPECT_GT(a[0].abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(a[1].scalar_type(), at::kLong);
+  EXPECT_GE(a[1].min().item<int64_t>(), 0);
+  EXPECT_LT(a[1].max().item<int64_t>(), 1000);
+  EXPECT_GT(a[1].max().item<int64_t>(), 1) << "token ids span the vocabulary, not [0, 2)";
+  EXPECT_EQ(a[2].scalar_type(), at::kBool);
+}
+
+TEST_F(ExecutorTest, TinyCnnRunsWithLoadedWeights) {
+  const Model model = loader::load_model_file(kSamples + "tiny_cnn.onnx", {});
+  SKIP_UNLESS_EXECUTABLE(model);
+  const Executor ex(model, {});
+  EXPECT_EQ(ex.weights().tensors_randomised(), 0);
+  EXPECT_GT(ex.weights().bytes_loaded(), 0);
+  const auto out = ex.run(ex.make_inputs(7));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].dim(), 2);
+  EXPECT_TRUE(at::isfinite(out[0]).all().item<bool>());
+  EXPECT_TRUE(at::equal(out[0], ex.run(ex.make_inputs(7))[0])) << "same seed, same result";
+}
+
+TEST_F(ExecutorTest, ExternalDataIsReadFromTheDataFile) {
+  const Model model = loader::load_model_file(kSamples + "external_data.onnx", {});
+  SKIP_UNLESS_EXECUTABLE(model);
+  const Executor ex(model, {});
+  EXPECT_EQ(ex.weights().tensors_randomised(), 0);
+  EXPECT_TRUE(ex.weights().notices().empty());
+  // W1, b1, W2 live in the .data file: 64*? floats at least.
+  EXPECT_GT(ex.weights().bytes_loaded(), 4096);
+  const auto out = ex.run(ex.make_inputs(1));
+  EXPECT_TRUE(at::isfinite(out[0]).all().item<bool>());
+}
+
+TEST_F(ExecutorTest, SkeletonModelRunsOnSeededWeightsWithOneNotice) {
+  // Symbolic batch bound to 1 by default; 224x224 input (about 15 GMACs).
+  const Model model = loader::load_model_file(kSamples + "custom_model.onnx", {});
+  SKIP_UNLESS_EXECUTABLE(model);
+  ExecOptions exec;
+  exec.seed = 99;
+  const Executor ex(model, exec);
+  EXPECT_GT(ex.weights().tensors_randomised(), 0);
+  ASSERT_EQ(ex.weights().notices().size(), 1u);
+  EXPECT_NE(ex.weights().notices()[0].find("filled from seed 99"), std::string::npos) << ex.weights().notices()[0];
+  const auto out = ex.run(ex.make_inputs(1));
+  EXPECT_TRUE(at::isfinite(out[0]).all().item<bool>());
+  EXPECT_GT(out[0].abs().sum().item<double>(), 0.0);
+  // Same seed, same weights; std = 1/sqrt(fan_in) for a conv kernel.
+  const WeightStore again(model, exec);
+  const Graph& g = model.graph;
+  for (int t : g.initializers) EXPECT_TRUE(at::equal(ex.weights().get(&g, t), again.get(&g, t))) << g.tensors[size_t(t)].name;
+  for (int t : g.initializers) {
+    const at::Tensor& w = again.get(&g, t);
+    if (w.dim() != 4) continue;
+    const double expected_std = 1.0 / std::sqrt(double(w.numel() / w.size(0)));
+    EXPECT_NEAR(w.std().item<double>(), expected_std, 0.1 * expected_std) << g.tensors[size_t(t)].name;
+  }
+}
+
+// Writes a model whose initializers are large enough to be stripped by the
+// loader (> 4 KiB), one per TensorProto payload encoding, and checks that the
+// weight store reads each back from the model file.
+TEST_F(ExecutorTest, StrippedPayloadsOfEveryEncodingAreReadBack) {
+  onnx::ModelProto proto;
+  proto.set_ir_version(8);
+  proto.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = proto.mutable_graph();
+  g->set_name("payloads");
+  const int64_t n = 5000;
+  std::vector<std::string> names;
+  auto add = [&](const std::string& name, int type) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    t->add_dims(n);
+    names.push_back(name);
+    onnx::NodeProto* node = g->add_node();
+    node->set_op_type("Identity");
+    node->add_input(name);
+    node->add_output(name + "_out");
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name(name + "_out");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(n);
+    return t;
+  };
+  onnx::TensorProto* f = add("floats", onnx::TensorProto::FLOAT);
+  onnx::TensorProto* raw = add("raw", onnx::TensorProto::FLOAT);
+  onnx::TensorProto* d = add("doubles", onnx::TensorProto::DOUBLE);
+  onnx::TensorProto* i64 = add("int64s", onnx::TensorProto::INT64);
+  onnx::TensorProto* i32 = add("int32s", onnx::TensorProto::INT32);
+  onnx::TensorProto* h = add("halves", onnx::TensorProto::FLOAT16);
+  onnx::TensorProto* u8 = add("bytes", onnx::TensorProto::UINT8);
+  const at::Tensor ref = at::randn({n});
+  const at::Tensor ref_half = ref.to(at::kHalf);
+  std::string raw_bytes(size_t(n) * 4, '\0');
+  std::memcpy(raw_bytes.data(), ref.data_ptr<float>(), raw_bytes.size());
+  raw->set_raw_data(raw_bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    f->add_float_data(ref[i].item<float>());
+    d->add_double_data(double(ref[i].item<float>()));
+    i64->add_int64_data(i * 1000003 - int64_t(2500000000LL));
+    i32->add_int32_data(int32_t(i) - 2500);  // negatives: 10-byte varints
+    uint16_t bits;
+    const at::Half hv = ref_half[i].item<at::Half>();
+    std::memcpy(&bits, &hv, 2);
+    h->add_int32_data(bits);
+    u8->add_int32_data(int32_t(i % 256));
+  }
+  const auto path = std::filesystem::temp_directory_path() / "modelstat_payloads_test.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(proto.SerializeToOstream(&out));
+  }
+  const Model model = loader::load_model_file(path.string(), {});
+  const WeightStore store(model, {});
+  auto get = [&](const std::string& name) { return store.get(&model.graph, model.graph.find_tensor(name)); };
+  for (const auto& name : names) {
+    const Tensor& t = model.graph.tensors[size_t(model.graph.find_tensor(name))];
+    EXPECT_FALSE(t.bytes.has_inline) << name << " should have been stripped (test premise)";
+    EXPECT_FALSE(t.bytes.payload.empty()) << name;
+  }
+  EXPECT_TRUE(at::equal(get("floats"), ref));
+  EXPECT_TRUE(at::equal(get("raw"), ref));
+  EXPECT_EQ(get("doubles").scalar_type(), at::kFloat) << "float types are cast to float_dtype";
+  EXPECT_TRUE(at::equal(get("doubles"), ref));
+  const at::Tensor idx = at::arange(n, at::kLong);
+  EXPECT_TRUE(at::equal(get("int64s"), idx * int64_t(1000003) - int64_t(2500000000LL)));
+  EXPECT_TRUE(at::equal(get("int32s"), (idx - 2500).to(at::kInt)));
+  EXPECT_TRUE(at::equal(get("halves"), ref_half.to(at::kFloat)));
+  EXPECT_TRUE(at::equal(get("bytes"), (idx % 256).to(at::kByte)));
+  EXPECT_EQ(store.tensors_randomised(), 0);
+  EXPECT_EQ(store.bytes_loaded(), n * (4 + 4 + 8 + 8 + 4 + 2 + 1));
+  std::filesystem::remove(path);
+}
+
+TEST_F(ExecutorTest, ScalarConstantsAndAttributeTensors) {
+  IrModel m;
+  const int s = m.weight("scalar", at::scalar_tensor(2.5, at::kFloat));
+  m.output(s);
+  const WeightStore store(m.model, {});
+  const at::Tensor& t = store.get(&m.model.graph, s);
+  EXPECT_EQ(t.dim(), 0);
+  EXPECT_FLOAT_EQ(t.item<float>(), 2.5f);
+
+  AttrTensor attr;
+  attr.dtype = DType::Int64;
+  attr.shape.rank_known = true;
+  attr.shape.dims = {Dim{1, {}}};
+  const int64_t value = 7;
+  attr.bytes.has_inline = true;
+  attr.bytes.inline_bytes.assign(reinterpret_cast<const char*>(&value), 8);
+  const at::Tensor a = tensor_from_attr(attr);
+  EXPECT_EQ(a.scalar_type(), at::kLong);
+  EXPECT_EQ(a.item<int64_t>(), 7);
+}
+
+}  // namespace
+}  // namespace modelstat::profiler

@@ -1,0 +1,331 @@
+// Unit tests of the elementwise, reduction and shape-op executors: one tiny
+// node each, run through find_executor, compared with hand-computed tensors.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "modelstat/error.hpp"
+#include "modelstat/graph.hpp"
+#include "profiler/ops/exec_rule.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+using Attrs = std::map<std::string, AttrValue>;
+
+at::Tensor f32(std::vector<float> v, std::vector<int64_t> shape) {
+  return at::tensor(v, at::TensorOptions().dtype(at::kFloat)).reshape(shape);
+}
+at::Tensor i64(std::vector<int64_t> v, std::vector<int64_t> shape) {
+  return at::tensor(v, at::TensorOptions().dtype(at::kLong)).reshape(shape);
+}
+at::Tensor i32(std::vector<int32_t> v, std::vector<int64_t> shape) {
+  return at::tensor(v, at::TensorOptions().dtype(at::kInt)).reshape(shape);
+}
+
+// Runs one node of `op` at `opset`; undefined inputs are omitted optional inputs.
+std::vector<at::Tensor> run(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs,
+                            Attrs attrs = {}, int num_outputs = 1) {
+  Graph graph;
+  Node node;
+  node.name = op + "_0";
+  node.op_type = op;
+  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].defined() ? int(i) : -1);
+  for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(int(inputs.size()) + i);
+  node.attributes = std::move(attrs);
+  const ExecRule* rule = find_executor("", op, opset);
+  if (!rule) throw std::runtime_error("no executor for " + op + " at opset " + std::to_string(opset));
+  ExecContext ctx(graph, node, opset, std::move(inputs));
+  rule->fn(ctx);
+  return ctx.outputs;
+}
+
+at::Tensor run1(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs, Attrs attrs = {}) {
+  auto out = run(op, opset, std::move(inputs), std::move(attrs));
+  EXPECT_EQ(out.size(), 1u);
+  return out.at(0);
+}
+
+void expect_equal(const at::Tensor& got, const at::Tensor& want) {
+  ASSERT_TRUE(got.defined());
+  EXPECT_EQ(got.scalar_type(), want.scalar_type());
+  ASSERT_EQ(got.sizes(), want.sizes()) << got << "\nvs\n" << want;
+  if (at::isFloatingType(want.scalar_type()))
+    EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-6)) << got << "\nvs\n" << want;
+  else
+    EXPECT_TRUE(at::equal(got, want)) << got << "\nvs\n" << want;
+}
+
+TEST(OpsFamilies, IntegerDivTruncatesTowardZero) {
+  expect_equal(run1("Div", 14, {i32({7, -7, 7, -7}, {4}), i32({2, 2, -2, -2}, {4})}), i32({3, -3, -3, 3}, {4}));
+  expect_equal(run1("Div", 14, {f32({7, -7}, {2}), f32({2, 2}, {2})}), f32({3.5f, -3.5f}, {2}));
+}
+
+TEST(OpsFamilies, ModFollowsDivisorSignUnlessFmod) {
+  expect_equal(run1("Mod", 13, {i64({-4, 7, 5}, {3}), i64({3, -3, 3}, {3})}), i64({2, -2, 2}, {3}));
+  expect_equal(run1("Mod", 13, {i64({-4, 7, 5}, {3}), i64({3, -3, 3}, {3})}, {{"fmod", int64_t(1)}}),
+               i64({-1, 1, 2}, {3}));
+}
+
+TEST(OpsFamilies, PowKeepsBaseType) {
+  expect_equal(run1("Pow", 15, {i32({1, 2, 3}, {3}), f32({2, 2, 2}, {3})}), i32({1, 4, 9}, {3}));
+}
+
+TEST(OpsFamilies, WhereBroadcasts) {
+  const at::Tensor cond = at::tensor(std::vector<uint8_t>{1, 0}, at::kByte).to(at::kBool).reshape({1, 2});
+  expect_equal(run1("Where", 16, {cond, f32({1, 2, 3, 4}, {2, 2}), f32({-1}, {1})}), f32({1, -1, 3, -1}, {2, 2}));
+}
+
+TEST(OpsFamilies, RoundIsHalfToEven) {
+  expect_equal(run1("Round", 11, {f32({0.5f, 1.5f, 2.5f, -0.5f, -1.5f}, {5})}), f32({0, 2, 2, -0.f, -2}, {5}));
+}
+
+TEST(OpsFamilies, ClipAttributesBeforeOpset11InputsAfter) {
+  const at::Tensor x = f32({-2, 0, 2}, {3});
+  expect_equal(run1("Clip", 6, {x}, {{"min", -1.0}, {"max", 1.0}}), f32({-1, 0, 1}, {3}));
+  expect_equal(run1("Clip", 13, {x, at::Tensor(), f32({1}, {})}), f32({-2, 0, 1}, {3}));
+}
+
+TEST(OpsFamilies, SoftmaxOpset11CoercesTo2DOpset13UsesOneAxis) {
+  const at::Tensor x = f32({0, 0, 0, 0}, {2, 2});
+  const at::Tensor x3 = at::zeros({1, 2, 2});
+  // Opset 11, axis 1 on [1,2,2]: one row of 4 elements.
+  expect_equal(run1("Softmax", 11, {x3}), at::full({1, 2, 2}, 0.25f));
+  // Opset 13, axis 1: softmax over dim 1 only (2 elements).
+  expect_equal(run1("Softmax", 13, {x3}, {{"axis", int64_t(1)}}), at::full({1, 2, 2}, 0.5f));
+  // Opset 13 default axis -1.
+  expect_equal(run1("Softmax", 13, {x}), at::full({2, 2}, 0.5f));
+}
+
+TEST(OpsFamilies, HardmaxPicksFirstMaximum) {
+  expect_equal(run1("Hardmax", 13, {f32({1, 3, 3, 2, 0, 1}, {2, 3})}), f32({0, 1, 0, 1, 0, 0}, {2, 3}));
+}
+
+TEST(OpsFamilies, CastUsesOnnxTypeNumbers) {
+  expect_equal(run1("Cast", 13, {f32({1.7f, -1.7f}, {2})}, {{"to", int64_t(7)}}), i64({1, -1}, {2}));
+  expect_equal(run1("Cast", 13, {f32({0, 2}, {2})}, {{"to", int64_t(9)}}),
+               at::tensor(std::vector<uint8_t>{0, 1}, at::kByte).to(at::kBool));
+}
+
+TEST(OpsFamilies, QuantizeLinearRoundsHalfToEvenAndSaturates) {
+  const at::Tensor y = run1("QuantizeLinear", 13,
+                            {f32({0, 1, 3, 1000, -1000}, {5}), f32({2}, {}),
+                             at::tensor(std::vector<uint8_t>{10}, at::kByte).reshape({})});
+  expect_equal(y, at::tensor(std::vector<uint8_t>{10, 10, 12, 255, 0}, at::kByte));
+}
+
+TEST(OpsFamilies, ReduceMeanAxesInputNoKeepdims) {
+  const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  // ReduceMean takes axes as an attribute up to opset 17.
+  expect_equal(run1("ReduceMean", 13, {x}, {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t(0)}}),
+               f32({2, 5}, {2}));
+  // ReduceSum takes them as an input from opset 13.
+  expect_equal(run1("ReduceSum", 13, {x, i64({0}, {1})}, {{"keepdims", int64_t(0)}}), f32({5, 7, 9}, {3}));
+  expect_equal(run1("ReduceSum", 13, {x, i64({}, {0})}), f32({21}, {1, 1}));
+  expect_equal(run1("ReduceSum", 13, {x, i64({}, {0})}, {{"noop_with_empty_axes", int64_t(1)}}), x);
+}
+
+TEST(OpsFamilies, ArgMaxSelectLastIndex) {
+  const at::Tensor x = f32({2, 5, 5, 1}, {1, 4});
+  expect_equal(run1("ArgMax", 13, {x}, {{"axis", int64_t(1)}}), i64({1}, {1, 1}));
+  expect_equal(run1("ArgMax", 13, {x}, {{"axis", int64_t(1)}, {"select_last_index", int64_t(1)}, {"keepdims", int64_t(0)}}),
+               i64({2}, {1}));
+}
+
+TEST(OpsFamilies, CumSumExclusiveReverse) {
+  const at::Tensor x = f32({1, 2, 3}, {3});
+  const at::Tensor axis = i32({0}, {});
+  expect_equal(run1("CumSum", 14, {x, axis}), f32({1, 3, 6}, {3}));
+  expect_equal(run1("CumSum", 14, {x, axis}, {{"exclusive", int64_t(1)}, {"reverse", int64_t(1)}}), f32({5, 3, 0}, {3}));
+}
+
+TEST(OpsFamilies, TopKLargestAndSmallestTiesByIndex) {
+  const at::Tensor x = f32({3, 1, 3, 2}, {1, 4});
+  auto out = run("TopK", 11, {x, i64({3}, {1})}, {}, 2);
+  expect_equal(out.at(0), f32({3, 3, 2}, {1, 3}));
+  expect_equal(out.at(1), i64({0, 2, 3}, {1, 3}));
+  out = run("TopK", 11, {x, i64({2}, {1})}, {{"largest", int64_t(0)}}, 2);
+  expect_equal(out.at(0), f32({1, 2}, {1, 2}));
+  expect_equal(out.at(1), i64({1, 3}, {1, 2}));
+  // Opset 1: k is an attribute.
+  out = run("TopK", 1, {x}, {{"k", int64_t(1)}}, 2);
+  expect_equal(out.at(1), i64({0}, {1, 1}));
+}
+
+TEST(OpsFamilies, UniqueUnsortedKeepsFirstOccurrenceOrder) {
+  auto out = run("Unique", 11, {f32({2, 1, 1, 3, 4, 3}, {6})}, {{"sorted", int64_t(0)}}, 4);
+  expect_equal(out.at(0), f32({2, 1, 3, 4}, {4}));
+  expect_equal(out.at(1), i64({0, 1, 3, 4}, {4}));
+  expect_equal(out.at(2), i64({0, 1, 1, 2, 3, 2}, {6}));
+  expect_equal(out.at(3), i64({1, 2, 2, 1}, {4}));
+}
+
+TEST(OpsFamilies, SliceNegativeStepsAndClamping) {
+  const at::Tensor x = f32({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10});
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  // starts -1, ends INT64_MIN, step -3: 9, 6, 3, 0.
+  expect_equal(run1("Slice", 13, {x, i64({-1}, {1}), i64({std::numeric_limits<int64_t>::min()}, {1}), i64({0}, {1}),
+                                  i64({-3}, {1})}),
+               f32({9, 6, 3, 0}, {4}));
+  // starts 2, ends INT64_MAX, step 3: 2, 5, 8.
+  expect_equal(run1("Slice", 13, {x, i64({2}, {1}), i64({big}, {1}), at::Tensor(), i64({3}, {1})}), f32({2, 5, 8}, {3}));
+  // starts 8, ends 2, step -2: 8, 6, 4.
+  expect_equal(run1("Slice", 13, {x, i64({8}, {1}), i64({2}, {1}), i64({0}, {1}), i64({-2}, {1})}), f32({8, 6, 4}, {3}));
+  // Opset 9: attributes, start beyond the end gives an empty slice.
+  expect_equal(run1("Slice", 9, {x}, {{"starts", std::vector<int64_t>{20}}, {"ends", std::vector<int64_t>{30}}}),
+               f32({}, {0}));
+}
+
+TEST(OpsFamilies, SplitByInputAndEqualParts) {
+  const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {6});
+  auto out = run("Split", 13, {x, i64({2, 4}, {2})}, {}, 2);
+  expect_equal(out.at(0), f32({1, 2}, {2}));
+  expect_equal(out.at(1), f32({3, 4, 5, 6}, {4}));
+  out = run("Split", 11, {x}, {{"split", std::vector<int64_t>{1, 5}}}, 2);
+  expect_equal(out.at(0), f32({1}, {1}));
+  out = run("Split", 13, {x}, {}, 3);
+  expect_equal(out.at(2), f32({5, 6}, {2}));
+}
+
+TEST(OpsFamilies, ReshapeZeroCopiesAndMinusOneInfers) {
+  const at::Tensor x = at::zeros({2, 3, 4});
+  EXPECT_EQ(run1("Reshape", 13, {x, i64({0, -1}, {2})}).sizes(), at::IntArrayRef({2, 12}));
+  EXPECT_EQ(run1("Reshape", 13, {x, i64({-1, 0, 2}, {3})}).sizes(), at::IntArrayRef({4, 3, 2}));
+  // allowzero=1: 0 is a literal zero (only valid with an empty input).
+  EXPECT_EQ(run1("Reshape", 14, {at::zeros({0, 3}), i64({3, 0}, {2})}, {{"allowzero", int64_t(1)}}).sizes(),
+            at::IntArrayRef({3, 0}));
+}
+
+TEST(OpsFamilies, PadReflectEdgeConstant) {
+  const at::Tensor x = f32({1, 2, 3}, {1, 3});
+  const at::Tensor pads = i64({0, 2, 0, 1}, {4});
+  expect_equal(run1("Pad", 13, {x, pads}, {{"mode", std::string("reflect")}}), f32({3, 2, 1, 2, 3, 2}, {1, 6}));
+  expect_equal(run1("Pad", 13, {x, pads}, {{"mode", std::string("edge")}}), f32({1, 1, 1, 2, 3, 3}, {1, 6}));
+  expect_equal(run1("Pad", 13, {x, pads, f32({9}, {})}), f32({9, 9, 1, 2, 3, 9}, {1, 6}));
+  // Opset 2: pads and value are attributes.
+  expect_equal(run1("Pad", 2, {x}, {{"pads", std::vector<int64_t>{0, 1, 0, 0}}, {"value", 7.0}}),
+               f32({7, 1, 2, 3}, {1, 4}));
+}
+
+TEST(OpsFamilies, GatherNegativeIndices) {
+  const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {3, 2});
+  expect_equal(run1("Gather", 13, {x, i64({-1, 0}, {2})}), f32({5, 6, 1, 2}, {2, 2}));
+  expect_equal(run1("Gather", 13, {x, i64({-1}, {})}, {{"axis", int64_t(1)}}), f32({2, 4, 6}, {3}));
+}
+
+TEST(OpsFamilies, GatherNDWithBatchDims) {
+  const at::Tensor x = f32({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
+  expect_equal(run1("GatherND", 13, {x, i64({1, 0, 0, 1}, {2, 2})}), f32({4, 5, 2, 3}, {2, 2}));
+  expect_equal(run1("GatherND", 13, {x, i64({1, 0}, {2, 1})}, {{"batch_dims", int64_t(1)}}), f32({2, 3, 4, 5}, {2, 2}));
+}
+
+TEST(OpsFamilies, ScatterNDAdd) {
+  const at::Tensor x = f32({1, 2, 3, 4}, {4});
+  expect_equal(run1("ScatterND", 16, {x, i64({1, 1}, {2, 1}), f32({10, 20}, {2})}, {{"reduction", std::string("add")}}),
+               f32({1, 32, 3, 4}, {4}));
+}
+
+TEST(OpsFamilies, ExpandBroadcastsBothWays) {
+  const at::Tensor x = f32({1, 2, 3}, {3, 1});
+  expect_equal(run1("Expand", 13, {x, i64({2, 1, 2}, {3})}), f32({1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}, {2, 3, 2}));
+  // A shape dim of 1 keeps X's dim.
+  EXPECT_EQ(run1("Expand", 13, {x, i64({1, 1}, {2})}).sizes(), at::IntArrayRef({3, 1}));
+}
+
+TEST(OpsFamilies, SqueezeUnsqueezeAttributeAndInputForms) {
+  const at::Tensor x = at::zeros({1, 3, 1});
+  EXPECT_EQ(run1("Squeeze", 11, {x}, {{"axes", std::vector<int64_t>{-1}}}).sizes(), at::IntArrayRef({1, 3}));
+  EXPECT_EQ(run1("Squeeze", 13, {x, i64({0}, {1})}).sizes(), at::IntArrayRef({3, 1}));
+  EXPECT_EQ(run1("Squeeze", 13, {x}).sizes(), at::IntArrayRef({3}));
+  EXPECT_EQ(run1("Unsqueeze", 13, {at::zeros({3}), i64({-1, 0}, {2})}).sizes(), at::IntArrayRef({1, 3, 1}));
+  EXPECT_EQ(run1("Unsqueeze", 11, {at::zeros({3})}, {{"axes", std::vector<int64_t>{1}}}).sizes(),
+            at::IntArrayRef({3, 1}));
+}
+
+TEST(OpsFamilies, TransposeDefaultReversesDims) {
+  const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  expect_equal(run1("Transpose", 13, {x}), f32({1, 4, 2, 5, 3, 6}, {3, 2}));
+}
+
+TEST(OpsFamilies, ShapeStartEndAndConstantOfShape) {
+  const at::Tensor x = at::zeros({2, 3, 4});
+  expect_equal(run1("Shape", 15, {x}, {{"start", int64_t(-2)}}), i64({3, 4}, {2}));
+  AttrTensor value;
+  value.dtype = DType::Int32;
+  value.shape.rank_known = true;
+  value.shape.dims = {Dim{1, {}}};
+  value.bytes.has_inline = true;
+  const int32_t seven = 7;
+  value.bytes.inline_bytes.assign(reinterpret_cast<const char*>(&seven), sizeof seven);
+  expect_equal(run1("ConstantOfShape", 9, {i64({2}, {1})}, {{"value", value}}), i32({7, 7}, {2}));
+  expect_equal(run1("Constant", 13, {}, {{"value", value}}), i32({7}, {1}));
+  expect_equal(run1("Constant", 13, {}, {{"value_ints", std::vector<int64_t>{1, 2}}}), i64({1, 2}, {2}));
+}
+
+TEST(OpsFamilies, LargeStrippedConstantIsAnInputError) {
+  AttrTensor value;
+  value.dtype = DType::Float;
+  value.shape.rank_known = true;
+  value.shape.dims = {Dim{4096, {}}};
+  value.bytes.payload.push_back(PayloadRef{9, 100, 16384});
+  try {
+    run("Constant", 13, {}, {{"value", value}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("large Constant not loaded"), std::string::npos);
+  }
+}
+
+TEST(OpsFamilies, RangeOneHotTriluDepthToSpace) {
+  expect_equal(run1("Range", 11, {i32({10}, {}), i32({4}, {}), i32({-3}, {})}), i32({10, 7}, {2}));
+  expect_equal(run1("OneHot", 11, {i64({1, -1}, {2}), i64({3}, {}), f32({0, 5}, {2})}), f32({0, 5, 0, 0, 0, 5}, {2, 3}));
+  expect_equal(run1("Trilu", 14, {f32({1, 2, 3, 4}, {2, 2}), i64({1}, {})}), f32({0, 2, 0, 0}, {2, 2}));
+  expect_equal(run1("Trilu", 14, {f32({1, 2, 3, 4}, {2, 2})}, {{"upper", int64_t(0)}}), f32({1, 0, 3, 4}, {2, 2}));
+  const at::Tensor x = at::arange(8, at::kFloat).reshape({1, 8, 1, 1});
+  // DCR: output channel c, offset (i, j) reads input channel (i*b + j)*C' + c.
+  expect_equal(run1("DepthToSpace", 13, {x}, {{"blocksize", int64_t(2)}}), f32({0, 2, 4, 6, 1, 3, 5, 7}, {1, 2, 2, 2}));
+  // CRD: input channel c*b*b + i*b + j.
+  expect_equal(run1("DepthToSpace", 13, {x}, {{"blocksize", int64_t(2)}, {"mode", std::string("CRD")}}),
+               f32({0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 2, 2}));
+}
+
+TEST(OpsFamilies, Opset18FormsAxesInputsCropPadAndActivations) {
+  const at::Tensor x = f32({1, 5, 3, 4}, {2, 2});
+  // Opset 18: every Reduce* takes axes as an input.
+  expect_equal(run1("ReduceMax", 18, {x, i64({1}, {1})}, {{"keepdims", int64_t(0)}}), f32({5, 4}, {2}));
+  expect_equal(run1("ReduceL1", 18, {f32({-1, 2}, {2}), i64({}, {0})}, {{"noop_with_empty_axes", int64_t(1)}}),
+               f32({1, 2}, {2}));
+  // CenterCropPad: crop 4 -> 2 keeps the middle, pad 1 -> 3 centres.
+  expect_equal(run1("CenterCropPad", 18, {f32({1, 2, 3, 4}, {1, 4}), i64({3, 2}, {2})}),
+               f32({0, 0, 2, 3, 0, 0}, {3, 2}));
+  const at::Tensor v = f32({-1, 0, 1}, {3});
+  expect_equal(run1("Mish", 18, {v}), v * at::tanh(at::log1p(at::exp(v))));
+  expect_equal(run1("Gelu", 20, {v}), v * 0.5 * (1 + at::erf(v / std::sqrt(2.0))));
+}
+
+TEST(OpsFamilies, DropoutIsIdentityWithAllTrueMask) {
+  const at::Tensor x = f32({1, 2}, {2});
+  auto out = run("Dropout", 13, {x}, {}, 2);
+  expect_equal(out.at(0), x);
+  expect_equal(out.at(1), at::ones({2}, at::kBool));
+}
+
+TEST(OpsFamilies, UnsupportedAttributeIsAnInputError) {
+  try {
+    run("Pad", 13, {f32({1}, {1}), i64({1, 1}, {2})}, {{"mode", std::string("mirror")}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_EQ(e.op(), "Pad");
+  }
+}
+
+}  // namespace
+}  // namespace modelstat::profiler

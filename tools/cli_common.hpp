@@ -1,0 +1,77 @@
+// Pieces shared by the modelstat subcommands: model-binding flags, output
+// flags, writing a report to stdout or a file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/error.hpp"
+#include "modelstat/report.hpp"
+
+namespace modelstat::cli {
+
+struct ModelArgs {
+  std::string model;
+  std::vector<std::string> inputs, dims;
+  int64_t default_batch = 1;
+  bool allow_custom_domains = false;
+
+  LoadOptions load_options() const {
+    LoadOptions o;
+    for (const auto& s : inputs) parse_input_spec(s, o);
+    for (const auto& s : dims) parse_dim_spec(s, o);
+    if (default_batch < 1) throw_usage("--default-batch must be at least 1");
+    o.default_batch = default_batch;
+    o.allow_custom_domains = allow_custom_domains;
+    return o;
+  }
+};
+
+struct OutputArgs {
+  std::string format = "table";
+  std::string output;
+  int top = 10;
+  bool no_nodes = false;
+};
+
+inline void add_model_flags(CLI::App& cmd, ModelArgs& m) {
+  cmd.add_option("model", m.model, "ONNX model file (.onnx); external weights may be absent")->required();
+  cmd.add_option("--input", m.inputs,
+                 "Shape of a graph input, NAME:DIMS, e.g. --input pixel_values:8x3x224x224 (repeatable)");
+  cmd.add_option("--dim", m.dims, "Value of a symbolic dim, NAME=VALUE, e.g. --dim batch=8 --dim seq=128 (repeatable)");
+  cmd.add_option("--default-batch", m.default_batch, "Value for an unbound leading (batch) dim")
+      ->default_val(1);
+  cmd.add_flag("--allow-custom-domains", m.allow_custom_domains,
+               "Accept custom op domains; their nodes are listed as unknown instead of refused");
+}
+
+inline void add_output_flags(CLI::App& cmd, OutputArgs& o) {
+  cmd.add_option("-f,--format", o.format, "Output format: table, json, csv or md")
+      ->check(CLI::IsMember({"table", "json", "csv", "md"}))
+      ->default_val("table");
+  cmd.add_option("-o,--output", o.output, "Write the report to FILE instead of standard output");
+  cmd.add_option("--top", o.top, "Number of hotspots (nodes with most FLOPs) to list; 0 for none")
+      ->default_val(10)
+      ->check(CLI::Range(0, 1000000));
+  cmd.add_flag("--no-nodes", o.no_nodes, "Leave the per-layer rows out of table and Markdown output");
+}
+
+// Opens -o FILE (or stdout) and hands the stream to `write`.
+void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write);
+
+// A subcommand: its parsed App and what running it does (returns the exit code).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// profile / verify (tools/profile_commands.cc when LibTorch is built,
+// tools/profile_commands_unavailable.cc otherwise).
+void add_profiler_commands(CLI::App& app, std::vector<Command>& commands);
+
+}  // namespace modelstat::cli
