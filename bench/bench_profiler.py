@@ -5,7 +5,7 @@ For each model (torchvision export, batch 1, fixed seed, exported with
 tests/e2e/export_torchvision.py and cached in --workdir):
   1. modelstat profile FILE --device cpu --threads T   (twice, consecutive)
   2. bench/torch_reference.py --model NAME --threads T (PyTorch eager, inference_mode)
-and reports: modelstat whole-model median, PyTorch median, their ratio (goal
+in --rounds interleaved rounds, and reports the median over rounds of: modelstat whole-model median, PyTorch median, their ratio (goal
 <= 1.05), the per-layer sum vs the whole-model median (goal within 10%), and
 the two modelstat runs' agreement (goal within 2%).
 
@@ -15,6 +15,7 @@ the two modelstat runs' agreement (goal within 2%).
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -33,14 +34,14 @@ def export(name, workdir):
 
 def modelstat_profile(binary, path, threads, extra):
     out = subprocess.run([binary, "profile", path, "--device", "cpu", "--threads", str(threads), "-f", "json",
-                          "--min-time", "3", "--max-time", "20"] + extra,
+                          "--min-time", "2", "--max-time", "8"] + extra,
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
 def torch_reference(name, threads):
     out = subprocess.run([PY, os.path.join(HERE, "torch_reference.py"), "--model", name, "--threads", str(threads),
-                          "--min-time", "3", "--max-time", "20"], check=True, capture_output=True, text=True)
+                          "--min-time", "2", "--max-time", "8"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -50,6 +51,7 @@ def main():
     p.add_argument("--models", nargs="*", default=["resnet50", "mobilenet_v2"])
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--workdir", default="/tmp/modelstat_bench")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", default=None)
     args = p.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -57,19 +59,29 @@ def main():
     rows = []
     for name in args.models:
         path = export(name, args.workdir)
-        first = modelstat_profile(args.modelstat, path, args.threads, [])
-        second = modelstat_profile(args.modelstat, path, args.threads, ["--no-layers"])
-        ref = torch_reference(name, args.threads)
-        m1 = first["whole"]["median"]
-        m2 = second["whole"]["median"]
-        layer_sum = first["layer_sum"]["median"]
+        # Interleaved rounds: modelstat (twice, back to back) then PyTorch, so
+        # slow drifts of a shared machine hit both sides alike.
+        ms, ms2, refs, layer_sums, runs, stops = [], [], [], [], [], []
+        for _ in range(args.rounds):
+            first = modelstat_profile(args.modelstat, path, args.threads, [])
+            second = modelstat_profile(args.modelstat, path, args.threads, ["--no-layers"])
+            ref = torch_reference(name, args.threads)
+            ms.append(first["whole"]["median_s"])
+            ms2.append(second["whole"]["median_s"])
+            layer_sums.append(first["layer_sum"]["median_s"])
+            refs.append(ref["median_s"])
+            runs.append(first["whole"]["count"])
+            stops.append(first["whole"]["stop_reason"])
+        med = statistics.median
+        m1, m2, r, ls = med(ms), med(ms2), med(refs), med(layer_sums)
         rows.append({
-            "model": name, "threads": args.threads,
-            "modelstat_ms": m1 * 1e3, "modelstat_run2_ms": m2 * 1e3, "torch_ms": ref["median_s"] * 1e3,
-            "ratio": m1 / ref["median_s"], "layer_sum_ms": layer_sum * 1e3,
-            "layer_sum_vs_whole": layer_sum / m1 - 1.0, "run_to_run": m2 / m1 - 1.0,
-            "modelstat_runs": first["whole"]["count"], "torch_runs": ref["runs"],
-            "stop": first["whole"]["stop_reason"],
+            "model": name, "threads": args.threads, "rounds": args.rounds,
+            "modelstat_ms": m1 * 1e3, "modelstat_run2_ms": m2 * 1e3, "torch_ms": r * 1e3,
+            "ratio": m1 / r, "layer_sum_ms": ls * 1e3,
+            "layer_sum_vs_whole": ls / m1 - 1.0, "run_to_run": m2 / m1 - 1.0,
+            "modelstat_runs": sum(runs), "torch_runs": "-", "stop": stops,
+            "per_round": {"modelstat_ms": [x * 1e3 for x in ms], "modelstat_run2_ms": [x * 1e3 for x in ms2],
+                          "torch_ms": [x * 1e3 for x in refs], "layer_sum_ms": [x * 1e3 for x in layer_sums]},
         })
 
     lines = ["| model | threads | modelstat median | PyTorch eager median | ratio (goal <= 1.05) | layer sum | "
@@ -77,7 +89,7 @@ def main():
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['threads']} | {r['modelstat_ms']:.2f} ms ({r['modelstat_runs']} runs) | "
-                     f"{r['torch_ms']:.2f} ms ({r['torch_runs']} runs) | {r['ratio']:.3f} | {r['layer_sum_ms']:.2f} ms | "
+                     f"{r['torch_ms']:.2f} ms | {r['ratio']:.3f} | {r['layer_sum_ms']:.2f} ms | "
                      f"{r['layer_sum_vs_whole']*100:+.1f}% | {r['modelstat_run2_ms']:.2f} ms | {r['run_to_run']*100:+.1f}% |")
     text = "\n".join(lines)
     print(text)

@@ -34,8 +34,8 @@ def main():
             continue
         m = load(path)
         ref = refs.get((name, batch))
-        med = m["whole"]["median"]
-        ls = m["layer_sum"]["median"]
+        med = m["whole"]["median_s"]
+        ls = m["layer_sum"]["median_s"]
         ratio = med / ref["median_s"] if ref else float("nan")
         print(f"| {name} | {batch} | {med*1e3:.3f} ms | {ref['median_s']*1e3 if ref else float('nan'):.3f} ms | "
               f"{ratio:.3f} | {(ls/med-1)*100:+.1f}% |")

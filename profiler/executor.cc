@@ -128,7 +128,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
       std::vector<at::Tensor> args;
       args.reserve(node.inputs.size());
       for (int t : node.inputs) args.push_back(t >= 0 ? env[size_t(t)] : at::Tensor());
-      ExecContext ctx(g, node, opset, std::move(args));
+      ExecContext ctx(g, node, opset, std::move(args), options_.device, options_.float_dtype);
       try {
         rule->fn(ctx);
       } catch (const c10::OutOfMemoryError&) {

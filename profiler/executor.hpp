@@ -15,7 +15,11 @@ namespace modelstat::profiler {
 struct ExecOptions {
   at::Device device = at::kCPU;
   // Floating-point compute dtype: weights and float inputs are cast to it
-  // (fp32 by default; fp16 / bf16 on CUDA).
+  // (fp32 by default; fp16 / bf16 on CUDA). In fp16/bf16 the float tensors
+  // ops create (Constant, ConstantOfShape, Range, EyeLike, windows, Cast to a
+  // float type) take it too, so a reduced-precision graph stays reduced
+  // (compute_type in profiler/ops/exec_helpers.hpp). Ops see it, and `device`,
+  // through ExecContext.
   at::ScalarType float_dtype = at::kFloat;
   uint64_t seed = 0x5eed;  // inputs and absent (skeleton) weights
 };

@@ -31,7 +31,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 TimingSummary to_summary(const std::vector<double>& samples, const std::string& reason) {
   TimingSummary s;
@@ -310,18 +312,23 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   ProfileOptions copies = o;
   copies.max_seconds = std::min(o.max_seconds, 2.0);
   copies.min_seconds = std::min(o.min_seconds, 0.2);
-  result.h2d = sample_until_stable(copies, "H2D copies", [&](size_t i) {
-    interval->start();
-    auto d = to_device(host_inputs[i % host_inputs.size()], device->torch_device());
-    interval->stop();
-    return interval->seconds();
-  });
-  result.d2h = sample_until_stable(copies, "D2H copies", [&](size_t) {
-    interval->start();
-    auto h = to_host(outputs);
-    interval->stop();
-    return interval->seconds();
-  });
+  if (device->torch_device().is_cpu()) {
+    // Inputs and outputs already live in host memory: there is no copy to time.
+    result.notices.push_back("no host-device copies on the CPU: H2D / D2H not measured");
+  } else {
+    result.h2d = sample_until_stable(copies, "H2D copies", [&](size_t i) {
+      interval->start();
+      auto d = to_device(host_inputs[i % host_inputs.size()], device->torch_device());
+      interval->stop();
+      return interval->seconds();
+    });
+    result.d2h = sample_until_stable(copies, "D2H copies", [&](size_t) {
+      interval->start();
+      auto h = to_host(outputs);
+      interval->stop();
+      return interval->seconds();
+    });
+  }
 
   // Throughput: batch sweep and max-batch search.
   const int64_t base_batch = leading_batch(model);
@@ -401,7 +408,8 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   result.context.batch = base_batch;
   result.context.date = today();
   result.context.host = hostname();
-  result.context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+  result.context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." +
+                                 std::to_string(TORCH_VERSION_MINOR) + "." +
                                  std::to_string(TORCH_VERSION_PATCH);
   return result;
 }
@@ -415,7 +423,8 @@ ProfileResult profile_model(const std::string& path, const LoadOptions& load, co
     if (!e.file().empty()) throw;
     throw Error(e.kind(), e.message(), path, e.node(), e.op());
   } catch (const std::exception& e) {
-    if (profiler::is_out_of_memory(e)) throw Error(ErrorKind::Runtime, "out of memory: " + std::string(e.what()), path);
+    if (profiler::is_out_of_memory(e))
+      throw Error(ErrorKind::Runtime, "out of memory: " + std::string(e.what()), path);
     throw Error(ErrorKind::Runtime, e.what(), path);
   }
 }

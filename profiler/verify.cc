@@ -17,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -126,46 +127,60 @@ bool is_tensor_value(const onnx::ValueInfoProto& v) {
   return !v.has_type() || v.type().value_case() == onnx::TypeProto::kTensorType;
 }
 
-// Compares one output; returns the number of mismatching elements and writes a line when any.
+// The floor of the relative difference's denominator: the smallest normal
+// float, so an exactly-zero expected element gives a huge but finite ratio.
+constexpr double kTiny = 1.17549435082228750797e-38;  // FLT_MIN
+
+// Compares one output, writes one line for it (pass or not: its max abs diff,
+// max rel diff, norm-wise relative error and the count outside the
+// tolerance), and returns the number of mismatching elements.
 int64_t compare(const at::Tensor& actual_in, const at::Tensor& expected, const std::string& what,
                 const VerifyOptions& options, std::ostream& report) {
   const at::Tensor actual = actual_in.to(at::kCPU);
   if (actual.sizes() != expected.sizes()) {
-    report << what << ": shape " << actual.sizes() << ", expected " << expected.sizes() << "\n";
+    report << what << ": MISMATCH: shape " << actual.sizes() << ", expected " << expected.sizes() << "\n";
     return std::max<int64_t>(expected.numel(), 1);
   }
-  if (expected.numel() == 0) return 0;
+  if (expected.numel() == 0) {
+    report << what << ": pass (empty)\n";
+    return 0;
+  }
   const bool exact = !at::isFloatingType(expected.scalar_type()) && !at::isComplexType(expected.scalar_type());
   if (exact) {
     if (at::isFloatingType(actual.scalar_type())) {
-      report << what << ": " << actual.scalar_type() << " output, expected " << expected.scalar_type() << "\n";
+      report << what << ": MISMATCH: " << actual.scalar_type() << " output, expected " << expected.scalar_type()
+             << "\n";
       return expected.numel();
     }
     const at::Tensor differ = actual.to(at::kLong) != expected.to(at::kLong);
     const int64_t count = differ.sum().item<int64_t>();
-    if (count) {
-      const at::Tensor diff = (actual.to(at::kDouble) - expected.to(at::kDouble)).abs();
-      report << what << ": " << count << " of " << expected.numel() << " elements differ (max abs diff "
-             << diff.max().item<double>() << ", exact comparison)\n";
-    }
+    const at::Tensor diff = (actual.to(at::kDouble) - expected.to(at::kDouble)).abs();
+    report << what << ": " << (count ? "MISMATCH" : "pass") << ": " << count << " of " << expected.numel()
+           << " elements differ (exact comparison, " << expected.scalar_type() << "), max abs diff "
+           << diff.max().item<double>() << "\n";
     return count;
   }
   const at::Tensor a = actual.to(at::kDouble), e = expected.to(at::kDouble);
   const at::Tensor both_nan = at::isnan(a) & at::isnan(e);
   const at::Tensor same_inf = at::isinf(e) & (a == e);
   const at::Tensor diff = (a - e).abs();
+  // The pass criterion (numpy.testing.assert_allclose): elementwise.
   const at::Tensor close = (diff <= options.atol + options.rtol * e.abs()) | both_nan | same_inf;
   const int64_t count = (~close).sum().item<int64_t>();
-  if (count) {
-    const at::Tensor finite = at::isfinite(diff);
-    const at::Tensor d = at::where(finite, diff, at::zeros_like(diff));
-    // Relative difference where the expected value is finite and non-zero.
-    const at::Tensor scale = e.abs();
-    const at::Tensor rel = at::where(at::isfinite(scale) & (scale > 0), d / scale, at::zeros_like(d));
-    report << what << ": " << count << " of " << expected.numel() << " elements differ (max abs diff "
-           << d.max().item<double>() << ", max rel diff " << rel.max().item<double>() << ", rtol " << options.rtol
-           << ", atol " << options.atol << ")\n";
-  }
+  // Diagnostics: matching NaN / inf count as 0 difference, any other
+  // non-finite difference (NaN against a number, inf against a number) as inf.
+  const at::Tensor matched = both_nan | same_inf;
+  at::Tensor d = at::where(matched, at::zeros_like(diff), diff);
+  d = at::where(at::isnan(d), at::full_like(d, std::numeric_limits<double>::infinity()), d);
+  const at::Tensor scale = at::where(matched, at::ones_like(e), e.abs()).clamp_min(kTiny);
+  const at::Tensor rel = d / scale;
+  const at::Tensor e_finite = at::where(at::isfinite(e), e, at::zeros_like(e));
+  const double norm_diff = d.norm().item<double>();
+  const double norm_expected = e_finite.norm().item<double>();
+  const double norm_rel = norm_diff / std::max(norm_expected, kTiny);
+  report << what << ": " << (count ? "MISMATCH" : "pass") << ": " << count << " of " << expected.numel()
+         << " elements outside atol + rtol*|expected|; max abs diff " << d.max().item<double>() << ", max rel diff "
+         << rel.max().item<double>() << ", norm rel err " << norm_rel << "\n";
   return count;
 }
 
@@ -253,6 +268,10 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     exec.float_dtype = at::kFloat;
     const Executor executor(model, exec);
 
+    report << "criterion: elementwise allclose, |actual - expected| <= atol + rtol*|expected| with rtol "
+           << options.rtol << ", atol " << options.atol
+           << " (NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel diff "
+              "|actual - expected| / max(|expected|, FLT_MIN), norm rel err ||actual - expected||_2 / ||expected||_2\n";
     int64_t mismatches = 0;
     for (size_t s = 0; s < sets.size(); ++s) {
       std::vector<at::Tensor> inputs = set_inputs[s];
@@ -272,6 +291,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
         mismatches += compare(outputs[o], expected[o], what, options, report);
       }
     }
+    report << (mismatches ? "FAIL" : "PASS") << ": " << mismatches << " element(s) outside the tolerance\n";
     return int(mismatches ? VerifyStatus::Mismatch : VerifyStatus::Pass);
   } catch (const Error& e) {
     report << (e.node().empty() ? "" : "node '" + e.node() + "' (" + e.op() + "): ") << e.message() << "\n";

@@ -30,9 +30,12 @@ struct VerifyOptions {
 // the node-test sweep calls such a case "claimed". Throws modelstat::Error(Input) when model.onnx cannot be read.
 std::vector<std::string> case_unsupported_ops(const std::string& case_dir);
 
-// Runs one case; writes one line per finding to `report` (which output, max
-// abs diff, max rel diff, mismatch count; or why it cannot run). Returns the
-// status as int (0, 1, 2; see VerifyStatus).
+// Runs one case; writes to `report` a line stating the pass criterion, then
+// one line per output of each data set ("pass" or "MISMATCH", the number of
+// elements outside the tolerance, max abs diff, max rel diff
+// |a - e| / max(|e|, FLT_MIN), norm rel err ||a - e||_2 / ||e||_2; only the
+// elementwise count decides), then "PASS" / "FAIL"; or why it cannot run.
+// Returns the status as int (0, 1, 2; see VerifyStatus).
 int verify_case(const std::string& case_dir, std::ostream& report, const VerifyOptions& options = {});
 
 }  // namespace modelstat::profiler

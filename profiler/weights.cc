@@ -103,8 +103,7 @@ class Loader {
     ++randomised;
     const at::ScalarType type = scalar_type_of(dtype);
     if (!at::isFloatingType(type)) return at::zeros(dims, at::TensorOptions().dtype(type));
-    int64_t numel = 1;
-    for (int64_t d : dims) numel *= d;
+    const int64_t numel = product(dims);
     double std = 0.02;
     if (dims.size() >= 2 && dims[0] > 0 && numel / dims[0] > 0) std = 1.0 / std::sqrt(double(numel / dims[0]));
     return (at::randn(dims, generator_, at::TensorOptions().dtype(at::kFloat)) * std).to(type);

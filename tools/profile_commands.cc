@@ -1,5 +1,7 @@
 // `modelstat profile` and `modelstat verify`: the subcommands that need the
 // LibTorch profiler. Built only when LibTorch is (MODELSTAT_WITH_TORCH).
+#include <cmath>
+#include <string>
 #include <thread>
 
 #include "modelstat/profile.hpp"
@@ -93,13 +95,34 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
                       }});
 
   auto case_dir = std::make_shared<std::string>();
+  auto verify_options = std::make_shared<profiler::VerifyOptions>();
   CLI::App* verify = app.add_subcommand(
       "verify",
       "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through the "
-      "executor on the CPU and compare with the expected outputs (ONNX's tolerances: rtol 1e-3, atol 1e-7). "
+      "executor on the CPU and compare with the expected outputs. Pass criterion, elementwise: "
+      "|actual - expected| <= atol + rtol*|expected| (ONNX's tolerances by default: rtol 1e-3, atol 1e-7); "
+      "each output's max abs diff, max rel diff and norm-wise relative error are printed too. "
       "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.");
   verify->add_option("case_dir", *case_dir, "ONNX test-case folder")->required();
-  commands.push_back({verify, [case_dir] { return profiler::verify_case(*case_dir, std::cout); }});
+  const CLI::Validator non_negative(
+      [](std::string& text) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          if (used == text.size() && std::isfinite(v) && v >= 0) return {};
+        } catch (const std::exception&) {
+        }
+        return "must be a finite non-negative number, got '" + text + "'";
+      },
+      "NONNEGATIVE");
+  verify->add_option("--rtol", verify_options->rtol, "Relative tolerance")
+      ->default_val(verify_options->rtol)
+      ->check(non_negative);
+  verify->add_option("--atol", verify_options->atol, "Absolute tolerance")
+      ->default_val(verify_options->atol)
+      ->check(non_negative);
+  commands.push_back(
+      {verify, [case_dir, verify_options] { return profiler::verify_case(*case_dir, std::cout, *verify_options); }});
 }
 
 }  // namespace modelstat::cli

@@ -8,11 +8,6 @@ namespace modelstat::profiler {
 
 namespace {
 
-std::vector<int64_t> spatial_dims(const at::Tensor& t) {
-  const auto sizes = t.sizes();
-  return std::vector<int64_t>(sizes.begin() + 2, sizes.end());
-}
-
 // The convolution every forward variant shares: x and w already in a
 // compute dtype; bias may be undefined.
 at::Tensor convolve(const ExecContext& ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
@@ -117,10 +112,10 @@ void qlinear_conv(ExecContext& ctx) {
 }  // namespace
 
 void add_conv_executors(std::vector<ExecRule>& rules) {
-  rules.push_back({{"", "Conv"}, conv});
-  rules.push_back({{"", "ConvTranspose"}, conv_transpose});
-  rules.push_back({{"", "ConvInteger"}, conv_integer});
-  rules.push_back({{"", "QLinearConv"}, qlinear_conv});
+  add_executor(rules, "Conv", conv);
+  add_executor(rules, "ConvTranspose", conv_transpose);
+  add_executor(rules, "ConvInteger", conv_integer);
+  add_executor(rules, "QLinearConv", qlinear_conv);
 }
 
 }  // namespace modelstat::profiler

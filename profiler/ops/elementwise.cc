@@ -5,27 +5,16 @@
 #include <limits>
 #include <string>
 
-#include "profiler/ops/exec_rule.hpp"
-#include "profiler/ops/family_helpers.hpp"
+#include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
 namespace {
-
-using family::fail;
-using family::has_attr;
-using family::need;
-
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
-void add(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1, int64_t until = kMax) {
-  rules.push_back(ExecRule{OpKey{"", op, since, until}, fn});
-}
 
 // Before opset 7, binary ops broadcast only with broadcast=1, B aligned to A
 // at `axis` (default: trailing). From 7 on: numpy broadcasting.
 at::Tensor legacy_rhs(const ExecContext& ctx, const at::Tensor& a, const at::Tensor& b) {
   if (ctx.opset() >= 7 || ctx.node().attr_int("broadcast", 0) == 0 || !has_attr(ctx, "axis")) return b;
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), a.dim());
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), a.dim());
   std::vector<int64_t> shape(size_t(axis), 1);
   for (int64_t d : b.sizes()) shape.push_back(d);
   while (int64_t(shape.size()) < a.dim()) shape.push_back(1);
@@ -34,8 +23,8 @@ at::Tensor legacy_rhs(const ExecContext& ctx, const at::Tensor& a, const at::Ten
 
 template <typename F>
 void binary(ExecContext& ctx, F f) {
-  const at::Tensor& a = need(ctx, 0);
-  const at::Tensor b = legacy_rhs(ctx, a, need(ctx, 1));
+  const at::Tensor& a = need_input(ctx, 0);
+  const at::Tensor b = legacy_rhs(ctx, a, need_input(ctx, 1));
   ctx.outputs = {f(a, b)};
 }
 
@@ -77,18 +66,18 @@ void exec_pow(ExecContext& ctx) {
 // Mod: fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C fmod).
 void exec_mod(ExecContext& ctx) {
   const bool fmod = ctx.node().attr_int("fmod", 0) != 0;
-  const at::Tensor& a = need(ctx, 0);
-  const at::Tensor& b = need(ctx, 1);
+  const at::Tensor& a = need_input(ctx, 0);
+  const at::Tensor& b = need_input(ctx, 1);
   ctx.outputs = {fmod ? at::fmod(a, b) : at::remainder(a, b)};
 }
 
 void exec_bitshift(ExecContext& ctx) {
   const std::string dir = ctx.node().attr_string("direction", "");
-  const at::Tensor& a = need(ctx, 0);
-  const at::Tensor& b = need(ctx, 1);
+  const at::Tensor& a = need_input(ctx, 0);
+  const at::Tensor& b = need_input(ctx, 1);
   if (dir == "LEFT") ctx.outputs = {at::bitwise_left_shift(a, b)};
   else if (dir == "RIGHT") ctx.outputs = {at::bitwise_right_shift(a, b)};
-  else fail(ctx, "BitShift direction must be LEFT or RIGHT, got '" + dir + "'");
+  else fail_input(ctx, "BitShift direction must be LEFT or RIGHT, got '" + dir + "'");
 }
 
 // Variadic ops fold their present inputs.
@@ -99,7 +88,7 @@ at::Tensor fold(const ExecContext& ctx, F f) {
     if (!ctx.has_input(i)) continue;
     acc = acc.defined() ? f(acc, ctx.input(i)) : ctx.input(i);
   }
-  if (!acc.defined()) fail(ctx, "needs at least one input");
+  if (!acc.defined()) fail_input(ctx, "needs at least one input");
   return acc;
 }
 
@@ -120,13 +109,13 @@ void exec_mean(ExecContext& ctx) {
 }
 
 void exec_where(ExecContext& ctx) {
-  ctx.outputs = {at::where(need(ctx, 0).to(at::kBool), need(ctx, 1), need(ctx, 2))};
+  ctx.outputs = {at::where(need_input(ctx, 0).to(at::kBool), need_input(ctx, 1), need_input(ctx, 2))};
 }
 
 // Unary ops and simple activations.
 #define MS_UNARY(NAME, EXPR)                  \
   void NAME(ExecContext& ctx) {               \
-    const at::Tensor& x = need(ctx, 0);       \
+    const at::Tensor& x = need_input(ctx, 0);       \
     ctx.outputs = {EXPR};                     \
   }
 
@@ -165,7 +154,7 @@ MS_UNARY(exec_hardswish, at::mul(x, at::clamp(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)))
 #undef MS_UNARY
 
 void exec_isinf(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const bool pos = ctx.node().attr_int("detect_positive", 1) != 0;
   const bool neg = ctx.node().attr_int("detect_negative", 1) != 0;
   if (pos && neg) ctx.outputs = {at::isinf(x)};
@@ -175,44 +164,44 @@ void exec_isinf(ExecContext& ctx) {
 }
 
 void exec_leaky_relu(ExecContext& ctx) {
-  ctx.outputs = {at::leaky_relu(need(ctx, 0), ctx.node().attr_float("alpha", 0.01))};
+  ctx.outputs = {at::leaky_relu(need_input(ctx, 0), ctx.node().attr_float("alpha", 0.01))};
 }
 
 // PRelu: slope broadcasts (unidirectionally) to X.
 void exec_prelu(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor& slope = need(ctx, 1);
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor& slope = need_input(ctx, 1);
   ctx.outputs = {at::where(x < 0, x * slope, x).to(x.scalar_type())};
 }
 
-void exec_elu(ExecContext& ctx) { ctx.outputs = {at::elu(need(ctx, 0), ctx.node().attr_float("alpha", 1.0))}; }
+void exec_elu(ExecContext& ctx) { ctx.outputs = {at::elu(need_input(ctx, 0), ctx.node().attr_float("alpha", 1.0))}; }
 
 void exec_selu(ExecContext& ctx) {
   const double alpha = ctx.node().attr_float("alpha", 1.67326319217681884765625);
   const double gamma = ctx.node().attr_float("gamma", 1.05070102214813232421875);
-  ctx.outputs = {at::elu(need(ctx, 0), alpha, gamma)};
+  ctx.outputs = {at::elu(need_input(ctx, 0), alpha, gamma)};
 }
 
-void exec_celu(ExecContext& ctx) { ctx.outputs = {at::celu(need(ctx, 0), ctx.node().attr_float("alpha", 1.0))}; }
+void exec_celu(ExecContext& ctx) { ctx.outputs = {at::celu(need_input(ctx, 0), ctx.node().attr_float("alpha", 1.0))}; }
 
 void exec_hard_sigmoid(ExecContext& ctx) {
   const double alpha = ctx.node().attr_float("alpha", 0.2);
   const double beta = ctx.node().attr_float("beta", 0.5);
-  ctx.outputs = {at::clamp(need(ctx, 0) * alpha + beta, 0.0, 1.0)};
+  ctx.outputs = {at::clamp(need_input(ctx, 0) * alpha + beta, 0.0, 1.0)};
 }
 
 void exec_thresholded_relu(ExecContext& ctx) {
-  ctx.outputs = {at::threshold(need(ctx, 0), ctx.node().attr_float("alpha", 1.0), 0.0)};
+  ctx.outputs = {at::threshold(need_input(ctx, 0), ctx.node().attr_float("alpha", 1.0), 0.0)};
 }
 
 void exec_gelu(ExecContext& ctx) {
   const std::string approximate = ctx.node().attr_string("approximate", "none");
-  if (approximate != "none" && approximate != "tanh") fail(ctx, "unsupported approximate '" + approximate + "'");
-  ctx.outputs = {at::gelu(need(ctx, 0), approximate)};
+  if (approximate != "none" && approximate != "tanh") fail_input(ctx, "unsupported approximate '" + approximate + "'");
+  ctx.outputs = {at::gelu(need_input(ctx, 0), approximate)};
 }
 
 void exec_shrink(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const double bias = ctx.node().attr_float("bias", 0.0);
   const double lambd = ctx.node().attr_float("lambd", 0.5);
   const at::Tensor zero = at::zeros({}, x.options());
@@ -222,7 +211,7 @@ void exec_shrink(ExecContext& ctx) {
 
 // Clip: min/max attributes before opset 11, optional inputs from 11 on.
 void exec_clip(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   if (ctx.opset() < 11) {
     c10::optional<at::Scalar> lo, hi;
     if (has_attr(ctx, "min")) lo = ctx.node().attr_float("min", 0.0);
@@ -243,10 +232,10 @@ enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 
 template <SoftmaxKind K>
 void exec_softmax(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const bool legacy = ctx.opset() < 13;
   const int64_t rank = x.dim();
-  int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", legacy ? 1 : -1), std::max<int64_t>(rank, 1));
+  int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", legacy ? 1 : -1), std::max<int64_t>(rank, 1));
   at::Tensor in = x;
   if (legacy) {
     int64_t rows = 1, cols = 1;
@@ -261,7 +250,9 @@ void exec_softmax(ExecContext& ctx) {
   ctx.outputs = {legacy ? y.reshape(x.sizes()) : y};
 }
 
-// Cast-1 names its target type; later opsets number it.
+// Cast-1 names its target type; later opsets number it. Float targets follow
+// the run's compute dtype in reduced precision (compute_type): the float
+// compute dtype wins over the model's float types; integer types untouched.
 int64_t onnx_type_from_name(const ExecContext& ctx, const std::string& name) {
   static const std::pair<const char*, DType> kNames[] = {
       {"FLOAT", DType::Float},     {"UINT8", DType::UInt8},   {"INT8", DType::Int8},
@@ -271,27 +262,29 @@ int64_t onnx_type_from_name(const ExecContext& ctx, const std::string& name) {
       {"BFLOAT16", DType::BFloat16}};
   for (const auto& [n, t] : kNames)
     if (name == n) return int64_t(t);
-  fail(ctx, "unsupported Cast target '" + name + "'");
+  fail_input(ctx, "unsupported Cast target '" + name + "'");
 }
 
 void exec_cast(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const AttrValue* to = ctx.node().attr("to");
-  if (!to) fail(ctx, "Cast needs the 'to' attribute");
+  if (!to) fail_input(ctx, "Cast needs the 'to' attribute");
   int64_t onnx_type = 0;
   if (auto* i = std::get_if<int64_t>(to)) onnx_type = *i;
   else if (auto* s = std::get_if<std::string>(to)) onnx_type = onnx_type_from_name(ctx, *s);
-  else fail(ctx, "Cast 'to' has the wrong attribute type");
-  ctx.outputs = {x.to(family::scalar_type_or_fail(ctx, onnx_type))};
+  else fail_input(ctx, "Cast 'to' has the wrong attribute type");
+  ctx.outputs = {x.to(compute_type(ctx, scalar_type_of(ctx, onnx_type)))};
 }
 
-void exec_cast_like(ExecContext& ctx) { ctx.outputs = {need(ctx, 0).to(need(ctx, 1).scalar_type())}; }
+void exec_cast_like(ExecContext& ctx) {
+  ctx.outputs = {need_input(ctx, 0).to(compute_type(ctx, need_input(ctx, 1).scalar_type()))};
+}
 
 // Per-axis quantisation parameters (1-D, along `axis`) reshaped to broadcast
 // against x; scalars left as they are.
 at::Tensor per_axis(const ExecContext& ctx, const at::Tensor& p, const at::Tensor& x) {
   if (p.dim() == 0 || p.numel() == 1) return p.reshape({});
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 1), x.dim());
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 1), x.dim());
   std::vector<int64_t> shape(size_t(x.dim()), 1);
   shape[size_t(axis)] = p.numel();
   return p.reshape(shape);
@@ -308,8 +301,8 @@ std::pair<double, double> quant_range(at::ScalarType t) {
 
 // y = saturate(round_half_even(x / scale) + zero_point), type of zero_point (uint8 by default).
 void exec_quantize_linear(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor scale = per_axis(ctx, need(ctx, 1), x);
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor scale = per_axis(ctx, need_input(ctx, 1), x);
   const at::ScalarType out = ctx.has_input(2) ? ctx.input(2).scalar_type() : at::kByte;
   at::Tensor q = at::round(at::div(x.to(scale.scalar_type()), scale));
   if (ctx.has_input(2)) q = q + per_axis(ctx, ctx.input(2), x).to(q.scalar_type());
@@ -319,8 +312,8 @@ void exec_quantize_linear(ExecContext& ctx) {
 
 // y = (x - zero_point) * scale, subtraction in integers as the reference does.
 void exec_dequantize_linear(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor scale = per_axis(ctx, need(ctx, 1), x);
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor scale = per_axis(ctx, need_input(ctx, 1), x);
   at::Tensor v = x.to(at::kInt);
   if (ctx.has_input(2)) v = v - per_axis(ctx, ctx.input(2), x).to(at::kInt);
   ctx.outputs = {v.to(scale.scalar_type()) * scale};
@@ -328,7 +321,7 @@ void exec_dequantize_linear(ExecContext& ctx) {
 
 // Scale and zero point from the data range (always including 0), uint8 output.
 void exec_dynamic_quantize_linear(ExecContext& ctx) {
-  const at::Tensor x = need(ctx, 0).to(at::kFloat);
+  const at::Tensor x = need_input(ctx, 0).to(at::kFloat);
   const at::Tensor zero = at::zeros({}, x.options());
   const at::Tensor lo = at::minimum(x.numel() ? x.min() : zero, zero);
   const at::Tensor hi = at::maximum(x.numel() ? x.max() : zero, zero);
@@ -343,14 +336,14 @@ void exec_dynamic_quantize_linear(ExecContext& ctx) {
 template <int Kind>
 void exec_window(ExecContext& ctx) {
   const int64_t size = int64_t(ctx.input_scalar(0));
-  if (size < 0) fail(ctx, "window size must be non-negative");
+  if (size < 0) fail_input(ctx, "window size must be non-negative");
   const bool periodic = ctx.node().attr_int("periodic", 1) != 0;
-  const at::ScalarType out = family::scalar_type_or_fail(ctx, ctx.node().attr_int("output_datatype", 1));
+  const at::ScalarType out = compute_type(ctx, scalar_type_of(ctx, ctx.node().attr_int("output_datatype", 1)));
   double a0 = 0.5, a1 = 0.5, a2 = 0.0;
   if (Kind == 1) a0 = 25.0 / 46.0, a1 = 1.0 - a0;
   if (Kind == 2) a0 = 0.42, a1 = 0.5, a2 = 0.08;
   const double n_div = double(periodic ? size : size - 1);
-  const at::Tensor n = at::arange(size, at::TensorOptions().dtype(at::kDouble).device(family::out_device(ctx)));
+  const at::Tensor n = at::arange(size, at::TensorOptions().dtype(at::kDouble).device(ctx.device()));
   const double pi = 3.14159265358979323846;
   at::Tensor w = a0 - a1 * at::cos(n * (2 * pi / n_div));
   if (a2 != 0.0) w = w + a2 * at::cos(n * (4 * pi / n_div));
@@ -360,83 +353,83 @@ void exec_window(ExecContext& ctx) {
 }  // namespace
 
 void add_elementwise_executors(std::vector<ExecRule>& rules) {
-  add(rules, "Add", exec_add);
-  add(rules, "Sub", exec_sub);
-  add(rules, "Mul", exec_mul);
-  add(rules, "Div", exec_div);
-  add(rules, "Pow", exec_pow);
-  add(rules, "Mod", exec_mod, 10);
-  add(rules, "BitShift", exec_bitshift, 11);
-  add(rules, "Equal", exec_equal);
-  add(rules, "Less", exec_less);
-  add(rules, "Greater", exec_greater);
-  add(rules, "LessOrEqual", exec_less_equal, 12);
-  add(rules, "GreaterOrEqual", exec_greater_equal, 12);
-  add(rules, "And", exec_and);
-  add(rules, "Or", exec_or);
-  add(rules, "Xor", exec_xor);
-  add(rules, "BitwiseAnd", exec_bitwise_and, 18);
-  add(rules, "BitwiseOr", exec_bitwise_or, 18);
-  add(rules, "BitwiseXor", exec_bitwise_xor, 18);
-  add(rules, "BitwiseNot", exec_bitwise_not, 18);
-  add(rules, "Where", exec_where, 9);
-  add(rules, "Sum", exec_sum);
-  add(rules, "Max", exec_max);
-  add(rules, "Min", exec_min);
-  add(rules, "Mean", exec_mean);
-  add(rules, "Abs", exec_abs);
-  add(rules, "Neg", exec_neg);
-  add(rules, "Exp", exec_exp);
-  add(rules, "Log", exec_log);
-  add(rules, "Sqrt", exec_sqrt);
-  add(rules, "Reciprocal", exec_reciprocal);
-  add(rules, "Floor", exec_floor);
-  add(rules, "Ceil", exec_ceil);
-  add(rules, "Round", exec_round, 11);
-  add(rules, "Sign", exec_sign, 9);
-  add(rules, "Erf", exec_erf, 9);
-  add(rules, "Tanh", exec_tanh);
-  add(rules, "Sin", exec_sin, 7);
-  add(rules, "Cos", exec_cos, 7);
-  add(rules, "Tan", exec_tan, 7);
-  add(rules, "Asin", exec_asin, 7);
-  add(rules, "Acos", exec_acos, 7);
-  add(rules, "Atan", exec_atan, 7);
-  add(rules, "Sinh", exec_sinh, 9);
-  add(rules, "Cosh", exec_cosh, 9);
-  add(rules, "Asinh", exec_asinh, 9);
-  add(rules, "Acosh", exec_acosh, 9);
-  add(rules, "Atanh", exec_atanh, 9);
-  add(rules, "Not", exec_not);
-  add(rules, "IsNaN", exec_isnan, 9);
-  add(rules, "IsInf", exec_isinf, 10);
-  add(rules, "Relu", exec_relu);
-  add(rules, "LeakyRelu", exec_leaky_relu);
-  add(rules, "PRelu", exec_prelu);
-  add(rules, "Elu", exec_elu);
-  add(rules, "Selu", exec_selu);
-  add(rules, "Celu", exec_celu, 12);
-  add(rules, "Sigmoid", exec_sigmoid);
-  add(rules, "HardSigmoid", exec_hard_sigmoid);
-  add(rules, "HardSwish", exec_hardswish, 14);
-  add(rules, "Softplus", exec_softplus);
-  add(rules, "Softsign", exec_softsign);
-  add(rules, "ThresholdedRelu", exec_thresholded_relu, 10);
-  add(rules, "Mish", exec_mish, 18);
-  add(rules, "Gelu", exec_gelu, 20);
-  add(rules, "Shrink", exec_shrink, 9);
-  add(rules, "Clip", exec_clip);
-  add(rules, "Softmax", exec_softmax<SoftmaxKind::Softmax>);
-  add(rules, "LogSoftmax", exec_softmax<SoftmaxKind::LogSoftmax>);
-  add(rules, "Hardmax", exec_softmax<SoftmaxKind::Hardmax>);
-  add(rules, "Cast", exec_cast);
-  add(rules, "CastLike", exec_cast_like, 15);
-  add(rules, "QuantizeLinear", exec_quantize_linear, 10);
-  add(rules, "DequantizeLinear", exec_dequantize_linear, 10);
-  add(rules, "DynamicQuantizeLinear", exec_dynamic_quantize_linear, 11);
-  add(rules, "HannWindow", exec_window<0>, 17);
-  add(rules, "HammingWindow", exec_window<1>, 17);
-  add(rules, "BlackmanWindow", exec_window<2>, 17);
+  add_executor(rules, "Add", exec_add);
+  add_executor(rules, "Sub", exec_sub);
+  add_executor(rules, "Mul", exec_mul);
+  add_executor(rules, "Div", exec_div);
+  add_executor(rules, "Pow", exec_pow);
+  add_executor(rules, "Mod", exec_mod, 10);
+  add_executor(rules, "BitShift", exec_bitshift, 11);
+  add_executor(rules, "Equal", exec_equal);
+  add_executor(rules, "Less", exec_less);
+  add_executor(rules, "Greater", exec_greater);
+  add_executor(rules, "LessOrEqual", exec_less_equal, 12);
+  add_executor(rules, "GreaterOrEqual", exec_greater_equal, 12);
+  add_executor(rules, "And", exec_and);
+  add_executor(rules, "Or", exec_or);
+  add_executor(rules, "Xor", exec_xor);
+  add_executor(rules, "BitwiseAnd", exec_bitwise_and, 18);
+  add_executor(rules, "BitwiseOr", exec_bitwise_or, 18);
+  add_executor(rules, "BitwiseXor", exec_bitwise_xor, 18);
+  add_executor(rules, "BitwiseNot", exec_bitwise_not, 18);
+  add_executor(rules, "Where", exec_where, 9);
+  add_executor(rules, "Sum", exec_sum);
+  add_executor(rules, "Max", exec_max);
+  add_executor(rules, "Min", exec_min);
+  add_executor(rules, "Mean", exec_mean);
+  add_executor(rules, "Abs", exec_abs);
+  add_executor(rules, "Neg", exec_neg);
+  add_executor(rules, "Exp", exec_exp);
+  add_executor(rules, "Log", exec_log);
+  add_executor(rules, "Sqrt", exec_sqrt);
+  add_executor(rules, "Reciprocal", exec_reciprocal);
+  add_executor(rules, "Floor", exec_floor);
+  add_executor(rules, "Ceil", exec_ceil);
+  add_executor(rules, "Round", exec_round, 11);
+  add_executor(rules, "Sign", exec_sign, 9);
+  add_executor(rules, "Erf", exec_erf, 9);
+  add_executor(rules, "Tanh", exec_tanh);
+  add_executor(rules, "Sin", exec_sin, 7);
+  add_executor(rules, "Cos", exec_cos, 7);
+  add_executor(rules, "Tan", exec_tan, 7);
+  add_executor(rules, "Asin", exec_asin, 7);
+  add_executor(rules, "Acos", exec_acos, 7);
+  add_executor(rules, "Atan", exec_atan, 7);
+  add_executor(rules, "Sinh", exec_sinh, 9);
+  add_executor(rules, "Cosh", exec_cosh, 9);
+  add_executor(rules, "Asinh", exec_asinh, 9);
+  add_executor(rules, "Acosh", exec_acosh, 9);
+  add_executor(rules, "Atanh", exec_atanh, 9);
+  add_executor(rules, "Not", exec_not);
+  add_executor(rules, "IsNaN", exec_isnan, 9);
+  add_executor(rules, "IsInf", exec_isinf, 10);
+  add_executor(rules, "Relu", exec_relu);
+  add_executor(rules, "LeakyRelu", exec_leaky_relu);
+  add_executor(rules, "PRelu", exec_prelu);
+  add_executor(rules, "Elu", exec_elu);
+  add_executor(rules, "Selu", exec_selu);
+  add_executor(rules, "Celu", exec_celu, 12);
+  add_executor(rules, "Sigmoid", exec_sigmoid);
+  add_executor(rules, "HardSigmoid", exec_hard_sigmoid);
+  add_executor(rules, "HardSwish", exec_hardswish, 14);
+  add_executor(rules, "Softplus", exec_softplus);
+  add_executor(rules, "Softsign", exec_softsign);
+  add_executor(rules, "ThresholdedRelu", exec_thresholded_relu, 10);
+  add_executor(rules, "Mish", exec_mish, 18);
+  add_executor(rules, "Gelu", exec_gelu, 20);
+  add_executor(rules, "Shrink", exec_shrink, 9);
+  add_executor(rules, "Clip", exec_clip);
+  add_executor(rules, "Softmax", exec_softmax<SoftmaxKind::Softmax>);
+  add_executor(rules, "LogSoftmax", exec_softmax<SoftmaxKind::LogSoftmax>);
+  add_executor(rules, "Hardmax", exec_softmax<SoftmaxKind::Hardmax>);
+  add_executor(rules, "Cast", exec_cast);
+  add_executor(rules, "CastLike", exec_cast_like, 15);
+  add_executor(rules, "QuantizeLinear", exec_quantize_linear, 10);
+  add_executor(rules, "DequantizeLinear", exec_dequantize_linear, 10);
+  add_executor(rules, "DynamicQuantizeLinear", exec_dynamic_quantize_linear, 11);
+  add_executor(rules, "HannWindow", exec_window<0>, 17);
+  add_executor(rules, "HammingWindow", exec_window<1>, 17);
+  add_executor(rules, "BlackmanWindow", exec_window<2>, 17);
 }
 
 }  // namespace modelstat::profiler

@@ -13,8 +13,35 @@
 
 namespace modelstat::profiler {
 
+void add_executor(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since) {
+  rules.push_back(ExecRule{OpKey{"", op, since}, fn});
+}
+
 void fail_input(const ExecContext& ctx, const std::string& message) {
   throw Error(ErrorKind::Input, message, {}, ctx.node().name, ctx.node().op_type);
+}
+
+const at::Tensor& need_input(const ExecContext& ctx, size_t i) {
+  if (!ctx.has_input(i)) fail_input(ctx, "input " + std::to_string(i) + " is required");
+  return ctx.input(i);
+}
+
+at::Scalar input_scalar_value(const ExecContext& ctx, size_t i) {
+  const at::Tensor& t = need_input(ctx, i);
+  if (t.numel() != 1) fail_input(ctx, "input " + std::to_string(i) + " must hold one value");
+  return t.reshape({}).cpu().item();
+}
+
+bool has_attr(const ExecContext& ctx, const std::string& key) { return ctx.node().attr(key) != nullptr; }
+
+std::optional<std::vector<int64_t>> ints_attr_or_input(const ExecContext& ctx, const std::string& attr,
+                                                       size_t input_index, int64_t input_since) {
+  if (ctx.opset() >= input_since) {
+    if (!ctx.has_input(input_index)) return std::nullopt;
+    return ctx.input_ints(input_index);
+  }
+  if (!has_attr(ctx, attr)) return std::nullopt;
+  return ctx.node().attr_ints(attr);
 }
 
 std::vector<int64_t> attr_ints_or(const Node& node, const std::string& key, std::vector<int64_t> fallback) {
@@ -44,7 +71,16 @@ int64_t normalize_axis(const ExecContext& ctx, int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-at::ScalarType scalar_type_of(DType dtype) {
+std::vector<int64_t> normalize_axes(const ExecContext& ctx, std::vector<int64_t> axes, int64_t rank) {
+  for (auto& a : axes) a = normalize_axis(ctx, a, rank);
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) fail_input(ctx, "repeated axis");
+  return axes;
+}
+
+namespace {
+
+std::optional<at::ScalarType> maybe_scalar_type(DType dtype) {
   switch (dtype) {
     case DType::Float: return at::kFloat;
     case DType::Double: return at::kDouble;
@@ -63,7 +99,20 @@ at::ScalarType scalar_type_of(DType dtype) {
     case DType::Complex128: return at::kComplexDouble;
     default: break;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+at::ScalarType scalar_type_of(DType dtype) {
+  if (const auto type = maybe_scalar_type(dtype)) return *type;
   throw Error(ErrorKind::Input, std::string("tensors of type ") + dtype_name(dtype) + " cannot be executed");
+}
+
+at::ScalarType scalar_type_of(const ExecContext& ctx, int64_t onnx_type) {
+  if (const auto type = maybe_scalar_type(DType(onnx_type))) return *type;
+  fail_input(ctx, "unsupported element type " + std::string(dtype_name(DType(onnx_type))) + " (" +
+                      std::to_string(onnx_type) + ")");
 }
 
 DType dtype_of(at::ScalarType type) {
@@ -86,13 +135,13 @@ DType dtype_of(at::ScalarType type) {
 
 bool is_floating(at::ScalarType type) { return at::isFloatingType(type); }
 
-namespace {
-
-int64_t numel_of(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
+at::ScalarType compute_type(const ExecContext& ctx, at::ScalarType type) {
+  const at::ScalarType compute = ctx.float_dtype();
+  const bool reduced = compute == at::kHalf || compute == at::kBFloat16;
+  return reduced && at::isFloatingType(type) ? compute : type;
 }
+
+namespace {
 
 // Copies `count` elements of type From into a new tensor of type To (the
 // widened unsigned types).
@@ -111,7 +160,7 @@ at::Tensor widen(const void* data, int64_t count, at::ScalarType type, const std
 }  // namespace
 
 at::Tensor tensor_from_raw(const void* data, int64_t nbytes, DType dtype, const std::vector<int64_t>& dims) {
-  const int64_t count = numel_of(dims);
+  const int64_t count = product(dims);
   const int64_t element = dtype_size_bytes(dtype);
   if (element == 0 || nbytes != count * element)
     throw Error(ErrorKind::Input, "constant of type " + std::string(dtype_name(dtype)) + " has " +
@@ -133,7 +182,7 @@ at::Tensor tensor_from_varints(const uint8_t* data, int64_t nbytes, DType dtype,
   // varints, 8/16-bit types and float16 bit patterns sit in the low bits.
   const int64_t element = dtype_size_bytes(dtype);
   std::string raw;
-  raw.reserve(size_t(numel_of(dims) * element));
+  raw.reserve(size_t(product(dims) * element));
   const uint8_t* p = data;
   const uint8_t* end = data + nbytes;
   while (p < end) {
@@ -205,6 +254,12 @@ at::Tensor tensor_from_constant_bytes(const ConstantBytes& bytes, DType dtype, c
   throw Error(ErrorKind::Input, "constant payload in unknown TensorProto field " + std::to_string(field));
 }
 
+int64_t product(at::IntArrayRef dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < std::min(end, dims.size()); ++i) p *= dims[i];
+  return p;
+}
+
 std::vector<int64_t> known_dims(const Shape& shape, const std::string& what) {
   if (!shape.fully_known()) throw Error(ErrorKind::Input, what + " has unknown dims (" + shape.to_string() + ")");
   std::vector<int64_t> dims;
@@ -220,8 +275,26 @@ at::Tensor tensor_from_attr(const AttrTensor& attr, const std::string& model_pat
     const MappedFile file(model_path);
     t = tensor_from_constant_bytes(attr.bytes, attr.dtype, dims, &file);
   }
-  if (!t.defined()) throw Error(ErrorKind::Input, "tensor attribute has no readable data");
-  return t;
+  if (!t.defined() && int64_t(attr.int_values.size()) == product(dims))
+    t = at::tensor(attr.int_values, at::TensorOptions().dtype(at::kLong)).reshape(dims).to(scalar_type_of(attr.dtype));
+  if (t.defined()) return t;
+  if (!attr.bytes.payload.empty() || attr.bytes.payload_unlocatable)
+    throw Error(ErrorKind::Input, "large Constant not loaded: the tensor attribute's bytes were stripped from the model" +
+                                      std::string(model_path.empty() ? " and no model file is given" : ""));
+  throw Error(ErrorKind::Input, "tensor attribute has no data");
+}
+
+at::Tensor tensor_from_attr(const ExecContext& ctx, const AttrTensor& attr) {
+  try {
+    return tensor_from_attr(attr);
+  } catch (const Error& e) {
+    fail_input(ctx, e.message());
+  }
+}
+
+std::vector<int64_t> spatial_dims(const at::Tensor& t) {
+  const auto sizes = t.sizes();
+  return std::vector<int64_t>(sizes.begin() + std::min<int64_t>(2, t.dim()), sizes.end());
 }
 
 Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const std::vector<int64_t>& input_spatial) {

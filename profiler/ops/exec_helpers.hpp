@@ -1,13 +1,17 @@
-// Helpers shared by the executor families (profiler/ops/*.cc) and the weight
-// store: errors that name the node, attribute access with ONNX defaults, axis
-// normalisation, dtype mapping, constant bytes -> tensors, and the spatial
-// window arithmetic (kernel, strides, dilations, pads, auto_pad) that Conv,
-// ConvTranspose and every pooling op share. One copy, so the families agree.
+// Helpers shared by the executor families (profiler/ops/*.cc), the executor
+// and the weight store: registration, errors that name the node, required
+// inputs, attribute access with ONNX defaults, axis normalisation, dtype
+// mapping (and the reduced-precision rule for float-producing ops), constant
+// bytes -> tensors, and the spatial window arithmetic (kernel, strides,
+// dilations, pads, auto_pad) that Conv, ConvTranspose and every pooling op
+// share. One copy, so the families agree.
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,13 +20,27 @@
 
 namespace modelstat::profiler {
 
-// ---- errors ---------------------------------------------------------------
+// ---- registration -----------------------------------------------------------
+
+// Registers `fn` for the default-domain op `op` from opset `since` on.
+void add_executor(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1);
+
+// ---- errors and inputs --------------------------------------------------------
 
 // Error(Input) naming the node and its op: the model asks for something the
 // executor does not do (an unsupported mode, a malformed attribute).
 [[noreturn]] void fail_input(const ExecContext& ctx, const std::string& message);
 
+// The required input i; Error(Input) naming the node when it is absent.
+const at::Tensor& need_input(const ExecContext& ctx, size_t i);
+
+// A one-element input's value as an at::Scalar of its own type (ints stay
+// ints); Error(Input) when absent or not one element.
+at::Scalar input_scalar_value(const ExecContext& ctx, size_t i);
+
 // ---- attributes -------------------------------------------------------------
+
+bool has_attr(const ExecContext& ctx, const std::string& key);
 
 // The ints attribute, or `fallback` when absent (Node::attr_ints returns empty).
 std::vector<int64_t> attr_ints_or(const Node& node, const std::string& key, std::vector<int64_t> fallback);
@@ -31,8 +49,17 @@ std::vector<double> attr_floats(const Node& node, const std::string& key);
 // Strings attribute; empty when absent.
 std::vector<std::string> attr_strings(const Node& node, const std::string& key);
 
-// ONNX axes are in [-rank, rank-1]; returns the axis in [0, rank), Error(Input) outside.
+// A (small) integer list given as attribute `attr` before opset `input_since`
+// and as input `input_index` from then on (Reduce* axes, Squeeze/Unsqueeze
+// axes...). nullopt when absent.
+std::optional<std::vector<int64_t>> ints_attr_or_input(const ExecContext& ctx, const std::string& attr,
+                                                       size_t input_index, int64_t input_since);
+
+// ONNX axes are in [-rank, rank-1] (a scalar takes axis 0); returns the axis
+// in [0, rank), Error(Input) outside.
 int64_t normalize_axis(const ExecContext& ctx, int64_t axis, int64_t rank);
+// Each axis normalised, then sorted; Error(Input) on a repeated axis.
+std::vector<int64_t> normalize_axes(const ExecContext& ctx, std::vector<int64_t> axes, int64_t rank);
 
 // ---- dtypes -----------------------------------------------------------------
 
@@ -40,9 +67,21 @@ int64_t normalize_axis(const ExecContext& ctx, int64_t axis, int64_t rank);
 // uint16/32/64: they widen to the next signed type (uint64 values above 2^63
 // wrap). String and undefined types throw Error(Input).
 at::ScalarType scalar_type_of(DType dtype);
+// The same for a type number an attribute gives (Cast's 'to', EyeLike's
+// 'dtype'...): Error(Input) naming the node for an unknown or unsupported one.
+at::ScalarType scalar_type_of(const ExecContext& ctx, int64_t onnx_type);
 // The ONNX type an ATen tensor reports (the inverse, widened types included).
 DType dtype_of(at::ScalarType type);
 bool is_floating(at::ScalarType type);
+
+// The dtype a float-producing op (Constant, ConstantOfShape, Range, EyeLike,
+// the windows, Cast/CastLike) creates for the ONNX type `type`. The rule: the
+// float compute dtype wins over the model's float types; integer types
+// untouched. It applies when the graph runs in reduced precision
+// (float_dtype fp16 or bf16), so a half-precision graph stays half instead of
+// promoting back to fp32 at every Cast or Constant; in fp32 the model's own
+// float types (double included) are kept, as ONNX specifies.
+at::ScalarType compute_type(const ExecContext& ctx, at::ScalarType type);
 
 // ---- constants --------------------------------------------------------------
 
@@ -79,12 +118,18 @@ at::Tensor tensor_from_constant_bytes(const ConstantBytes& bytes, DType dtype, c
                                       const MappedFile* model_file);
 
 // A tensor attribute (ConstantOfShape's value, Constant's value...) as a CPU
-// tensor of its own dtype. Small attributes are inline; a stripped payload is
-// read back from `model_path` (Model::path). Error(Input) when neither.
+// tensor of its own dtype. Small attributes are inline (or kept as integer
+// values); a stripped payload is read back from `model_path` (Model::path).
+// Error(Input) when none of these holds the data.
 at::Tensor tensor_from_attr(const AttrTensor& attr, const std::string& model_path = {});
+// The same, the error naming the node.
+at::Tensor tensor_from_attr(const ExecContext& ctx, const AttrTensor& attr);
 
 // Known dims of a shape; Error(Input) naming `what` when a dim is unknown.
 std::vector<int64_t> known_dims(const Shape& shape, const std::string& what);
+
+// Product of dims[begin, end) (1 when empty): element counts, flattened sizes.
+int64_t product(at::IntArrayRef dims, size_t begin = 0, size_t end = std::numeric_limits<size_t>::max());
 
 // ---- spatial windows (Conv, ConvTranspose, pooling) ---------------------------
 
@@ -103,6 +148,9 @@ struct Window {
 // odd pixel at the end for UPPER and at the start for LOWER; VALID: none).
 // `input_spatial` are the input's spatial dims.
 Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const std::vector<int64_t>& input_spatial);
+
+// The spatial dims of an N, C, spatial... tensor (input or weight).
+std::vector<int64_t> spatial_dims(const at::Tensor& t);
 
 // Pads the spatial (trailing) dims of x with `value`; begin/end per spatial dim.
 at::Tensor pad_spatial(const at::Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,27 @@ namespace modelstat::profiler {
 // undefined at::Tensor for an omitted optional input), and where it puts its
 // outputs. Values of constant inputs (shapes, axes, pads...) are read from
 // the input tensors themselves: they are real tensors on the device.
+// device() and float_dtype() are the run's (ExecOptions): ops that create
+// tensors from attributes alone put them on device(), and float-producing ops
+// follow float_dtype() in reduced precision (see compute_type in exec_helpers).
 class ExecContext {
  public:
-  ExecContext(const Graph& graph, const Node& node, int64_t opset, std::vector<at::Tensor> inputs)
-      : graph_(graph), node_(node), opset_(opset), inputs_(std::move(inputs)) {}
+  ExecContext(const Graph& graph, const Node& node, int64_t opset, std::vector<at::Tensor> inputs,
+              at::Device device = at::kCPU, at::ScalarType float_dtype = at::kFloat)
+      : graph_(graph),
+        node_(node),
+        opset_(opset),
+        inputs_(std::move(inputs)),
+        device_(device),
+        float_dtype_(float_dtype) {}
 
   const Node& node() const { return node_; }
   const Graph& graph() const { return graph_; }
   int64_t opset() const { return opset_; }
+  // Where the graph runs (ExecOptions::device).
+  at::Device device() const { return device_; }
+  // The floating-point compute dtype of the run (ExecOptions::float_dtype).
+  at::ScalarType float_dtype() const { return float_dtype_; }
   size_t num_inputs() const { return inputs_.size(); }
   // Undefined tensor when absent.
   const at::Tensor& input(size_t i) const;
@@ -45,6 +59,8 @@ class ExecContext {
   const Node& node_;
   int64_t opset_;
   std::vector<at::Tensor> inputs_;
+  at::Device device_;
+  at::ScalarType float_dtype_;
 };
 
 using ExecFn = void (*)(ExecContext&);

@@ -62,12 +62,12 @@ void qlinear_matmul(ExecContext& ctx) {
 }  // namespace
 
 void add_gemm_matmul_executors(std::vector<ExecRule>& rules) {
-  rules.push_back({{"", "Gemm"}, gemm});
-  rules.push_back({{"", "MatMul"}, matmul});
-  rules.push_back({{"", "Einsum"}, einsum});
-  rules.push_back({{"", "Det"}, det});
-  rules.push_back({{"", "MatMulInteger"}, matmul_integer});
-  rules.push_back({{"", "QLinearMatMul"}, qlinear_matmul});
+  add_executor(rules, "Gemm", gemm);
+  add_executor(rules, "MatMul", matmul);
+  add_executor(rules, "Einsum", einsum);
+  add_executor(rules, "Det", det);
+  add_executor(rules, "MatMulInteger", matmul_integer);
+  add_executor(rules, "QLinearMatMul", qlinear_matmul);
 }
 
 }  // namespace modelstat::profiler

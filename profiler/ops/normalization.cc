@@ -114,13 +114,13 @@ void lrn(ExecContext& ctx) {
 }  // namespace
 
 void add_normalization_executors(std::vector<ExecRule>& rules) {
-  rules.push_back({{"", "BatchNormalization"}, batch_norm});
-  rules.push_back({{"", "InstanceNormalization"}, instance_norm});
-  rules.push_back({{"", "LayerNormalization"}, layer_norm});
-  rules.push_back({{"", "GroupNormalization"}, group_norm});
-  rules.push_back({{"", "MeanVarianceNormalization"}, mean_variance_norm});
-  rules.push_back({{"", "LpNormalization"}, lp_norm});
-  rules.push_back({{"", "LRN"}, lrn});
+  add_executor(rules, "BatchNormalization", batch_norm);
+  add_executor(rules, "InstanceNormalization", instance_norm);
+  add_executor(rules, "LayerNormalization", layer_norm);
+  add_executor(rules, "GroupNormalization", group_norm);
+  add_executor(rules, "MeanVarianceNormalization", mean_variance_norm);
+  add_executor(rules, "LpNormalization", lp_norm);
+  add_executor(rules, "LRN", lrn);
 }
 
 }  // namespace modelstat::profiler

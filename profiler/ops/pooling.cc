@@ -10,17 +10,6 @@ namespace modelstat::profiler {
 
 namespace {
 
-std::vector<int64_t> spatial_dims(const at::Tensor& t) {
-  const auto sizes = t.sizes();
-  return std::vector<int64_t>(sizes.begin() + 2, sizes.end());
-}
-
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
 // The window of a pooling node: kernel_shape is required.
 Window pool_window(const ExecContext& ctx, const at::Tensor& x) {
   if (x.dim() < 3 || x.dim() > 5) fail_input(ctx, "pooling supports 1-, 2- and 3-D inputs (rank 3 to 5)");
@@ -473,16 +462,16 @@ void resize(ExecContext& ctx) {
 }  // namespace
 
 void add_pooling_executors(std::vector<ExecRule>& rules) {
-  rules.push_back({{"", "MaxPool"}, max_pool_op});
-  rules.push_back({{"", "AveragePool"}, average_pool});
-  rules.push_back({{"", "LpPool"}, lp_pool});
-  rules.push_back({{"", "GlobalAveragePool"}, global_average_pool});
-  rules.push_back({{"", "GlobalMaxPool"}, global_max_pool});
-  rules.push_back({{"", "GlobalLpPool"}, global_lp_pool});
-  rules.push_back({{"", "MaxUnpool"}, max_unpool});
-  rules.push_back({{"", "GridSample"}, grid_sample});
-  rules.push_back({{"", "Resize"}, resize});
-  rules.push_back({{"", "Upsample"}, resize});
+  add_executor(rules, "MaxPool", max_pool_op);
+  add_executor(rules, "AveragePool", average_pool);
+  add_executor(rules, "LpPool", lp_pool);
+  add_executor(rules, "GlobalAveragePool", global_average_pool);
+  add_executor(rules, "GlobalMaxPool", global_max_pool);
+  add_executor(rules, "GlobalLpPool", global_lp_pool);
+  add_executor(rules, "MaxUnpool", max_unpool);
+  add_executor(rules, "GridSample", grid_sample);
+  add_executor(rules, "Resize", resize);
+  add_executor(rules, "Upsample", resize);
 }
 
 }  // namespace modelstat::profiler

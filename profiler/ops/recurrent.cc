@@ -205,9 +205,9 @@ void rnn(ExecContext& ctx) { run_recurrent(ctx, kRnn, rnn_step); }
 }  // namespace
 
 void add_recurrent_executors(std::vector<ExecRule>& rules) {
-  rules.push_back({{"", "LSTM"}, lstm});
-  rules.push_back({{"", "GRU"}, gru});
-  rules.push_back({{"", "RNN"}, rnn});
+  add_executor(rules, "LSTM", lstm);
+  add_executor(rules, "GRU", gru);
+  add_executor(rules, "RNN", rnn);
 }
 
 }  // namespace modelstat::profiler

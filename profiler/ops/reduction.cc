@@ -7,21 +7,10 @@
 #include <numeric>
 #include <string>
 
-#include "profiler/ops/exec_rule.hpp"
-#include "profiler/ops/family_helpers.hpp"
+#include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
 namespace {
-
-using family::fail;
-using family::has_attr;
-using family::need;
-
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
-void add(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1, int64_t until = kMax) {
-  rules.push_back(ExecRule{OpKey{"", op, since, until}, fn});
-}
 
 enum class Reduce { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
@@ -82,9 +71,9 @@ at::Tensor reduce_nothing(const at::Tensor& x) {
 
 template <Reduce K>
 void exec_reduce(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const int64_t input_since = K == Reduce::Sum ? 13 : 18;
-  const auto axes = family::ints_attr_or_input(ctx, "axes", 1, input_since);
+  const auto axes = ints_attr_or_input(ctx, "axes", 1, input_since);
   const bool keep = ctx.node().attr_int("keepdims", 1) != 0;
   std::vector<int64_t> dims;
   if (!axes || axes->empty()) {
@@ -95,7 +84,7 @@ void exec_reduce(ExecContext& ctx) {
     dims.resize(size_t(x.dim()));
     std::iota(dims.begin(), dims.end(), 0);
   } else {
-    dims = family::norm_axes(ctx, *axes, x.dim());
+    dims = normalize_axes(ctx, *axes, x.dim());
   }
   if (x.dim() == 0) {
     ctx.outputs = {reduce_nothing<K>(x)};
@@ -107,8 +96,8 @@ void exec_reduce(ExecContext& ctx) {
 // ArgMax / ArgMin: the first extreme index, or the last with select_last_index.
 template <bool IsMax>
 void exec_arg(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
   const bool keep = ctx.node().attr_int("keepdims", 1) != 0;
   const bool last = ctx.node().attr_int("select_last_index", 0) != 0;
   const at::Tensor in = last ? x.flip({axis}) : x;
@@ -119,8 +108,8 @@ void exec_arg(ExecContext& ctx) {
 
 // CumSum: axis is input 1; exclusive shifts by one; reverse runs from the end.
 void exec_cumsum(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t axis = family::norm_axis(ctx, int64_t(ctx.input_scalar(1)), x.dim());
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, int64_t(ctx.input_scalar(1)), x.dim());
   const bool exclusive = ctx.node().attr_int("exclusive", 0) != 0;
   const bool reverse = ctx.node().attr_int("reverse", 0) != 0;
   const at::Tensor in = reverse ? x.flip({axis}) : x;
@@ -135,18 +124,18 @@ void exec_cumsum(ExecContext& ctx) {
 // equal values among the selected are then ordered by index, as ONNX asks
 // (ties straddling the k-th place are resolved by at::topk, not by index).
 void exec_topk(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", -1), x.dim());
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), x.dim());
   int64_t k = 0;
   if (ctx.opset() < 10) {
-    if (!has_attr(ctx, "k")) fail(ctx, "TopK needs the 'k' attribute");
+    if (!has_attr(ctx, "k")) fail_input(ctx, "TopK needs the 'k' attribute");
     k = ctx.node().attr_int("k", 0);
   } else {
     const auto ks = ctx.input_ints(1);
-    if (ks.size() != 1) fail(ctx, "K must hold one value");
+    if (ks.size() != 1) fail_input(ctx, "K must hold one value");
     k = ks[0];
   }
-  if (k < 0 || k > x.size(axis)) fail(ctx, "k " + std::to_string(k) + " out of range");
+  if (k < 0 || k > x.size(axis)) fail_input(ctx, "k " + std::to_string(k) + " out of range");
   const bool largest = ctx.node().attr_int("largest", 1) != 0;
   const bool sorted = ctx.node().attr_int("sorted", 1) != 0;
   auto [values, indices] = at::topk(x, k, axis, largest, sorted);
@@ -165,13 +154,13 @@ void exec_topk(ExecContext& ctx) {
 // Unique: outputs Y, indices (first occurrence), inverse_indices, counts.
 // sorted=0 orders Y by first occurrence.
 void exec_unique(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const bool sorted = ctx.node().attr_int("sorted", 1) != 0;
   const bool has_axis = has_attr(ctx, "axis");
   int64_t axis = 0;
   at::Tensor y, inverse, counts;
   if (has_axis) {
-    axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+    axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
     std::tie(y, inverse, counts) = at::unique_dim(x, axis, true, true, true);
   } else {
     std::tie(y, inverse, counts) = at::_unique2(x.flatten(), true, true, true);
@@ -200,44 +189,44 @@ int64_t loss_reduction(const ExecContext& ctx) {
   if (r == "mean") return at::Reduction::Mean;
   if (r == "sum") return at::Reduction::Sum;
   if (r == "none") return at::Reduction::None;
-  fail(ctx, "unsupported reduction '" + r + "'");
+  fail_input(ctx, "unsupported reduction '" + r + "'");
 }
 
 at::Tensor nll(const ExecContext& ctx, const at::Tensor& log_prob) {
-  const at::Tensor target = need(ctx, 1).to(at::kLong);
+  const at::Tensor target = need_input(ctx, 1).to(at::kLong);
   c10::optional<at::Tensor> weight;
   if (ctx.has_input(2)) weight = ctx.input(2).to(log_prob.scalar_type());
   const int64_t ignore = ctx.node().attr_int("ignore_index", std::numeric_limits<int64_t>::min());
   return at::nll_loss_nd(log_prob, target, weight, loss_reduction(ctx), ignore);
 }
 
-void exec_nll_loss(ExecContext& ctx) { ctx.outputs = {nll(ctx, need(ctx, 0))}; }
+void exec_nll_loss(ExecContext& ctx) { ctx.outputs = {nll(ctx, need_input(ctx, 0))}; }
 
 void exec_softmax_cross_entropy(ExecContext& ctx) {
-  const at::Tensor log_prob = at::log_softmax(need(ctx, 0), 1);
+  const at::Tensor log_prob = at::log_softmax(need_input(ctx, 0), 1);
   ctx.outputs = {nll(ctx, log_prob), log_prob};
 }
 
 }  // namespace
 
 void add_reduction_executors(std::vector<ExecRule>& rules) {
-  add(rules, "ReduceSum", exec_reduce<Reduce::Sum>);
-  add(rules, "ReduceMean", exec_reduce<Reduce::Mean>);
-  add(rules, "ReduceMax", exec_reduce<Reduce::Max>);
-  add(rules, "ReduceMin", exec_reduce<Reduce::Min>);
-  add(rules, "ReduceProd", exec_reduce<Reduce::Prod>);
-  add(rules, "ReduceL1", exec_reduce<Reduce::L1>);
-  add(rules, "ReduceL2", exec_reduce<Reduce::L2>);
-  add(rules, "ReduceLogSum", exec_reduce<Reduce::LogSum>);
-  add(rules, "ReduceLogSumExp", exec_reduce<Reduce::LogSumExp>);
-  add(rules, "ReduceSumSquare", exec_reduce<Reduce::SumSquare>);
-  add(rules, "ArgMax", exec_arg<true>);
-  add(rules, "ArgMin", exec_arg<false>);
-  add(rules, "CumSum", exec_cumsum, 11);
-  add(rules, "TopK", exec_topk);
-  add(rules, "Unique", exec_unique, 11);
-  add(rules, "NegativeLogLikelihoodLoss", exec_nll_loss, 12);
-  add(rules, "SoftmaxCrossEntropyLoss", exec_softmax_cross_entropy, 12);
+  add_executor(rules, "ReduceSum", exec_reduce<Reduce::Sum>);
+  add_executor(rules, "ReduceMean", exec_reduce<Reduce::Mean>);
+  add_executor(rules, "ReduceMax", exec_reduce<Reduce::Max>);
+  add_executor(rules, "ReduceMin", exec_reduce<Reduce::Min>);
+  add_executor(rules, "ReduceProd", exec_reduce<Reduce::Prod>);
+  add_executor(rules, "ReduceL1", exec_reduce<Reduce::L1>);
+  add_executor(rules, "ReduceL2", exec_reduce<Reduce::L2>);
+  add_executor(rules, "ReduceLogSum", exec_reduce<Reduce::LogSum>);
+  add_executor(rules, "ReduceLogSumExp", exec_reduce<Reduce::LogSumExp>);
+  add_executor(rules, "ReduceSumSquare", exec_reduce<Reduce::SumSquare>);
+  add_executor(rules, "ArgMax", exec_arg<true>);
+  add_executor(rules, "ArgMin", exec_arg<false>);
+  add_executor(rules, "CumSum", exec_cumsum, 11);
+  add_executor(rules, "TopK", exec_topk);
+  add_executor(rules, "Unique", exec_unique, 11);
+  add_executor(rules, "NegativeLogLikelihoodLoss", exec_nll_loss, 12);
+  add_executor(rules, "SoftmaxCrossEntropyLoss", exec_softmax_cross_entropy, 12);
 }
 
 }  // namespace modelstat::profiler

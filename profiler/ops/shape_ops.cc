@@ -7,27 +7,10 @@
 #include <numeric>
 #include <string>
 
-#include "profiler/ops/exec_rule.hpp"
-#include "profiler/ops/family_helpers.hpp"
+#include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
 namespace {
-
-using family::fail;
-using family::has_attr;
-using family::need;
-
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
-void add(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1, int64_t until = kMax) {
-  rules.push_back(ExecRule{OpKey{"", op, since, until}, fn});
-}
-
-int64_t product(at::IntArrayRef dims, size_t begin = 0, size_t end = std::numeric_limits<size_t>::max()) {
-  int64_t p = 1;
-  for (size_t i = begin; i < std::min(end, dims.size()); ++i) p *= dims[i];
-  return p;
-}
 
 // Negative indices count from the end of a dim of size n.
 at::Tensor wrap_indices(const at::Tensor& idx, int64_t n) {
@@ -35,15 +18,15 @@ at::Tensor wrap_indices(const at::Tensor& idx, int64_t n) {
   return at::where(i < 0, i + n, i);
 }
 
-void exec_identity(ExecContext& ctx) { ctx.outputs = {need(ctx, 0)}; }
+void exec_identity(ExecContext& ctx) { ctx.outputs = {need_input(ctx, 0)}; }
 
 void exec_concat(ExecContext& ctx) {
   std::vector<at::Tensor> parts;
   for (size_t i = 0; i < ctx.num_inputs(); ++i)
     if (ctx.has_input(i)) parts.push_back(ctx.input(i));
-  if (parts.empty()) fail(ctx, "Concat needs at least one input");
-  if (!has_attr(ctx, "axis") && ctx.opset() >= 4) fail(ctx, "Concat needs the 'axis' attribute");
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 1), parts[0].dim());
+  if (parts.empty()) fail_input(ctx, "Concat needs at least one input");
+  if (!has_attr(ctx, "axis") && ctx.opset() >= 4) fail_input(ctx, "Concat needs the 'axis' attribute");
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 1), parts[0].dim());
   ctx.outputs = {at::cat(parts, axis)};
 }
 
@@ -51,27 +34,27 @@ void exec_concat(ExecContext& ctx) {
 // opset 1's optional input), else equal parts, one per output (opset 18:
 // num_outputs, the last part smaller when uneven).
 void exec_split(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
   const int64_t dim = x.size(axis);
   std::vector<int64_t> sizes;
   if (ctx.has_input(1)) sizes = ctx.input_ints(1);
   else if (ctx.opset() < 13 && has_attr(ctx, "split")) sizes = ctx.node().attr_ints("split");
   if (sizes.empty()) {
     const int64_t n = has_attr(ctx, "num_outputs") ? ctx.node().attr_int("num_outputs", 1) : int64_t(ctx.num_outputs());
-    if (n <= 0) fail(ctx, "Split needs at least one output");
+    if (n <= 0) fail_input(ctx, "Split needs at least one output");
     if (dim % n != 0 && ctx.opset() < 18)
-      fail(ctx, "dim " + std::to_string(dim) + " does not split into " + std::to_string(n) + " equal parts");
+      fail_input(ctx, "dim " + std::to_string(dim) + " does not split into " + std::to_string(n) + " equal parts");
     const int64_t chunk = (dim + n - 1) / n;
     for (int64_t i = 0, left = dim; i < n; ++i, left -= chunk) sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
   }
   int64_t total = 0;
   for (int64_t s : sizes) {
-    if (s < 0) fail(ctx, "negative split size");
+    if (s < 0) fail_input(ctx, "negative split size");
     total += s;
   }
-  if (total != dim) fail(ctx, "split sizes add up to " + std::to_string(total) + ", not " + std::to_string(dim));
-  if (sizes.size() != ctx.num_outputs()) fail(ctx, "split has " + std::to_string(sizes.size()) + " parts for " +
+  if (total != dim) fail_input(ctx, "split sizes add up to " + std::to_string(total) + ", not " + std::to_string(dim));
+  if (sizes.size() != ctx.num_outputs()) fail_input(ctx, "split has " + std::to_string(sizes.size()) + " parts for " +
                                                        std::to_string(ctx.num_outputs()) + " outputs");
   ctx.outputs.clear();
   for (const at::Tensor& part : at::split_with_sizes(x, sizes, axis)) ctx.outputs.push_back(part.contiguous());
@@ -80,7 +63,7 @@ void exec_split(ExecContext& ctx) {
 // Slice: starts/ends/axes attributes before opset 10; starts, ends, axes,
 // steps inputs from 10. Indices clamp; negative steps walk backwards.
 void exec_slice(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   std::vector<int64_t> starts, ends, axes, steps;
   if (ctx.opset() < 10) {
     starts = ctx.node().attr_ints("starts");
@@ -92,21 +75,21 @@ void exec_slice(ExecContext& ctx) {
     if (ctx.has_input(3)) axes = ctx.input_ints(3);
     if (ctx.has_input(4)) steps = ctx.input_ints(4);
   }
-  if (starts.size() != ends.size()) fail(ctx, "starts and ends differ in length");
+  if (starts.size() != ends.size()) fail_input(ctx, "starts and ends differ in length");
   if (axes.empty()) {
     axes.resize(starts.size());
     std::iota(axes.begin(), axes.end(), 0);
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) fail(ctx, "axes/steps length mismatch");
+  if (axes.size() != starts.size() || steps.size() != starts.size()) fail_input(ctx, "axes/steps length mismatch");
   std::vector<bool> seen(size_t(x.dim()), false);
   at::Tensor y = x;
   for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t axis = family::norm_axis(ctx, axes[i], x.dim());
-    if (seen[size_t(axis)]) fail(ctx, "repeated axis");
+    const int64_t axis = normalize_axis(ctx, axes[i], x.dim());
+    if (seen[size_t(axis)]) fail_input(ctx, "repeated axis");
     seen[size_t(axis)] = true;
     const int64_t dim = x.size(axis), step = steps[i];
-    if (step == 0) fail(ctx, "slice step 0");
+    if (step == 0) fail_input(ctx, "slice step 0");
     int64_t start = starts[i], end = ends[i];
     if (start < 0) start += dim;
     if (end < 0) end += dim;
@@ -126,19 +109,19 @@ void exec_slice(ExecContext& ctx) {
 }
 
 void exec_transpose(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   std::vector<int64_t> perm = ctx.node().attr_ints("perm");
   if (perm.empty()) {
     for (int64_t d = x.dim() - 1; d >= 0; --d) perm.push_back(d);
   }
-  if (int64_t(perm.size()) != x.dim()) fail(ctx, "perm length differs from the input rank");
+  if (int64_t(perm.size()) != x.dim()) fail_input(ctx, "perm length differs from the input rank");
   ctx.outputs = {x.permute(perm).contiguous()};
 }
 
 void exec_gather(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor& idx = need(ctx, 1);
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor& idx = need_input(ctx, 1);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().begin() + axis);
   for (int64_t d : idx.sizes()) shape.push_back(d);
   for (int64_t d = axis + 1; d < x.dim(); ++d) shape.push_back(x.size(d));
@@ -147,9 +130,9 @@ void exec_gather(ExecContext& ctx) {
 }
 
 void exec_gather_elements(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
-  ctx.outputs = {at::gather(x, axis, wrap_indices(need(ctx, 1), x.size(axis)))};
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+  ctx.outputs = {at::gather(x, axis, wrap_indices(need_input(ctx, 1), x.size(axis)))};
 }
 
 // Row-major linear index into dims [first, first+k) of `shape` from the last
@@ -164,13 +147,13 @@ at::Tensor linear_index(const at::Tensor& idx, at::IntArrayRef shape, int64_t fi
 }
 
 void exec_gather_nd(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor& idx = need(ctx, 1);
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor& idx = need_input(ctx, 1);
   const int64_t b = ctx.node().attr_int("batch_dims", 0);
   const int64_t r = x.dim(), q = idx.dim();
-  if (q < 1 || b < 0 || b >= std::min(r, q)) fail(ctx, "invalid batch_dims or indices rank");
+  if (q < 1 || b < 0 || b >= std::min(r, q)) fail_input(ctx, "invalid batch_dims or indices rank");
   const int64_t k = idx.size(-1);
-  if (k < 1 || b + k > r) fail(ctx, "indices' last dim out of range");
+  if (k < 1 || b + k > r) fail_input(ctx, "indices' last dim out of range");
   const at::IntArrayRef xs = x.sizes(), is = idx.sizes();
   const int64_t batch = product(xs, 0, size_t(b));
   const int64_t q_mid = product(is, size_t(b), size_t(q - 1));
@@ -194,14 +177,14 @@ const char* scatter_reduce_name(const ExecContext& ctx) {
   if (r == "mul") return "prod";
   if (r == "max") return "amax";
   if (r == "min") return "amin";
-  fail(ctx, "unsupported reduction '" + r + "'");
+  fail_input(ctx, "unsupported reduction '" + r + "'");
 }
 
 void exec_scatter_elements(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
-  const at::Tensor idx = wrap_indices(need(ctx, 1), x.size(axis));
-  const at::Tensor& upd = need(ctx, 2);
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+  const at::Tensor idx = wrap_indices(need_input(ctx, 1), x.size(axis));
+  const at::Tensor& upd = need_input(ctx, 2);
   const char* reduce = scatter_reduce_name(ctx);
   if (!reduce) ctx.outputs = {at::scatter(x, axis, idx, upd)};
   else if (std::string(reduce) == "sum") ctx.outputs = {at::scatter_add(x, axis, idx, upd)};
@@ -209,11 +192,11 @@ void exec_scatter_elements(ExecContext& ctx) {
 }
 
 void exec_scatter_nd(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor& idx = need(ctx, 1);
-  const at::Tensor& upd = need(ctx, 2);
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor& idx = need_input(ctx, 1);
+  const at::Tensor& upd = need_input(ctx, 2);
   const int64_t k = idx.size(-1), r = x.dim();
-  if (k > r) fail(ctx, "indices' last dim exceeds the data rank");
+  if (k > r) fail_input(ctx, "indices' last dim exceeds the data rank");
   const at::IntArrayRef xs = x.sizes();
   std::vector<int64_t> flat_shape{product(xs, 0, size_t(k))};
   for (int64_t d = k; d < r; ++d) flat_shape.push_back(xs[size_t(d)]);
@@ -233,7 +216,7 @@ void exec_scatter_nd(ExecContext& ctx) {
 // Pad: 'pads' (opset 2+; 'paddings' in 1) and 'value' attributes before
 // opset 11; pads, constant_value and (18) axes inputs from 11.
 void exec_pad(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const int64_t r = x.dim();
   const std::string mode = ctx.node().attr_string("mode", "constant");
   std::vector<int64_t> pads;
@@ -243,20 +226,20 @@ void exec_pad(ExecContext& ctx) {
     value = ctx.node().attr_float("value", 0.0);
   } else {
     pads = ctx.input_ints(1);
-    if (ctx.has_input(2) && ctx.input(2).numel() > 0) value = family::scalar_of(ctx, 2);
+    if (ctx.has_input(2) && ctx.input(2).numel() > 0) value = input_scalar_value(ctx, 2);
     if (ctx.has_input(3)) {
       const auto axes = ctx.input_ints(3);
-      if (pads.size() != 2 * axes.size()) fail(ctx, "pads length differs from 2 x axes");
+      if (pads.size() != 2 * axes.size()) fail_input(ctx, "pads length differs from 2 x axes");
       std::vector<int64_t> full(size_t(2 * r), 0);
       for (size_t i = 0; i < axes.size(); ++i) {
-        const int64_t a = family::norm_axis(ctx, axes[i], r);
+        const int64_t a = normalize_axis(ctx, axes[i], r);
         full[size_t(a)] = pads[i];
         full[size_t(a + r)] = pads[i + axes.size()];
       }
       pads = full;
     }
   }
-  if (int64_t(pads.size()) != 2 * r) fail(ctx, "pads must hold 2 x rank values");
+  if (int64_t(pads.size()) != 2 * r) fail_input(ctx, "pads must hold 2 x rank values");
   if (mode == "constant") {
     std::vector<int64_t> torch_pads;  // last dim first: (begin, end) pairs
     for (int64_t d = r - 1; d >= 0; --d) {
@@ -266,7 +249,7 @@ void exec_pad(ExecContext& ctx) {
     ctx.outputs = {at::constant_pad_nd(x, torch_pads, value)};
     return;
   }
-  if (mode != "reflect" && mode != "edge" && mode != "wrap") fail(ctx, "unsupported pad mode '" + mode + "'");
+  if (mode != "reflect" && mode != "edge" && mode != "wrap") fail_input(ctx, "unsupported pad mode '" + mode + "'");
   at::Tensor y = x;
   for (int64_t d = 0; d < r; ++d) {
     int64_t begin = pads[size_t(d)], end = pads[size_t(d + r)];
@@ -274,9 +257,9 @@ void exec_pad(ExecContext& ctx) {
     if (end < 0) y = y.narrow(d, 0, y.size(d) + end), end = 0;
     if (begin == 0 && end == 0) continue;
     const int64_t n = y.size(d);
-    if (n == 0) fail(ctx, "cannot " + mode + "-pad an empty dim");
+    if (n == 0) fail_input(ctx, "cannot " + mode + "-pad an empty dim");
     if (mode == "reflect" && (begin >= n || end >= n) && n > 1)
-      fail(ctx, "reflect pads must be smaller than the dim");
+      fail_input(ctx, "reflect pads must be smaller than the dim");
     std::vector<int64_t> index;
     for (int64_t i = -begin; i < n + end; ++i) {
       int64_t j = i;
@@ -297,74 +280,88 @@ void exec_pad(ExecContext& ctx) {
 
 // Tile: repeats input (opset 6+); opset 1: tiles and axis inputs.
 void exec_tile(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   std::vector<int64_t> repeats;
   if (ctx.opset() < 6) {
     repeats.assign(size_t(x.dim()), 1);
-    repeats[size_t(family::norm_axis(ctx, int64_t(ctx.input_scalar(2)), x.dim()))] = int64_t(ctx.input_scalar(1));
+    repeats[size_t(normalize_axis(ctx, int64_t(ctx.input_scalar(2)), x.dim()))] = int64_t(ctx.input_scalar(1));
   } else {
     repeats = ctx.input_ints(1);
   }
-  if (int64_t(repeats.size()) != x.dim()) fail(ctx, "repeats length differs from the input rank");
+  if (int64_t(repeats.size()) != x.dim()) fail_input(ctx, "repeats length differs from the input rank");
   ctx.outputs = {x.repeat(repeats)};
+}
+
+// Numpy (multidirectional) broadcast of two shapes.
+std::vector<int64_t> broadcast_shapes(const ExecContext& ctx, at::IntArrayRef a, at::IntArrayRef b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail_input(ctx, "shapes " + c10::str(a) + " and " + c10::str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 // Expand: the shape broadcasts with X's both ways.
 void exec_expand(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const auto shape = family::broadcast_shapes(ctx, x.sizes(), ctx.input_ints(1));
+  const at::Tensor& x = need_input(ctx, 0);
+  const auto shape = broadcast_shapes(ctx, x.sizes(), ctx.input_ints(1));
   ctx.outputs = {x.expand(shape).contiguous()};
 }
 
 // Reshape: 0 copies the input's dim (unless allowzero=1), -1 is inferred.
 void exec_reshape(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.node().attr_ints("shape") : ctx.input_ints(1);
   const bool allowzero = ctx.node().attr_int("allowzero", 0) != 0;
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowzero) {
-      if (int64_t(i) >= x.dim()) fail(ctx, "shape 0 copies a dim the input does not have");
+      if (int64_t(i) >= x.dim()) fail_input(ctx, "shape 0 copies a dim the input does not have");
       shape[i] = x.size(int64_t(i));
     }
     if (shape[i] == -1) {
-      if (infer >= 0) fail(ctx, "more than one -1 in the shape");
+      if (infer >= 0) fail_input(ctx, "more than one -1 in the shape");
       infer = int64_t(i);
     } else if (shape[i] < 0) {
-      fail(ctx, "negative dim " + std::to_string(shape[i]) + " in the shape");
+      fail_input(ctx, "negative dim " + std::to_string(shape[i]) + " in the shape");
     } else {
       known *= shape[i];
     }
   }
   if (infer >= 0) {
-    if (known == 0 || x.numel() % known != 0) fail(ctx, "cannot infer the -1 dim");
+    if (known == 0 || x.numel() % known != 0) fail_input(ctx, "cannot infer the -1 dim");
     shape[size_t(infer)] = x.numel() / known;
   }
   ctx.outputs = {x.reshape(shape)};
 }
 
 void exec_flatten(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   int64_t axis = ctx.node().attr_int("axis", 1);
   if (axis < 0) axis += x.dim();
-  if (axis < 0 || axis > x.dim()) fail(ctx, "axis out of range");
+  if (axis < 0 || axis > x.dim()) fail_input(ctx, "axis out of range");
   const int64_t rows = product(x.sizes(), 0, size_t(axis));
   const int64_t cols = product(x.sizes(), size_t(axis));
   ctx.outputs = {x.reshape({rows, cols})};
 }
 
 void exec_squeeze(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const auto axes = family::ints_attr_or_input(ctx, "axes", 1, 13);
+  const at::Tensor& x = need_input(ctx, 0);
+  const auto axes = ints_attr_or_input(ctx, "axes", 1, 13);
   std::vector<int64_t> shape;
   if (!axes || axes->empty()) {
     for (int64_t d : x.sizes())
       if (d != 1) shape.push_back(d);
   } else {
-    const auto dims = family::norm_axes(ctx, *axes, x.dim());
+    const auto dims = normalize_axes(ctx, *axes, x.dim());
     for (int64_t d = 0; d < x.dim(); ++d) {
       const bool squeezed = std::binary_search(dims.begin(), dims.end(), d);
-      if (squeezed && x.size(d) != 1) fail(ctx, "cannot squeeze dim " + std::to_string(d) + " of size " + std::to_string(x.size(d)));
+      if (squeezed && x.size(d) != 1) fail_input(ctx, "cannot squeeze dim " + std::to_string(d) + " of size " + std::to_string(x.size(d)));
       if (!squeezed) shape.push_back(x.size(d));
     }
   }
@@ -372,11 +369,11 @@ void exec_squeeze(ExecContext& ctx) {
 }
 
 void exec_unsqueeze(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const auto axes = family::ints_attr_or_input(ctx, "axes", 1, 13);
-  if (!axes || axes->empty()) fail(ctx, "Unsqueeze needs axes");
+  const at::Tensor& x = need_input(ctx, 0);
+  const auto axes = ints_attr_or_input(ctx, "axes", 1, 13);
+  if (!axes || axes->empty()) fail_input(ctx, "Unsqueeze needs axes");
   const int64_t out_rank = x.dim() + int64_t(axes->size());
-  const auto dims = family::norm_axes(ctx, *axes, out_rank);
+  const auto dims = normalize_axes(ctx, *axes, out_rank);
   std::vector<int64_t> shape;
   int64_t next = 0;
   for (int64_t d = 0; d < out_rank; ++d)
@@ -388,7 +385,7 @@ void exec_unsqueeze(ExecContext& ctx) {
 // random mask (not reproducible against a reference). The mask output has X's
 // type before opset 10, bool after.
 void exec_dropout(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   double ratio = ctx.node().attr_float("ratio", 0.5);
   bool training = false;
   if (ctx.opset() >= 12) {
@@ -401,7 +398,7 @@ void exec_dropout(ExecContext& ctx) {
     if (ctx.wants_output(1)) ctx.outputs.push_back(at::ones(x.sizes(), x.options().dtype(mask_type)));
     return;
   }
-  if (ratio < 0.0 || ratio > 1.0) fail(ctx, "ratio must be in [0, 1]");
+  if (ratio < 0.0 || ratio > 1.0) fail_input(ctx, "ratio must be in [0, 1]");
   const at::Tensor keep = at::rand(x.sizes(), x.options().dtype(at::kFloat)) >= ratio;
   const double scale = ratio < 1.0 ? 1.0 / (1.0 - ratio) : 0.0;
   ctx.outputs = {(x * keep * scale).to(x.scalar_type())};
@@ -410,7 +407,7 @@ void exec_dropout(ExecContext& ctx) {
 
 // Shape (start/end from opset 15, clamped) and Size: int64 on the input's device.
 void exec_shape(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const int64_t r = x.dim();
   auto clampi = [r](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
   const int64_t start = clampi(ctx.node().attr_int("start", 0));
@@ -421,56 +418,67 @@ void exec_shape(ExecContext& ctx) {
 }
 
 void exec_size(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   ctx.outputs = {at::scalar_tensor(x.numel(), at::TensorOptions().dtype(at::kLong).device(x.device()))};
+}
+
+// The creation ops below (ConstantOfShape, Constant, Range, EyeLike) make
+// their tensors on ctx.device() and give float results compute_type(): the
+// float compute dtype wins over the model's float types; integer types
+// untouched (in fp16/bf16 runs; fp32 runs keep the model's float types).
+
+// A tensor attribute of the node ('value') as a CPU tensor of its own dtype.
+at::Tensor attr_tensor(const ExecContext& ctx, const char* key) {
+  const auto* t = std::get_if<AttrTensor>(ctx.node().attr(key));
+  if (!t) fail_input(ctx, std::string("'") + key + "' must be a tensor");
+  return tensor_from_attr(ctx, *t);
+}
+
+// Options for a tensor of `type` created by the node: the run's device, a
+// float type per compute_type.
+at::TensorOptions created(const ExecContext& ctx, at::ScalarType type) {
+  return at::TensorOptions().device(ctx.device()).dtype(compute_type(ctx, type));
 }
 
 void exec_constant_of_shape(ExecContext& ctx) {
   const std::vector<int64_t> shape = ctx.input_ints(0);
-  const at::Device device = family::out_device(ctx);
-  at::Tensor value = at::zeros({}, at::TensorOptions().dtype(at::kFloat));
-  if (const AttrValue* v = ctx.node().attr("value")) {
-    const auto* t = std::get_if<AttrTensor>(v);
-    if (!t) fail(ctx, "'value' must be a tensor");
-    value = family::attr_tensor_value(ctx, *t, at::kCPU);
-    if (value.numel() != 1) fail(ctx, "'value' must hold one element");
+  at::Tensor value = at::zeros({}, at::kFloat);
+  if (has_attr(ctx, "value")) {
+    value = attr_tensor(ctx, "value");
+    if (value.numel() != 1) fail_input(ctx, "'value' must hold one element");
   }
-  ctx.outputs = {at::full(shape, value.reshape({}).item(), value.options().device(device))};
+  ctx.outputs = {at::full(shape, value.reshape({}).item(), created(ctx, value.scalar_type()))};
 }
 
 // Constant: from the node's attributes alone.
 void exec_constant(ExecContext& ctx) {
   const Node& node = ctx.node();
-  const at::Device device = family::out_device(ctx);
-  const auto opts = at::TensorOptions().device(device);
-  if (const AttrValue* v = node.attr("value")) {
-    const auto* t = std::get_if<AttrTensor>(v);
-    if (!t) fail(ctx, "'value' must be a tensor");
-    ctx.outputs = {family::attr_tensor_value(ctx, *t, device)};
+  if (has_attr(ctx, "value")) {
+    const at::Tensor value = attr_tensor(ctx, "value");
+    ctx.outputs = {value.to(created(ctx, value.scalar_type()))};
   } else if (has_attr(ctx, "value_float")) {
-    ctx.outputs = {at::scalar_tensor(node.attr_float("value_float", 0.0), opts.dtype(at::kFloat))};
-  } else if (const AttrValue* fs = node.attr("value_floats")) {
-    std::vector<double> values;
-    if (auto* d = std::get_if<std::vector<double>>(fs)) values = *d;
-    ctx.outputs = {at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(at::kFloat).to(device)};
+    ctx.outputs = {at::scalar_tensor(node.attr_float("value_float", 0.0), created(ctx, at::kFloat))};
+  } else if (has_attr(ctx, "value_floats")) {
+    const std::vector<double> values = attr_floats(node, "value_floats");
+    ctx.outputs = {at::tensor(values, at::kDouble).to(at::kFloat).to(created(ctx, at::kFloat))};
   } else if (has_attr(ctx, "value_int")) {
-    ctx.outputs = {at::scalar_tensor(node.attr_int("value_int", 0), opts.dtype(at::kLong))};
+    ctx.outputs = {at::scalar_tensor(node.attr_int("value_int", 0), created(ctx, at::kLong))};
   } else if (has_attr(ctx, "value_ints")) {
-    ctx.outputs = {at::tensor(node.attr_ints("value_ints"), at::TensorOptions().dtype(at::kLong)).to(device)};
+    ctx.outputs = {at::tensor(node.attr_ints("value_ints"), at::kLong).to(created(ctx, at::kLong))};
   } else {
-    fail(ctx, "unsupported Constant form (string or sparse value)");
+    fail_input(ctx, "unsupported Constant form (string or sparse value)");
   }
 }
 
 // Range: ceil((limit - start) / delta) elements, start's type.
 void exec_range(ExecContext& ctx) {
-  const at::Tensor& start_t = need(ctx, 0);
-  const at::ScalarType type = start_t.scalar_type();
-  const auto opts = start_t.options();
+  const at::Tensor& start_t = need_input(ctx, 0);
+  const at::ScalarType type = compute_type(ctx, start_t.scalar_type());
+  const auto opts = at::TensorOptions().device(ctx.device());
   if (at::isIntegralType(type, false)) {
-    const int64_t s = family::scalar_of(ctx, 0).toLong(), l = family::scalar_of(ctx, 1).toLong(),
-                  d = family::scalar_of(ctx, 2).toLong();
-    if (d == 0) fail(ctx, "delta 0");
+    const int64_t s = input_scalar_value(ctx, 0).toLong(), l = input_scalar_value(ctx, 1).toLong(),
+                  d = input_scalar_value(ctx, 2).toLong();
+    if (d == 0) fail_input(ctx, "delta 0");
     int64_t n = 0;
     if (d > 0 && l > s) n = (l - s + d - 1) / d;
     if (d < 0 && s > l) n = (s - l - d - 1) / -d;
@@ -478,60 +486,60 @@ void exec_range(ExecContext& ctx) {
     return;
   }
   const double s = ctx.input_scalar(0), l = ctx.input_scalar(1), d = ctx.input_scalar(2);
-  if (d == 0) fail(ctx, "delta 0");
+  if (d == 0) fail_input(ctx, "delta 0");
   const auto n = int64_t(std::max(0.0, std::ceil((l - s) / d)));
   ctx.outputs = {(at::arange(n, opts.dtype(at::kDouble)) * d + s).to(type)};
 }
 
 void exec_eye_like(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  if (x.dim() != 2) fail(ctx, "EyeLike needs a 2-D input");
-  const at::ScalarType type =
-      has_attr(ctx, "dtype") ? family::scalar_type_or_fail(ctx, ctx.node().attr_int("dtype", 1)) : x.scalar_type();
+  const at::Tensor& x = need_input(ctx, 0);
+  if (x.dim() != 2) fail_input(ctx, "EyeLike needs a 2-D input");
+  const at::ScalarType type = compute_type(
+      ctx, has_attr(ctx, "dtype") ? scalar_type_of(ctx, ctx.node().attr_int("dtype", 1)) : x.scalar_type());
   const int64_t k = ctx.node().attr_int("k", 0);
-  const auto lopts = x.options().dtype(at::kLong);
+  const auto lopts = at::TensorOptions().dtype(at::kLong).device(ctx.device());
   const at::Tensor i = at::arange(x.size(0), lopts).unsqueeze(1);
   const at::Tensor j = at::arange(x.size(1), lopts).unsqueeze(0);
   ctx.outputs = {at::eq(j - i, k).to(type)};
 }
 
 void exec_depth_to_space(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  if (x.dim() != 4) fail(ctx, "DepthToSpace needs a 4-D input");
+  const at::Tensor& x = need_input(ctx, 0);
+  if (x.dim() != 4) fail_input(ctx, "DepthToSpace needs a 4-D input");
   const int64_t b = ctx.node().attr_int("blocksize", 0);
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  if (b <= 0 || c % (b * b) != 0) fail(ctx, "channels not divisible by blocksize^2");
+  if (b <= 0 || c % (b * b) != 0) fail_input(ctx, "channels not divisible by blocksize^2");
   const std::string mode = ctx.node().attr_string("mode", "DCR");
   at::Tensor y;
   if (mode == "DCR") y = x.reshape({n, b, b, c / (b * b), h, w}).permute({0, 3, 4, 1, 5, 2});
   else if (mode == "CRD") y = x.reshape({n, c / (b * b), b, b, h, w}).permute({0, 1, 4, 2, 5, 3});
-  else fail(ctx, "unsupported mode '" + mode + "'");
+  else fail_input(ctx, "unsupported mode '" + mode + "'");
   ctx.outputs = {y.reshape({n, c / (b * b), h * b, w * b})};
 }
 
 void exec_space_to_depth(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  if (x.dim() != 4) fail(ctx, "SpaceToDepth needs a 4-D input");
+  const at::Tensor& x = need_input(ctx, 0);
+  if (x.dim() != 4) fail_input(ctx, "SpaceToDepth needs a 4-D input");
   const int64_t b = ctx.node().attr_int("blocksize", 0);
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  if (b <= 0 || h % b != 0 || w % b != 0) fail(ctx, "spatial dims not divisible by blocksize");
+  if (b <= 0 || h % b != 0 || w % b != 0) fail_input(ctx, "spatial dims not divisible by blocksize");
   ctx.outputs = {x.reshape({n, c, h / b, b, w / b, b}).permute({0, 3, 5, 1, 2, 4}).reshape({n, c * b * b, h / b, w / b})};
 }
 
 void exec_nonzero(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   ctx.outputs = {at::nonzero(x.dim() == 0 ? x.reshape({1}) : x).t().contiguous()};
   if (x.dim() == 0) ctx.outputs[0] = ctx.outputs[0].narrow(0, 0, 0);
 }
 
 // OneHot: indices (any numeric type, negative from the end), depth, values [off, on].
 void exec_one_hot(ExecContext& ctx) {
-  const at::Tensor& idx = need(ctx, 0);
+  const at::Tensor& idx = need_input(ctx, 0);
   const auto depth = int64_t(ctx.input_scalar(1));
-  const at::Tensor values = need(ctx, 2).flatten();
-  if (values.numel() != 2) fail(ctx, "values must hold [off, on]");
+  const at::Tensor values = need_input(ctx, 2).flatten();
+  if (values.numel() != 2) fail_input(ctx, "values must hold [off, on]");
   const int64_t r = idx.dim() + 1;
-  const int64_t axis = family::norm_axis(ctx, ctx.node().attr_int("axis", -1), r);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), r);
   const at::Tensor i = wrap_indices(idx, depth).unsqueeze(axis);
   std::vector<int64_t> shape(size_t(r), 1);
   shape[size_t(axis)] = depth;
@@ -540,17 +548,17 @@ void exec_one_hot(ExecContext& ctx) {
 }
 
 void exec_trilu(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const int64_t k = ctx.has_input(1) ? family::scalar_of(ctx, 1).toLong() : 0;
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t k = ctx.has_input(1) ? input_scalar_value(ctx, 1).toLong() : 0;
   ctx.outputs = {ctx.node().attr_int("upper", 1) ? at::triu(x, k) : at::tril(x, k)};
 }
 
 void exec_compress(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
-  const at::Tensor cond = need(ctx, 1).to(at::kBool).flatten();
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor cond = need_input(ctx, 1).to(at::kBool).flatten();
   at::Tensor in = x;
   int64_t axis = 0;
-  if (has_attr(ctx, "axis")) axis = family::norm_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
+  if (has_attr(ctx, "axis")) axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), x.dim());
   else in = x.flatten();
   const int64_t n = std::min(cond.numel(), in.size(axis));
   const at::Tensor idx = at::nonzero(cond.narrow(0, 0, n)).flatten();
@@ -559,34 +567,34 @@ void exec_compress(ExecContext& ctx) {
 
 // ReverseSequence: reverses the first sequence_lens[b] steps of each batch entry.
 void exec_reverse_sequence(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const int64_t r = x.dim();
-  const int64_t batch_axis = family::norm_axis(ctx, ctx.node().attr_int("batch_axis", 1), r);
-  const int64_t time_axis = family::norm_axis(ctx, ctx.node().attr_int("time_axis", 0), r);
-  if (batch_axis == time_axis) fail(ctx, "batch_axis equals time_axis");
+  const int64_t batch_axis = normalize_axis(ctx, ctx.node().attr_int("batch_axis", 1), r);
+  const int64_t time_axis = normalize_axis(ctx, ctx.node().attr_int("time_axis", 0), r);
+  if (batch_axis == time_axis) fail_input(ctx, "batch_axis equals time_axis");
   std::vector<int64_t> tshape(size_t(r), 1), bshape(size_t(r), 1);
   tshape[size_t(time_axis)] = x.size(time_axis);
   bshape[size_t(batch_axis)] = x.size(batch_axis);
   const auto lopts = x.options().dtype(at::kLong);
   const at::Tensor t = at::arange(x.size(time_axis), lopts).reshape(tshape);
-  const at::Tensor len = need(ctx, 1).to(at::kLong).reshape(bshape);
+  const at::Tensor len = need_input(ctx, 1).to(at::kLong).reshape(bshape);
   const at::Tensor src = at::where(t < len, len - 1 - t, t).expand(x.sizes());
   ctx.outputs = {at::gather(x, time_axis, src)};
 }
 
 // CenterCropPad (opset 18): crop or zero-pad each axis to the target size, centred.
 void exec_center_crop_pad(ExecContext& ctx) {
-  const at::Tensor& x = need(ctx, 0);
+  const at::Tensor& x = need_input(ctx, 0);
   const auto target = ctx.input_ints(1);
   std::vector<int64_t> axes = ctx.node().attr_ints("axes");
   if (axes.empty()) {
     axes.resize(size_t(x.dim()));
     std::iota(axes.begin(), axes.end(), 0);
   }
-  if (axes.size() != target.size()) fail(ctx, "shape length differs from the number of axes");
+  if (axes.size() != target.size()) fail_input(ctx, "shape length differs from the number of axes");
   at::Tensor y = x;
   for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t a = family::norm_axis(ctx, axes[i], x.dim());
+    const int64_t a = normalize_axis(ctx, axes[i], x.dim());
     const int64_t n = y.size(a), t = target[i];
     if (t < n) {
       y = y.narrow(a, (n - t) / 2, t);
@@ -604,39 +612,39 @@ void exec_center_crop_pad(ExecContext& ctx) {
 }  // namespace
 
 void add_shape_ops_executors(std::vector<ExecRule>& rules) {
-  add(rules, "Concat", exec_concat);
-  add(rules, "Split", exec_split);
-  add(rules, "Slice", exec_slice);
-  add(rules, "Transpose", exec_transpose);
-  add(rules, "Gather", exec_gather);
-  add(rules, "GatherElements", exec_gather_elements, 11);
-  add(rules, "GatherND", exec_gather_nd, 11);
-  add(rules, "Scatter", exec_scatter_elements, 9);
-  add(rules, "ScatterElements", exec_scatter_elements, 11);
-  add(rules, "ScatterND", exec_scatter_nd, 11);
-  add(rules, "Pad", exec_pad);
-  add(rules, "CenterCropPad", exec_center_crop_pad, 18);
-  add(rules, "Tile", exec_tile);
-  add(rules, "Expand", exec_expand, 8);
-  add(rules, "Reshape", exec_reshape);
-  add(rules, "Flatten", exec_flatten);
-  add(rules, "Squeeze", exec_squeeze);
-  add(rules, "Unsqueeze", exec_unsqueeze);
-  add(rules, "Identity", exec_identity);
-  add(rules, "Dropout", exec_dropout);
-  add(rules, "Shape", exec_shape);
-  add(rules, "Size", exec_size);
-  add(rules, "ConstantOfShape", exec_constant_of_shape, 9);
-  add(rules, "Constant", exec_constant);
-  add(rules, "Range", exec_range, 11);
-  add(rules, "EyeLike", exec_eye_like, 9);
-  add(rules, "DepthToSpace", exec_depth_to_space);
-  add(rules, "SpaceToDepth", exec_space_to_depth);
-  add(rules, "NonZero", exec_nonzero, 9);
-  add(rules, "OneHot", exec_one_hot, 9);
-  add(rules, "Trilu", exec_trilu, 14);
-  add(rules, "Compress", exec_compress, 9);
-  add(rules, "ReverseSequence", exec_reverse_sequence, 10);
+  add_executor(rules, "Concat", exec_concat);
+  add_executor(rules, "Split", exec_split);
+  add_executor(rules, "Slice", exec_slice);
+  add_executor(rules, "Transpose", exec_transpose);
+  add_executor(rules, "Gather", exec_gather);
+  add_executor(rules, "GatherElements", exec_gather_elements, 11);
+  add_executor(rules, "GatherND", exec_gather_nd, 11);
+  add_executor(rules, "Scatter", exec_scatter_elements, 9);
+  add_executor(rules, "ScatterElements", exec_scatter_elements, 11);
+  add_executor(rules, "ScatterND", exec_scatter_nd, 11);
+  add_executor(rules, "Pad", exec_pad);
+  add_executor(rules, "CenterCropPad", exec_center_crop_pad, 18);
+  add_executor(rules, "Tile", exec_tile);
+  add_executor(rules, "Expand", exec_expand, 8);
+  add_executor(rules, "Reshape", exec_reshape);
+  add_executor(rules, "Flatten", exec_flatten);
+  add_executor(rules, "Squeeze", exec_squeeze);
+  add_executor(rules, "Unsqueeze", exec_unsqueeze);
+  add_executor(rules, "Identity", exec_identity);
+  add_executor(rules, "Dropout", exec_dropout);
+  add_executor(rules, "Shape", exec_shape);
+  add_executor(rules, "Size", exec_size);
+  add_executor(rules, "ConstantOfShape", exec_constant_of_shape, 9);
+  add_executor(rules, "Constant", exec_constant);
+  add_executor(rules, "Range", exec_range, 11);
+  add_executor(rules, "EyeLike", exec_eye_like, 9);
+  add_executor(rules, "DepthToSpace", exec_depth_to_space);
+  add_executor(rules, "SpaceToDepth", exec_space_to_depth);
+  add_executor(rules, "NonZero", exec_nonzero, 9);
+  add_executor(rules, "OneHot", exec_one_hot, 9);
+  add_executor(rules, "Trilu", exec_trilu, 14);
+  add_executor(rules, "Compress", exec_compress, 9);
+  add_executor(rules, "ReverseSequence", exec_reverse_sequence, 10);
 }
 
 }  // namespace modelstat::profiler

@@ -237,6 +237,57 @@ TEST_F(ExecutorTest, MakeInputsIsDeterministicAndNeverZeros) {
   EXPECT_EQ(a[2].scalar_type(), at::kBool);
 }
 
+// A bf16 run: graph inputs, Constant outputs (from the weight store) and
+// every float tensor an op creates (Range, ConstantOfShape, EyeLike, windows,
+// Cast to any float type) are bf16 on the run's device; integer outputs keep
+// their types. bf16 runs on CPU in ATen; CUDA is checked too where present.
+TEST_F(ExecutorTest, ReducedPrecisionGraphStaysInFloatDtypeOnTheDevice) {
+  IrModel m;
+  const int x = m.input("x", {2, 3});
+  auto constant = [&](const std::string& key, AttrValue value) {
+    return m.node("Constant", {}, 1, {{key, std::move(value)}})[0];
+  };
+  const int added = m.node("Add", {x, constant("value_float", 2.0)})[0];
+  const int range =
+      m.node("Range", {constant("value_float", 0.5), constant("value_float", 3.0), constant("value_float", 1.0)})[0];
+  const int zeros = m.node("ConstantOfShape", {constant("value_ints", std::vector<int64_t>{2, 2})})[0];
+  const int cast_float = m.node("Cast", {x}, 1, {{"to", int64_t(DType::Float)}})[0];
+  const int cast_double = m.node("Cast", {added}, 1, {{"to", int64_t(DType::Double)}})[0];
+  const int cast_int = m.node("Cast", {range}, 1, {{"to", int64_t(DType::Int64)}})[0];
+  const int eye = m.node("EyeLike", {added}, 1, {{"dtype", int64_t(DType::Float)}})[0];
+  const int window = m.node("HannWindow", {constant("value_int", int64_t(4))})[0];
+  for (int t : {added, range, zeros, cast_float, cast_double, cast_int, eye, window}) m.output(t);
+
+  std::vector<at::Device> devices{at::kCPU};
+  if (at::hasCUDA()) devices.emplace_back(at::kCUDA, 0);
+  for (const at::Device device : devices) {
+    SCOPED_TRACE(device.str());
+    ExecOptions options;
+    options.device = device;
+    options.float_dtype = at::kBFloat16;
+    const Executor exec(m.model, options);
+    const auto inputs = exec.make_inputs(7);
+    const auto out = exec.run(inputs);
+    ASSERT_EQ(out.size(), 8u);
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_EQ(out[i].device(), device) << "output " << i;
+      if (i != 5) {
+        EXPECT_EQ(out[i].scalar_type(), at::kBFloat16) << "output " << i;
+      }
+    }
+    EXPECT_EQ(out[5].scalar_type(), at::kLong) << "integer Cast targets are untouched";
+    const at::Tensor x_cpu = inputs[0].cpu();
+    EXPECT_EQ(x_cpu.scalar_type(), at::kBFloat16);
+    EXPECT_TRUE(at::equal(out[0].cpu(), x_cpu + 2));
+    EXPECT_TRUE(at::equal(out[1].cpu(), at::tensor({0.5, 1.5, 2.5}).to(at::kBFloat16)));
+    EXPECT_TRUE(at::equal(out[2].cpu(), at::zeros({2, 2}, at::kBFloat16)));
+    EXPECT_TRUE(at::equal(out[3].cpu(), x_cpu));
+    EXPECT_TRUE(at::equal(out[5].cpu(), at::arange(3, at::kLong)));
+    EXPECT_TRUE(at::equal(out[6].cpu(), at::eye(2, 3).to(at::kBFloat16)));
+    EXPECT_EQ(out[7].numel(), 4);
+  }
+}
+
 TEST_F(ExecutorTest, TinyCnnRunsWithLoadedWeights) {
   const Model model = loader::load_model_file(kSamples + "tiny_cnn.onnx", {});
   SKIP_UNLESS_EXECUTABLE(model);

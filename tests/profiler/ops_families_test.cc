@@ -29,9 +29,10 @@ at::Tensor i32(std::vector<int32_t> v, std::vector<int64_t> shape) {
   return at::tensor(v, at::TensorOptions().dtype(at::kInt)).reshape(shape);
 }
 
-// Runs one node of `op` at `opset`; undefined inputs are omitted optional inputs.
+// Runs one node of `op` at `opset`; undefined inputs are omitted optional
+// inputs. float_dtype: the run's compute dtype (ExecOptions::float_dtype).
 std::vector<at::Tensor> run(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs,
-                            Attrs attrs = {}, int num_outputs = 1) {
+                            Attrs attrs = {}, int num_outputs = 1, at::ScalarType float_dtype = at::kFloat) {
   Graph graph;
   Node node;
   node.name = op + "_0";
@@ -41,7 +42,7 @@ std::vector<at::Tensor> run(const std::string& op, int64_t opset, std::vector<at
   node.attributes = std::move(attrs);
   const ExecRule* rule = find_executor("", op, opset);
   if (!rule) throw std::runtime_error("no executor for " + op + " at opset " + std::to_string(opset));
-  ExecContext ctx(graph, node, opset, std::move(inputs));
+  ExecContext ctx(graph, node, opset, std::move(inputs), at::kCPU, float_dtype);
   rule->fn(ctx);
   return ctx.outputs;
 }
@@ -266,6 +267,51 @@ TEST(OpsFamilies, ShapeStartEndAndConstantOfShape) {
   expect_equal(run1("ConstantOfShape", 9, {i64({2}, {1})}, {{"value", value}}), i32({7, 7}, {2}));
   expect_equal(run1("Constant", 13, {}, {{"value", value}}), i32({7}, {1}));
   expect_equal(run1("Constant", 13, {}, {{"value_ints", std::vector<int64_t>{1, 2}}}), i64({1, 2}, {2}));
+}
+
+// In a reduced-precision run the float tensors creation ops and Cast make
+// take the compute dtype (the float compute dtype wins over the model's float
+// types); integer types are untouched, and an fp32 run keeps the model's types.
+TEST(OpsFamilies, CreationOpsAndCastFollowReducedFloatDtype) {
+  const at::ScalarType bf16 = at::kBFloat16;
+  auto run_bf16 = [&](const std::string& op, int64_t opset, std::vector<at::Tensor> inputs, Attrs attrs = {}) {
+    auto out = run(op, opset, std::move(inputs), std::move(attrs), 1, bf16);
+    EXPECT_EQ(out.size(), 1u);
+    return out.at(0);
+  };
+  AttrTensor floats;
+  floats.dtype = DType::Double;
+  floats.shape.rank_known = true;
+  floats.shape.dims = {Dim{2, {}}};
+  floats.bytes.has_inline = true;
+  const double values[2] = {1.5, -2.0};
+  floats.bytes.inline_bytes.assign(reinterpret_cast<const char*>(values), sizeof values);
+  AttrTensor one_int = floats;
+  one_int.dtype = DType::Int32;
+  one_int.shape.dims = {Dim{1, {}}};
+  const int32_t seven = 7;
+  one_int.bytes.inline_bytes.assign(reinterpret_cast<const char*>(&seven), sizeof seven);
+
+  expect_equal(run_bf16("Constant", 13, {}, {{"value", floats}}), f32({1.5f, -2.0f}, {2}).to(bf16));
+  expect_equal(run_bf16("Constant", 13, {}, {{"value_float", 0.25}}), f32({0.25f}, {}).to(bf16));
+  expect_equal(run_bf16("Constant", 13, {}, {{"value_floats", std::vector<double>{1, 2}}}), f32({1, 2}, {2}).to(bf16));
+  expect_equal(run_bf16("Constant", 13, {}, {{"value", one_int}}), i32({7}, {1}));
+  expect_equal(run_bf16("Constant", 13, {}, {{"value_ints", std::vector<int64_t>{1, 2}}}), i64({1, 2}, {2}));
+  expect_equal(run_bf16("ConstantOfShape", 9, {i64({2}, {1})}), f32({0, 0}, {2}).to(bf16));
+  expect_equal(run_bf16("ConstantOfShape", 9, {i64({2}, {1})}, {{"value", one_int}}), i32({7, 7}, {2}));
+  expect_equal(run_bf16("Range", 11, {f32({0.5f}, {}), f32({3}, {}), f32({1}, {})}), f32({0.5f, 1.5f, 2.5f}, {3}).to(bf16));
+  expect_equal(run_bf16("Range", 11, {i64({0}, {}), i64({3}, {}), i64({1}, {})}), i64({0, 1, 2}, {3}));
+  expect_equal(run_bf16("EyeLike", 9, {i64({0, 0, 0, 0}, {2, 2})}, {{"dtype", int64_t(DType::Double)}}),
+               f32({1, 0, 0, 1}, {2, 2}).to(bf16));
+  EXPECT_EQ(run_bf16("HannWindow", 17, {i64({4}, {})}).scalar_type(), bf16);
+  const at::Tensor x = f32({1.5f, -2.0f}, {2});
+  for (const DType to : {DType::Float, DType::Float16, DType::Double, DType::BFloat16})
+    EXPECT_EQ(run_bf16("Cast", 13, {x}, {{"to", int64_t(to)}}).scalar_type(), bf16) << dtype_name(to);
+  expect_equal(run_bf16("Cast", 13, {x}, {{"to", int64_t(DType::Int64)}}), i64({1, -2}, {2}));
+  expect_equal(run_bf16("CastLike", 15, {i64({3}, {1}), at::zeros({1}, at::kDouble)}), f32({3}, {1}).to(bf16));
+  // fp32 runs keep the model's float types.
+  EXPECT_EQ(run1("Cast", 13, {x}, {{"to", int64_t(DType::Double)}}).scalar_type(), at::kDouble);
+  EXPECT_EQ(run1("Constant", 13, {}, {{"value", floats}}).scalar_type(), at::kDouble);
 }
 
 TEST(OpsFamilies, LargeStrippedConstantIsAnInputError) {

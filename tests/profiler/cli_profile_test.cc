@@ -1,0 +1,112 @@
+// End-to-end `modelstat profile` through the binary: the report's shape, and
+// the bad-input paths (unsupported op, shape mismatch, out of memory, no
+// CUDA) end with a clear one-line error and the documented exit code.
+// Timings themselves are not asserted here (bench/ measures them).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+RunResult run(const std::string& args) {
+  const std::string err_file = testing::TempDir() + "/modelstat_profile_stderr.txt";
+  const std::string cmd = "timeout 300 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (FILE* f = fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    fclose(f);
+  }
+  return r;
+}
+
+std::string sample(const std::string& name) { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/" + name; }
+
+// Short budgets: the point is the protocol's shape, not the numbers.
+const char* const kQuick = " --threads 1 --warmup 1 --warmup-time 0 --iters 3 --min-time 0 --max-time 0.5";
+
+TEST(CliProfile, JsonHasBothPassesColdStartContextAndRawSamples) {
+  const RunResult r = run("profile " + sample("tiny_cnn.onnx") + kQuick + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["kind"], "profile");
+  EXPECT_GE(doc["whole"]["count"].get<int64_t>(), 3);
+  EXPECT_EQ(doc["whole"]["samples_s"].size(), doc["whole"]["count"].get<size_t>());
+  EXPECT_GT(doc["whole"]["median_s"].get<double>(), 0.0);
+  // One layer per node of the graph, in graph order, each with its own samples.
+  const size_t nodes = doc["analysis"]["nodes"].size();
+  ASSERT_EQ(doc["layers"].size(), nodes);
+  for (size_t i = 0; i < nodes; ++i) EXPECT_EQ(doc["layers"][i]["index"].get<size_t>(), i);
+  EXPECT_GT(doc["layer_sum"]["median_s"].get<double>(), 0.0);
+  EXPECT_GT(doc["cold_start"]["first_inference_s"].get<double>(), 0.0);
+  EXPECT_EQ(doc["context"]["threads"].get<int>(), 1);
+  EXPECT_FALSE(doc["context"]["timer"].get<std::string>().empty());
+}
+
+TEST(CliProfile, SkeletonModelRunsWithSeededWeightsAndSaysSo) {
+  const RunResult r = run("profile " + sample("custom_model_part1.onnx") + kQuick + " -f json --dim batch=2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  bool said = false;
+  for (const auto& n : doc["notices"]) said = said || n.get<std::string>().find("skeleton") != std::string::npos;
+  EXPECT_TRUE(said) << doc["notices"].dump();
+}
+
+TEST(CliProfile, UnsupportedOpIsNamedBeforeAnythingRuns) {
+  const RunResult r = run("profile " + std::string(MODELSTAT_SOURCE_DIR) +
+                          "/tests/data/bad/unknown_domain.onnx --allow-custom-domains" + kQuick);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no executor"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("node '"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "nothing may be reported as measured";
+}
+
+TEST(CliProfile, ShapeMismatchBetweenBindingAndModel) {
+  const RunResult r = run("profile " + sample("tiny_cnn.onnx") + " --input input:1x3x64x64" + kQuick);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("shape mismatch"), std::string::npos) << r.err;
+}
+
+TEST(CliProfile, OutOfMemoryIsAReportedRuntimeFailure) {
+  // 300000 x 3 x 224 x 224 fp32 inputs: ~180 GB, refused by the allocator.
+  const RunResult r = run("profile " + sample("custom_model.onnx") + " --dim batch=300000" + kQuick);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("modelstat: error: ", 0), 0u) << r.err;
+}
+
+TEST(CliProfile, CudaOrHalfPrecisionWithoutCudaAreUsageErrors) {
+  RunResult r = run("profile " + sample("tiny_cnn.onnx") + " --dtype fp16" + kQuick);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run("profile " + sample("tiny_cnn.onnx") + " --device cuda" + kQuick);
+  // A CUDA build on a GPU machine runs; everywhere else this is a clear usage error.
+  if (r.exit_code != 0) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliProfile, BatchSweepReportsThroughputPerBatch) {
+  const RunResult r = run("profile " + sample("custom_model_part1.onnx") + kQuick + " --no-layers --batch-sweep 1,4 -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["batch_sweep"].size(), 2u);
+  for (const auto& p : doc["batch_sweep"]) EXPECT_GT(p["throughput_samples_per_s"].get<double>(), 0.0) << p.dump();
+}
+
+}  // namespace
