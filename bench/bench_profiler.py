@@ -4,7 +4,8 @@
 For each model (torchvision export, batch 1, fixed seed, exported with
 tests/e2e/export_torchvision.py and cached in --workdir):
   1. modelstat profile FILE --device cpu --threads T   (twice, consecutive)
-  2. bench/torch_reference.py --model NAME --threads T (PyTorch eager, inference_mode)
+  2. bench/torch_reference.py --model NAME --threads T --fuse (PyTorch eager, inference_mode,
+     Conv+BatchNorm folded as in the ONNX export, so both run the same arithmetic)
 in --rounds interleaved rounds, and reports the median over rounds of: modelstat whole-model median, PyTorch median, their ratio (goal
 <= 1.05), the per-layer sum vs the whole-model median (goal within 10%), and
 the two modelstat runs' agreement (goal within 2%).
@@ -41,7 +42,7 @@ def modelstat_profile(binary, path, threads, extra):
 
 def torch_reference(name, threads):
     out = subprocess.run([PY, os.path.join(HERE, "torch_reference.py"), "--model", name, "--threads", str(threads),
-                          "--min-time", "2", "--max-time", "8"], check=True, capture_output=True, text=True)
+                          "--min-time", "2", "--max-time", "8", "--fuse"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -73,12 +73,18 @@ def measure(model, x, device, min_time, max_time, min_iters, warmup):
 
 def run_one(args, name, batch):
     torch.manual_seed(0)
-    model = build(name).eval().to(args.device)
+    model = build(name).eval()
+    if args.fuse:
+        # The ONNX export folds BatchNorm into the preceding Conv; fold it here
+        # too so both sides run the same arithmetic.
+        from torch.fx.experimental.optimization import fuse
+        model = fuse(model)
+    model = model.to(args.device)
     x = torch.randn(batch, 3, 224, 224, device=args.device)
     samples = measure(model, x, args.device, args.min_time, args.max_time, args.min_iters, args.warmup)
     med = statistics.median(samples)
     return {"model": name, "batch": batch, "device": args.device, "threads": torch.get_num_threads(),
-            "torch": torch.__version__, "median_s": med, "mean_s": statistics.fmean(samples),
+            "torch": torch.__version__, "fused_bn": args.fuse, "median_s": med, "mean_s": statistics.fmean(samples),
             "min_s": min(samples), "runs": len(samples), "throughput_per_s": batch / med}
 
 
@@ -92,6 +98,7 @@ def main():
     p.add_argument("--max-time", type=float, default=20.0)
     p.add_argument("--min-iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--fuse", action="store_true", help="fold Conv+BatchNorm like the ONNX export does")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.threads > 0:

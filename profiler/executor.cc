@@ -103,14 +103,17 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
 
   // Release each activation after its last consumer; graph outputs stay.
   std::vector<std::vector<int>> release_after(g.nodes.size());
+  std::vector<int> dies_at(g.tensors.size(), -1);  // node after which a tensor is released
   {
     std::vector<bool> keep(g.tensors.size(), false);
     for (int t : g.outputs) keep[size_t(t)] = true;
     for (size_t t = 0; t < g.tensors.size(); ++t) {
       const auto& consumers = g.tensors[t].consumers;
       if (keep[t]) continue;
-      if (!consumers.empty())
-        release_after[size_t(*std::max_element(consumers.begin(), consumers.end()))].push_back(int(t));
+      if (!consumers.empty()) {
+        dies_at[t] = *std::max_element(consumers.begin(), consumers.end());
+        release_after[size_t(dies_at[t])].push_back(int(t));
+      }
       else if (g.tensors[t].producer >= 0)  // an unused output (e.g. a mask): dropped at once
         release_after[size_t(g.tensors[t].producer)].push_back(int(t));
     }
@@ -127,8 +130,27 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
       if (!rule) throw Error(ErrorKind::Input, "op " + node.op_type + " has no executor", {}, node.name, node.op_type);
       std::vector<at::Tensor> args;
       args.reserve(node.inputs.size());
-      for (int t : node.inputs) args.push_back(t >= 0 ? env[size_t(t)] : at::Tensor());
+      std::vector<bool> reusable(node.inputs.size(), false);
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const int t = node.inputs[k];
+        if (t < 0) {
+          args.emplace_back();
+          continue;
+        }
+        // Hand over an activation this node reads last (and only once): the
+        // executor may then overwrite it. Graph inputs belong to the caller.
+        const bool last_read = g.tensors[size_t(t)].role == TensorRole::Activation && dies_at[size_t(t)] == int(i) &&
+                               std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
+        if (last_read) {
+          args.push_back(std::move(env[size_t(t)]));
+          reusable[k] = args.back().defined() && args.back().use_count() == 1 &&
+                        args.back().storage().use_count() == 1;
+        } else {
+          args.push_back(env[size_t(t)]);
+        }
+      }
       ExecContext ctx(g, node, opset, std::move(args), options_.device, options_.float_dtype);
+      ctx.set_reusable(std::move(reusable));
       try {
         rule->fn(ctx);
       } catch (const c10::OutOfMemoryError&) {

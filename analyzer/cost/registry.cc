@@ -25,17 +25,8 @@ const std::vector<CostRule>& all_rules() {
 }
 
 const CostRule* find_rule(const std::string& domain, const std::string& op_type, int64_t opset_version) {
-  // Index by op type once; a model may have 100k nodes.
-  static const std::unordered_multimap<std::string, const CostRule*> by_op = [] {
-    std::unordered_multimap<std::string, const CostRule*> m;
-    for (const auto& rule : all_rules()) m.emplace(rule.key.op_type, &rule);
-    return m;
-  }();
-  const std::string d = normalize_domain(domain);
-  auto [begin, end] = by_op.equal_range(op_type);
-  for (auto it = begin; it != end; ++it)
-    if (it->second->key.matches(d, op_type, opset_version)) return it->second;
-  return nullptr;
+  static const OpIndex<CostRule> index(all_rules());
+  return index.find(domain, op_type, opset_version);
 }
 
 }  // namespace modelstat::cost

@@ -377,6 +377,22 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     }
     return g.tensors[size_t(it->second)];
   };
+  // A name this graph does not define comes from an enclosing scope (checked
+  // by check_and_order_graph): known dtype and shape, but not a constant of
+  // this graph (its params are counted where it is defined).
+  auto find_or_import = [&](const std::string& name) -> int {
+    auto it = index.find(name);
+    if (it != index.end()) return it->second;
+    const Tensor* source = outer ? outer->find(name) : nullptr;
+    Tensor& t = add(name);
+    t.role = TensorRole::Input;
+    if (source) {
+      t.dtype = source->dtype;
+      t.shape = source->shape;
+    }
+    g.outer_scope_inputs.push_back(name);
+    return index.at(name);
+  };
 
   for (const auto& init : gp.initializer()) {
     Tensor& t = add(init.name());
@@ -423,23 +439,9 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
         node.inputs.push_back(-1);
         continue;
       }
-      auto it = index.find(in);
-      if (it == index.end()) {
-        // Defined in an enclosing scope (checked by check_and_order_graph):
-        // known dtype and shape, but not a constant of this graph (its params
-        // are counted where it is defined).
-        const Tensor* source = outer ? outer->find(in) : nullptr;
-        Tensor& t = add(in);
-        t.role = TensorRole::Input;
-        if (source) {
-          t.dtype = source->dtype;
-          t.shape = source->shape;
-        }
-        g.outer_scope_inputs.push_back(in);
-        it = index.find(in);
-      }
-      node.inputs.push_back(it->second);
-      g.tensors[size_t(it->second)].consumers.push_back(i);
+      const int id = find_or_import(in);
+      node.inputs.push_back(id);
+      g.tensors[size_t(id)].consumers.push_back(i);
     }
     if (np.attribute_size()) {
       const Scope scope{&index, &g, outer};
@@ -447,19 +449,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       // What the subgraphs read from outside is read by this node.
       for (const auto& sub : node.subgraphs()) {
         for (const auto& name : sub->outer_scope_inputs) {
-          auto it = index.find(name);
-          if (it == index.end()) {
-            const Tensor* source = outer ? outer->find(name) : nullptr;
-            Tensor& t = add(name);
-            t.role = TensorRole::Input;
-            if (source) {
-              t.dtype = source->dtype;
-              t.shape = source->shape;
-            }
-            g.outer_scope_inputs.push_back(name);
-            it = index.find(name);
-          }
-          auto& consumers = g.tensors[size_t(it->second)].consumers;
+          auto& consumers = g.tensors[size_t(find_or_import(name))].consumers;
           if (consumers.empty() || consumers.back() != i) consumers.push_back(i);
         }
       }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace modelstat {
 
@@ -22,5 +24,26 @@ struct OpKey {
 
 // "ai.onnx" and "" are the same domain.
 inline std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
+
+// Lookup of a rule (anything with an OpKey `key`) by (domain, op type, opset),
+// indexed by op type once: a model may have 100k nodes. Shared by the cost
+// registry and the executor registry.
+template <typename Rule>
+class OpIndex {
+ public:
+  explicit OpIndex(const std::vector<Rule>& rules) {
+    for (const auto& rule : rules) by_op_.emplace(rule.key.op_type, &rule);
+  }
+  const Rule* find(const std::string& domain, const std::string& op_type, int64_t opset_version) const {
+    const std::string d = normalize_domain(domain);
+    auto [begin, end] = by_op_.equal_range(op_type);
+    for (auto it = begin; it != end; ++it)
+      if (it->second->key.matches(d, op_type, opset_version)) return it->second;
+    return nullptr;
+  }
+
+ private:
+  std::unordered_multimap<std::string, const Rule*> by_op_;
+};
 
 }  // namespace modelstat

@@ -33,9 +33,34 @@ void binary(ExecContext& ctx, F f) {
     binary(ctx, [](const at::Tensor& a, const at::Tensor& b) -> at::Tensor { return EXPR; }); \
   }
 
-MS_BINARY(exec_add, at::add(a, b))
-MS_BINARY(exec_sub, at::sub(a, b))
-MS_BINARY(exec_mul, at::mul(a, b))
+// Add / Sub / Mul write into input 0 when the executor lets them (see
+// ExecContext::input_reusable) and the result has its shape and dtype.
+template <typename Out, typename InPlace>
+void arithmetic(ExecContext& ctx, Out out_of_place, InPlace in_place) {
+  const at::Tensor& a = need_input(ctx, 0);
+  const at::Tensor b = legacy_rhs(ctx, a, need_input(ctx, 1));
+  if (ctx.input_reusable(0) && at::infer_size(a.sizes(), b.sizes()) == a.sizes() &&
+      at::result_type(a, b) == a.scalar_type()) {
+    at::Tensor target = a;
+    in_place(target, b);
+    ctx.outputs = {target};
+    return;
+  }
+  ctx.outputs = {out_of_place(a, b)};
+}
+
+void exec_add(ExecContext& ctx) {
+  arithmetic(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b); },
+             [](at::Tensor& a, const at::Tensor& b) { a.add_(b); });
+}
+void exec_sub(ExecContext& ctx) {
+  arithmetic(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::sub(a, b); },
+             [](at::Tensor& a, const at::Tensor& b) { a.sub_(b); });
+}
+void exec_mul(ExecContext& ctx) {
+  arithmetic(ctx, [](const at::Tensor& a, const at::Tensor& b) { return at::mul(a, b); },
+             [](at::Tensor& a, const at::Tensor& b) { a.mul_(b); });
+}
 MS_BINARY(exec_equal, at::eq(a, b))
 MS_BINARY(exec_less, at::lt(a, b))
 MS_BINARY(exec_greater, at::gt(a, b))
@@ -145,7 +170,10 @@ MS_UNARY(exec_atanh, at::atanh(x))
 MS_UNARY(exec_not, at::logical_not(x))
 MS_UNARY(exec_bitwise_not, at::bitwise_not(x))
 MS_UNARY(exec_isnan, at::isnan(x))
-MS_UNARY(exec_relu, at::relu(x))
+void exec_relu(ExecContext& ctx) {
+  at::Tensor x = need_input(ctx, 0);
+  ctx.outputs = {ctx.input_reusable(0) ? at::relu_(x) : at::relu(x)};
+}
 MS_UNARY(exec_sigmoid, at::sigmoid(x))
 MS_UNARY(exec_softplus, at::softplus(x))
 MS_UNARY(exec_softsign, at::div(x, at::abs(x).add(1)))
@@ -217,6 +245,17 @@ void exec_clip(ExecContext& ctx) {
     if (has_attr(ctx, "min")) lo = ctx.node().attr_float("min", 0.0);
     if (has_attr(ctx, "max")) hi = ctx.node().attr_float("max", 0.0);
     ctx.outputs = {(lo || hi) ? at::clamp(x, lo, hi) : x};
+    return;
+  }
+  if (x.is_cpu() && (!ctx.has_input(1) || ctx.input(1).is_cpu()) && (!ctx.has_input(2) || ctx.input(2).is_cpu())) {
+    // Scalar bounds (ReLU6's 0 and 6): the cheap kernel, in place when allowed.
+    // On CUDA the bounds stay tensors: reading them would sync the stream.
+    c10::optional<at::Scalar> lo, hi;
+    if (ctx.has_input(1)) lo = ctx.input(1).reshape({}).item();
+    if (ctx.has_input(2)) hi = ctx.input(2).reshape({}).item();
+    at::Tensor target = x;
+    if (!lo && !hi) ctx.outputs = {x};
+    else ctx.outputs = {ctx.input_reusable(0) ? at::clamp_(target, lo, hi) : at::clamp(x, lo, hi)};
     return;
   }
   c10::optional<at::Tensor> lo, hi;

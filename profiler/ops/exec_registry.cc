@@ -42,16 +42,8 @@ const std::vector<ExecRule>& all_executors() {
 }
 
 const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version) {
-  static const std::unordered_multimap<std::string, const ExecRule*> by_op = [] {
-    std::unordered_multimap<std::string, const ExecRule*> m;
-    for (const auto& rule : all_executors()) m.emplace(rule.key.op_type, &rule);
-    return m;
-  }();
-  const std::string d = normalize_domain(domain);
-  auto [begin, end] = by_op.equal_range(op_type);
-  for (auto it = begin; it != end; ++it)
-    if (it->second->key.matches(d, op_type, opset_version)) return it->second;
-  return nullptr;
+  static const OpIndex<ExecRule> index(all_executors());
+  return index.find(domain, op_type, opset_version);
 }
 
 }  // namespace modelstat::profiler

@@ -54,7 +54,15 @@ class ExecContext {
 
   std::vector<at::Tensor> outputs;  // filled by the executor function, one per node output
 
+  // Whether input i may be overwritten in place: an activation this node is
+  // the last to read, whose storage nothing else shares. Elementwise ops then
+  // write into it, as PyTorch's ReLU(inplace=True) does, instead of paying an
+  // allocation (and, for large tensors, fresh pages) per op. Set by the executor.
+  bool input_reusable(size_t i) const { return i < reusable_.size() && reusable_[i]; }
+  void set_reusable(std::vector<bool> reusable) { reusable_ = std::move(reusable); }
+
  private:
+  std::vector<bool> reusable_;
   const Graph& graph_;
   const Node& node_;
   int64_t opset_;
