@@ -40,6 +40,7 @@ case "${1:-demo}" in
   demo)
     build
     "$BUILD_DIR/tools/modelstat" sample_models/custom_model.onnx --dim batch=32 --top 5
+    "$BUILD_DIR/tools/modelstat" profile sample_models/custom_model.onnx --dim batch=1 --max-time 3 --top 5
     ;;
   test)
     build

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -61,9 +64,32 @@ std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   return args;
 }
 
+
+// `modelstat profile|verify ARGS` runs `modelstat-profiler profile|verify ARGS`
+// from the same folder, so that analysis never loads LibTorch.
+void forward_to_profiler(int argc, char** argv) {
+  if (argc < 2) return;
+  const std::string sub = argv[1];
+  if (sub != "profile" && sub != "verify") return;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
+  std::string path(self);
+  path = path.substr(0, path.rfind('/') + 1) + "modelstat-profiler";
+  if (access(path.c_str(), X_OK) != 0) return;  // not built: the stub subcommand explains
+  std::vector<char*> args(argv, argv + argc);
+  args[0] = const_cast<char*>(path.c_str());
+  args.push_back(nullptr);
+  execv(path.c_str(), args.data());
+  std::fprintf(stderr, "modelstat: error: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+  std::exit(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  forward_to_profiler(argc, argv);
   CLI::App app{
       "modelstat: what a neural network costs and where its time goes.\n"
       "  modelstat model.onnx            per-layer params, MACs, FLOPs, bytes and memory (same as 'analyze')\n"

@@ -530,8 +530,12 @@ void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
   std::vector<std::string> errors;
   run_inference(m, &data, errors);
   // Each round can reveal values the next one needs; a few rounds suffice.
+  int64_t node_outputs = 0;
+  for (const auto& n : m.graph().node())
+    for (const auto& o : n.output()) node_outputs += !o.empty();
   for (int round = 0; round < 4; ++round) {
     const int64_t before = count_known(m.graph());
+    if (before >= node_outputs) break;  // every node output is sized: nothing to fold
     if (size_range_outputs(*m.mutable_graph(), data) > 0) {
       data.clear();
       run_inference(m, &data, errors);
