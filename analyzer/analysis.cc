@@ -342,22 +342,25 @@ AnalysisResult analyze_model(const Model& model) {
 
 AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& options, const std::string& base_dir) {
   const auto start = std::chrono::steady_clock::now();
-  Model model = loader::load_model_bytes(static_cast<const uint8_t*>(data), size, options, base_dir, "<buffer>");
-  AnalysisResult r = analyze_model(model);
+  auto model = std::make_shared<Model>(
+      loader::load_model_bytes(static_cast<const uint8_t*>(data), size, options, base_dir, "<buffer>"));
+  AnalysisResult r = analyze_model(*model);
+  r.model = std::move(model);
   r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 
 AnalysisResult analyze_file(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  Model model = loader::load_model_file(path, options);
+  auto model = std::make_shared<Model>(loader::load_model_file(path, options));
   AnalysisResult r;
   try {
-    r = analyze_model(model);
+    r = analyze_model(*model);
   } catch (const Error& e) {
     if (!e.file().empty()) throw;
     throw Error(e.kind(), e.message(), path, e.node(), e.op());
   }
+  r.model = std::move(model);
   r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -130,7 +130,10 @@ int main(int argc, char** argv) {
       const modelstat::AnalysisResult result =
           modelstat::analyze_file(model_args.model, model_args.load_options());
       write_report(result, output_args);
-      return 0;
+      // Done: leave without tearing down a model of maybe 100k nodes node by
+      // node (a fifth of the run time on such graphs); the OS reclaims it.
+      std::fflush(nullptr);
+      std::_Exit(0);
     }
     std::cout << app.help();
     return 2;

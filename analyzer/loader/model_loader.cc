@@ -3,6 +3,7 @@
 // convert to modelstat's IR.
 #include <fcntl.h>
 #include <onnx/defs/schema.h>
+#include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/mman.h>
@@ -561,7 +562,10 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     StageTimer timer;
     const std::string stripped = strip_tensor_payloads(data, size, kKeepPayloadBytes, &stats);
     timer.lap("strip payloads");
-    onnx::ModelProto proto;
+    // On an arena: a 100k-node graph is 100k small messages, allocated and
+    // freed in bulk instead of one by one.
+    google::protobuf::Arena arena;
+    onnx::ModelProto& proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
     if (stripped.size() > size_t(INT32_MAX) || !proto.ParseFromArray(stripped.data(), int(stripped.size())))
       throw Error(ErrorKind::Input, "not a valid ONNX file: protobuf parsing failed (truncated or not a model)");
     if (!proto.has_graph())

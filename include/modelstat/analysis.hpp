@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,9 @@ struct AnalysisResult {
   std::vector<std::string> notices;
   AnalysisTotals totals;
   double analysis_seconds = 0;
+  // The loaded IR the figures were computed from (analyze_file/analyze_buffer
+  // keep it; analyze_model leaves it empty).
+  std::shared_ptr<const Model> model;
 };
 
 // The whole pipeline for a file on disk.
