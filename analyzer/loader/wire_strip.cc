@@ -60,8 +60,7 @@ bool is_payload_field(uint32_t field) {
 
 class Walker {
  public:
-  Walker(const uint8_t* base, size_t size, size_t keep, StripStats* stats)
-      : base_(base), size_(size), keep_(keep), stats_(stats) {}
+  Walker(const uint8_t* base, size_t keep, StripStats* stats) : base_(base), keep_(keep), stats_(stats) {}
 
   void copy_message(Msg kind, size_t begin, size_t end, int depth, std::string& out) {
     if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
@@ -232,7 +231,6 @@ class Walker {
   }
 
   const uint8_t* base_;
-  size_t size_;
   size_t keep_;
   StripStats* stats_;
 };
@@ -241,7 +239,7 @@ class Walker {
 
 std::string strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes, StripStats* stats) {
   std::string out;
-  Walker walker(data, size, keep_payload_bytes, stats);
+  Walker walker(data, keep_payload_bytes, stats);
   walker.copy_message(Msg::Model, 0, size, 0, out);
   return out;
 }
