@@ -1,4 +1,3 @@
-#include <thread>
 // The CPU back-end: ATen's CPU kernels run synchronously on the calling
 // thread (intra-op parallelism joins before returning), so a steady host
 // clock around the work is the correct timer and synchronize() has nothing
@@ -8,6 +7,7 @@
 
 #include <fstream>
 #include <new>
+#include <thread>
 
 #include "modelstat/error.hpp"
 #include "profiler/device.hpp"
