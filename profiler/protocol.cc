@@ -114,11 +114,12 @@ TimingSummary sample_until_stable(const ProfileOptions& o, const char* label, Fn
 }
 
 void warm_up(const ProfileOptions& o, Device& device, const std::function<void(size_t)>& run_once) {
+  // Count and time both, capped so a model that takes 30 s per run is not warmed up five times.
+  const WarmupConfig config{o.warmup_iterations, o.warmup_seconds, std::max(10.0, o.warmup_seconds)};
   const auto start = Clock::now();
-  for (int64_t i = 0; i < o.warmup_iterations || since(start) < o.warmup_seconds; ++i) {
+  for (int64_t i = 0; !warmup_done(config, i, since(start)); ++i) {
     run_once(size_t(i));
     device.synchronize();
-    if (since(start) > std::max(o.warmup_seconds * 20, 60.0)) break;  // a pathological model: don't hang
   }
 }
 
