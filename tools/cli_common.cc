@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <new>
+
 namespace modelstat::cli {
 
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write) {
@@ -16,6 +19,21 @@ void write_output(const std::string& path, const std::function<void(std::ostream
   write(file, false);
   file.close();
   if (!file) throw Error(ErrorKind::Runtime, "failed writing '" + path + "'");
+}
+
+int run_mapping_errors(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "modelstat: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "modelstat: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "modelstat: internal error: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace modelstat::cli

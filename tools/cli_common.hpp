@@ -64,6 +64,11 @@ inline void add_output_flags(CLI::App& cmd, OutputArgs& o) {
 // Opens -o FILE (or stdout) and hands the stream to `write`.
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write);
 
+// Runs `body`; the one place errors become exit codes and one-line messages:
+// modelstat::Error -> its code (2 usage/input, 1 runtime), out of memory -> 1,
+// anything else -> 1 as an internal error.
+int run_mapping_errors(const std::function<int()>& body);
+
 // A subcommand: its parsed App and what running it does (returns the exit code).
 struct Command {
   CLI::App* app = nullptr;

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  try {
+  return modelstat::cli::run_mapping_errors([&]() -> int {
     if (*ops) return list_ops();
     for (const auto& c : commands)
       if (*c.app) return c.run();
@@ -137,14 +137,5 @@ int main(int argc, char** argv) {
     }
     std::cout << app.help();
     return 2;
-  } catch (const modelstat::Error& e) {
-    std::fprintf(stderr, "modelstat: error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "modelstat: error: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "modelstat: internal error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -2,10 +2,6 @@
 // `modelstat profile ...` and `modelstat verify ...` hand over to this binary
 // (tools/modelstat_main.cc), so that `modelstat analyze` never loads LibTorch:
 // its start-up alone costs ~0.5 s and ~150 MB, more than analysing VGG-16.
-#include <cstdio>
-#include <new>
-
-#include "modelstat/error.hpp"
 #include "tools/cli_common.hpp"
 
 int main(int argc, char** argv) {
@@ -20,18 +16,9 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  try {
+  return modelstat::cli::run_mapping_errors([&]() -> int {
     for (const auto& c : commands)
       if (*c.app) return c.run();
     return 2;
-  } catch (const modelstat::Error& e) {
-    std::fprintf(stderr, "modelstat: error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "modelstat: error: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "modelstat: internal error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -68,110 +68,98 @@ class Walker {
       copy_tensor(begin, end, out);
       return;
     }
-    size_t pos = begin;
-    while (pos < end) {
-      const size_t field_start = pos;
-      const uint64_t tag = read_varint(pos, end);
-      const uint32_t field = uint32_t(tag >> 3);
-      const uint32_t wire = uint32_t(tag & 7);
-      if (field == 0) malformed("field number 0", field_start);
-      if (wire == 2) {
-        const uint64_t len = read_varint(pos, end);
-        if (len > end - pos) malformed("truncated: a field runs past the end of its message", field_start);
-        const Msg child = child_kind(kind, field);
-        // Most sub-messages (plain nodes, small tensors) hold nothing to
-        // drop: a scan without allocation decides, then they are copied whole.
-        if (child == Msg::Other || !needs_rewrite(child, pos, pos + len, depth + 1)) {
-          out.append(reinterpret_cast<const char*>(base_ + field_start), pos + len - field_start);
-        } else {
-          std::string sub;
-          copy_message(child, pos, pos + len, depth + 1, sub);
-          append_varint(out, tag);
-          append_varint(out, sub.size());
-          out += sub;
-        }
-        pos += len;
+    for (size_t pos = begin; pos < end;) {
+      const Field f = read_field(pos, end);
+      const Msg child = f.wire == 2 ? child_kind(kind, f.number) : Msg::Other;
+      // Most sub-messages (plain nodes, small tensors) hold nothing to
+      // drop: a scan without allocation decides, then they are copied whole.
+      if (child == Msg::Other || !needs_rewrite(child, f.data, f.end, depth + 1)) {
+        out.append(reinterpret_cast<const char*>(base_ + f.start), f.end - f.start);
       } else {
-        skip_scalar(wire, pos, end, field_start);
-        out.append(reinterpret_cast<const char*>(base_ + field_start), pos - field_start);
+        std::string sub;
+        copy_message(child, f.data, f.end, depth + 1, sub);
+        append_varint(out, f.tag);
+        append_varint(out, sub.size());
+        out += sub;
       }
     }
   }
 
  private:
+  // One field of a message: its tag, where it starts, where a
+  // length-delimited field's bytes start (`data`), and where it ends.
+  struct Field {
+    uint64_t tag = 0;
+    uint32_t number = 0, wire = 0;
+    size_t start = 0, data = 0, end = 0;
+    // Bytes a payload field holds: a packed/bytes field's data, or a whole
+    // unpacked scalar.
+    uint64_t payload_size() const { return wire == 2 ? end - data : end - start; }
+  };
+
+  // Reads (and checks) the field at pos; pos moves past it.
+  Field read_field(size_t& pos, size_t end) const {
+    Field f;
+    f.start = pos;
+    f.tag = read_varint(pos, end);
+    f.number = uint32_t(f.tag >> 3);
+    f.wire = uint32_t(f.tag & 7);
+    if (f.number == 0) malformed("field number 0", f.start);
+    if (f.wire == 2) {
+      const uint64_t len = read_varint(pos, end);
+      if (len > end - pos) malformed("truncated: a field runs past the end of its message", f.start);
+      f.data = pos;
+      pos += len;
+    } else {
+      skip_scalar(f.wire, pos, end, f.start);
+      f.data = pos;
+    }
+    f.end = pos;
+    return f;
+  }
+
+  // Sum of a TensorProto's payload field sizes.
+  uint64_t tensor_payload(size_t begin, size_t end) const {
+    uint64_t payload = 0;
+    for (size_t pos = begin; pos < end;) {
+      const Field f = read_field(pos, end);
+      if (is_payload_field(f.number)) payload += f.payload_size();
+    }
+    return payload;
+  }
+
   // Whether a message (recursively) holds a tensor payload above the limit.
   bool needs_rewrite(Msg kind, size_t begin, size_t end, int depth) const {
     if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
-    uint64_t payload = 0;
-    size_t pos = begin;
-    while (pos < end) {
-      const size_t field_start = pos;
-      const uint64_t tag = read_varint(pos, end);
-      const uint32_t field = uint32_t(tag >> 3);
-      const uint32_t wire = uint32_t(tag & 7);
-      if (field == 0) malformed("field number 0", field_start);
-      if (wire == 2) {
-        const uint64_t len = read_varint(pos, end);
-        if (len > end - pos) malformed("truncated: a field runs past the end of its message", field_start);
-        if (kind == Msg::Tensor) {
-          if (is_payload_field(field)) payload += len;
-        } else {
-          const Msg child = child_kind(kind, field);
-          if (child != Msg::Other && needs_rewrite(child, pos, pos + len, depth + 1)) return true;
-        }
-        pos += len;
-      } else {
-        skip_scalar(wire, pos, end, field_start);
-        if (kind == Msg::Tensor && is_payload_field(field)) payload += pos - field_start;
-      }
+    if (kind == Msg::Tensor) return tensor_payload(begin, end) > keep_;
+    for (size_t pos = begin; pos < end;) {
+      const Field f = read_field(pos, end);
+      if (f.wire != 2) continue;
+      const Msg child = child_kind(kind, f.number);
+      if (child != Msg::Other && needs_rewrite(child, f.data, f.end, depth + 1)) return true;
     }
-    return payload > keep_;
+    return false;
   }
 
   // A tensor is copied whole when its payload is small (shape constants,
   // scales: shape inference needs their values); otherwise without payload,
   // plus a marker saying how many bytes were dropped.
   void copy_tensor(size_t begin, size_t end, std::string& out) {
-    uint64_t payload = 0;
-    size_t pos = begin;
-    while (pos < end) {
-      const size_t field_start = pos;
-      const uint64_t tag = read_varint(pos, end);
-      const uint32_t field = uint32_t(tag >> 3);
-      const uint32_t wire = uint32_t(tag & 7);
-      if (field == 0) malformed("field number 0", field_start);
-      if (wire == 2) {
-        const uint64_t len = read_varint(pos, end);
-        if (len > end - pos) malformed("truncated: a tensor field runs past the end of its message", field_start);
-        if (is_payload_field(field)) payload += len;
-        pos += len;
-      } else {
-        skip_scalar(wire, pos, end, field_start);
-        if (is_payload_field(field)) payload += pos - field_start;
-      }
-    }
+    const uint64_t payload = tensor_payload(begin, end);
     if (payload <= keep_) {
       out.append(reinterpret_cast<const char*>(base_ + begin), end - begin);
       return;
     }
-    pos = begin;
     std::vector<std::string> locations;  // "field:offset:length" of each dropped payload
-    while (pos < end) {
-      const size_t field_start = pos;
-      const uint64_t tag = read_varint(pos, end);
-      const uint32_t field = uint32_t(tag >> 3);
-      const uint32_t wire = uint32_t(tag & 7);
-      if (wire == 2) {
-        const uint64_t len = read_varint(pos, end);
-        if (is_payload_field(field))
-          locations.push_back(std::to_string(field) + ":" + std::to_string(pos) + ":" + std::to_string(len));
-        pos += len;
-      } else {
-        skip_scalar(wire, pos, end, field_start);
-        if (is_payload_field(field)) locations.push_back("unpacked");
-      }
-      if (!is_payload_field(field))
-        out.append(reinterpret_cast<const char*>(base_ + field_start), pos - field_start);
+    for (size_t pos = begin; pos < end;) {
+      const Field f = read_field(pos, end);
+      if (!is_payload_field(f.number))
+        out.append(reinterpret_cast<const char*>(base_ + f.start), f.end - f.start);
+      else if (f.wire == 2)
+        locations.push_back(std::to_string(f.number) + ":" + std::to_string(f.data) + ":" +
+                            std::to_string(f.end - f.data));
+      else
+        locations.push_back("unpacked");
     }
     // external_data (field 13) entries {key=1, value=2}: the stripped marker,
     // and where the executor finds the bytes again (offsets into this buffer).
