@@ -5,6 +5,7 @@
 //   D2H copies timed apart -> optional batch sweep, max-batch search and
 //   concurrency. Every stopping decision goes through a StoppingCriterion.
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
 #include <torch/csrc/api/include/torch/version.h>
 #include <unistd.h>
 
@@ -424,9 +425,12 @@ ProfileResult profile_model(const std::string& path, const LoadOptions& load, co
     if (!e.file().empty()) throw;
     throw Error(e.kind(), e.message(), path, e.node(), e.op());
   } catch (const std::exception& e) {
-    if (profiler::is_out_of_memory(e))
-      throw Error(ErrorKind::Runtime, "out of memory: " + std::string(e.what()), path);
-    throw Error(ErrorKind::Runtime, e.what(), path);
+    // One line: ATen's messages carry a C++ backtrace after the first line.
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
+    what = what.substr(0, what.find('\n'));
+    if (profiler::is_out_of_memory(e)) throw Error(ErrorKind::Runtime, "out of memory: " + what, path);
+    throw Error(ErrorKind::Runtime, what, path);
   }
 }
 

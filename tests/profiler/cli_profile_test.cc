@@ -4,7 +4,9 @@
 // Timings themselves are not asserted here (bench/ measures them).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -18,7 +20,8 @@ struct RunResult {
 };
 
 RunResult run(const std::string& args) {
-  const std::string err_file = testing::TempDir() + "/modelstat_profile_stderr.txt";
+  // One file per test process: ctest runs the cases of this binary in parallel.
+  const std::string err_file = testing::TempDir() + "/modelstat_profile_stderr." + std::to_string(getpid()) + ".txt";
   const std::string cmd = "timeout 300 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
   RunResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -88,6 +91,7 @@ TEST(CliProfile, OutOfMemoryIsAReportedRuntimeFailure) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.rfind("modelstat: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, no ATen backtrace:\n" << r.err;
 }
 
 TEST(CliProfile, CudaOrHalfPrecisionWithoutCudaAreUsageErrors) {
