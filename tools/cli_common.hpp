@@ -75,8 +75,20 @@ struct Command {
   std::function<int()> run;
 };
 
-// profile / verify (tools/profile_commands.cc when LibTorch is built,
+// profile / verify / report / device (tools/profile_commands.cc,
+// tools/report_command.cc and tools/device_command.cc when LibTorch is built;
 // tools/profile_commands_unavailable.cc otherwise).
 void add_profiler_commands(CLI::App& app, std::vector<Command>& commands);
+void add_report_command(CLI::App& app, std::vector<Command>& commands);   // report_command.cc
+void add_device_command(CLI::App& app, std::vector<Command>& commands);   // device_command.cc
+
+// Subcommands of `modelstat` itself (no LibTorch).
+void add_fit_command(CLI::App& app, std::vector<Command>& commands);      // fit_command.cc
+void add_compare_command(CLI::App& app, std::vector<Command>& commands);  // compare_command.cc
+
+// The subcommands `modelstat` hands to modelstat-profiler.
+inline bool is_profiler_subcommand(const std::string& name) {
+  return name == "profile" || name == "verify" || name == "report" || name == "device";
+}
 
 }  // namespace modelstat::cli

@@ -55,7 +55,7 @@ int list_ops() {
 // `modelstat model.onnx ...` is `modelstat analyze model.onnx ...`.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const char* const subcommands[] = {"analyze", "ops", "profile", "verify"};
+  static const char* const subcommands[] = {"analyze", "ops", "profile", "verify", "report", "device", "fit", "compare"};
   if (!args.empty() && args[0][0] != '-') {
     bool known = false;
     for (const char* s : subcommands) known = known || args[0] == s;
@@ -65,12 +65,12 @@ std::vector<std::string> with_default_subcommand(int argc, char** argv) {
 }
 
 
-// `modelstat profile|verify ARGS` runs `modelstat-profiler profile|verify ARGS`
+// `modelstat profile|verify|report|device ARGS` runs `modelstat-profiler ... ARGS`
 // from the same folder, so that analysis never loads LibTorch.
 void forward_to_profiler(int argc, char** argv) {
   if (argc < 2) return;
   const std::string sub = argv[1];
-  if (sub != "profile" && sub != "verify") return;
+  if (!modelstat::cli::is_profiler_subcommand(sub)) return;
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return;
@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
       "  modelstat ops                   the documented cost rule of every supported op\n"
       "  modelstat profile model.onnx    measured whole-model and per-layer latency (LibTorch, CPU or CUDA)\n"
       "  modelstat verify CASE_DIR       run an ONNX test case and compare with its expected outputs\n"
+      "  modelstat report model.onnx     FLOPs vs measured latency per layer on the device's roofline (html, trace, ...)\n"
+      "  modelstat device                measure and save this device's ceilings (bandwidth, matmul FLOP/s)\n"
+      "  modelstat fit model.onnx        memory and latency forecast for inference or training, against budgets\n"
+      "  modelstat compare a.json b.json per-node and total deltas with significance; exit 1 on a regression\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input."};
   app.name("modelstat");
   app.set_version_flag("--version", std::string("modelstat ") + kVersion);
@@ -112,6 +116,8 @@ int main(int argc, char** argv) {
   CLI::App* ops = app.add_subcommand("ops", "List every op with a cost rule and its formula");
   std::vector<modelstat::cli::Command> commands;
   modelstat::cli::add_profiler_commands(app, commands);
+  modelstat::cli::add_fit_command(app, commands);
+  modelstat::cli::add_compare_command(app, commands);
 
   try {
     std::vector<std::string> args = with_default_subcommand(argc, argv);

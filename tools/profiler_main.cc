@@ -5,11 +5,13 @@
 #include "tools/cli_common.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"modelstat profile / verify (LibTorch). Run through 'modelstat profile' or 'modelstat verify'."};
+  CLI::App app{"modelstat profile / verify / report / device (LibTorch). Run through 'modelstat <subcommand>'."};
   app.name("modelstat");
   app.require_subcommand(1, 1);
   std::vector<modelstat::cli::Command> commands;
   modelstat::cli::add_profiler_commands(app, commands);
+  modelstat::cli::add_report_command(app, commands);
+  modelstat::cli::add_device_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -49,6 +49,9 @@ struct ProfileOptions {
   bool find_max_batch = false;
   int64_t max_batch_limit = 4096;
   int concurrency = 0;         // independent requests in flight (0: not measured)
+  bool measure_memory = false; // peak allocator bytes of one inference (MemoryMeasurement)
+  bool train_step = false;     // measure forward + backward + optimizer step (TrainStepResult)
+  std::string optimizer = "adam";  // for train_step: sgd, momentum or adam
 };
 
 struct RunContext {
@@ -90,6 +93,27 @@ struct ConcurrencyResult {
   std::string mechanism;  // "CPU threads" / "CUDA streams"
 };
 
+// Memory measured, not estimated: the live bytes of LibTorch's allocator (CPU: a
+// counting wrapper around the default allocator; CUDA: the caching allocator's
+// statistics). `method` says which.
+struct MemoryMeasurement {
+  std::string method;
+  int64_t weights_bytes = 0;         // live once the weights are on the device, before any run
+  int64_t inference_peak_bytes = 0;  // peak live bytes during one inference, weights included
+};
+
+// One training step through LibTorch autograd on the executor's ATen ops:
+// forward, a scalar loss, backward, optimizer update.
+struct TrainStepResult {
+  std::string optimizer;             // "sgd", "momentum", "adam"
+  std::string loss;                  // how the scalar loss is formed from the outputs
+  int64_t trainable_params = 0;      // float weight elements updated
+  TimingSummary time;                // whole step
+  double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  // medians of the parts
+  int64_t peak_bytes = 0;            // peak live allocator bytes during a step (after the first)
+  std::string memory_method;
+};
+
 struct ProfileResult {
   AnalysisResult analysis;
   RunContext context;
@@ -103,6 +127,8 @@ struct ProfileResult {
   std::vector<BatchPoint> batch_sweep;
   int64_t max_batch = 0;        // largest batch that ran (0: not searched)
   std::optional<ConcurrencyResult> concurrency;
+  std::optional<MemoryMeasurement> memory;
+  std::optional<TrainStepResult> train_step;
   std::vector<std::string> notices;
 };
 

@@ -1,0 +1,224 @@
+// Device ceilings: lookup, JSON round trip, the saved-file location and the
+// labelled datasheet fallback. Measuring them is the profiler's job
+// (profiler/ceilings_probe.cc); this file never measures.
+#include "modelstat/ceilings.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "modelstat/error.hpp"
+
+namespace modelstat {
+
+const char* const kCeilingsSchemaVersion = "1.0";
+
+double DeviceCeilings::peak_flops(const std::string& dtype) const {
+  for (const auto& m : matmul)
+    if (m.dtype == dtype) return m.flops_per_second;
+  return 0;
+}
+
+double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const {
+  for (const auto& m : matmul) {
+    if (m.dtype != dtype) continue;
+    if (m.curve.empty()) return m.flops_per_second;
+    if (n <= double(m.curve.front().n)) return m.curve.front().flops_per_second;
+    if (n >= double(m.curve.back().n)) return m.curve.back().flops_per_second;
+    for (size_t i = 1; i < m.curve.size(); ++i) {
+      const auto& a = m.curve[i - 1];
+      const auto& b = m.curve[i];
+      if (n > double(b.n)) continue;
+      // Log-log interpolation: throughput grows roughly as a power of size
+      // until it saturates, so straight lines on log axes fit the curve.
+      const double t = (std::log(n) - std::log(double(a.n))) / (std::log(double(b.n)) - std::log(double(a.n)));
+      return std::exp(std::log(a.flops_per_second) + t * (std::log(b.flops_per_second) - std::log(a.flops_per_second)));
+    }
+    return m.flops_per_second;
+  }
+  return 0;
+}
+
+std::string ceilings_to_json(const DeviceCeilings& c) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kCeilingsSchemaVersion;
+  j["device_kind"] = c.device_kind;
+  j["device_name"] = c.device_name;
+  j["threads"] = c.threads;
+  j["source"] = c.source;
+  j["date"] = c.date;
+  j["host"] = c.host;
+  j["torch_version"] = c.torch_version;
+  j["memory_bandwidth_bytes_per_second"] = c.memory_bandwidth;
+  j["copy_bytes"] = c.copy_bytes;
+  j["op_overhead_seconds"] = c.op_overhead_seconds;
+  auto& mm = j["matmul"] = nlohmann::ordered_json::array();
+  for (const auto& m : c.matmul) {
+    nlohmann::ordered_json e;
+    e["dtype"] = m.dtype;
+    e["flops_per_second"] = m.flops_per_second;
+    e["best_size"] = m.best_size;
+    auto& curve = e["curve"] = nlohmann::ordered_json::array();
+    for (const auto& p : m.curve) curve.push_back({{"n", p.n}, {"flops_per_second", p.flops_per_second}});
+    mm.push_back(std::move(e));
+  }
+  j["notes"] = c.notes;
+  return j.dump(2) + "\n";
+}
+
+DeviceCeilings ceilings_from_json(const std::string& text, const std::string& origin) {
+  const std::string where = origin.empty() ? std::string("ceilings JSON") : origin;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Input, "not valid JSON: " + std::string(e.what()), origin);
+  }
+  try {
+    const std::string version = j.at("schema_version").get<std::string>();
+    if (version.substr(0, version.find('.')) != std::string(kCeilingsSchemaVersion).substr(0, 1))
+      throw Error(ErrorKind::Input, "ceilings schema " + version + " is not supported (this modelstat reads " +
+                                        kCeilingsSchemaVersion + ")",
+                  origin);
+    DeviceCeilings c;
+    c.device_kind = j.at("device_kind").get<std::string>();
+    c.device_name = j.value("device_name", "");
+    c.threads = j.value("threads", 0);
+    c.source = j.at("source").get<std::string>();
+    c.date = j.value("date", "");
+    c.host = j.value("host", "");
+    c.torch_version = j.value("torch_version", "");
+    c.memory_bandwidth = j.at("memory_bandwidth_bytes_per_second").get<double>();
+    c.copy_bytes = j.value("copy_bytes", int64_t(0));
+    c.op_overhead_seconds = j.value("op_overhead_seconds", 0.0);
+    for (const auto& e : j.at("matmul")) {
+      MatmulCeiling m;
+      m.dtype = e.at("dtype").get<std::string>();
+      m.flops_per_second = e.at("flops_per_second").get<double>();
+      m.best_size = e.value("best_size", int64_t(0));
+      if (e.contains("curve"))
+        for (const auto& p : e.at("curve"))
+          m.curve.push_back({p.at("n").get<int64_t>(), p.at("flops_per_second").get<double>()});
+      std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
+      c.matmul.push_back(std::move(m));
+    }
+    if (j.contains("notes")) c.notes = j.at("notes").get<std::vector<std::string>>();
+    if (c.device_kind != "cpu" && c.device_kind != "cuda")
+      throw Error(ErrorKind::Input, "device_kind must be cpu or cuda, got '" + c.device_kind + "'", origin);
+    if (!(c.memory_bandwidth > 0)) throw Error(ErrorKind::Input, "memory bandwidth must be positive", origin);
+    return c;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Input, where + ": missing or malformed field: " + e.what(), origin);
+  }
+}
+
+std::string default_ceilings_path(const std::string& device_kind) {
+  std::string dir;
+  if (const char* d = std::getenv("MODELSTAT_CEILINGS_DIR"); d && *d) {
+    dir = d;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    dir = std::string(x) + "/modelstat";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    dir = std::string(h) + "/.cache/modelstat";
+  } else {
+    dir = ".modelstat";
+  }
+  return dir + "/ceilings-" + device_kind + ".json";
+}
+
+namespace {
+
+void make_parents(const std::string& path) {
+  for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
+    const std::string dir = path.substr(0, pos);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+      throw Error(ErrorKind::Runtime, "cannot create folder " + dir + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+void save_ceilings(const DeviceCeilings& c, const std::string& path) {
+  make_parents(path);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorKind::Runtime, "cannot write " + tmp + ": " + std::strerror(errno));
+    out << ceilings_to_json(c);
+    if (!out) throw Error(ErrorKind::Runtime, "cannot write " + tmp);
+  }
+  // Rename: a reader never sees half a file.
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error(ErrorKind::Runtime, "cannot replace " + path + ": " + std::strerror(errno));
+}
+
+std::optional<DeviceCeilings> load_ceilings(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ceilings_from_json(ss.str(), path);
+}
+
+namespace {
+
+struct Datasheet {
+  const char* name;
+  const char* device_name;
+  double bandwidth;  // bytes/s
+  double fp32, tf32, fp16, bf16;  // dense FLOP/s (no sparsity)
+};
+
+// Vendor datasheet dense peaks (boost clocks). Real kernels reach less; this is
+// why measured ceilings are the default and these are only a labelled fallback.
+constexpr Datasheet kDatasheets[] = {
+    {"h100-sxm", "NVIDIA H100 SXM5 80GB", 3.35e12, 66.9e12, 494.7e12, 989.4e12, 989.4e12},
+    {"h100-pcie", "NVIDIA H100 PCIe 80GB", 2.0e12, 51.2e12, 378.0e12, 756.0e12, 756.0e12},
+    {"h200", "NVIDIA H200 141GB", 4.8e12, 66.9e12, 494.7e12, 989.4e12, 989.4e12},
+    {"a100-sxm", "NVIDIA A100 SXM4 80GB", 2.039e12, 19.5e12, 156.0e12, 312.0e12, 312.0e12},
+    {"l4", "NVIDIA L4", 0.3e12, 30.3e12, 60.0e12, 121.0e12, 121.0e12},
+    {"t4", "NVIDIA T4", 0.32e12, 8.1e12, 8.1e12, 65.0e12, 0.0},
+};
+
+}  // namespace
+
+std::vector<std::string> datasheet_names() {
+  std::vector<std::string> names;
+  for (const auto& d : kDatasheets) names.push_back(d.name);
+  return names;
+}
+
+DeviceCeilings datasheet_ceilings(const std::string& name) {
+  for (const auto& d : kDatasheets) {
+    if (name != d.name) continue;
+    DeviceCeilings c;
+    c.device_kind = "cuda";
+    c.device_name = d.device_name;
+    c.source = std::string("datasheet: ") + d.name;
+    c.memory_bandwidth = d.bandwidth;
+    const std::pair<const char*, double> peaks[] = {{"fp32", d.fp32}, {"tf32", d.tf32}, {"fp16", d.fp16}, {"bf16", d.bf16}};
+    for (const auto& [dtype, flops] : peaks) {
+      if (flops <= 0) continue;
+      MatmulCeiling m;
+      m.dtype = dtype;
+      m.flops_per_second = flops;
+      c.matmul.push_back(m);
+    }
+    c.notes.push_back("vendor datasheet peaks, not measured: real kernels reach less; run 'modelstat device'");
+    return c;
+  }
+  std::string known;
+  for (const auto& n : datasheet_names()) known += (known.empty() ? "" : ", ") + n;
+  throw_usage("unknown datasheet '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace modelstat

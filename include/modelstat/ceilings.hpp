@@ -1,0 +1,70 @@
+// Device ceilings: the measured peaks a roofline is drawn against and a latency
+// forecast is made from. `modelstat device` measures them (profiler/ceilings_probe.cc)
+// and saves them as JSON (docs/ceilings.md); `report` and `fit` read them back.
+// Datasheet values exist only as a labelled fallback (source != "measured").
+// Plain data, no LibTorch: the analyzer-side tools (fit) read it too.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace modelstat {
+
+extern const char* const kCeilingsSchemaVersion;
+
+// Matrix-multiply throughput of one dtype: square n x n x n products, 2*n^3 FLOPs each.
+struct MatmulCeiling {
+  std::string dtype;                 // "fp32", "tf32", "fp16", "bf16"
+  double flops_per_second = 0;       // best over the sizes measured
+  int64_t best_size = 0;             // n of that best point
+  struct Point {
+    int64_t n = 0;
+    double flops_per_second = 0;     // median over its runs
+  };
+  std::vector<Point> curve;          // every size measured, ascending n
+};
+
+struct DeviceCeilings {
+  std::string device_kind;           // "cpu" or "cuda"
+  std::string device_name;           // as RunContext::device_name
+  int threads = 0;                   // CPU intra-op threads the figures hold for (0 on CUDA)
+  std::string source;                // "measured", or "datasheet: <name>" for the fallback
+  std::string date, host, torch_version;
+  // Bytes read + bytes written per second by a large device-to-device copy.
+  double memory_bandwidth = 0;
+  int64_t copy_bytes = 0;            // size of the buffer copied (one direction)
+  std::vector<MatmulCeiling> matmul;
+  // Fixed cost of one small op (dispatch on the CPU, launch on CUDA): the median
+  // time of an elementwise op on a tiny tensor. A forecast adds it per node.
+  double op_overhead_seconds = 0;
+  std::vector<std::string> notes;
+
+  // Peak FLOP/s for a dtype; 0 when that dtype was not measured.
+  double peak_flops(const std::string& dtype) const;
+  // Matmul FLOP/s expected for a product of about n x n x n, interpolated on the
+  // measured curve (log-log, clamped to its ends); 0 when the dtype has no curve.
+  double matmul_flops_at(const std::string& dtype, double n) const;
+  bool measured() const { return source == "measured"; }
+};
+
+// JSON (docs/ceilings.md). from_json throws Error(Input) naming what is wrong.
+std::string ceilings_to_json(const DeviceCeilings& c);
+DeviceCeilings ceilings_from_json(const std::string& text, const std::string& origin = {});
+
+// Where `modelstat device` saves and other commands look: $MODELSTAT_CEILINGS_DIR,
+// else $XDG_CACHE_HOME/modelstat, else $HOME/.cache/modelstat; one file per
+// device kind: ceilings-cpu.json, ceilings-cuda.json.
+std::string default_ceilings_path(const std::string& device_kind);
+void save_ceilings(const DeviceCeilings& c, const std::string& path);  // creates folders
+// Reads a saved file; nullopt when it does not exist. Throws Error(Input) when it is malformed.
+std::optional<DeviceCeilings> load_ceilings(const std::string& path);
+
+// Labelled datasheet fallback for common accelerators ("h100-sxm", "h100-pcie", "h200",
+// "a100-sxm", "l4", "t4"): vendor dense peaks, source "datasheet: <name>". Throws
+// Error(Usage) listing the known names for anything else.
+DeviceCeilings datasheet_ceilings(const std::string& name);
+std::vector<std::string> datasheet_names();
+
+}  // namespace modelstat

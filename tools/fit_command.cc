@@ -1,0 +1,12 @@
+// `modelstat fit`. (Being written: see the issue.)
+#include "tools/cli_common.hpp"
+
+namespace modelstat::cli {
+
+void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
+  CLI::App* cmd = app.add_subcommand("fit", "(not yet implemented)");
+  cmd->allow_extras();
+  commands.push_back({cmd, []() -> int { throw Error(ErrorKind::Runtime, "'fit' is not implemented yet"); }});
+}
+
+}  // namespace modelstat::cli
