@@ -1,0 +1,64 @@
+// The flags of `modelstat profile`, shared with `modelstat report`.
+#include "tools/profile_flags.hpp"
+
+namespace modelstat::cli {
+
+namespace {
+
+std::vector<int64_t> parse_batches(const std::string& text) {
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  for (int64_t v : parse_shape_spec(text)) {
+    if (v < 1) throw_usage("--batch-sweep values must be positive");
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+void ProfileArgs::finish() {
+  options.per_layer = !no_layers;
+  options.batch_sweep = parse_batches(batch_sweep);
+  if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
+}
+
+void add_profile_flags(CLI::App& cmd, ProfileArgs& args) {
+  add_model_flags(cmd, args.model);
+  add_output_flags(cmd, args.output);
+  ProfileOptions& o = args.options;
+  cmd.add_option("--device", o.device, "Where to run: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->default_val("cpu");
+  cmd.add_option("--dtype", o.dtype, "Compute dtype: fp32; fp16 or bf16 on CUDA")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->default_val("fp32");
+  cmd.add_option("--threads", o.threads, "CPU intra-op threads (default: all cores)")->check(CLI::Range(0, 4096));
+  cmd.add_option("--warmup", o.warmup_iterations, "Warm-up runs, at least")->default_val(5)->check(CLI::Range(0, 1000000));
+  cmd.add_option("--warmup-time", o.warmup_seconds, "Warm-up seconds, at least")->default_val(0.5)->check(CLI::Range(0.0, 3600.0));
+  cmd.add_option("--iters", o.min_iterations, "Measured runs, at least")->default_val(10)->check(CLI::Range(1, 100000000));
+  cmd.add_option("--max-iters", o.max_iterations, "Measured runs, at most")->default_val(1000000)->check(CLI::Range(1, 100000000));
+  cmd.add_option("--min-time", o.min_seconds, "Measured seconds per pass, at least")->default_val(1.0)->check(CLI::Range(0.0, 3600.0));
+  cmd.add_option("--max-time", o.max_seconds, "Seconds per pass at most (time-out of the stability rule)")
+      ->default_val(10.0)
+      ->check(CLI::Range(0.001, 36000.0));
+  cmd.add_option("--target-rel-ci", o.target_rel_ci,
+                      "Stop once the 95% CI half-width of the median is below this fraction of it")
+      ->default_val(0.01)
+      ->check(CLI::Range(0.0001, 1.0));
+  cmd.add_option("--seed", o.seed, "Seed for inputs and absent weights")->default_val(0x5eed);
+  cmd.add_option("--input-sets", o.input_sets, "Random input sets rotated between runs")->default_val(2)->check(CLI::Range(1, 64));
+  cmd.add_flag("--end-to-end", o.end_to_end, "Whole-model samples include the H2D input and D2H output copies");
+  cmd.add_flag("--no-layers", args.no_layers, "Skip the instrumented per-layer pass");
+  cmd.add_option("--batch-sweep", args.batch_sweep, "Batch sizes to measure, e.g. 1,2,4,8,16 (latency and throughput each)");
+  cmd.add_flag("--max-batch", o.find_max_batch,
+                    "Find the largest batch that fits: doubling, then binary search; out-of-memory is caught");
+  cmd.add_option("--max-batch-limit", o.max_batch_limit, "Upper bound of the max-batch search")
+      ->default_val(4096)
+      ->check(CLI::Range(1, 1 << 30));
+  cmd.add_option("--concurrency", o.concurrency,
+                      "Independent requests in flight (CPU threads / CUDA streams); 0 = not measured")
+      ->check(CLI::Range(0, 256));
+}
+
+}  // namespace modelstat::cli

@@ -1,0 +1,28 @@
+// The flags of `modelstat profile`, shared by every subcommand that profiles
+// (profile, report): one definition, so the two never drift apart.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "modelstat/profile.hpp"
+#include "tools/cli_common.hpp"
+
+namespace modelstat::cli {
+
+struct ProfileArgs {
+  ModelArgs model;
+  OutputArgs output;
+  ProfileOptions options;
+  std::string batch_sweep;  // "1,2,4" as typed
+  bool no_layers = false;
+
+  // Checks cross-flag rules and fills options from the raw flag values. Throws Error(Usage).
+  void finish();
+};
+
+// Model, output and measurement flags (--device, --dtype, --threads, --warmup, ...).
+void add_profile_flags(CLI::App& cmd, ProfileArgs& args);
+
+}  // namespace modelstat::cli
