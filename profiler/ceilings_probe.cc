@@ -227,7 +227,7 @@ double measure_op_overhead(Device& device, const CeilingsPlan& plan, std::vector
 }
 
 DeviceCeilings measure(const CeilingsProbeOptions& options) {
-  at::set_num_threads(resolve_threads(options.threads));
+  set_intra_op_threads(resolve_threads(options.threads));
   std::unique_ptr<Device> device = make_device(options.device);
   CeilingsPlan plan = plan_for(options.device, options.quick);
   if (!options.dtypes.empty()) {

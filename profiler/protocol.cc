@@ -206,7 +206,7 @@ BatchPoint to_point(int64_t batch, const BatchRun& r) {
 ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
   ProfileResult result;
   const int threads = resolve_threads(o.threads);
-  at::set_num_threads(threads);
+  set_intra_op_threads(threads);
   std::unique_ptr<Device> device = make_device(o.device);
   if (o.device == "cpu" && o.dtype != "fp32")
     throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU modelstat runs fp32");
@@ -360,11 +360,15 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     const double window = std::max(o.min_seconds, 1.0);
     const auto start = Clock::now();
     std::vector<std::thread> workers;
+    // The cores are split between the workers: ATen's count is per thread (set in
+    // each worker), a BLAS pool's is per process (set once, here).
+    const int threads_per_worker = std::max(1, threads / o.concurrency);
+    set_intra_op_threads(threads_per_worker);
     // Each worker owns its inputs and, on CUDA, its own stream (Device decides).
     for (int w = 0; w < o.concurrency; ++w) {
       workers.emplace_back([&, w] {
         auto scope = device->worker_scope();  // CUDA: a stream of its own
-        at::set_num_threads(std::max(1, threads / o.concurrency));
+        at::set_num_threads(threads_per_worker);
         auto timer = device->interval_timer();
         const auto& in = inputs[size_t(w) % inputs.size()];
         while (!stop.load()) {
@@ -384,7 +388,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     c.throughput = elapsed > 0 ? double(all.size()) / elapsed : 0;
     c.latency = to_summary(all, "fixed window of " + std::to_string(window) + " s");
     result.concurrency = c;
-    at::set_num_threads(threads);
+    set_intra_op_threads(threads);
   }
 
   // Context: a number without its conditions is not reusable.

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/api/include/torch/version.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +29,19 @@ std::string hostname() {
 }
 
 }  // namespace
+
+void set_intra_op_threads(int threads) {
+  at::set_num_threads(threads);
+  // Looked up, not linked: a LibTorch built on MKL or without BLAS has no OpenBLAS.
+  using SetThreads = void (*)(int);
+  if (auto* set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(threads);
+}
+
+int openblas_threads() {
+  using GetThreads = int (*)();
+  auto* get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return get ? get() : -1;
+}
 
 int resolve_threads(int requested) {
   if (requested < 0) throw Error(ErrorKind::Usage, "--threads must be positive");

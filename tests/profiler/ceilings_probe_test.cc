@@ -2,6 +2,7 @@
 // the CPU: the figures are there, positive and consistent with each other,
 // and the command prints, round-trips and saves them. No timing thresholds:
 // the numbers themselves are measured in bench/ and reported, not asserted.
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_probe.hpp"
+#include "profiler/run_context.hpp"
 #include "test_support.hpp"
 
 namespace modelstat {
@@ -107,6 +109,23 @@ TEST(CeilingsProbe, CudaInACpuOnlyBuildIsAUsageError) {
   }
 }
 #endif
+
+// --threads must hold for matmuls too: Debian's LibTorch hands fp32 GEMM to
+// OpenBLAS, whose own pool ignores at::set_num_threads unless told.
+TEST(CeilingsProbe, ThreadCountReachesTheBlasPool) {
+  const int before = at::get_num_threads();
+  profiler::set_intra_op_threads(1);
+  EXPECT_EQ(at::get_num_threads(), 1);
+  if (profiler::openblas_threads() >= 0) {
+    EXPECT_EQ(profiler::openblas_threads(), 1);
+  }
+  profiler::set_intra_op_threads(2);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  if (profiler::openblas_threads() >= 0) {
+    EXPECT_EQ(profiler::openblas_threads(), 2);
+  }
+  profiler::set_intra_op_threads(before);
+}
 
 // ------------------------------------------------------------ memory fitting
 
