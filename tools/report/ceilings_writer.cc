@@ -62,8 +62,10 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
               human_bandwidth(c.memory_bandwidth) +
                   (c.copy_bytes > 0 ? "  (device-to-device copy of " + mib(c.copy_bytes) + ", read + written counted)"
                                     : ""));
+  const char* overhead_is = c.device_kind == "cuda" ? "  (per small op: kernel launches back to back)"
+                                                    : "  (per small op: dispatch and allocation)";
   scalars.add("op overhead", c.op_overhead_seconds > 0
-                                 ? report_detail::human_seconds(c.op_overhead_seconds) + "  (per small op: dispatch and allocation)"
+                                 ? report_detail::human_seconds(c.op_overhead_seconds) + overhead_is
                                  : std::string("-"));
   scalars.print(out);
   out << "\n";
