@@ -6,14 +6,11 @@
 //   concurrency. Every stopping decision goes through a StoppingCriterion.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/api/include/torch/version.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <thread>
 
 #include "analyzer/loader/loader.hpp"
@@ -22,6 +19,7 @@
 #include "profiler/device.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/progress.hpp"
+#include "profiler/run_context.hpp"
 #include "profiler/statistics.hpp"
 #include "profiler/stopping.hpp"
 
@@ -124,19 +122,6 @@ void warm_up(const ProfileOptions& o, Device& device, const std::function<void(s
   }
 }
 
-std::string today() {
-  char buf[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 int64_t leading_batch(const Model& model) {
   for (int i : model.graph.inputs) {
     const auto& s = model.graph.tensors[size_t(i)].shape;
@@ -220,9 +205,8 @@ BatchPoint to_point(int64_t batch, const BatchRun& r) {
 
 ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
   ProfileResult result;
-  if (o.threads < 0) throw Error(ErrorKind::Usage, "--threads must be positive");
-  const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(o.threads > 0 ? o.threads : hw);
+  const int threads = resolve_threads(o.threads);
+  set_intra_op_threads(threads);
   std::unique_ptr<Device> device = make_device(o.device);
   if (o.device == "cpu" && o.dtype != "fp32")
     throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU modelstat runs fp32");
@@ -376,11 +360,15 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     const double window = std::max(o.min_seconds, 1.0);
     const auto start = Clock::now();
     std::vector<std::thread> workers;
+    // The cores are split between the workers: ATen's count is per thread (set in
+    // each worker), a BLAS pool's is per process (set once, here).
+    const int threads_per_worker = std::max(1, threads / o.concurrency);
+    set_intra_op_threads(threads_per_worker);
     // Each worker owns its inputs and, on CUDA, its own stream (Device decides).
     for (int w = 0; w < o.concurrency; ++w) {
       workers.emplace_back([&, w] {
         auto scope = device->worker_scope();  // CUDA: a stream of its own
-        at::set_num_threads(std::max(1, (o.threads > 0 ? o.threads : hw) / o.concurrency));
+        at::set_num_threads(threads_per_worker);
         auto timer = device->interval_timer();
         const auto& in = inputs[size_t(w) % inputs.size()];
         while (!stop.load()) {
@@ -400,19 +388,13 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     c.throughput = elapsed > 0 ? double(all.size()) / elapsed : 0;
     c.latency = to_summary(all, "fixed window of " + std::to_string(window) + " s");
     result.concurrency = c;
-    at::set_num_threads(o.threads > 0 ? o.threads : hw);
+    set_intra_op_threads(threads);
   }
 
   // Context: a number without its conditions is not reusable.
-  device->describe(result.context);
-  result.context.threads = at::get_num_threads();
+  describe_run(*device, result.context);
   result.context.dtype = o.dtype;
   result.context.batch = base_batch;
-  result.context.date = today();
-  result.context.host = hostname();
-  result.context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                                 std::to_string(TORCH_VERSION_MINOR) + "." +
-                                 std::to_string(TORCH_VERSION_PATCH);
   return result;
 }
 
