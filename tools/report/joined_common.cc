@@ -147,20 +147,23 @@ ProfileSection op_type_section(const JoinedReport& r) {
   s.title = "By op type (by time)";
   s.columns = {{"op", Align::Left}, {"nodes"}, {"FLOPs"}, {"bytes"}, {"time"}, {"%time"}, {"%FLOPs"}, {"GFLOP/s"}};
   const int64_t total_flops = r.profile.analysis.totals.flops;
+  bool any_partial = false;
   for (const JoinedOpType& t : r.by_op_type) {
     const bool none_known = t.nodes_not_exact == t.count;
+    // Nothing counted: "unknown". Some nodes not exact: the count is a lower bound, "?".
+    const bool unknown = none_known && t.flops == 0 && t.bytes == 0;
     const std::string mark = t.nodes_not_exact > 0 ? "?" : "";
-    s.rows.push_back({t.op_type, std::to_string(t.count),
-                      none_known && t.flops == 0 ? "unknown" : human_count(t.flops) + mark,
-                      none_known && t.bytes == 0 ? "unknown" : human_bytes(t.bytes) + mark,
+    any_partial = any_partial || (t.nodes_not_exact > 0 && !unknown);
+    s.rows.push_back({t.op_type, std::to_string(t.count), unknown ? "unknown" : human_count(t.flops) + mark,
+                      unknown ? "unknown" : human_bytes(t.bytes) + mark,
                       human_seconds(t.seconds),
                       r.layer_sum_seconds > 0 ? percent_of(t.share_of_time, 1.0) : "-",
                       total_flops > 0 && !none_known ? percent_of(t.share_of_flops, 1.0) : "-",
                       !none_known && t.seconds > 0 ? rate_text(t.achieved_flops_per_second / 1e9) : "-"});
     s.highlight.push_back(t.nodes_not_exact > 0);
   }
-  if (std::any_of(r.by_op_type.begin(), r.by_op_type.end(), [](const JoinedOpType& t) { return t.nodes_not_exact; }))
-    s.lines.push_back("?: some nodes of this type have no exact cost; their FLOPs and bytes are not counted");
+  if (any_partial)
+    s.lines.push_back("?: some nodes of this type have no exact cost; the FLOPs and bytes are a lower bound");
   return s;
 }
 
