@@ -132,16 +132,19 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
       "a summary by op type. Needs the per-layer pass (--no-layers is refused).");
   add_profile_flags(*cmd, args->profile, kReportFormats);
   cmd->get_option("--top")->description("Hotspot nodes to list, by median time; 0 for none");
+  cmd->get_option("--no-layers")->description("Refused: the report needs the per-layer pass");
   cmd->get_option("--no-nodes")->description("Leave the per-node rows out of table and Markdown (JSON and CSV keep them)");
   for (const char* format : {"html", "json", "csv", "md", "trace"}) {
     const std::string what = std::string(format) == "trace"
                                  ? "a Chrome trace (Perfetto, chrome://tracing) of the median instrumented iteration"
                                  : std::string("the ") + format + " report";
     cmd->add_option(std::string("--") + format, args->extra_outputs[format],
-                    "Also write " + what + " to FILE, from the same run");
+                    "Also write " + what + " to FILE, from the same run")
+        ->type_name("FILE");
   }
   CLI::Option* file = cmd->add_option("--ceilings", args->ceilings_file,
-                                      "Roofline ceilings from FILE (JSON written by `modelstat device`)");
+                                      "Roofline ceilings from FILE (JSON written by `modelstat device`)")
+                        ->type_name("FILE");
   CLI::Option* sheet = cmd->add_option("--datasheet", args->datasheet,
                                        "Roofline from a GPU's datasheet peaks instead of measured ones (labelled "
                                        "as such): " +
@@ -150,7 +153,8 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
                                              for (const std::string& n : datasheet_names())
                                                names += (names.empty() ? "" : ", ") + n;
                                              return names;
-                                           }());
+                                           }())
+                            ->type_name("NAME");
   file->excludes(sheet);
   cmd->footer(
       "Ceilings (the roofs each node is placed under), in this order:\n"
