@@ -573,6 +573,23 @@ TEST(JoinedWriterTest, MedianIterationRule) {
   }
 }
 
+TEST(JoinedWriterTest, ANodeWithoutSamplesIsShownAsNotMeasured) {
+  ProfileResult p = sample_profile();
+  p.layers[1].time = TimingSummary{};  // the MatMul: no samples, median 0
+  const JoinedReport r = join_profile(std::move(p), sample_ceilings());
+  const json doc = json::parse(render("json", r));
+  const json& matmul = doc["nodes"][1];
+  for (const char* key : {"median_s", "share_of_time", "achieved_flops_per_s", "efficiency"})
+    EXPECT_TRUE(matmul[key].is_null()) << key << ": not measured is null, not 0";
+  EXPECT_EQ(matmul["flops"].get<int64_t>(), 2097152) << "its cost is still known";
+  EXPECT_TRUE(SchemaValidator().validate(test::load_source_json("docs/report.schema.json"), doc).empty());
+  EXPECT_EQ(table_row(render("table", r), "1", kNastyName).at(6), "-");
+  // The trace draws the nodes that have samples: 10 + 5 us in iteration 1 (sums 7, 15, 14, 30, 30).
+  auto tracks = check_trace(render("trace", r));
+  ASSERT_EQ(tracks[1].size(), 2u);
+  EXPECT_NEAR(tracks[1][1]["ts"].get<double>() + tracks[1][1]["dur"].get<double>(), 4 + 15.0, 1e-9);
+}
+
 // Prints the sample report in every format, for eyeballing a change:
 //   modelstat_tests --gtest_also_run_disabled_tests --gtest_filter='*PrintSampleJoinedReports'
 TEST(JoinedWriterTest, DISABLED_PrintSampleJoinedReports) {
