@@ -23,9 +23,9 @@ void ProfileArgs::finish() {
   if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
 }
 
-void add_profile_flags(CLI::App& cmd, ProfileArgs& args) {
+void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::string>& formats) {
   add_model_flags(cmd, args.model);
-  add_output_flags(cmd, args.output);
+  add_output_flags(cmd, args.output, formats);
   ProfileOptions& o = args.options;
   cmd.add_option("--device", o.device, "Where to run: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))

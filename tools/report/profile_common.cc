@@ -38,20 +38,6 @@ bool positive(double v) {
   return std::isfinite(v) && v > 0;
 }
 
-// Rates for humans, about 3 significant digits: "0.52", "12.3", "813", "12,345".
-std::string rate_text(double v) {
-  if (!std::isfinite(v)) return "-";
-  const double mag = std::fabs(v);
-  if (mag >= 999.5) return group_digits(std::llround(v));
-  if (mag >= 99.95) return fmt::format("{:.0f}", v);
-  if (mag >= 9.995) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
-
-std::string rate_text(const std::optional<double>& v) {
-  return v ? rate_text(*v) : std::string("-");
-}
-
 std::string or_dash(const std::string& s) {
   return s.empty() ? std::string("-") : s;
 }
@@ -268,6 +254,19 @@ ProfileSection concurrency_section(const ProfileResult& r, const ConcurrencyResu
 }
 
 }  // namespace
+
+std::string rate_text(double v) {
+  if (!std::isfinite(v)) return "-";
+  const double mag = std::fabs(v);
+  if (mag >= 999.5) return group_digits(std::llround(v));
+  if (mag >= 99.95) return fmt::format("{:.0f}", v);
+  if (mag >= 9.995) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+std::string rate_text(const std::optional<double>& v) {
+  return v ? rate_text(*v) : std::string("-");
+}
 
 const NodeReport* layer_node(const ProfileResult& result, const LayerTiming& layer) {
   const std::vector<NodeReport>& nodes = result.analysis.nodes;
