@@ -9,6 +9,9 @@
 // MODELSTAT_HTML_EXAMPLE=path.html makes JoinedHtml.ResnetLikeExample write its
 // page (a synthetic ResNet-18-like profile) there, to look at it:
 //   tools/render_html.sh path.html path.png
+// MODELSTAT_HTML_PROFILE_JSON=profile.json (from `modelstat profile -f json`)
+// with MODELSTAT_HTML_EXAMPLE makes JoinedHtml.PageFromProfileJson write the
+// page of that real profile instead, against illustrative (unmeasured) ceilings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "modelstat/ceilings.hpp"
 #include "modelstat/joined.hpp"
@@ -268,7 +273,16 @@ TEST(JoinedHtml, SummaryShowsTheRunAndTheCeilings) {
   EXPECT_NE(summary.find("1.2% of the fp32 peak"), std::string::npos);
   EXPECT_NE(summary.find("100 GFLOP/s"), std::string::npos);
   EXPECT_NE(summary.find("50 GB/s"), std::string::npos);
-  EXPECT_NE(summary.find("<span class=\"badge measured\">measured</span>"), std::string::npos);
+  EXPECT_NE(summary.find("<span class=\"badge measured\" title=\"measured\">measured</span>"), std::string::npos);
+}
+
+TEST(JoinedHtml, LongCeilingSourceKeepsItsKindInTheBadge) {
+  const std::string source = "datasheet: a very long accelerator name, rev 2";
+  const std::string html = html_of(join_profile(small_profile(), cpu_ceilings(50e9, 100e9, source)));
+  EXPECT_NE(html.find("<span class=\"badge datasheet\" title=\"" + source + "\">datasheet</span>"),
+            std::string::npos);
+  // The whole source is in the run details.
+  EXPECT_NE(element(html, "summary", "</header>").find("<dd>" + source), std::string::npos);
 }
 
 TEST(JoinedHtml, OpTypeBarsAndHistogram) {
@@ -285,6 +299,19 @@ TEST(JoinedHtml, OpTypeBarsAndHistogram) {
   EXPECT_EQ(count_of(hist, ": 3 runs</title>"), 4u);
   for (const char* marker : {"median 2.50 ms", "p90 3.00 ms", "p99 4.00 ms"})
     EXPECT_NE(hist.find(marker), std::string::npos) << marker;
+}
+
+TEST(JoinedHtml, HistogramGoesLogarithmicOverMoreThanADecade) {
+  ProfileResult p = small_profile();
+  // 0.1 ms to 10 ms: ceil(2 * 4^(1/3)) = ceil(3.17) = 4 bins, equal in log(time),
+  // with edges 0.1, 0.316, 1, 3.16 and 10 ms: counts 2, 0, 1, 1.
+  p.whole.samples = {1e-4, 2e-4, 1.5e-3, 1e-2};
+  const std::string hist = element(html_of(join_profile(p, cpu_ceilings(50e9, 100e9))), "chart-latency", "</figure>");
+  EXPECT_EQ(count_of(hist, "class=\"bin\""), 3u);
+  EXPECT_EQ(count_of(hist, ": 2 runs</title>"), 1u);
+  EXPECT_EQ(count_of(hist, ": 1 run</title>"), 2u);
+  EXPECT_NE(hist.find("bins and axis are logarithmic"), std::string::npos);
+  for (const char* tick : {">100 µs<", ">1 ms<", ">10 ms<"}) EXPECT_NE(hist.find(tick), std::string::npos) << tick;
 }
 
 TEST(JoinedHtml, TablesFollowTheOptions) {
@@ -589,6 +616,113 @@ TEST(JoinedHtml, ResnetLikeExample) {
     std::ofstream(path) << html;
     std::cout << "wrote " << path << " (" << html.size() << " bytes, " << r.nodes.size() << " nodes)\n";
   }
+}
+
+// The fields of a `modelstat profile -f json` document the page shows
+// (docs/profile-json.md), read back for a preview; not a general reader.
+ProfileResult profile_from_json(const nlohmann::json& d) {
+  ProfileResult p;
+  auto seconds = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+  };
+  auto summary = [&](const nlohmann::json& j) {
+    TimingSummary t;
+    t.count = j.value("count", int64_t(0));
+    t.median = t.p50 = seconds(j, "median_s");
+    t.mean = seconds(j, "mean_s");
+    t.stddev = seconds(j, "stddev_s");
+    t.cv = seconds(j, "cv");
+    t.min = seconds(j, "min_s");
+    t.max = seconds(j, "max_s");
+    t.p90 = seconds(j, "p90_s");
+    t.p95 = seconds(j, "p95_s");
+    t.p99 = seconds(j, "p99_s");
+    t.median_ci_low = seconds(j, "median_ci_low_s");
+    t.median_ci_high = seconds(j, "median_ci_high_s");
+    t.stop_reason = j.value("stop_reason", "");
+    if (j.contains("samples_s") && j["samples_s"].is_array()) t.samples = j["samples_s"].get<std::vector<double>>();
+    return t;
+  };
+  const auto& c = d["context"];
+  p.context.device_name = c.value("device_name", "");
+  p.context.device_kind = c.value("device_kind", "");
+  p.context.driver_version = c.value("driver_version", "");
+  p.context.runtime_version = c.value("runtime_version", "");
+  p.context.torch_version = c.value("torch_version", "");
+  p.context.threads = c.value("threads", 0);
+  p.context.dtype = c.value("dtype", "");
+  p.context.batch = c.value("batch", int64_t(0));
+  p.context.date = c.value("date", "");
+  p.context.host = c.value("host", "");
+  p.context.timer = c.value("timer", "");
+  p.cold.model_load = seconds(d["cold_start"], "model_load_s");
+  p.cold.weight_upload = seconds(d["cold_start"], "weight_upload_s");
+  p.cold.first_inference = seconds(d["cold_start"], "first_inference_s");
+  p.whole = summary(d["whole"]);
+  for (const auto& l : d["layers"]) {
+    LayerTiming t;
+    t.index = l["index"].get<int>();
+    t.name = l["name"].get<std::string>();
+    t.op_type = l["op_type"].get<std::string>();
+    t.time = summary(l["time"]);
+    p.layers.push_back(t);
+  }
+  for (const auto& b : d["batch_sweep"]) {
+    BatchPoint point;
+    point.batch = b["batch"].get<int64_t>();
+    point.fits = b["fits"].get<bool>();
+    point.failure = b.value("failure", "");
+    point.median = seconds(b, "median_s");
+    point.throughput = seconds(b, "throughput_samples_per_s");
+    p.batch_sweep.push_back(point);
+  }
+  p.notices = d.value("notices", std::vector<std::string>{});
+  const auto& a = d["analysis"];
+  p.analysis.model_path = a["model"].value("path", "");
+  const auto& totals = a["totals"];
+  p.analysis.totals.nodes = totals.value("nodes", int64_t(0));
+  p.analysis.totals.nodes_exact = totals.value("nodes_exact", int64_t(0));
+  p.analysis.totals.nodes_unknown_shape = totals.value("nodes_unknown_shape", int64_t(0));
+  p.analysis.totals.nodes_unknown_op = totals.value("nodes_unknown_op", int64_t(0));
+  p.analysis.totals.params = totals.value("params", int64_t(0));
+  p.analysis.totals.macs = totals.value("macs", int64_t(0));
+  p.analysis.totals.flops = totals.value("flops", int64_t(0));
+  for (const auto& n : a["nodes"]) {
+    NodeReport node;
+    node.index = n["index"].get<int>();
+    node.name = n["name"].get<std::string>();
+    node.op_type = n["op_type"].get<std::string>();
+    const std::string status = n.value("status", "exact");
+    node.cost.status = status == "exact"           ? CostStatus::Exact
+                       : status == "unknown_shape" ? CostStatus::UnknownShape
+                                                   : CostStatus::UnknownOp;
+    node.cost.macs = n.value("macs", int64_t(0));
+    node.cost.flops = n.value("flops", int64_t(0));
+    node.cost.bytes_read = n.value("bytes_read", int64_t(0));
+    node.cost.bytes_written = n.value("bytes_written", int64_t(0));
+    p.analysis.nodes.push_back(node);
+  }
+  p.analysis.notices = a.value("notices", std::vector<std::string>{});
+  return p;
+}
+
+TEST(JoinedHtml, PageFromProfileJson) {
+  const char* profile_path = std::getenv("MODELSTAT_HTML_PROFILE_JSON");
+  const char* html_path = std::getenv("MODELSTAT_HTML_EXAMPLE");
+  if (profile_path == nullptr || html_path == nullptr)
+    GTEST_SKIP() << "a preview: set MODELSTAT_HTML_PROFILE_JSON and MODELSTAT_HTML_EXAMPLE";
+  std::ifstream in(profile_path);
+  ASSERT_TRUE(in) << profile_path;
+  const ProfileResult p = profile_from_json(nlohmann::json::parse(in));
+  DeviceCeilings ceilings =
+      cpu_ceilings(50e9, 100e9, "example: 50 GB/s and 100 GFLOP/s, not measured on this device");
+  ceilings.device_kind = p.context.device_kind;
+  ceilings.device_name = p.context.device_name;
+  ceilings.threads = p.context.threads;
+  const std::string html = html_of(join_profile(p, ceilings));
+  EXPECT_FALSE(has_non_finite_token(html));
+  std::ofstream(html_path) << html;
+  std::cout << "wrote " << html_path << "\n";
 }
 
 }  // namespace

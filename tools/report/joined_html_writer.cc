@@ -222,8 +222,12 @@ class Page {
   std::string source_badge() const {
     const std::string& source = r_.ceilings.source;
     if (source.empty()) return "<span class=\"badge none\">no ceilings</span>";
-    return std::string("<span class=\"badge ") + (r_.ceilings.measured() ? "measured" : "datasheet") + "\">" +
-           escape(source) + "</span>";
+    // A long source keeps its kind ("datasheet: h100-sxm" fits; a long one shows
+    // what precedes its colon); the whole text is the badge's tooltip and in Run details.
+    constexpr size_t kBadgeChars = 24;
+    const std::string shown = source.size() <= kBadgeChars ? source : source.substr(0, source.find(':'));
+    return std::string("<span class=\"badge ") + (r_.ceilings.measured() ? "measured" : "datasheet") +
+           "\" title=\"" + escape(source) + "\">" + escape(ellipsize(shown, kBadgeChars)) + "</span>";
   }
 
   void summary() {
@@ -567,26 +571,41 @@ class Page {
     }
     // Rice rule for the number of bins: 2 n^(1/3), a readable count from 10 to 10^5 samples.
     const size_t bins = std::clamp<size_t>(size_t(std::ceil(2.0 * std::cbrt(double(samples.size())))), 1, 60);
-    const std::vector<size_t> counts = svg::bin_counts(samples, lo, hi, bins);
+    // Samples over more than a decade (a busy shared machine, a cold outlier)
+    // would crowd into one linear bin: then the bins are equal in log(time).
+    const bool log_bins = lo > 0 && hi / lo > 10;
+    std::vector<size_t> counts;
+    if (log_bins) {
+      std::vector<double> logs;
+      for (double v : samples) logs.push_back(std::log10(v));
+      counts = svg::bin_counts(logs, std::log10(lo), std::log10(hi), bins);
+    } else {
+      counts = svg::bin_counts(samples, lo, hi, bins);
+    }
+    auto edge = [&](size_t i) {
+      const double t = double(i) / double(bins);
+      return log_bins ? lo * std::pow(hi / lo, t) : lo + (hi - lo) * t;
+    };
     const size_t max_count = *std::max_element(counts.begin(), counts.end());
     const svg::Frame f{66, 40, 560, 322};
-    const svg::Scale x = svg::Scale::linear(lo, hi, f.left, f.right, 6);
+    const svg::Scale x = log_bins ? svg::Scale::log10(lo, hi, f.left, f.right) : svg::Scale::linear(lo, hi, f.left, f.right, 6);
     const svg::Scale y = svg::Scale::linear(0, double(max_count), f.bottom, f.top, 5);
     svg_open(kChartWidth, kChartHeight, "Histogram of whole-model latency samples");
-    svg::draw_axes(out_, f, x, y, svg::seconds_labels_for(x), [](double v) { return fmt::format("{:g}", v); },
-                   "whole-model latency", "runs");
+    svg::draw_axes(out_, f, x, y, log_bins ? svg::Labeler(svg::seconds_label) : svg::seconds_labels_for(x),
+                   [](double v) { return fmt::format("{:g}", v); },
+                   log_bins ? "whole-model latency (log scale)" : "whole-model latency", "runs");
     out_ << "<g class=\"bins\">";
-    const double width = (hi - lo) / double(bins);
     for (size_t i = 0; i < bins; ++i) {
       if (counts[i] == 0) continue;
-      const double b0 = lo + width * double(i), b1 = b0 + width;
+      const double b0 = edge(i), b1 = edge(i + 1);
       out_ << "<rect class=\"bin\" x=\"" << num(x(b0)) << "\" y=\"" << num(y(double(counts[i]))) << "\" width=\""
            << num(std::max(x(b1) - x(b0), 1.0)) << "\" height=\"" << num(f.bottom - y(double(counts[i])))
            << "\"><title>" << escape(human_seconds(b0)) << " .. " << escape(human_seconds(b1)) << ": "
            << counts[i] << " run" << (counts[i] == 1 ? "" : "s") << "</title></rect>";
     }
     out_ << "</g>\n";
-    // Markers with their labels on three rows above the plot, so close values never overprint.
+    // Markers with their labels on three rows above the plot, so close values
+    // never overprint; the lines start at the plot, below every label.
     struct Marker {
       const char* name;
       double value;
@@ -602,7 +621,7 @@ class Page {
       }
       const double mx = x(m.value);
       const bool right_half = mx > (f.left + f.right) / 2;
-      out_ << "<line class=\"marker\" x1=\"" << num(mx) << "\" y1=\"" << num(label_y + 3) << "\" x2=\"" << num(mx)
+      out_ << "<line class=\"marker\" x1=\"" << num(mx) << "\" y1=\"" << num(f.top) << "\" x2=\"" << num(mx)
            << "\" y2=\"" << num(f.bottom) << "\" stroke=\"" << m.colour << "\""
            << (m.name[0] == 'm' ? "" : " stroke-dasharray=\"4 3\"") << "/>"
            << "<text x=\"" << num(mx + (right_half ? -4 : 4)) << "\" y=\"" << num(label_y) << "\" text-anchor=\""
@@ -612,6 +631,10 @@ class Page {
     }
     out_ << "</svg>\n";
     if (samples.size() == 1) out_ << "<p class=\"note\">Only one sample: no distribution to show.</p>\n";
+    if (log_bins)
+      out_ << "<p class=\"note\">The samples span more than a decade (" << escape(human_seconds(lo)) << " to "
+           << escape(human_seconds(hi)) << "): bins and axis are logarithmic. A spread this wide is often a busy "
+           << "machine; see the CV and the stop reason under Run details.</p>\n";
     out_ << "</figure>\n";
   }
 
