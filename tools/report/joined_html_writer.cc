@@ -36,10 +36,14 @@ using svg::num;
 
 constexpr double kPi = 3.14159265358979323846;
 
-bool positive(double v) { return std::isfinite(v) && v > 0; }
+bool positive(double v) {
+  return std::isfinite(v) && v > 0;
+}
 
 // A sort key for a table cell (data-v): full precision, never non-finite.
-std::string sort_key(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "0"; }
+std::string sort_key(double v) {
+  return std::isfinite(v) ? fmt::format("{:.9g}", v) : "0";
+}
 
 std::string rate_text(double per_second, const char* unit) {
   return positive(per_second) ? svg::si_text(per_second, unit) : "-";
@@ -163,9 +167,13 @@ constexpr svg::Frame kPlotWithLegend{66, 12, 452, 322};
 class Page {
  public:
   Page(const JoinedReport& r, const ReportOptions& o, std::ostream& out) : r_(r), o_(o), out_(out) {
-    // One colour per op type, in order of time (by_op_type is sorted by time):
-    // the busiest types get the palette, the rest share the "other" grey.
-    for (const auto& t : r_.by_op_type) colour_index_.emplace(t.op_type, colour_index_.size());
+    // One colour per op type, the same in every chart and table. The palette goes
+    // first to the types with FLOPs, by time (by_op_type is sorted by time): only
+    // they appear on the scatter and the roofline, where colour is the only label.
+    // Then to the other types; what is left over shares the "other" grey.
+    for (const bool with_flops : {true, false})
+      for (const auto& t : r_.by_op_type)
+        if ((t.flops > 0) == with_flops) colour_index_.emplace(t.op_type, colour_index_.size());
   }
 
   void write() {
@@ -242,8 +250,9 @@ class Page {
     auto add = [&](const char* key, const std::string& value) {
       if (!value.empty()) ctx.push_back(std::string(key) + " <b>" + escape(value) + "</b>");
     };
-    add("device", c.device_name.empty() ? c.device_kind
-                                        : c.device_name + (c.device_kind.empty() ? "" : " (" + c.device_kind + ")"));
+    add("device", c.device_name.empty()
+                      ? c.device_kind
+                      : c.device_name + (c.device_kind.empty() ? "" : " (" + c.device_kind + ")"));
     add("dtype", c.dtype);
     add("threads", c.threads > 0 ? std::to_string(c.threads) : "");
     add("batch", c.batch > 0 ? std::to_string(c.batch) : "");
@@ -251,7 +260,8 @@ class Page {
     add("date", c.date);
     add("host", c.host);
     out_ << "<p class=\"context\">" << report_detail::join(ctx, " &middot; ") << "</p>\n";
-    out_ << "<nav><a href=\"#charts\">Charts</a><a href=\"#hotspots\">Hotspots</a><a href=\"#layers\">All layers</a>"
+    out_ << "<nav><a href=\"#charts\">Charts</a><a href=\"#hotspots\">Hotspots</a><a href=\"#layers\">All "
+            "layers</a>"
          << "<a href=\"#op-types\">By op type</a><a href=\"#notices\">Notices</a>"
          << "<a href=\"#conventions\">Conventions</a></nav>\n";
 
@@ -293,14 +303,15 @@ class Page {
                                 ? ""
                                 : c.driver_version + " / " + c.runtime_version);
     add("clocks", c.clocks);
-    add("whole-model min / mean / max", human_seconds(whole.min) + " / " + human_seconds(whole.mean) + " / " +
-                                             human_seconds(whole.max));
+    add("whole-model min / mean / max",
+        human_seconds(whole.min) + " / " + human_seconds(whole.mean) + " / " + human_seconds(whole.max));
     add("median 95% CI", human_seconds(whole.median_ci_low) + " .. " + human_seconds(whole.median_ci_high));
     add("stopped because", whole.stop_reason);
     const ColdStart& cold = p().cold;
     if (cold.first_inference > 0)
-      add("cold start", "load " + human_seconds(cold.model_load) + ", weights " + human_seconds(cold.weight_upload) +
-                            ", first inference " + human_seconds(cold.first_inference));
+      add("cold start", "load " + human_seconds(cold.model_load) + ", weights " +
+                            human_seconds(cold.weight_upload) + ", first inference " +
+                            human_seconds(cold.first_inference));
     if (p().h2d.count > 0)
       add("copies (not in latency)", "host to device " + human_seconds(p().h2d.median) + ", device to host " +
                                          human_seconds(p().d2h.median));
@@ -311,9 +322,9 @@ class Page {
                                                      human_bytes(p().memory->inference_peak_bytes));
     if (p().concurrency)
       add("concurrency", std::to_string(p().concurrency->requests_in_flight) + " in flight (" +
-                             p().concurrency->mechanism + "): " +
-                             rate_text(p().concurrency->throughput, "requests/s") + ", median latency " +
-                             human_seconds(p().concurrency->latency.median));
+                             p().concurrency->mechanism +
+                             "): " + rate_text(p().concurrency->throughput, "requests/s") +
+                             ", median latency " + human_seconds(p().concurrency->latency.median));
     if (p().max_batch > 0) add("largest batch that ran", std::to_string(p().max_batch));
     const DeviceCeilings& ce = r_.ceilings;
     add("ceilings", ce.source + (ce.device_name.empty() ? "" : ", " + ce.device_name) +
@@ -326,19 +337,21 @@ class Page {
 
   // ------------------------------------------------------------ charts
 
-  void figure_open(const char* id, const std::string& title, const std::string& caption_html, bool wide = false) {
+  void figure_open(const char* id, const std::string& title, const std::string& caption_html,
+                   bool wide = false) {
     out_ << "<figure id=\"" << id << "\"" << (wide ? " class=\"wide\"" : "") << ">\n<figcaption><h3>" << title
          << "</h3><p>" << caption_html << "</p></figcaption>\n";
   }
   void svg_open(double width, double height, const std::string& label) {
     // Inline SVG in HTML needs no xmlns (and the page then names no URL at all).
-    out_ << "<svg viewBox=\"0 0 " << num(width) << " " << num(height)
-         << "\" role=\"img\" aria-label=\"" << escape(label) << "\">\n";
+    out_ << "<svg viewBox=\"0 0 " << num(width) << " " << num(height) << "\" role=\"img\" aria-label=\""
+         << escape(label) << "\">\n";
   }
 
   // Legend of the op types among the plotted nodes, in palette order, right of
   // the plot; then, when given, a dashed-line entry for a reference line.
-  void legend(const std::set<std::string>& plotted_types, double x, double y, const std::string& line_label = {}) {
+  void legend(const std::set<std::string>& plotted_types, double x, double y,
+              const std::string& line_label = {}) {
     std::vector<std::pair<size_t, std::string>> own;
     size_t others = 0;
     for (const auto& t : plotted_types) {
@@ -352,32 +365,35 @@ class Page {
     double row = y;
     for (const auto& [index, type] : own) {
       out_ << "<g><title>" << escape(type) << "</title><rect x=\"" << num(x) << "\" y=\"" << num(row - 8)
-           << "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" << colour(type) << "\"/><text x=\"" << num(x + 15)
-           << "\" y=\"" << num(row + 1) << "\">" << escape(ellipsize(type, 15)) << "</text></g>";
+           << "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" << colour(type) << "\"/><text x=\""
+           << num(x + 15) << "\" y=\"" << num(row + 1) << "\">" << escape(ellipsize(type, 15))
+           << "</text></g>";
       row += 17;
     }
     if (others > 0)
-      out_ << "<rect x=\"" << num(x) << "\" y=\"" << num(row - 8) << "\" width=\"10\" height=\"10\" rx=\"2\" fill=\""
-           << svg::kOtherColor << "\"/><text x=\"" << num(x + 15) << "\" y=\"" << num(row + 1) << "\">"
-           << others << " other type" << (others == 1 ? "" : "s") << "</text>";
+      out_ << "<rect x=\"" << num(x) << "\" y=\"" << num(row - 8)
+           << "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" << svg::kOtherColor << "\"/><text x=\""
+           << num(x + 15) << "\" y=\"" << num(row + 1) << "\">" << others << " other type"
+           << (others == 1 ? "" : "s") << "</text>";
     if (others > 0) row += 17;
     if (!line_label.empty())
-      out_ << "<line class=\"peakline\" x1=\"" << num(x) << "\" y1=\"" << num(row - 3) << "\" x2=\"" << num(x + 12)
-           << "\" y2=\"" << num(row - 3) << "\"/><text x=\"" << num(x + 15) << "\" y=\"" << num(row + 1) << "\">"
-           << escape(line_label) << "</text>";
+      out_ << "<line class=\"peakline\" x1=\"" << num(x) << "\" y1=\"" << num(row - 3) << "\" x2=\""
+           << num(x + 12) << "\" y2=\"" << num(row - 3) << "\"/><text x=\"" << num(x + 15) << "\" y=\""
+           << num(row + 1) << "\">" << escape(line_label) << "</text>";
     out_ << "</g>\n";
   }
 
   std::string point_title(const JoinedNode& n) const {
-    return escape(n.name) + "&#10;" + escape(n.op_type) + " &#183; " + escape(human_count(n.flops)) + "FLOP &#183; " +
-           escape(human_seconds(n.median_seconds)) + " (" + escape(percent_of(n.share_of_time, 1.0)) +
-           " of time) &#183; " + escape(rate_text(n.achieved_flops_per_second, "FLOP/s"));
+    return escape(n.name) + "&#10;" + escape(n.op_type) + " &#183; " + escape(human_count(n.flops)) +
+           "FLOP &#183; " + escape(human_seconds(n.median_seconds)) + " (" +
+           escape(percent_of(n.share_of_time, 1.0)) + " of time) &#183; " +
+           escape(rate_text(n.achieved_flops_per_second, "FLOP/s"));
   }
 
   static std::string left_out_note(size_t count, const char* why) {
     if (count == 0) return {};
-    return "<p class=\"note left-out\">" + std::to_string(count) + " node" + (count == 1 ? "" : "s") + " " + why +
-           " not shown (no place on a log axis).</p>\n";
+    return "<p class=\"note left-out\">" + std::to_string(count) + " node" + (count == 1 ? "" : "s") + " " +
+           why + " not shown (no place on a log axis).</p>\n";
   }
 
   // (a) per-layer FLOPs vs median time, log-log.
@@ -405,7 +421,8 @@ class Page {
     const svg::Scale x = svg::Scale::log10(fmin, fmax, f.left, f.right);
     const svg::Scale y = svg::Scale::log10(tmin, tmax, f.bottom, f.top);
     svg_open(kChartWidth, kChartHeight, "FLOPs versus median latency per layer, log-log");
-    svg::draw_axes(out_, f, x, y, svg::si_label, svg::seconds_label, "FLOPs per node", "median time per node");
+    svg::draw_axes(out_, f, x, y, svg::si_label, svg::seconds_label, "FLOPs per node",
+                   "median time per node");
     // time = FLOPs / peak, where it crosses the plot: t in [y.lo, y.hi] and FLOPs in [x.lo, x.hi].
     const double peak = r_.peak_flops_per_second;
     std::string peak_label;
@@ -413,18 +430,19 @@ class Page {
       const double f0 = std::max(x.lo(), y.lo() * peak), f1 = std::min(x.hi(), y.hi() * peak);
       if (f0 < f1) {
         peak_label = "at " + rate_text(peak, "FLOP/s");
-        out_ << "<line class=\"peakline\" x1=\"" << num(x(f0)) << "\" y1=\"" << num(y(f0 / peak)) << "\" x2=\""
-             << num(x(f1)) << "\" y2=\"" << num(y(f1 / peak)) << "\"><title>time at the compute roof ("
-             << escape(rate_text(peak, "FLOP/s")) << ")</title></line>\n";
+        out_ << "<line class=\"peakline\" x1=\"" << num(x(f0)) << "\" y1=\"" << num(y(f0 / peak))
+             << "\" x2=\"" << num(x(f1)) << "\" y2=\"" << num(y(f1 / peak))
+             << "\"><title>time at the compute roof (" << escape(rate_text(peak, "FLOP/s"))
+             << ")</title></line>\n";
       }
     }
     std::set<std::string> types;
     out_ << "<g class=\"points\">\n";
     for (const JoinedNode* n : shown) {
       types.insert(n->op_type);
-      out_ << "<circle class=\"pt\" cx=\"" << num(x(double(n->flops))) << "\" cy=\"" << num(y(n->median_seconds))
-           << "\" r=\"4.5\" fill=\"" << colour(n->op_type) << "\"><title>" << point_title(*n)
-           << "</title></circle>\n";
+      out_ << "<circle class=\"pt\" cx=\"" << num(x(double(n->flops))) << "\" cy=\""
+           << num(y(n->median_seconds)) << "\" r=\"4.5\" fill=\"" << colour(n->op_type) << "\"><title>"
+           << point_title(*n) << "</title></circle>\n";
     }
     out_ << "</g>\n";
     legend(types, f.right + 14, f.top + 10, peak_label);
@@ -435,14 +453,15 @@ class Page {
   void roofline() {
     const double peak = r_.peak_flops_per_second, bandwidth = r_.memory_bandwidth, ridge = r_.ridge_intensity;
     const bool roofs = positive(peak) && positive(bandwidth) && positive(ridge);
-    figure_open("chart-roofline", "Roofline",
-                "Each node at its arithmetic intensity (FLOPs / bytes moved) and achieved FLOP/s; marker area "
-                "is its share of time. Roofs: " +
-                    (roofs ? escape(rate_text(bandwidth, "B/s")) + " &times; intensity and " +
-                                 escape(rate_text(peak, "FLOP/s")) + " (" + escape(r_.compute_dtype) + "), " +
-                                 source_badge()
-                           : std::string("none (no ceilings)")) +
-                    ".");
+    figure_open(
+        "chart-roofline", "Roofline",
+        "Each node at its arithmetic intensity (FLOPs / bytes moved) and achieved FLOP/s; marker area "
+        "is its share of time. Roofs: " +
+            (roofs ? escape(rate_text(bandwidth, "B/s")) + " &times; intensity and " +
+                         escape(rate_text(peak, "FLOP/s")) + " (" + escape(r_.compute_dtype) + "), " +
+                         source_badge()
+                   : std::string("none (no ceilings)")) +
+            ".");
     std::vector<const JoinedNode*> shown;
     for (const auto& n : r_.nodes)
       if (n.flops > 0 && n.bytes > 0 && positive(n.median_seconds) && positive(n.achieved_flops_per_second) &&
@@ -480,26 +499,29 @@ class Page {
       // when bandwidth x I is below the axis there.
       const double i0 = std::max(x.lo(), y.lo() / bandwidth);
       out_ << "<polyline class=\"roof\" points=\"" << num(x(i0)) << "," << num(y(bandwidth * i0)) << " "
-           << num(x(ridge)) << "," << num(y(peak)) << " " << num(x(x.hi())) << "," << num(y(peak)) << "\"/>\n";
+           << num(x(ridge)) << "," << num(y(peak)) << " " << num(x(x.hi())) << "," << num(y(peak))
+           << "\"/>\n";
       out_ << "<line class=\"ridge\" x1=\"" << num(x(ridge)) << "\" y1=\"" << num(y(peak)) << "\" x2=\""
            << num(x(ridge)) << "\" y2=\"" << num(f.bottom) << "\"/>\n";
       out_ << "<text class=\"roof-label\" x=\"" << num(x(ridge) + 4) << "\" y=\"" << num(f.bottom - 6)
            << "\">ridge " << escape(intensity_text(ridge)) << " FLOP/B</text>\n";
       out_ << "<text class=\"roof-label\" x=\"" << num(f.right - 4) << "\" y=\"" << num(y(peak) - 6)
-           << "\" text-anchor=\"end\">" << escape(rate_text(peak, "FLOP/s")) << " " << escape(r_.compute_dtype)
-           << "</text>\n";
+           << "\" text-anchor=\"end\">" << escape(rate_text(peak, "FLOP/s")) << " "
+           << escape(r_.compute_dtype) << "</text>\n";
       // The bandwidth label runs along the memory roof, a third of the way up it.
       const double ax = x(i0), ay = y(bandwidth * i0), bx = x(ridge), by = y(peak);
       const double angle = std::atan2(by - ay, bx - ax) * 180.0 / kPi;
       const double lx = ax + (bx - ax) * 0.35, ly = ay + (by - ay) * 0.35;
       if (bx - ax > 60)
-        out_ << "<text class=\"roof-label\" transform=\"translate(" << num(lx) << "," << num(ly) << ") rotate("
-             << num(angle) << ")\" y=\"-6\">" << escape(rate_text(bandwidth, "B/s")) << "</text>\n";
+        out_ << "<text class=\"roof-label\" transform=\"translate(" << num(lx) << "," << num(ly)
+             << ") rotate(" << num(angle) << ")\" y=\"-6\">" << escape(rate_text(bandwidth, "B/s"))
+             << "</text>\n";
     }
     // Biggest markers first, so the small ones stay visible on top.
     std::vector<const JoinedNode*> order = shown;
-    std::stable_sort(order.begin(), order.end(),
-                     [](const JoinedNode* a, const JoinedNode* b) { return a->share_of_time > b->share_of_time; });
+    std::stable_sort(order.begin(), order.end(), [](const JoinedNode* a, const JoinedNode* b) {
+      return a->share_of_time > b->share_of_time;
+    });
     std::set<std::string> types;
     out_ << "<g class=\"points\">\n";
     for (const JoinedNode* n : order) {
@@ -507,10 +529,11 @@ class Page {
       // Area proportional to the share of time: r = 3 px at 0, 21 px at 100%.
       const double radius = 3.0 + 18.0 * std::sqrt(std::clamp(n->share_of_time, 0.0, 1.0));
       out_ << "<circle class=\"rpt pt-roof\" cx=\"" << num(x(n->arithmetic_intensity)) << "\" cy=\""
-           << num(y(n->achieved_flops_per_second)) << "\" r=\"" << num(radius) << "\" fill=\"" << colour(n->op_type)
-           << "\" fill-opacity=\"0.7\" stroke=\"#fff\"><title>" << point_title(*n) << "&#10;intensity "
-           << escape(intensity_text(n->arithmetic_intensity)) << " FLOP/B, " << bound_name(n->bound)
-           << "-bound, efficiency " << escape(percent_of(n->efficiency, 1.0)) << "</title></circle>\n";
+           << num(y(n->achieved_flops_per_second)) << "\" r=\"" << num(radius) << "\" fill=\""
+           << colour(n->op_type) << "\" fill-opacity=\"0.7\" stroke=\"#fff\"><title>" << point_title(*n)
+           << "&#10;intensity " << escape(intensity_text(n->arithmetic_intensity)) << " FLOP/B, "
+           << bound_name(n->bound) << "-bound, efficiency " << escape(percent_of(n->efficiency, 1.0))
+           << "</title></circle>\n";
     }
     out_ << "</g>\n";
     legend(types, f.right + 14, f.top + 10);
@@ -536,12 +559,14 @@ class Page {
     double row = kTop;
     for (const auto& t : r_.by_op_type) {
       const double w = positive(max_share) ? kBarMax * std::clamp(t.share_of_time, 0.0, 1.0) / max_share : 0;
-      out_ << "<g><title>" << escape(t.op_type) << ": " << t.count << " node" << (t.count == 1 ? "" : "s") << ", "
-           << escape(human_seconds(t.seconds)) << ", " << escape(human_count(t.flops)) << "FLOP</title>"
+      out_ << "<g><title>" << escape(t.op_type) << ": " << t.count << " node" << (t.count == 1 ? "" : "s")
+           << ", " << escape(human_seconds(t.seconds)) << ", " << escape(human_count(t.flops))
+           << "FLOP</title>"
            << "<text class=\"bar-label\" x=\"" << num(kLabelRight) << "\" y=\"" << num(row + kRow / 2 + 4)
            << "\" text-anchor=\"end\">" << escape(ellipsize(t.op_type, 18)) << "</text>"
-           << "<rect x=\"" << num(kBarLeft) << "\" y=\"" << num(row + (kRow - bar_height) / 2) << "\" width=\""
-           << num(std::max(w, 1.0)) << "\" height=\"" << num(bar_height) << "\" rx=\"2\" fill=\"" << colour(t.op_type) << "\"/>"
+           << "<rect x=\"" << num(kBarLeft) << "\" y=\"" << num(row + (kRow - bar_height) / 2)
+           << "\" width=\"" << num(std::max(w, 1.0)) << "\" height=\"" << num(bar_height)
+           << "\" rx=\"2\" fill=\"" << colour(t.op_type) << "\"/>"
            << "<text x=\"" << num(kBarLeft + w + 6) << "\" y=\"" << num(row + kRow / 2 + 4) << "\">"
            << escape(percent_of(t.share_of_time, 1.0)) << " &#183; " << escape(human_seconds(t.seconds))
            << " &#183; " << t.count << "&#215;</text></g>\n";
@@ -588,20 +613,23 @@ class Page {
     };
     const size_t max_count = *std::max_element(counts.begin(), counts.end());
     const svg::Frame f{66, 40, 560, 322};
-    const svg::Scale x = log_bins ? svg::Scale::log10(lo, hi, f.left, f.right) : svg::Scale::linear(lo, hi, f.left, f.right, 6);
+    const svg::Scale x = log_bins ? svg::Scale::log10(lo, hi, f.left, f.right)
+                                  : svg::Scale::linear(lo, hi, f.left, f.right, 6);
     const svg::Scale y = svg::Scale::linear(0, double(max_count), f.bottom, f.top, 5);
     svg_open(kChartWidth, kChartHeight, "Histogram of whole-model latency samples");
-    svg::draw_axes(out_, f, x, y, log_bins ? svg::Labeler(svg::seconds_label) : svg::seconds_labels_for(x),
-                   [](double v) { return fmt::format("{:g}", v); },
-                   log_bins ? "whole-model latency (log scale)" : "whole-model latency", "runs");
+    svg::draw_axes(
+        out_, f, x, y, log_bins ? svg::Labeler(svg::seconds_label) : svg::seconds_labels_for(x),
+        [](double v) { return fmt::format("{:g}", v); },
+        log_bins ? "whole-model latency (log scale)" : "whole-model latency", "runs");
     out_ << "<g class=\"bins\">";
     for (size_t i = 0; i < bins; ++i) {
       if (counts[i] == 0) continue;
       const double b0 = edge(i), b1 = edge(i + 1);
-      out_ << "<rect class=\"bin\" x=\"" << num(x(b0)) << "\" y=\"" << num(y(double(counts[i]))) << "\" width=\""
-           << num(std::max(x(b1) - x(b0), 1.0)) << "\" height=\"" << num(f.bottom - y(double(counts[i])))
-           << "\"><title>" << escape(human_seconds(b0)) << " .. " << escape(human_seconds(b1)) << ": "
-           << counts[i] << " run" << (counts[i] == 1 ? "" : "s") << "</title></rect>";
+      out_ << "<rect class=\"bin\" x=\"" << num(x(b0)) << "\" y=\"" << num(y(double(counts[i])))
+           << "\" width=\"" << num(std::max(x(b1) - x(b0), 1.0)) << "\" height=\""
+           << num(f.bottom - y(double(counts[i]))) << "\"><title>" << escape(human_seconds(b0)) << " .. "
+           << escape(human_seconds(b1)) << ": " << counts[i] << " run" << (counts[i] == 1 ? "" : "s")
+           << "</title></rect>";
     }
     out_ << "</g>\n";
     // Markers with their labels on three rows above the plot, so close values
@@ -611,8 +639,8 @@ class Page {
       double value;
       const char* colour;
     };
-    const Marker markers[] = {{"median", whole.median, "#1f2933"}, {"p90", whole.p90, "#d97706"},
-                              {"p99", whole.p99, "#c0392b"}};
+    const Marker markers[] = {
+        {"median", whole.median, "#1f2933"}, {"p90", whole.p90, "#d97706"}, {"p99", whole.p99, "#c0392b"}};
     double label_y = 11;
     for (const Marker& m : markers) {
       if (!positive(m.value) || !x.contains(m.value)) {
@@ -624,16 +652,17 @@ class Page {
       out_ << "<line class=\"marker\" x1=\"" << num(mx) << "\" y1=\"" << num(f.top) << "\" x2=\"" << num(mx)
            << "\" y2=\"" << num(f.bottom) << "\" stroke=\"" << m.colour << "\""
            << (m.name[0] == 'm' ? "" : " stroke-dasharray=\"4 3\"") << "/>"
-           << "<text x=\"" << num(mx + (right_half ? -4 : 4)) << "\" y=\"" << num(label_y) << "\" text-anchor=\""
-           << (right_half ? "end" : "start") << "\" style=\"fill:" << m.colour << "\">" << m.name << " "
-           << escape(human_seconds(m.value)) << "</text>\n";
+           << "<text x=\"" << num(mx + (right_half ? -4 : 4)) << "\" y=\"" << num(label_y)
+           << "\" text-anchor=\"" << (right_half ? "end" : "start") << "\" style=\"fill:" << m.colour << "\">"
+           << m.name << " " << escape(human_seconds(m.value)) << "</text>\n";
       label_y += 12;
     }
     out_ << "</svg>\n";
     if (samples.size() == 1) out_ << "<p class=\"note\">Only one sample: no distribution to show.</p>\n";
     if (log_bins)
       out_ << "<p class=\"note\">The samples span more than a decade (" << escape(human_seconds(lo)) << " to "
-           << escape(human_seconds(hi)) << "): bins and axis are logarithmic. A spread this wide is often a busy "
+           << escape(human_seconds(hi))
+           << "): bins and axis are logarithmic. A spread this wide is often a busy "
            << "machine; see the CV and the stop reason under Run details.</p>\n";
     out_ << "</figure>\n";
   }
@@ -647,14 +676,17 @@ class Page {
       else
         failed.push_back(&b);
     }
-    std::stable_sort(ran.begin(), ran.end(), [](const BatchPoint* a, const BatchPoint* b) { return a->batch < b->batch; });
-    figure_open("chart-batch", "Batch size: latency and throughput",
-                "Median latency of one batch and samples per second (batch &#215; iterations / elapsed) for each "
-                "batch size measured.",
-                true);
+    std::stable_sort(ran.begin(), ran.end(),
+                     [](const BatchPoint* a, const BatchPoint* b) { return a->batch < b->batch; });
+    figure_open(
+        "chart-batch", "Batch size: latency and throughput",
+        "Median latency of one batch and samples per second (batch &#215; iterations / elapsed) for each "
+        "batch size measured.",
+        true);
     if (p().batch_sweep.empty()) {
       out_ << "<p class=\"note\" id=\"batch-none\">No batch sweep was measured. Profile with "
-              "<code>--batch-sweep 1,2,4,8</code> to see how latency and throughput change with the batch size."
+              "<code>--batch-sweep 1,2,4,8</code> to see how latency and throughput change with the batch "
+              "size."
               "</p>\n</figure>\n";
       return;
     }
@@ -663,24 +695,27 @@ class Page {
     } else {
       constexpr double kPanel = 590;
       svg_open(kPanel * 2, 330, "Latency and throughput against batch size");
-      batch_panel(ran, 0, "latency per batch", [](const BatchPoint& b) { return b.median; }, true,
-                  svg::palette_color(0));
-      batch_panel(ran, kPanel, "throughput (samples/s)", [](const BatchPoint& b) { return b.throughput; }, false,
-                  svg::palette_color(1));
+      batch_panel(
+          ran, 0, "latency per batch", [](const BatchPoint& b) { return b.median; }, true,
+          svg::palette_color(0));
+      batch_panel(
+          ran, kPanel, "throughput (samples/s)", [](const BatchPoint& b) { return b.throughput; }, false,
+          svg::palette_color(1));
       out_ << "</svg>\n";
     }
     if (!failed.empty()) {
       std::vector<std::string> parts;
       for (const BatchPoint* b : failed)
-        parts.push_back("batch " + std::to_string(b->batch) + (b->failure.empty() ? "" : " (" + b->failure + ")"));
+        parts.push_back("batch " + std::to_string(b->batch) +
+                        (b->failure.empty() ? "" : " (" + b->failure + ")"));
       out_ << "<p class=\"note\">Did not run: " << escape(report_detail::join(parts, ", ")) << ".</p>\n";
     }
     out_ << "</figure>\n";
   }
 
   template <typename Value>
-  void batch_panel(const std::vector<const BatchPoint*>& ran, double x_offset, const std::string& title, Value value,
-                   bool seconds, const char* colour) {
+  void batch_panel(const std::vector<const BatchPoint*>& ran, double x_offset, const std::string& title,
+                   Value value, bool seconds, const char* colour) {
     const svg::Frame f{x_offset + 76, 12, x_offset + 570, 280};
     double vmax = 0;
     for (const BatchPoint* b : ran) vmax = std::max(vmax, value(*b));
@@ -691,16 +726,17 @@ class Page {
     for (const BatchPoint* b : ran) ticks.push_back(double(b->batch));
     x.set_major_ticks(ticks);
     const svg::Scale y = svg::Scale::linear(0, vmax, f.bottom, f.top, 5);
-    svg::draw_axes(out_, f, x, y, [](double v) { return fmt::format("{:.0f}", v); },
-                   seconds ? svg::seconds_labels_for(y) : svg::Labeler(svg::si_label), "batch size", title);
+    svg::draw_axes(
+        out_, f, x, y, [](double v) { return fmt::format("{:.0f}", v); },
+        seconds ? svg::seconds_labels_for(y) : svg::Labeler(svg::si_label), "batch size", title);
     out_ << "<polyline class=\"curve\" stroke=\"" << colour << "\" points=\"";
     for (const BatchPoint* b : ran) out_ << num(x(double(b->batch))) << "," << num(y(value(*b))) << " ";
     out_ << "\"/>\n";
     for (const BatchPoint* b : ran)
-      out_ << "<circle class=\"pt-batch\" cx=\"" << num(x(double(b->batch))) << "\" cy=\"" << num(y(value(*b)))
-           << "\" r=\"4\" fill=\"" << colour << "\"><title>batch " << b->batch << ": "
-           << escape(human_seconds(b->median)) << " per batch, " << escape(rate_text(b->throughput, "samples/s"))
-           << "</title></circle>\n";
+      out_ << "<circle class=\"pt-batch\" cx=\"" << num(x(double(b->batch))) << "\" cy=\""
+           << num(y(value(*b))) << "\" r=\"4\" fill=\"" << colour << "\"><title>batch " << b->batch << ": "
+           << escape(human_seconds(b->median)) << " per batch, "
+           << escape(rate_text(b->throughput, "samples/s")) << "</title></circle>\n";
   }
 
   // ------------------------------------------------------------ tables
@@ -716,8 +752,8 @@ class Page {
   }
 
   std::string op_cell(const std::string& op_type) const {
-    return "<td class=\"l\"><span class=\"swatch\" style=\"background:" + std::string(colour(op_type)) + "\"></span>" +
-           escape(op_type) + "</td>";
+    return "<td class=\"l\"><span class=\"swatch\" style=\"background:" + std::string(colour(op_type)) +
+           "\"></span>" + escape(op_type) + "</td>";
   }
 
   static std::string bound_cell(const JoinedNode& n) {
@@ -739,14 +775,15 @@ class Page {
     }
     out_ << "<p class=\"note\">The " << top << " slowest node" << (top == 1 ? "" : "s")
          << " by median time in the per-layer pass.</p>\n";
-    out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th class=\"l\">node</th><th class=\"l\">op</th>"
+    out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
+            "class=\"l\">node</th><th class=\"l\">op</th>"
             "<th>time</th><th>% time</th><th>FLOPs</th><th>% FLOPs</th><th>FLOP/s</th><th>FLOP/B</th>"
             "<th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
     for (size_t rank = 0; rank < top; ++rank) {
       const JoinedNode& n = r_.nodes[size_t(r_.hotspots[rank])];
-      out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1)) << "<td class=\"l name\" title=\""
-           << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type)
-           << num_cell(human_seconds(n.median_seconds), n.median_seconds)
+      out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1))
+           << "<td class=\"l name\" title=\"" << escape(n.name) << "\">" << escape(n.name) << "</td>"
+           << op_cell(n.op_type) << num_cell(human_seconds(n.median_seconds), n.median_seconds)
            << num_cell(percent_of(n.share_of_time, 1.0), n.share_of_time)
            << num_cell(human_count(n.flops), double(n.flops))
            << num_cell(percent_of(n.share_of_flops, 1.0), n.share_of_flops)
@@ -763,10 +800,12 @@ class Page {
       out_ << "<p class=\"note\">Per-layer rows left out (hotspots only).</p>\n</section>\n";
       return;
     }
-    out_ << "<p class=\"note\">" << r_.nodes.size()
-         << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
-            "the bounding roof.</p>\n";
-    out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th class=\"l\">node</th><th class=\"l\">op</th>"
+    out_
+        << "<p class=\"note\">" << r_.nodes.size()
+        << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
+           "the bounding roof.</p>\n";
+    out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
+            "class=\"l\">node</th><th class=\"l\">op</th>"
             "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>time</th><th>% time</th><th>FLOP/s</th><th>B/s</th>"
             "<th>FLOP/B</th><th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
     for (const JoinedNode& n : r_.nodes) {
@@ -788,7 +827,8 @@ class Page {
 
   void op_type_table() {
     out_ << "<section id=\"op-types\">\n<h2>By op type</h2>\n";
-    out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th class=\"l\">op</th><th>nodes</th><th>time</th><th>% time</th>"
+    out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th "
+            "class=\"l\">op</th><th>nodes</th><th>time</th><th>% time</th>"
             "<th>FLOPs</th><th>% FLOPs</th><th>bytes</th><th>FLOP/s</th></tr></thead>\n<tbody>\n";
     for (const JoinedOpType& t : r_.by_op_type)
       out_ << "<tr>" << op_cell(t.op_type) << num_cell(std::to_string(t.count), double(t.count))
@@ -838,6 +878,8 @@ class JoinedHtmlWriter : public JoinedWriter {
 
 }  // namespace
 
-std::unique_ptr<JoinedWriter> make_joined_html_writer() { return std::make_unique<JoinedHtmlWriter>(); }
+std::unique_ptr<JoinedWriter> make_joined_html_writer() {
+  return std::make_unique<JoinedHtmlWriter>();
+}
 
 }  // namespace modelstat::report

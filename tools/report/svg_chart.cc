@@ -15,12 +15,23 @@ std::string escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -39,21 +50,25 @@ std::string num(double value) {
 namespace {
 
 // floor(log10(|v|)) that is exact at powers of ten computed with pow().
-int decade_of(double v) { return int(std::floor(std::log10(std::fabs(v)) + 1e-9)); }
+int decade_of(double v) {
+  return int(std::floor(std::log10(std::fabs(v)) + 1e-9));
+}
 
 // {mantissa, prefix} with 3 significant digits: 1.23e10 -> {"12.3", "G"}.
 std::pair<std::string, std::string> si_parts(double value) {
   static const char* const kPrefixes[] = {"p", "n", "\xC2\xB5", "m", "", "K", "M", "G", "T", "P", "E"};
   constexpr int kFirstExponent = -12, kLastExponent = 18;
   if (value == 0) return {"0", ""};
-  int exponent = std::clamp(int(std::floor(double(decade_of(value)) / 3.0)) * 3, kFirstExponent, kLastExponent);
+  int exponent =
+      std::clamp(int(std::floor(double(decade_of(value)) / 3.0)) * 3, kFirstExponent, kLastExponent);
   // 999.96 K would print as "1e+03 K" with 3 significant digits: it is 1 M.
   if (std::fabs(std::stod(fmt::format("{:.3g}", value / std::pow(10.0, exponent)))) >= 1000.0 &&
       exponent < kLastExponent)
     exponent += 3;
   // Between 0.001 and 1 plain decimals read better than milli-units ("0.1", not "100m").
   if (exponent < 0 && std::fabs(value) >= 1e-3) return {fmt::format("{:.3g}", value), ""};
-  return {fmt::format("{:.3g}", value / std::pow(10.0, exponent)), kPrefixes[(exponent - kFirstExponent) / 3]};
+  return {fmt::format("{:.3g}", value / std::pow(10.0, exponent)),
+          kPrefixes[(exponent - kFirstExponent) / 3]};
 }
 
 }  // namespace
@@ -88,7 +103,8 @@ Labeler seconds_labels_for(const Scale& axis) {
   const double largest = std::max(std::fabs(axis.lo()), std::fabs(axis.hi())) * 1e9;
   size_t unit = 0;
   double scale = 1e9;
-  for (double v = largest; std::stod(fmt::format("{:.3g}", v)) >= 1000.0 && unit + 1 < std::size(kUnits); v /= 1000.0) {
+  for (double v = largest; std::stod(fmt::format("{:.3g}", v)) >= 1000.0 && unit + 1 < std::size(kUnits);
+       v /= 1000.0) {
     ++unit;
     scale /= 1000.0;
   }
@@ -174,14 +190,22 @@ double Scale::operator()(double value) const {
   value = std::clamp(value, lo_, hi_);
   double t = 0;
   switch (kind_) {
-    case Kind::Linear: t = (value - lo_) / (hi_ - lo_); break;
-    case Kind::Log10: t = (std::log10(value) - std::log10(lo_)) / (std::log10(hi_) - std::log10(lo_)); break;
-    case Kind::Log2: t = (std::log2(value) - std::log2(lo_)) / (std::log2(hi_) - std::log2(lo_)); break;
+    case Kind::Linear:
+      t = (value - lo_) / (hi_ - lo_);
+      break;
+    case Kind::Log10:
+      t = (std::log10(value) - std::log10(lo_)) / (std::log10(hi_) - std::log10(lo_));
+      break;
+    case Kind::Log2:
+      t = (std::log2(value) - std::log2(lo_)) / (std::log2(hi_) - std::log2(lo_));
+      break;
   }
   return px_lo_ + t * (px_hi_ - px_lo_);
 }
 
-bool Scale::contains(double value) const { return std::isfinite(value) && value >= lo_ && value <= hi_; }
+bool Scale::contains(double value) const {
+  return std::isfinite(value) && value >= lo_ && value <= hi_;
+}
 
 void draw_axes(std::ostream& out, const Frame& f, const Scale& x, const Scale& y, const Labeler& x_label,
                const Labeler& y_label, const std::string& x_title, const std::string& y_title) {
@@ -190,8 +214,8 @@ void draw_axes(std::ostream& out, const Frame& f, const Scale& x, const Scale& y
     out << "<line class=\"minor\" x1=\"" << num(x(t)) << "\" y1=\"" << num(f.top) << "\" x2=\"" << num(x(t))
         << "\" y2=\"" << num(f.bottom) << "\"/>";
   for (double t : y.minor_ticks())
-    out << "<line class=\"minor\" x1=\"" << num(f.left) << "\" y1=\"" << num(y(t)) << "\" x2=\"" << num(f.right)
-        << "\" y2=\"" << num(y(t)) << "\"/>";
+    out << "<line class=\"minor\" x1=\"" << num(f.left) << "\" y1=\"" << num(y(t)) << "\" x2=\""
+        << num(f.right) << "\" y2=\"" << num(y(t)) << "\"/>";
   for (double t : x.major_ticks())
     out << "<line x1=\"" << num(x(t)) << "\" y1=\"" << num(f.top) << "\" x2=\"" << num(x(t)) << "\" y2=\""
         << num(f.bottom) << "\"/>";
@@ -224,8 +248,12 @@ const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59
 
 const char* const kOtherColor = "#bab0ac";
 
-size_t palette_size() { return std::size(kPalette); }
-const char* palette_color(size_t index) { return kPalette[index % std::size(kPalette)]; }
+size_t palette_size() {
+  return std::size(kPalette);
+}
+const char* palette_color(size_t index) {
+  return kPalette[index % std::size(kPalette)];
+}
 
 std::vector<size_t> bin_counts(const std::vector<double>& samples, double lo, double hi, size_t bins) {
   std::vector<size_t> counts(bins, 0);
