@@ -144,6 +144,21 @@ LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batc
   return o;
 }
 
+// A batch sweep or max-batch search rebinds the leading dim; a model that fixes
+// it cannot be rebound. Say so before anything is measured, not after.
+void check_batch_can_vary(const std::string& path, const Model& model, const LoadOptions& load) {
+  const int64_t base = leading_batch(model);
+  try {
+    (void)loader::load_model_file(path, with_batch(model, load, base == 2 ? 3 : 2));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Runtime) throw;
+    throw Error(ErrorKind::Usage,
+                "--batch-sweep / --max-batch need a model whose batch (leading) dim can vary, and this one cannot: " +
+                    e.message() + " (export it with a symbolic batch dim, e.g. torch.onnx.export(..., "
+                    "dynamic_axes={'input': {0: 'batch'}}))");
+  }
+}
+
 struct BatchRun {
   bool fits = false;
   std::string failure;
@@ -216,6 +231,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   Model model = loader::load_model_file(path, load);
   result.cold.model_load = since(t);
   result.analysis = analyze_model(model);
+  if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(path, model, load);
 
   // Cold path 2: weights to the device.
   ExecOptions eo;
