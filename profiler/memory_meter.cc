@@ -76,13 +76,15 @@ void install_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (!underlying()->raw_deleter())
-      throw Error(ErrorKind::Runtime, "the default CPU allocator has no raw deleter: cannot count CPU memory");
+      throw Error(ErrorKind::Runtime,
+                  "the default CPU allocator has no raw deleter: cannot count CPU memory");
     static CountingCpuAllocator* counting = new CountingCpuAllocator();  // never destroyed, as its deleter
     // Highest priority, so a later SetCPUAllocator of lower priority cannot
     // silently bypass the counting.
     c10::SetCPUAllocator(counting, /*priority=*/UINT8_MAX);
     if (c10::GetCPUAllocator() != counting)
-      throw Error(ErrorKind::Runtime, "could not install the counting CPU allocator (another one has priority)");
+      throw Error(ErrorKind::Runtime,
+                  "could not install the counting CPU allocator (another one has priority)");
   });
 }
 

@@ -123,15 +123,17 @@ void BackwardFailureLocator::backward(const at::Tensor& loss,
 
 TrainStep::TrainStep(Executor& executor, OptimizerConfig config) : executor_(executor), config_(config) {
   if (executor_.options().float_dtype != at::kFloat)
-    throw Error(ErrorKind::Usage,
-                "--train-step runs fp32 (mixed-precision training needs fp32 master weights and loss scaling, "
-                "which the step does not model)");
+    throw Error(
+        ErrorKind::Usage,
+        "--train-step runs fp32 (mixed-precision training needs fp32 master weights and loss scaling, "
+        "which the step does not model)");
   const Graph& g = executor_.model().graph;
   const std::set<int> buffers = batch_norm_buffers(g);
   if (!buffers.empty())
     notices_.push_back(
         "BatchNormalization trains in its inference form, as the ONNX graph defines it: stored running "
-        "statistics, not batch statistics (which a framework's train mode computes), and they are not updated");
+        "statistics, not batch statistics (which a framework's train mode computes), and they are not "
+        "updated");
   for (int t : g.initializers) {
     if (buffers.count(t)) continue;
     const at::Tensor& w = executor_.weights().get(&g, t);
@@ -185,8 +187,9 @@ at::Tensor TrainStep::forward_loss(const std::vector<at::Tensor>& inputs, Backwa
     loss = loss.defined() ? loss + term : term;
   }
   if (!loss.defined())
-    throw Error(ErrorKind::Input,
-                "no float graph output depends on a trainable weight through differentiable ops: nothing to train");
+    throw Error(
+        ErrorKind::Input,
+        "no float graph output depends on a trainable weight through differentiable ops: nothing to train");
   return loss;
 }
 
@@ -275,9 +278,11 @@ at::Tensor TrainStep::step(const std::vector<at::Tensor>& inputs, const StepTime
       std::string list;
       for (size_t i = 0; i < dropped.size() && i < 5; ++i) list += (i ? ", " : "") + dropped[i];
       if (dropped.size() > 5) list += ", ...";
-      notices_.push_back(std::to_string(dropped.size()) +
-                         " float initializer(s) got no gradient (not on a differentiable path to the loss) and are "
-                         "not trained: " + list);
+      notices_.push_back(
+          std::to_string(dropped.size()) +
+          " float initializer(s) got no gradient (not on a differentiable path to the loss) and are "
+          "not trained: " +
+          list);
     }
     params_ = std::move(kept);
     names_ = std::move(kept_names);

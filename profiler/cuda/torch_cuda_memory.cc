@@ -23,8 +23,12 @@ constexpr size_t kAggregate = 0;
 class TorchCudaMemoryMeter final : public MemoryMeter {
  public:
   explicit TorchCudaMemoryMeter(int device) : device_(device) {}
-  int64_t live_bytes() override { return allocator::getDeviceStats(device_).allocated_bytes[kAggregate].current; }
-  int64_t peak_bytes() override { return allocator::getDeviceStats(device_).allocated_bytes[kAggregate].peak; }
+  int64_t live_bytes() override {
+    return allocator::getDeviceStats(device_).allocated_bytes[kAggregate].current;
+  }
+  int64_t peak_bytes() override {
+    return allocator::getDeviceStats(device_).allocated_bytes[kAggregate].peak;
+  }
   void reset_peak() override { allocator::resetPeakStats(device_); }
   std::string method() const override {
     return "CUDA: caching allocator statistics, allocated bytes of device " + std::to_string(device_) +

@@ -40,7 +40,8 @@ class SmallGraph {
     model.graph.initializers.push_back(id);
     return id;
   }
-  int node(const std::string& op, const std::vector<int>& inputs, std::map<std::string, AttrValue> attributes = {}) {
+  int node(const std::string& op, const std::vector<int>& inputs,
+           std::map<std::string, AttrValue> attributes = {}) {
     Graph& g = model.graph;
     Node n;
     n.op_type = op;
@@ -132,8 +133,10 @@ void expect_weights(const Executor& exec, const Affine& a, const Mat& w, const s
   const at::Tensor tw = exec.weights().get(&g, a.w), tb = exec.weights().get(&g, a.b);
   for (int64_t k = 0; k < 3; ++k)
     for (int64_t j = 0; j < 2; ++j)
-      EXPECT_NEAR(tw[k][j].item<double>(), w[size_t(k)][size_t(j)], tolerance) << what << " W[" << k << "][" << j << "]";
-  for (int64_t j = 0; j < 2; ++j) EXPECT_NEAR(tb[j].item<double>(), b[size_t(j)], tolerance) << what << " B[" << j << "]";
+      EXPECT_NEAR(tw[k][j].item<double>(), w[size_t(k)][size_t(j)], tolerance)
+          << what << " W[" << k << "][" << j << "]";
+  for (int64_t j = 0; j < 2; ++j)
+    EXPECT_NEAR(tb[j].item<double>(), b[size_t(j)], tolerance) << what << " B[" << j << "]";
 }
 
 TEST(TrainStepTest, OneSgdStepMatchesTheHandComputation) {
@@ -255,7 +258,8 @@ TEST(TrainStepTest, SgdLowersTheLossOfTinyCnn) {
   EXPECT_TRUE(std::isfinite(last));
   EXPECT_LT(last, first) << "five more SGD steps on the same batch lower the loss";
   bool said_batch_norm = false;
-  for (const auto& n : train.notices()) said_batch_norm = said_batch_norm || n.find("BatchNormalization") != n.npos;
+  for (const auto& n : train.notices())
+    said_batch_norm = said_batch_norm || n.find("BatchNormalization") != n.npos;
   EXPECT_TRUE(said_batch_norm);
 }
 
@@ -267,7 +271,8 @@ TEST(TrainStepTest, AWeightInASlotAtenCannotDifferentiateNamesTheNode) {
   const int target = graph.input("target", DType::Int64);
   const int w = graph.weight("W", at::ones({3, 3}, at::kFloat));
   const int class_weights = graph.weight("class_weights", at::ones({3}, at::kFloat));
-  graph.output(graph.node("NegativeLogLikelihoodLoss", {graph.node("MatMul", {x, w}), target, class_weights}));
+  graph.output(
+      graph.node("NegativeLogLikelihoodLoss", {graph.node("MatMul", {x, w}), target, class_weights}));
   Executor exec(graph.model, ExecOptions{});
   TrainStep train(exec, OptimizerConfig{});
   try {
