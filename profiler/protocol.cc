@@ -3,7 +3,8 @@
 //   time -> clean whole-model pass (no instrumentation) -> instrumented
 //   per-layer pass (markers between nodes, one wait per iteration) -> H2D /
 //   D2H copies timed apart -> optional batch sweep, max-batch search and
-//   concurrency. Every stopping decision goes through a StoppingCriterion.
+//   concurrency, measured memory and a measured training step. Every
+//   stopping decision goes through a StoppingCriterion.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
@@ -18,10 +19,12 @@
 #include "modelstat/profile.hpp"
 #include "profiler/device.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/memory_meter.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/statistics.hpp"
 #include "profiler/stopping.hpp"
+#include "profiler/train_step.hpp"
 
 namespace modelstat {
 
@@ -216,6 +219,71 @@ BatchPoint to_point(int64_t batch, const BatchRun& r) {
   return p;
 }
 
+// Peak live bytes of one inference, counted as a deployment would hold them:
+// the weights, one input set, and everything the run allocates (activations,
+// outputs, workspace). What the profiler itself keeps alive besides (the other
+// input sets, the first run's outputs) is constant during the run and is left
+// out by counting only the growth above the bytes live when the run starts.
+MemoryMeasurement measure_inference_memory(MemoryMeter& meter, const Executor& exec,
+                                           const std::vector<at::Tensor>& inputs, Device& device,
+                                           int64_t weights_bytes) {
+  device.synchronize();
+  const int64_t live_at_start = meter.live_bytes();
+  meter.reset_peak();
+  {
+    const auto outputs = exec.run(inputs);
+    device.synchronize();
+  }
+  MemoryMeasurement m;
+  m.method = meter.method();
+  m.weights_bytes = weights_bytes;
+  m.inference_peak_bytes = weights_bytes + total_bytes(inputs) + (meter.peak_bytes() - live_at_start);
+  return m;
+}
+
+// Forward + backward + update under the protocol: one checked step (it also
+// allocates the optimizer state), warm-up, then steps under the stopping rule,
+// each timed whole and by part with the device's timers. Peak bytes are
+// counted as for inference (weights + one input set + growth), over the timed
+// steps, so the optimizer state and the gradients are in.
+TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Executor& exec,
+                                   const std::vector<std::vector<at::Tensor>>& inputs, MemoryMeter& meter,
+                                   int64_t weights_bytes, std::vector<std::string>& notices) {
+  OptimizerConfig config;
+  config.kind = parse_optimizer(o.optimizer);
+  device.synchronize();
+  const int64_t live_at_start = meter.live_bytes();
+  TrainStep train(exec, config);
+  train.step(inputs[0]);
+  device.synchronize();
+  warm_up(o, device, [&](size_t i) { train.step(inputs[(i + 1) % inputs.size()]); });
+
+  auto whole = device.interval_timer(), forward = device.interval_timer(), backward = device.interval_timer(),
+       optimizer = device.interval_timer();
+  const StepTimers timers{whole.get(), forward.get(), backward.get(), optimizer.get()};
+  std::vector<double> forward_s, backward_s, optimizer_s;
+  meter.reset_peak();
+  TrainStepResult r;
+  r.time = sample_until_stable(o, "train step", [&](size_t i) {
+    train.step(inputs[i % inputs.size()], timers);
+    const double seconds = whole->seconds();  // waits for the step's last event
+    forward_s.push_back(forward->seconds());
+    backward_s.push_back(backward->seconds());
+    optimizer_s.push_back(optimizer->seconds());
+    return seconds;
+  });
+  r.optimizer = to_string(config.kind);
+  r.loss = kTrainLossDescription;
+  r.trainable_params = train.trainable_params();
+  r.forward_seconds = summarize(forward_s).median;
+  r.backward_seconds = summarize(backward_s).median;
+  r.optimizer_seconds = summarize(optimizer_s).median;
+  r.peak_bytes = weights_bytes + total_bytes(inputs[0]) + (meter.peak_bytes() - live_at_start);
+  r.memory_method = meter.method();
+  for (const auto& n : train.notices()) notices.push_back(n);
+  return r;
+}
+
 }  // namespace
 
 ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
@@ -225,6 +293,10 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   std::unique_ptr<Device> device = make_device(o.device);
   if (o.device == "cpu" && o.dtype != "fp32")
     throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU modelstat runs fp32");
+  if (o.train_step) {
+    parse_optimizer(o.optimizer);  // bad flags fail before anything is measured
+    if (o.dtype != "fp32") throw Error(ErrorKind::Usage, "--train-step runs fp32 (no mixed-precision training)");
+  }
 
   // Cold path 1: model load (read, parse, bind, infer shapes).
   auto t = Clock::now();
@@ -238,10 +310,15 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   eo.device = device->torch_device();
   eo.float_dtype = float_dtype(o);
   eo.seed = o.seed;
+  // Measured memory counts from before the weights are placed (memory_meter.hpp).
+  std::unique_ptr<MemoryMeter> meter;
+  if (o.measure_memory || o.train_step) meter = make_memory_meter(device->torch_device());
+  const int64_t live_before_weights = meter ? meter->live_bytes() : 0;
   t = Clock::now();
   Executor exec(model, eo);  // names an unsupported op before anything is timed
   device->synchronize();
   result.cold.weight_upload = since(t);
+  const int64_t weights_bytes = meter ? meter->live_bytes() - live_before_weights : 0;
   for (const auto& n : exec.weights().notices()) result.notices.push_back(n);
 
   // Inputs: several random sets (fixed seeds, never zeros), rotated.
@@ -261,6 +338,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   result.cold.first_inference = interval->seconds();
 
   warm_up(o, *device, [&](size_t i) { exec.run(inputs[i % inputs.size()]); });
+  if (o.measure_memory) result.memory = measure_inference_memory(*meter, exec, inputs[0], *device, weights_bytes);
 
   // Pass 1: clean whole-model latency, no per-layer instrumentation.
   result.end_to_end = o.end_to_end;
@@ -406,6 +484,10 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     result.concurrency = c;
     set_intra_op_threads(threads);
   }
+
+  // Last, as it updates the weights: one training step.
+  if (o.train_step)
+    result.train_step = measure_train_step(o, *device, exec, inputs, *meter, weights_bytes, result.notices);
 
   // Context: a number without its conditions is not reusable.
   describe_run(*device, result.context);

@@ -34,4 +34,12 @@ done
 $M profile sample_models/custom_model.onnx --device cuda --dim batch=32 -f json -o "$OUT/custom_b32.json"
 $M profile /tmp/resnet50.onnx --device cuda --max-batch --no-layers -f json -o "$OUT/resnet50_maxbatch.json"
 python3 bench/torch_reference.py --device cuda --out "$OUT/torch_reference.json"
+# measured memory and a training step (caching-allocator statistics, CUDA events per part) vs PyTorch's own step
+python3 tests/e2e/export_torchvision.py resnet18 /tmp/resnet18.onnx --opset 17 > /dev/null
+for opt in sgd adam; do
+  $M profile /tmp/resnet18.onnx --device cuda --no-layers --memory --train-step --optimizer $opt -f json \
+    -o "$OUT/resnet18_train_$opt.json"
+  python3 bench/train_step_reference.py --device cuda --model resnet18 --batch 1 --optimizer $opt \
+    > "$OUT/torch_train_$opt.json"
+done
 python3 bench/compare_gpu.py "$OUT" | tee "$OUT/summary.md"
