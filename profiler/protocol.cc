@@ -16,13 +16,13 @@
 #include <ctime>
 #include <thread>
 
+#include "analyzer/insight/statistics.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/profile.hpp"
 #include "profiler/device.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/progress.hpp"
-#include "profiler/statistics.hpp"
 #include "profiler/stopping.hpp"
 
 namespace modelstat {
@@ -41,7 +41,7 @@ TimingSummary to_summary(const std::vector<double>& samples, const std::string& 
   s.samples = samples;
   s.stop_reason = reason;
   if (samples.empty()) return s;
-  const SampleStats st = summarize(samples);
+  const stats::SampleStats st = stats::summarize(samples);
   s.count = st.count;
   s.mean = st.mean;
   s.median = st.median;

@@ -1,6 +1,6 @@
 // Formulas are stated next to the declarations in statistics.hpp; comments here say only
 // what the code cannot.
-#include "profiler/statistics.hpp"
+#include "analyzer/insight/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include "modelstat/error.hpp"
 
-namespace modelstat::profiler {
+namespace modelstat::stats {
 
 namespace {
 
@@ -225,6 +225,51 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector
   return r;
 }
 
+double mann_whitney_exact_p(const std::vector<double>& a, const std::vector<double>& b, int64_t max_pairs) {
+  const int64_t na = static_cast<int64_t>(a.size()), nb = static_cast<int64_t>(b.size());
+  if (na == 0 || nb == 0 || na * nb > max_pairs) return kNaN;
+  std::vector<std::pair<double, bool>> pooled;  // (value, from_a)
+  pooled.reserve(a.size() + b.size());
+  for (double v : a) pooled.emplace_back(v, true);
+  for (double v : b) pooled.emplace_back(v, false);
+  std::sort(pooled.begin(), pooled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  // U_a = pairs with a_i > b_j: for each a value, the b values below it.
+  int64_t u_a = 0, b_below = 0;
+  for (size_t i = 0; i < pooled.size(); ++i) {
+    if (i > 0 && pooled[i].first == pooled[i - 1].first) return kNaN;  // a tie
+    if (pooled[i].second) {
+      u_a += b_below;
+    } else {
+      ++b_below;
+    }
+  }
+  const int64_t u_obs = std::min(u_a, na * nb - u_a);
+
+  // counts[n][u] = c(u; m, n) for the current m, u <= u_obs only (smaller u never needs larger).
+  const size_t width = static_cast<size_t>(u_obs) + 1;
+  std::vector<std::vector<double>> counts(static_cast<size_t>(nb) + 1, std::vector<double>(width, 0.0));
+  for (auto& row : counts) row[0] = 1.0;  // m = 0: the only arrangement has U = 0
+  for (int64_t m = 1; m <= na; ++m) {
+    // In place: row n still holds m - 1 and row n - 1 already holds m. Walking u downwards
+    // reads row[u - n] before this pass overwrites it.
+    for (int64_t n = 1; n <= nb; ++n) {
+      auto& row = counts[static_cast<size_t>(n)];
+      const auto& prev_n = counts[static_cast<size_t>(n - 1)];
+      for (int64_t u = u_obs; u >= 0; --u) {
+        const double from_a = u >= n ? row[static_cast<size_t>(u - n)] : 0.0;
+        row[static_cast<size_t>(u)] = from_a + prev_n[static_cast<size_t>(u)];
+      }
+    }
+  }
+  const auto& last = counts[static_cast<size_t>(nb)];
+  const double tail_count = std::accumulate(last.begin(), last.end(), 0.0);
+  // C(n_a + n_b, n_a), every arrangement.
+  const double total =
+      std::exp(std::lgamma(static_cast<double>(na + nb + 1)) - std::lgamma(static_cast<double>(na + 1)) -
+               std::lgamma(static_cast<double>(nb + 1)));
+  return std::min(1.0, 2.0 * tail_count / total);
+}
+
 RatioInterval bootstrap_ci_ratio(const std::vector<double>& a, const std::vector<double>& b,
                                  double confidence, int resamples, uint64_t seed) {
   check_confidence(confidence, "bootstrap_ci_ratio");
@@ -260,4 +305,4 @@ RatioInterval bootstrap_ci_ratio(const std::vector<double>& a, const std::vector
   return out;
 }
 
-}  // namespace modelstat::profiler
+}  // namespace modelstat::stats
