@@ -249,5 +249,11 @@ struct ProfileDocument {
 };
 ProfileDocument profile_document(const ProfileResult& result, const ReportOptions& options);
 
+// Render a document as aligned terminal text (profile_table_writer.cc) or as
+// GitHub-flavoured Markdown (profile_markdown_writer.cc). The joined report
+// builds its own document and renders it with these.
+void print_text_document(const ProfileDocument& doc, const Style& style, std::ostream& out);
+void print_markdown_document(const ProfileDocument& doc, std::ostream& out);
+
 }  // namespace report_detail
 }  // namespace modelstat
