@@ -70,8 +70,9 @@ double smallest_possible_p(int64_t na, int64_t nb) {
   return std::min(1.0, 2.0 * std::exp(-log_c));
 }
 
+// always_ci: compute the ratio interval even when the rank test is not significant.
 SampleDelta compare_samples(const std::vector<double>& base, const std::vector<double>& next,
-                            const CompareOptions& o) {
+                            const CompareOptions& o, bool always_ci) {
   SampleDelta d;
   d.count_base = static_cast<int64_t>(base.size());
   d.count_new = static_cast<int64_t>(next.size());
@@ -87,7 +88,10 @@ SampleDelta compare_samples(const std::vector<double>& base, const std::vector<d
   const double exact = stats::mann_whitney_exact_p(base, next);
   d.exact_p = !std::isnan(exact);
   d.p_value = d.exact_p ? exact : stats::mann_whitney_u(base, next).p_value;
-  if (d.median_base > 0) {
+  // For a node the interval only matters when the rank test is significant (the verdict
+  // needs both), and it is the costly part (resamples x (n_a + n_b) draws), so a node with
+  // p >= alpha gets none; the whole model always gets one (how large could the change be?).
+  if (d.median_base > 0 && (always_ci || d.p_value < o.alpha)) {
     const stats::RatioInterval ci = stats::bootstrap_ci_ratio(next, base, 1.0 - o.alpha, o.resamples, o.seed);
     d.ratio_ci_low = ci.low;
     d.ratio_ci_high = ci.high;
@@ -272,7 +276,7 @@ Comparison compare_runs(const RunSamples& base, const RunSamples& next, const Co
     r.notices.push_back(fmt::format("{} null samples (non-finite timer values) left out",
                                     base.dropped_samples + next.dropped_samples));
 
-  r.whole = compare_samples(base.whole, next.whole, options);
+  r.whole = compare_samples(base.whole, next.whole, options, /*always_ci=*/true);
 
   // ---- match the nodes: by name when names identify them, else by position
   std::vector<std::pair<size_t, size_t>> pairs;  // (base layer, new layer)
@@ -316,7 +320,7 @@ Comparison compare_runs(const RunSamples& base, const RunSamples& next, const Co
     d.share_base = sum_base > 0 ? med_base[i] / sum_base : kNaN;
     d.share_new = sum_new > 0 ? med_new[j] / sum_new : kNaN;
     d.gated = d.share_base >= options.gate_min_share || d.share_new >= options.gate_min_share;
-    d.time = compare_samples(lb.samples, ln.samples, options);
+    d.time = compare_samples(lb.samples, ln.samples, options, /*always_ci=*/false);
     r.nodes.push_back(std::move(d));
   }
   if (op_mismatches > 0)

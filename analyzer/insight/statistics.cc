@@ -276,28 +276,55 @@ RatioInterval bootstrap_ci_ratio(const std::vector<double>& a, const std::vector
   if (a.empty() || b.empty()) throw Error(ErrorKind::Usage, "bootstrap_ci_ratio: empty sample set");
   if (resamples < 1) throw Error(ErrorKind::Usage, "bootstrap_ci_ratio: resamples must be >= 1");
 
-  // Median of an unsorted scratch buffer by selection (type 7).
-  const auto median_of = [](std::vector<double>& v) {
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    if (v.size() % 2 == 1) return v[mid];
-    const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    return lower + 0.5 * (v[mid] - lower);
+  // The median of a resample, without building it. With x sorted, drawing indices and
+  // taking values is monotone, so the resample's order statistics are x at the order
+  // statistics of the drawn indices: count the draws per index, then walk the counts to the
+  // middle. O(n) integer work instead of a selection over n doubles (5x faster here), and the
+  // same distribution as resampling the values themselves.
+  struct Resampler {
+    std::vector<double> sorted;
+    std::vector<uint32_t> counts;
+    explicit Resampler(const std::vector<double>& x) : sorted(x), counts(x.size()) {
+      std::sort(sorted.begin(), sorted.end());
+    }
+    double median_of_resample(std::mt19937_64& rng) {
+      const size_t n = sorted.size();
+      std::fill(counts.begin(), counts.end(), 0u);
+      if (n < (uint64_t(1) << 32)) {
+        // Two indices per 64-bit draw, each floor(u32 * n / 2^32) (Lemire's multiply-shift):
+        // no rejection loop; the bias, under n / 2^32 per index, is far below what a
+        // percentile of a few thousand resamples can show. The draws are most of the cost.
+        const uint64_t n64 = n;
+        size_t i = 0;
+        for (; i + 1 < n; i += 2) {
+          const uint64_t r = rng();
+          ++counts[((r & 0xffffffffu) * n64) >> 32];
+          ++counts[((r >> 32) * n64) >> 32];
+        }
+        if (i < n) ++counts[((rng() & 0xffffffffu) * n64) >> 32];
+      } else {
+        std::uniform_int_distribution<size_t> pick(0, n - 1);
+        for (size_t i = 0; i < n; ++i) ++counts[pick(rng)];
+      }
+      // Type 7 at p = 0.5: 0-based order statistics lo = (n - 1) / 2 and hi = n / 2.
+      const size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+      size_t seen = 0, j = 0;
+      while (seen + counts[j] <= lo_rank) seen += counts[j++];
+      const double lower = sorted[j];
+      while (seen + counts[j] <= hi_rank) seen += counts[j++];
+      return lower + 0.5 * (sorted[j] - lower);
+    }
   };
 
+  Resampler ra(a), rb(b);
   RatioInterval out;
-  {
-    std::vector<double> sa = a, sb = b;
-    out.ratio = median_of(sa) / median_of(sb);
-  }
+  out.ratio = median(ra.sorted) / median(rb.sorted);
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<size_t> pick_a(0, a.size() - 1), pick_b(0, b.size() - 1);
-  std::vector<double> ra(a.size()), rb(b.size()), ratios;
+  std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(resamples));
   for (int k = 0; k < resamples; ++k) {
-    for (double& v : ra) v = a[pick_a(rng)];
-    for (double& v : rb) v = b[pick_b(rng)];
-    ratios.push_back(median_of(ra) / median_of(rb));
+    const double ma = ra.median_of_resample(rng);
+    ratios.push_back(ma / rb.median_of_resample(rng));
   }
   std::sort(ratios.begin(), ratios.end());
   out.low = percentile(ratios, (1.0 - confidence) / 2.0);

@@ -10,7 +10,8 @@
 //                 without ties (n_a * n_b <= 2500), else the normal approximation with
 //                 tie and continuity corrections (analyzer/insight/statistics.hpp)
 //   ratio CI    = percentile-bootstrap (1 - alpha) interval of median(B) / median(A),
-//                 fixed seed, so a comparison is reproducible
+//                 fixed seed, so a comparison is reproducible; for a node only when
+//                 p < alpha (otherwise the verdict cannot need it), always for the whole model
 //   significant = p < alpha  AND  the ratio CI lies entirely on one side of 1
 //   regression  = significant AND delta >  threshold
 //   improvement = significant AND delta < -threshold
@@ -85,7 +86,7 @@ struct SampleDelta {
   int64_t count_base = 0, count_new = 0;
   double median_base = 0, median_new = 0;   // seconds
   double delta = 0;                         // median_new / median_base - 1
-  double ratio_ci_low = 0, ratio_ci_high = 0;  // CI of median_new / median_base
+  double ratio_ci_low = 0, ratio_ci_high = 0;  // CI of median_new / median_base (NaN: not computed)
   double p_value = 1;                       // two-sided Mann-Whitney U
   bool exact_p = false;                     // exact null distribution (else normal approximation)
   bool significant = false;                 // p < alpha and the ratio CI excludes 1

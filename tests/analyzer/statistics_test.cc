@@ -258,5 +258,25 @@ TEST(Statistics, BootstrapRatio) {
   EXPECT_THROW(bootstrap_ci_ratio({}, b), Error);
 }
 
+TEST(Statistics, BootstrapRatioSmallCasesByHand) {
+  // Constant sets: every resample has the same median, the interval is a point.
+  RatioInterval r = bootstrap_ci_ratio({2, 2, 2}, {1, 1}, 0.95, 500, 1);
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.low, 2.0);
+  EXPECT_DOUBLE_EQ(r.high, 2.0);
+  // a = {1, 3} (even n: the median averages the two middle values): a resample is {1, 1},
+  // {1, 3}, {3, 1} or {3, 3}, median 1, 2, 2, 3 with probabilities 1/4, 1/2, 1/4. Over b = {1}
+  // the ratio is that median; the 2.5% and 97.5% points of 2000 such draws are 1 and 3 (each
+  // end holds ~25% of them, far more than 2.5%).
+  r = bootstrap_ci_ratio({1, 3}, {1}, 0.95, 2000, 7);
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.low, 1.0);
+  EXPECT_DOUBLE_EQ(r.high, 3.0);
+  // A 40% interval sits inside the middle half, where every draw is 2.
+  r = bootstrap_ci_ratio({1, 3}, {1}, 0.40, 2000, 7);
+  EXPECT_DOUBLE_EQ(r.low, 2.0);
+  EXPECT_DOUBLE_EQ(r.high, 2.0);
+}
+
 }  // namespace
 }  // namespace modelstat::stats
