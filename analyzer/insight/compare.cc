@@ -157,6 +157,22 @@ void sample_warnings(const RunSamples& a, const RunSamples& b, const CompareOpti
                               na, nb, floor_p, o.alpha));
   }
   for (const RunSamples* run : {&a, &b}) {
+    // Samples are in run order: if the second half differs from the first as much as a
+    // regression would, the machine's speed changed during the run, and it can as well
+    // between the runs, which no test on the samples can tell from a code change.
+    const size_t n = run->whole.size();
+    if (n >= 8) {
+      const auto mid = run->whole.begin() + static_cast<std::ptrdiff_t>(n / 2);
+      const std::vector<double> first(run->whole.begin(), mid), second(mid, run->whole.end());
+      const double drift = median_of(second) / median_of(first) - 1.0;
+      const double exact = stats::mann_whitney_exact_p(first, second);
+      const double p = std::isnan(exact) ? stats::mann_whitney_u(first, second).p_value : exact;
+      if (p < o.alpha && std::abs(drift) > o.threshold)
+        out.push_back(fmt::format("{} run: the machine's speed changed during the run (second half of the whole-model "
+                                  "samples {:+.1f}% against the first, p = {:.2g}); it can change between runs as "
+                                  "well: profile both back to back on a quiet machine",
+                                  run == &a ? "base" : "new", drift * 100.0, p));
+    }
     const stats::SampleStats s = stats::summarize(run->whole);
     if (s.count >= 2 && s.cv > kNoisyCv) {
       out.push_back(fmt::format("{} run: the whole-model samples vary a lot (CV {:.1f}%): the machine was probably "

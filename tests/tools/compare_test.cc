@@ -288,6 +288,23 @@ TEST(Compare, NoisySamplesAreAWarning) {
   EXPECT_TRUE(contains(c.warnings[0], "new run")) << c.warnings[0];
 }
 
+TEST(Compare, SpeedChangeDuringARunIsAWarning) {
+  // Run order: ten samples at 1.00..1.09, then ten at 1.30..1.39. The halves do not overlap
+  // (p = 2 / C(20, 10)) and their medians differ by 1.345 / 1.045 - 1 = +28.7% > 5%.
+  std::vector<double> drifting = base_samples();
+  for (double v : base_samples(10, 1.3)) drifting.push_back(v);
+  // The new run holds 1.00..1.19 in the order 1.00 + 0.01 * (7 i mod 20): halves with medians
+  // 1.075 and 1.115, +3.7%, under the threshold: no warning for it.
+  std::vector<double> steady;
+  for (int i = 0; i < 20; ++i) steady.push_back(1.0 + 0.01 * ((7 * i) % 20));
+  const Comparison c = compare_docs(profile_doc(drifting), profile_doc(steady));
+  std::string all;
+  for (const auto& w : c.warnings) all += w + "\n";
+  EXPECT_TRUE(contains(all, "base run: the machine's speed changed during the run")) << all;
+  EXPECT_TRUE(contains(all, "+28.7%")) << all;
+  EXPECT_FALSE(contains(all, "new run: the machine's speed")) << all;
+}
+
 // ------------------------------------------------------------------ reading documents
 
 TEST(CompareInput, ReadsAProfileAndAReportNestingOne) {
