@@ -34,8 +34,10 @@ const char* const kCompareFooter =
     "The gate (exit code): 0 when nothing regressed; 1 when the whole model regressed or, with\n"
     "--per-node-gate, a node carrying at least 1% of the per-layer time (in either run) did;\n"
     "2 for bad usage or input (an unreadable file, not a profile or report document, no samples).\n"
-    "The default threshold, 5%, is above the run-to-run drift of repeated profiles of one model on\n"
-    "a shared 2-vCPU VM (bench/compare/README.md); on a quiet, pinned machine a smaller one works.\n"
+    "The test sees the samples, not the machine: a machine that is busier during one run than the\n"
+    "other slows it as a code change would. Profile both runs back to back on a quiet machine; the\n"
+    "warnings flag runs whose speed drifted or varied a lot. The default threshold, 5%, is above the\n"
+    "2% seen between back-to-back runs of one model on a quiet 2-vCPU VM (bench/compare/README.md).\n"
     "\n"
     "Example: modelstat compare main.json branch.json --threshold 5% -f md -o comment.md";
 
@@ -51,7 +53,8 @@ double parse_threshold(const std::string& text) {
     throw_usage("--threshold: expected a percentage like 5% or a fraction like 0.05, got '" + text + "'");
   if (percent) return v / 100.0;
   if (v >= 1.0)
-    throw_usage("--threshold " + text + " is ambiguous: write " + text + "% for a percentage, or a fraction below 1");
+    throw_usage("--threshold " + text + " is ambiguous: write " + text +
+                "% for a percentage, or a fraction below 1");
   return v;
 }
 
@@ -96,7 +99,8 @@ void add_compare_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--threshold", args->threshold,
                   "Relative change of the median that counts: 5% or 0.05 (default 5%)")
       ->default_str("5%");
-  cmd->add_option("--alpha", args->alpha, "Significance level of the test; the ratio CI has confidence 1 - alpha")
+  cmd->add_option("--alpha", args->alpha,
+                  "Significance level of the test; the ratio CI has confidence 1 - alpha")
       ->default_val(0.05)
       ->check(CLI::Range(1e-9, 0.5));
   cmd->add_flag("--per-node-gate", args->per_node_gate,
@@ -104,7 +108,8 @@ void add_compare_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("-f,--format", args->output.format, "Output format: table, json or md")
       ->check(CLI::IsMember({"table", "json", "md"}))
       ->default_val("table");
-  cmd->add_option("-o,--output", args->output.output, "Write the comparison to FILE instead of standard output");
+  cmd->add_option("-o,--output", args->output.output,
+                  "Write the comparison to FILE instead of standard output");
   cmd->add_option("--top", args->output.top,
                   "Node rows in table and Markdown output, regressions first; 0 for none (JSON lists all)")
       ->default_val(10)

@@ -65,8 +65,8 @@ double median_of(std::vector<double> v) {
 // The smallest two-sided p-value an exact rank test can give for these sizes:
 // 2 / C(n_a + n_b, n_a), when the samples do not overlap at all.
 double smallest_possible_p(int64_t na, int64_t nb) {
-  const double log_c = std::lgamma(static_cast<double>(na + nb + 1)) - std::lgamma(static_cast<double>(na + 1)) -
-                       std::lgamma(static_cast<double>(nb + 1));
+  const double log_c = std::lgamma(static_cast<double>(na + nb + 1)) -
+                       std::lgamma(static_cast<double>(na + 1)) - std::lgamma(static_cast<double>(nb + 1));
   return std::min(1.0, 2.0 * std::exp(-log_c));
 }
 
@@ -151,10 +151,11 @@ void sample_warnings(const RunSamples& a, const RunSamples& b, const CompareOpti
   const int64_t na = static_cast<int64_t>(a.whole.size()), nb = static_cast<int64_t>(b.whole.size());
   const double floor_p = smallest_possible_p(na, nb);
   if (floor_p >= o.alpha) {
-    out.push_back(fmt::format("only {} and {} whole-model samples: even fully separated samples give p = {:.3g}, "
-                              "not below alpha = {:g}, so no regression can be detected; measure longer "
-                              "(--min-time, --iters)",
-                              na, nb, floor_p, o.alpha));
+    out.push_back(
+        fmt::format("only {} and {} whole-model samples: even fully separated samples give p = {:.3g}, "
+                    "not below alpha = {:g}, so no regression can be detected; measure longer "
+                    "(--min-time, --iters)",
+                    na, nb, floor_p, o.alpha));
   }
   for (const RunSamples* run : {&a, &b}) {
     // Samples are in run order: if the second half differs from the first as much as a
@@ -168,16 +169,18 @@ void sample_warnings(const RunSamples& a, const RunSamples& b, const CompareOpti
       const double exact = stats::mann_whitney_exact_p(first, second);
       const double p = std::isnan(exact) ? stats::mann_whitney_u(first, second).p_value : exact;
       if (p < o.alpha && std::abs(drift) > o.threshold)
-        out.push_back(fmt::format("{} run: the machine's speed changed during the run (second half of the whole-model "
-                                  "samples {:+.1f}% against the first, p = {:.2g}); it can change between runs as "
-                                  "well: profile both back to back on a quiet machine",
-                                  run == &a ? "base" : "new", drift * 100.0, p));
+        out.push_back(
+            fmt::format("{} run: the machine's speed changed during the run (second half of the whole-model "
+                        "samples {:+.1f}% against the first, p = {:.2g}); it can change between runs as "
+                        "well: profile both back to back on a quiet machine",
+                        run == &a ? "base" : "new", drift * 100.0, p));
     }
     const stats::SampleStats s = stats::summarize(run->whole);
     if (s.count >= 2 && s.cv > kNoisyCv) {
-      out.push_back(fmt::format("{} run: the whole-model samples vary a lot (CV {:.1f}%): the machine was probably "
-                                "busy; a busy machine slows a run as much as a code change does",
-                                run == &a ? "base" : "new", s.cv * 100.0));
+      out.push_back(
+          fmt::format("{} run: the whole-model samples vary a lot (CV {:.1f}%): the machine was probably "
+                      "busy; a busy machine slows a run as much as a code change does",
+                      run == &a ? "base" : "new", s.cv * 100.0));
     }
   }
 }
@@ -186,10 +189,14 @@ void sample_warnings(const RunSamples& a, const RunSamples& b, const CompareOpti
 
 const char* verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::Regression: return "regression";
-    case Verdict::Improvement: return "improvement";
-    case Verdict::Unchanged: return "unchanged";
-    case Verdict::NoData: break;
+    case Verdict::Regression:
+      return "regression";
+    case Verdict::Improvement:
+      return "improvement";
+    case Verdict::Unchanged:
+      return "unchanged";
+    case Verdict::NoData:
+      break;
   }
   return "no data";
 }
@@ -201,7 +208,8 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
   } catch (const std::exception& e) {
     bad_document(origin, "not valid JSON (" + std::string(e.what()) + ")");
   }
-  if (!doc.is_object()) bad_document(origin, "not a modelstat profile or report document (not a JSON object)");
+  if (!doc.is_object())
+    bad_document(origin, "not a modelstat profile or report document (not a JSON object)");
   RunSamples run;
   run.origin = origin;
   run.document_kind = string_or_empty(doc, "kind");
@@ -220,7 +228,8 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
   }
   const std::string version = string_or_empty(*profile, "schema_version");
   if (version.substr(0, version.find('.')) != "1")
-    bad_document(origin, "profile schema version '" + version + "' is not supported (this modelstat reads 1.x)");
+    bad_document(origin,
+                 "profile schema version '" + version + "' is not supported (this modelstat reads 1.x)");
 
   try {
     const auto& p = *profile;
@@ -235,7 +244,8 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
     run.context.threads = c.value("threads", 0);
     run.context.batch = c.value("batch", int64_t(0));
     if (const auto a = p.find("analysis"); a != p.end() && a->is_object()) {
-      if (const auto m = a->find("model"); m != a->end() && m->is_object()) run.model_path = string_or_empty(*m, "path");
+      if (const auto m = a->find("model"); m != a->end() && m->is_object())
+        run.model_path = string_or_empty(*m, "path");
       if (const auto t = a->find("totals"); t != a->end() && t->is_object()) {
         const auto f = t->find("flops");
         if (f != t->end() && f->is_number_integer()) run.total_flops = f->get<int64_t>();
@@ -255,7 +265,8 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
   } catch (const std::exception& e) {
     bad_document(origin, "missing or malformed field in the profile (" + std::string(e.what()) + ")");
   }
-  if (run.whole.empty()) bad_document(origin, "the profile has no whole-model samples (whole.samples_s is empty)");
+  if (run.whole.empty())
+    bad_document(origin, "the profile has no whole-model samples (whole.samples_s is empty)");
   return run;
 }
 
@@ -302,12 +313,13 @@ Comparison compare_runs(const RunSamples& base, const RunSamples& next, const Co
     std::map<std::string, size_t> new_by_name;
     for (size_t j = 0; j < nn; ++j) new_by_name[next.layers[j].name] = j;
     for (size_t i = 0; i < nb; ++i)
-      if (const auto it = new_by_name.find(base.layers[i].name); it != new_by_name.end()) pairs.emplace_back(i, it->second);
+      if (const auto it = new_by_name.find(base.layers[i].name); it != new_by_name.end())
+        pairs.emplace_back(i, it->second);
     // Few common names but the same number of nodes: most likely the same graph exported
     // with other names, so positions pair them better than the few coincidences.
     if (pairs.size() * 2 < std::min(nb, nn) && nb == nn) {
-      r.notices.push_back(fmt::format("only {} of {} node names match between the runs: nodes matched by position",
-                                      pairs.size(), nb));
+      r.notices.push_back(fmt::format(
+          "only {} of {} node names match between the runs: nodes matched by position", pairs.size(), nb));
       by_name = false;
       pairs.clear();
     }
@@ -342,16 +354,22 @@ Comparison compare_runs(const RunSamples& base, const RunSamples& next, const Co
   if (op_mismatches > 0)
     r.notices.push_back(fmt::format("{} matched node pairs have different op types", op_mismatches));
   for (size_t i = 0; i < nb; ++i)
-    if (!base_matched[i]) r.only_in_base.push_back({base.layers[i].index, base.layers[i].name, base.layers[i].op_type, med_base[i]});
+    if (!base_matched[i])
+      r.only_in_base.push_back(
+          {base.layers[i].index, base.layers[i].name, base.layers[i].op_type, med_base[i]});
   for (size_t j = 0; j < nn; ++j)
-    if (!new_matched[j]) r.only_in_new.push_back({next.layers[j].index, next.layers[j].name, next.layers[j].op_type, med_new[j]});
+    if (!new_matched[j])
+      r.only_in_new.push_back(
+          {next.layers[j].index, next.layers[j].name, next.layers[j].op_type, med_new[j]});
   if (nb == 0 || nn == 0)
     r.notices.push_back("a run has no per-layer timings (profiled with --no-layers): whole model only");
 
   // ---- rank: regressions, improvements, the rest; each by |change in seconds|
   r.ranked_nodes.resize(r.nodes.size());
   for (size_t k = 0; k < r.nodes.size(); ++k) r.ranked_nodes[k] = static_cast<int>(k);
-  const auto group = [](Verdict v) { return v == Verdict::Regression ? 0 : v == Verdict::Improvement ? 1 : 2; };
+  const auto group = [](Verdict v) {
+    return v == Verdict::Regression ? 0 : v == Verdict::Improvement ? 1 : 2;
+  };
   const auto change = [](const NodeDelta& d) {
     const double c = std::abs(d.time.median_new - d.time.median_base);
     return std::isnan(c) ? -1.0 : c;
@@ -366,7 +384,8 @@ Comparison compare_runs(const RunSamples& base, const RunSamples& next, const Co
   r.whole_regressed = r.whole.verdict == Verdict::Regression;
   if (options.per_node_gate)
     for (int k : r.ranked_nodes)
-      if (r.nodes[static_cast<size_t>(k)].gated && r.nodes[static_cast<size_t>(k)].time.verdict == Verdict::Regression)
+      if (r.nodes[static_cast<size_t>(k)].gated &&
+          r.nodes[static_cast<size_t>(k)].time.verdict == Verdict::Regression)
         r.gated_node_regressions.push_back(k);
   return r;
 }

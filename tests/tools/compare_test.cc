@@ -1,5 +1,7 @@
 // modelstat compare: hand-made sample arrays and hand-written profile documents.
 // Every expected p-value, delta and verdict is worked out in the comment beside it.
+#include "modelstat/compare.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "modelstat/compare.hpp"
 #include "modelstat/error.hpp"
 #include "test_support.hpp"
 #include "tools/report/compare_writers.hpp"
@@ -51,13 +52,20 @@ json profile_doc(const std::vector<double>& whole, const std::vector<LayerSpec>&
   json layer_array = json::array();
   int index = 0;
   for (const LayerSpec& l : layers)
-    layer_array.push_back({{"index", index++}, {"name", l.name}, {"op_type", l.op_type}, {"time", {{"samples_s", l.samples}}}});
+    layer_array.push_back(
+        {{"index", index++}, {"name", l.name}, {"op_type", l.op_type}, {"time", {{"samples_s", l.samples}}}});
   return {{"schema_version", "1.0.0"},
           {"tool", "modelstat"},
           {"kind", "profile"},
           {"context",
-           {{"device_name", "Test CPU"}, {"device_kind", "cpu"}, {"torch_version", "1.13.0"}, {"threads", threads},
-            {"dtype", "fp32"}, {"batch", batch}, {"timer", "steady_clock"}, {"date", "2024-01-01T00:00:00Z"},
+           {{"device_name", "Test CPU"},
+            {"device_kind", "cpu"},
+            {"torch_version", "1.13.0"},
+            {"threads", threads},
+            {"dtype", "fp32"},
+            {"batch", batch},
+            {"timer", "steady_clock"},
+            {"date", "2024-01-01T00:00:00Z"},
             {"host", "test"}}},
           {"whole", {{"count", whole.size()}, {"samples_s", whole}}},
           {"layers", layer_array},
@@ -126,7 +134,8 @@ TEST(Compare, SignificantButBelowTheThresholdIsNotARegression) {
   EXPECT_FALSE(c.gate_failed());
   CompareOptions tight;
   tight.threshold = 0.02;
-  EXPECT_EQ(compare_docs(profile_doc(a), profile_doc(scaled(a, 1.03)), tight).whole.verdict, Verdict::Regression);
+  EXPECT_EQ(compare_docs(profile_doc(a), profile_doc(scaled(a, 1.03)), tight).whole.verdict,
+            Verdict::Regression);
 }
 
 TEST(Compare, SmallNoiseWithinTheThresholdPasses) {
@@ -184,7 +193,8 @@ TEST(Compare, BootstrapIsReproducible) {
 TEST(Compare, NodesMatchByNameAndUnmatchedAreListed) {
   const auto a = base_samples();
   const json base = profile_doc(a, {{"conv", "Conv", a}, {"relu", "Relu", a}, {"old", "Add", a}});
-  const json next = profile_doc(a, {{"relu", "Relu", a}, {"conv", "Conv", scaled(a, 1.2)}, {"new", "Mul", a}});
+  const json next =
+      profile_doc(a, {{"relu", "Relu", a}, {"conv", "Conv", scaled(a, 1.2)}, {"new", "Mul", a}});
   const Comparison c = compare_docs(base, next);
   EXPECT_EQ(c.matched_by, "name");
   ASSERT_EQ(c.nodes.size(), 2u);
@@ -270,7 +280,8 @@ TEST(Compare, PerNodeGateCountsOnlyNodesCarryingTime) {
 
 TEST(Compare, ContextDifferencesAreWarnings) {
   const auto a = base_samples();
-  const Comparison c = compare_docs(profile_doc(a, {}, 1, 1, 1000), profile_doc(scaled(a, 4), {}, 4, 2, 4000));
+  const Comparison c =
+      compare_docs(profile_doc(a, {}, 1, 1, 1000), profile_doc(scaled(a, 4), {}, 4, 2, 4000));
   std::string all;
   for (const auto& w : c.warnings) all += w + "\n";
   EXPECT_TRUE(contains(all, "batch differs: base 1, new 4")) << all;
@@ -318,7 +329,8 @@ TEST(CompareInput, ReadsAProfileAndAReportNestingOne) {
   EXPECT_EQ(*p.total_flops, 1000000);
   EXPECT_EQ(p.model_path, "m.onnx");
 
-  const json report = {{"schema_version", "1.0"}, {"tool", "modelstat"}, {"kind", "report"}, {"profile", profile}};
+  const json report = {
+      {"schema_version", "1.0"}, {"tool", "modelstat"}, {"kind", "report"}, {"profile", profile}};
   RunSamples r = run_of(report);
   EXPECT_EQ(r.document_kind, "report");
   EXPECT_EQ(r.whole, p.whole);
@@ -391,8 +403,9 @@ TEST(CompareInput, OptionsOutOfRangeAreUsageErrors) {
 
 Comparison regression_example() {
   const auto a = base_samples();
-  return compare_docs(profile_doc(a, {{"/layer|1/Conv", "Conv", a}, {"relu", "Relu", a}}),
-                      profile_doc(scaled(a, 1.2), {{"/layer|1/Conv", "Conv", scaled(a, 1.2)}, {"relu", "Relu", a}}));
+  return compare_docs(
+      profile_doc(a, {{"/layer|1/Conv", "Conv", a}, {"relu", "Relu", a}}),
+      profile_doc(scaled(a, 1.2), {{"/layer|1/Conv", "Conv", scaled(a, 1.2)}, {"relu", "Relu", a}}));
 }
 
 std::string render(const Comparison& c, const std::string& format, int top = 10) {
@@ -430,7 +443,8 @@ TEST(CompareWriters, MarkdownTablesAreWellFormed) {
     const size_t cells = test::md_cells(lines[i]);
     EXPECT_EQ(cells, 9u);
     EXPECT_TRUE(test::is_md_delimiter_row(lines[i + 1], cells)) << lines[i + 1];
-    for (size_t k = i + 2; k < lines.size() && !lines[k].empty(); ++k) EXPECT_EQ(test::md_cells(lines[k]), cells) << lines[k];
+    for (size_t k = i + 2; k < lines.size() && !lines[k].empty(); ++k)
+      EXPECT_EQ(test::md_cells(lines[k]), cells) << lines[k];
   }
   EXPECT_TRUE(node_table) << text;
   EXPECT_TRUE(contains(text, "/layer\\|1/Conv")) << "a | in a name is escaped\n" << text;
@@ -464,9 +478,8 @@ struct RunResult {
 class CompareCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("modelstat_compare_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("modelstat_compare_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -486,8 +499,8 @@ class CompareCli : public ::testing::Test {
 
   RunResult run(const std::string& args) {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = "timeout 60 " + std::string(MODELSTAT_BINARY) + " compare " + args + " >" + out.string() +
-                            " 2>" + err.string();
+    const std::string cmd = "timeout 60 " + std::string(MODELSTAT_BINARY) + " compare " + args + " >" +
+                            out.string() + " 2>" + err.string();
     const int status = std::system(cmd.c_str());
     RunResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -530,15 +543,18 @@ TEST_F(CompareCli, ExitCodesGateARegression) {
 
 TEST_F(CompareCli, ReportDocumentsAreAccepted) {
   const auto a = base_samples();
-  const json report = {{"schema_version", "1.0"}, {"kind", "report"}, {"profile", profile_doc(scaled(a, 1.2))}};
-  const RunResult r = run(write("base.json", profile_doc(a).dump()) + " " + write("report.json", report.dump()));
+  const json report = {
+      {"schema_version", "1.0"}, {"kind", "report"}, {"profile", profile_doc(scaled(a, 1.2))}};
+  const RunResult r =
+      run(write("base.json", profile_doc(a).dump()) + " " + write("report.json", report.dump()));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
 }
 
 TEST_F(CompareCli, PerNodeGateFlag) {
   const auto a = base_samples();
   const std::string base = write("base.json", profile_doc(a, {{"x", "Conv", a}, {"y", "Relu", a}}).dump());
-  const std::string next = write("next.json", profile_doc(a, {{"x", "Conv", scaled(a, 1.5)}, {"y", "Relu", a}}).dump());
+  const std::string next =
+      write("next.json", profile_doc(a, {{"x", "Conv", scaled(a, 1.5)}, {"y", "Relu", a}}).dump());
   EXPECT_EQ(run(base + " " + next).exit_code, 0);
   const RunResult r = run(base + " " + next + " --per-node-gate");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -549,7 +565,8 @@ TEST_F(CompareCli, BadInputExitsTwoWithOneLine) {
   const std::string good = write("good.json", profile_doc(base_samples()).dump());
   const std::vector<std::pair<std::string, std::string>> cases = {
       {write("garbage.json", "{\"kind\": \"profile\", "), "not valid JSON"},
-      {write("analysis.json", R"({"kind": "analysis", "schema_version": "1.0.0"})"), "not a profile or report"},
+      {write("analysis.json", R"({"kind": "analysis", "schema_version": "1.0.0"})"),
+       "not a profile or report"},
       {write("empty.json", profile_doc({}).dump()), "no whole-model samples"},
       {(dir_ / "missing.json").string(), "cannot read"},
   };

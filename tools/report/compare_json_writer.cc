@@ -13,12 +13,20 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json number(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
 
 Json context_json(const RunContext& c) {
-  return Json{{"device_name", c.device_name}, {"device_kind", c.device_kind}, {"dtype", c.dtype},
-              {"threads", c.threads},         {"batch", c.batch},             {"torch_version", c.torch_version},
-              {"timer", c.timer},             {"date", c.date},               {"host", c.host}};
+  return Json{{"device_name", c.device_name},
+              {"device_kind", c.device_kind},
+              {"dtype", c.dtype},
+              {"threads", c.threads},
+              {"batch", c.batch},
+              {"torch_version", c.torch_version},
+              {"timer", c.timer},
+              {"date", c.date},
+              {"host", c.host}};
 }
 
 void put_delta(Json& j, const SampleDelta& d) {
@@ -38,7 +46,8 @@ void put_delta(Json& j, const SampleDelta& d) {
 Json unmatched_json(const std::vector<UnmatchedNode>& nodes) {
   Json arr = Json::array();
   for (const UnmatchedNode& n : nodes)
-    arr.push_back(Json{{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"median_s", number(n.median)}});
+    arr.push_back(
+        Json{{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"median_s", number(n.median)}});
   return arr;
 }
 
@@ -57,10 +66,14 @@ class CompareJsonWriter final : public CompareWriter {
                      {"bootstrap_seed", o.seed},
                      {"per_node_gate", o.per_node_gate},
                      {"gate_min_share", o.gate_min_share}};
-    j["base"] = Json{{"file", c.base_origin}, {"document_kind", c.base_document_kind},
-                     {"model", c.base_model_path}, {"context", context_json(c.base_context)}};
-    j["new"] = Json{{"file", c.new_origin}, {"document_kind", c.new_document_kind},
-                    {"model", c.new_model_path}, {"context", context_json(c.new_context)}};
+    j["base"] = Json{{"file", c.base_origin},
+                     {"document_kind", c.base_document_kind},
+                     {"model", c.base_model_path},
+                     {"context", context_json(c.base_context)}};
+    j["new"] = Json{{"file", c.new_origin},
+                    {"document_kind", c.new_document_kind},
+                    {"model", c.new_model_path},
+                    {"context", context_json(c.new_context)}};
     j["warnings"] = c.warnings;
     j["notices"] = c.notices;
     Json whole;
@@ -96,6 +109,8 @@ class CompareJsonWriter final : public CompareWriter {
 
 }  // namespace
 
-std::unique_ptr<CompareWriter> make_compare_json_writer() { return std::make_unique<CompareJsonWriter>(); }
+std::unique_ptr<CompareWriter> make_compare_json_writer() {
+  return std::make_unique<CompareJsonWriter>();
+}
 
 }  // namespace modelstat::report

@@ -17,6 +17,8 @@ class CompareMarkdownWriter final : public CompareWriter {
 
 }  // namespace
 
-std::unique_ptr<CompareWriter> make_compare_markdown_writer() { return std::make_unique<CompareMarkdownWriter>(); }
+std::unique_ptr<CompareWriter> make_compare_markdown_writer() {
+  return std::make_unique<CompareMarkdownWriter>();
+}
 
 }  // namespace modelstat::report
