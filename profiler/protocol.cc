@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "analyzer/insight/statistics.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/profile.hpp"
@@ -22,7 +23,6 @@
 #include "profiler/memory_meter.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
-#include "profiler/statistics.hpp"
 #include "profiler/stopping.hpp"
 #include "profiler/train_step.hpp"
 
@@ -42,7 +42,7 @@ TimingSummary to_summary(const std::vector<double>& samples, const std::string& 
   s.samples = samples;
   s.stop_reason = reason;
   if (samples.empty()) return s;
-  const SampleStats st = summarize(samples);
+  const stats::SampleStats st = stats::summarize(samples);
   s.count = st.count;
   s.mean = st.mean;
   s.median = st.median;
