@@ -23,7 +23,7 @@
 #include "profiler/device.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
-#include "profiler/statistics.hpp"
+#include "analyzer/insight/statistics.hpp"
 #include "profiler/stopping.hpp"
 
 namespace modelstat::profiler {
@@ -160,7 +160,7 @@ Timed median_seconds(Device& device, const CeilingsPlan& plan, const std::string
   progress.done();
   std::sort(samples.begin(), samples.end());
   Timed t;
-  t.seconds = median(samples);
+  t.seconds = stats::median(samples);
   t.stop_reason = criterion.reason();
   t.converged = t.stop_reason.rfind("converged", 0) == 0;
   return t;

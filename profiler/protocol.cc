@@ -275,9 +275,9 @@ TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Exec
   r.optimizer = to_string(config.kind);
   r.loss = kTrainLossDescription;
   r.trainable_params = train.trainable_params();
-  r.forward_seconds = summarize(forward_s).median;
-  r.backward_seconds = summarize(backward_s).median;
-  r.optimizer_seconds = summarize(optimizer_s).median;
+  r.forward_seconds = stats::summarize(forward_s).median;
+  r.backward_seconds = stats::summarize(backward_s).median;
+  r.optimizer_seconds = stats::summarize(optimizer_s).median;
   r.peak_bytes = weights_bytes + total_bytes(inputs[0]) + (meter.peak_bytes() - live_at_start);
   r.memory_method = meter.method();
   for (const auto& n : train.notices()) notices.push_back(n);
