@@ -15,7 +15,6 @@ OpenBLAS's pool set to T as well ("torch+blas", the like-for-like figure).
     /usr/bin/python3 bench/ceilings_vs_torch.py --ceilings ~/.cache/modelstat/ceilings-cpu.json --threads 2
 """
 import argparse
-import ctypes
 import json
 import os
 import statistics
@@ -24,14 +23,7 @@ import time
 
 import torch
 
-
-def openblas():
-    try:
-        lib = ctypes.CDLL("libopenblas.so.0")
-        lib.openblas_get_num_threads()
-        return lib
-    except OSError:
-        return None
+from blas_threads import openblas  # bench/ is on sys.path when run as a script
 
 
 def median_call_seconds(fn, min_batch_s=1e-3, warmup_s=0.2, samples=15, max_s=3.0):

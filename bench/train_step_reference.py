@@ -25,6 +25,8 @@ import time
 
 import torch
 
+from blas_threads import set_threads  # bench/ is on sys.path when run as a script
+
 
 def build(name, form):
     import torchvision
@@ -107,7 +109,7 @@ def main():
     ap.add_argument("--min-time", type=float, default=2.0)
     ap.add_argument("--max-time", type=float, default=30.0)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    set_threads(torch, args.threads)  # torch's OpenMP pool and OpenBLAS's, as modelstat --threads
     for form in args.forms.split(","):
         model = build(args.model, form).to(args.device)
         torch.manual_seed(1)
