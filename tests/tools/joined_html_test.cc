@@ -524,8 +524,8 @@ TEST(SvgChart, BinCounts) {
 
 // A synthetic ResNet-18-like profile (conv FLOPs from the real layer shapes at
 // 224x224, times from plausible CPU rates) against 50 GB/s and 100 GFLOP/s:
-// the page this test writes when MODELSTAT_HTML_EXAMPLE is set is the one
-// docs/report-example.png shows.
+// the page this test writes when MODELSTAT_HTML_EXAMPLE is set previews the
+// writer without running a model (docs/report-resnet50.png is a real run).
 ProfileResult resnet_like_profile() {
   std::vector<NodeSpec> specs;
   uint64_t state = 12345;

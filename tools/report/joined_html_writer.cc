@@ -111,7 +111,7 @@ svg .pt:hover { stroke: #111; stroke-width: 2; }
 svg .roof { fill: none; stroke: #52606d; stroke-width: 2; }
 svg .ridge { stroke: #52606d; stroke-width: 1; stroke-dasharray: 4 3; }
 svg .peakline { stroke: #c0392b; stroke-width: 1.2; stroke-dasharray: 5 4; fill: none; }
-svg .roof-label { font-size: 11.5px; fill: #323f4b; }
+svg .roof-label { font-size: 11.5px; fill: #323f4b; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 svg .bar-label { font-size: 12px; fill: #1f2933; }
 svg .bin { fill: #8fb3d9; stroke: #fff; stroke-width: .5; }
 svg .marker { stroke-width: 1.5; }
@@ -508,10 +508,11 @@ class Page {
       out_ << "<text class=\"roof-label\" x=\"" << num(f.right - 4) << "\" y=\"" << num(y(peak) - 6)
            << "\" text-anchor=\"end\">" << escape(rate_text(peak, "FLOP/s")) << " "
            << escape(r_.compute_dtype) << "</text>\n";
-      // The bandwidth label runs along the memory roof, a third of the way up it.
+      // The bandwidth label runs along the memory roof, two thirds of the way up it
+      // (memory-bound layers crowd its low-intensity end); a white halo keeps it readable.
       const double ax = x(i0), ay = y(bandwidth * i0), bx = x(ridge), by = y(peak);
       const double angle = std::atan2(by - ay, bx - ax) * 180.0 / kPi;
-      const double lx = ax + (bx - ax) * 0.35, ly = ay + (by - ay) * 0.35;
+      const double lx = ax + (bx - ax) * 0.62, ly = ay + (by - ay) * 0.62;
       if (bx - ax > 60)
         out_ << "<text class=\"roof-label\" transform=\"translate(" << num(lx) << "," << num(ly)
              << ") rotate(" << num(angle) << ")\" y=\"-6\">" << escape(rate_text(bandwidth, "B/s"))
