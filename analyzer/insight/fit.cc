@@ -126,8 +126,19 @@ int64_t tensor_bytes(const Graph& g, int t) {
 
 bool is_activation(const Tensor& t) { return t.role == TensorRole::Input || t.role == TensorRole::Activation; }
 
-// Float initializers: the weights a training step updates.
-bool is_trainable(const Tensor& t) { return t.role == TensorRole::Initializer && dtype_is_floating(t.dtype); }
+// The weights a training step updates: float initializers, except the
+// running statistics of BatchNormalization (inputs 3 and 4), which are buffers.
+std::vector<bool> trainable_mask(const Graph& g) {
+  std::vector<bool> trainable(g.tensors.size(), false);
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    trainable[t] = g.tensors[t].role == TensorRole::Initializer && dtype_is_floating(g.tensors[t].dtype) &&
+                   g.tensors[t].shape.element_count().value_or(0) > 0;
+  for (const Node& n : g.nodes)
+    if (n.domain.empty() && n.op_type == "BatchNormalization")
+      for (size_t k = 3; k < n.inputs.size() && k < 5; ++k)
+        if (n.inputs[k] >= 0) trainable[size_t(n.inputs[k])] = false;
+  return trainable;
+}
 
 std::vector<int64_t> known_dims(const Shape& s) {
   std::vector<int64_t> dims;
@@ -273,16 +284,19 @@ BufferMap map_buffers(const Graph& g, bool allow_in_place, bool* lower_bound) {
   return m;
 }
 
+enum class Phase { Forward, Backward, Optimizer };
+
 struct Peak {
   int64_t activation_bytes = 0;  // without workspace
   int64_t workspace_bytes = 0;
+  int64_t gradient_bytes = 0;    // weight gradients live (training)
   int node = -1;
-  bool backward = false;
-  int64_t total() const { return activation_bytes + workspace_bytes; }
+  Phase phase = Phase::Forward;
+  int64_t total() const { return activation_bytes + workspace_bytes + gradient_bytes; }
 };
 
-void consider(Peak& peak, int64_t live, int64_t workspace, int node, bool backward) {
-  if (live + workspace > peak.total()) peak = {live, workspace, node, backward};
+void consider(Peak& peak, int64_t live, int64_t workspace, int64_t gradients, int node, Phase phase) {
+  if (live + workspace + gradients > peak.total()) peak = {live, workspace, gradients, node, phase};
 }
 
 // Inference: buffers allocated when produced, freed after their last reader;
@@ -300,7 +314,7 @@ Peak inference_peak(const Graph& g, const std::vector<int64_t>& workspace, bool*
   peak.activation_bytes = live;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (int b : allocs[i]) live += m.bytes[size_t(b)];
-    consider(peak, live, workspace[i], int(i), false);
+    consider(peak, live, workspace[i], 0, int(i), Phase::Forward);
     for (int b : frees[i]) live -= m.bytes[size_t(b)];
   }
   return peak;
@@ -313,12 +327,16 @@ struct TrainingMemory {
 
 // One training step: forward keeps what backward needs (saved tensors, MaxPool
 // indices); backward walks the nodes in reverse, allocating activation
-// gradients and releasing saved tensors once their last user has run.
-TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspace, bool* lower_bound) {
+// gradients and weight gradients and releasing saved tensors once their last
+// user has run; the optimizer then holds every weight gradient and its own
+// temporaries (optimizer_transient). Gradients are set to none after each
+// update (zero_grad(set_to_none=True)), so none is live during forward.
+TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspace,
+                             int64_t optimizer_transient, bool* lower_bound) {
   const BufferMap m = map_buffers(g, /*allow_in_place=*/false, lower_bound);
   const size_t nodes = g.nodes.size();
-  std::vector<bool> requires_grad(g.tensors.size(), false);
-  for (size_t t = 0; t < g.tensors.size(); ++t) requires_grad[t] = is_trainable(g.tensors[t]);
+  const std::vector<bool> trainable = trainable_mask(g);
+  std::vector<bool> requires_grad = trainable;
   std::vector<bool> in_backward(nodes, false);
   for (size_t i = 0; i < nodes; ++i) {
     const Node& n = g.nodes[i];
@@ -366,7 +384,7 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
   for (size_t i = 0; i < nodes; ++i) {
     for (int b : allocs[i]) live += m.bytes[size_t(b)];
     live += extra_saved[i];
-    consider(result.peak, live, workspace[i], int(i), false);
+    consider(result.peak, live, workspace[i], 0, int(i), Phase::Forward);
     for (int b : frees[i]) live -= m.bytes[size_t(b)];
   }
   result.saved_bytes = live;
@@ -378,6 +396,8 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
   for (size_t b = 0; b < m.bytes.size(); ++b)
     if (saved_until[b] >= 0 && !m.kept[b]) saved_release[size_t(saved_until[b])].push_back(int(b));
   std::vector<bool> grad_live(m.bytes.size(), false);
+  std::vector<bool> weight_grad_live(g.tensors.size(), false);
+  int64_t weight_grads = 0;
   for (int o : g.outputs)
     if (o >= 0 && requires_grad[size_t(o)] && m.of_tensor[size_t(o)] >= 0) {
       grad_live[size_t(m.of_tensor[size_t(o)])] = true;
@@ -388,12 +408,19 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
     const Node& n = g.nodes[r];
     for (int t : n.inputs) {
       if (t < 0 || !requires_grad[size_t(t)]) continue;
+      if (trainable[size_t(t)]) {
+        if (!weight_grad_live[size_t(t)]) {
+          weight_grad_live[size_t(t)] = true;
+          weight_grads += tensor_bytes(g, t);
+        }
+        continue;
+      }
       const int b = m.of_tensor[size_t(t)];
-      if (b < 0 || grad_live[size_t(b)]) continue;  // weight gradients are counted apart
+      if (b < 0 || grad_live[size_t(b)]) continue;
       grad_live[size_t(b)] = true;
       live += m.bytes[size_t(b)];
     }
-    consider(result.peak, live, workspace[r], int(r), true);
+    consider(result.peak, live, workspace[r], weight_grads, int(r), Phase::Backward);
     // This node produced its outputs: their gradients are consumed now
     // (unless the buffer is shared with an input, as a view's is).
     std::set<int> input_buffers;
@@ -410,6 +437,11 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
     for (int b : saved_release[r]) live -= m.bytes[size_t(b)];
     live -= extra_saved[r];
   }
+  // Optimizer: every weight gradient, the graph outputs, its temporaries.
+  int64_t outputs = 0;
+  for (size_t b = 0; b < m.bytes.size(); ++b)
+    if (m.kept[b]) outputs += m.bytes[b];
+  consider(result.peak, outputs, optimizer_transient, weight_grads, -1, Phase::Optimizer);
   return result;
 }
 
@@ -419,24 +451,26 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
 
 namespace {
 
-// Element accesses per trainable element and ops per weight tensor of one
-// optimizer step, as PyTorch's single-tensor (for-loop) optimizers do it
-// (docs/FIT.md, "Training step"); both include zeroing the gradient.
+// One optimizer update as PyTorch's single-tensor (for-loop) optimizers write
+// it, gradients then set to none (docs/FIT.md, "Training step"): element
+// accesses per trainable element, ops per weight tensor, and temporaries the
+// size of one weight tensor.
 struct OptimizerCost {
   int element_accesses;
   int ops_per_tensor;
+  int temporaries;
 };
 OptimizerCost optimizer_cost(Optimizer o) {
   switch (o) {
-    // p.add_(g, -lr): read p, g, write p (3); g.zero_() (1).
-    case Optimizer::Sgd: return {4, 2};
-    // buf.mul_(m) (2), buf.add_(g) (3), p.add_(buf, -lr) (3); zero (1).
-    case Optimizer::Momentum: return {9, 4};
-    // m.mul_ (2), m.add_ (3), v.mul_ (2), v.addcmul_ (3), d = v.sqrt() (2),
-    // d.div_ (2), d.add_ (2), p.addcdiv_(m, d) (4); zero (1).
-    case Optimizer::Adam: return {21, 9};
+    // p.add_(g, -lr): read p, g, write p.
+    case Optimizer::Sgd: return {3, 1, 0};
+    // v.mul_(m) (2), v.add_(g) (3), p.add_(v, -lr) (3).
+    case Optimizer::Momentum: return {8, 3, 0};
+    // m.mul_ (2), m.add_ (3), v.mul_ (2), v.addcmul_(g, g) (3), t = v.sqrt() (2),
+    // d = t / c (2), d.add_(eps) (2), p.addcdiv_(m, d) (4); t and d live together.
+    case Optimizer::Adam: return {20, 8, 2};
   }
-  return {0, 0};
+  return {0, 0, 0};
 }
 
 }  // namespace
@@ -475,7 +509,8 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   std::vector<int64_t> workspace(g.nodes.size(), 0);
   const size_t n_nodes = std::min(g.nodes.size(), analysis.nodes.size());
   std::vector<bool> requires_grad(g.tensors.size(), false);
-  for (size_t t = 0; t < g.tensors.size(); ++t) requires_grad[t] = is_trainable(g.tensors[t]);
+  const std::vector<bool> trainable = trainable_mask(g);
+  requires_grad = trainable;
   for (size_t i = 0; i < n_nodes; ++i) {
     const Node& node = g.nodes[i];
     const NodeReport& a = analysis.nodes[i];
@@ -536,20 +571,22 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   bool lower_bound = false;
   Peak peak_at;
   if (options.train) {
-    int64_t trainable_bytes = 0, trainable_tensors = 0;
-    for (const Tensor& t : g.tensors)
-      if (is_trainable(t)) {
-        mem.trainable_params += t.shape.element_count().value_or(0);
-        trainable_bytes += t.size_bytes().value_or(0);
+    int64_t trainable_bytes = 0, trainable_tensors = 0, largest_tensor_bytes = 0;
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (trainable[t]) {
+        mem.trainable_params += g.tensors[t].shape.element_count().value_or(0);
+        const int64_t bytes = g.tensors[t].size_bytes().value_or(0);
+        trainable_bytes += bytes;
+        largest_tensor_bytes = std::max(largest_tensor_bytes, bytes);
         ++trainable_tensors;
       }
     mem.gradient_bytes = trainable_bytes;
     const int state_copies = options.optimizer == Optimizer::Adam ? 2 : options.optimizer == Optimizer::Momentum ? 1 : 0;
     mem.optimizer_state_bytes = state_copies * trainable_bytes;
-    const TrainingMemory tm = training_peak(g, workspace, &lower_bound);
+    const OptimizerCost oc = optimizer_cost(options.optimizer);
+    const TrainingMemory tm = training_peak(g, workspace, oc.temporaries * largest_tensor_bytes, &lower_bound);
     peak_at = tm.peak;
     mem.saved_activation_bytes = tm.saved_bytes;
-    const OptimizerCost oc = optimizer_cost(options.optimizer);
     const double element_bytes = mem.trainable_params > 0 ? double(trainable_bytes) / double(mem.trainable_params) : 4.0;
     r.latency.optimizer_seconds = double(mem.trainable_params) * oc.element_accesses * element_bytes /
                                       ceilings.memory_bandwidth +
@@ -559,11 +596,13 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   }
   mem.activation_peak_bytes = peak_at.activation_bytes;
   mem.workspace_bytes = peak_at.workspace_bytes;
-  mem.peak_node = peak_at.node >= 0 ? g.nodes[size_t(peak_at.node)].name : std::string("(graph inputs)");
-  mem.peak_phase = peak_at.backward ? "backward" : "forward";
+  mem.gradient_bytes_at_peak = peak_at.gradient_bytes;
+  mem.peak_phase = peak_at.phase == Phase::Forward ? "forward" : peak_at.phase == Phase::Backward ? "backward" : "optimizer";
+  mem.peak_node = peak_at.node >= 0 ? g.nodes[size_t(peak_at.node)].name
+                                    : std::string(peak_at.phase == Phase::Optimizer ? "(update)" : "(graph inputs)");
   mem.lower_bound = lower_bound;
-  mem.total_bytes = mem.weights_bytes + mem.gradient_bytes + mem.optimizer_state_bytes + mem.activation_peak_bytes +
-                    mem.workspace_bytes;
+  mem.total_bytes = mem.weights_bytes + mem.optimizer_state_bytes + mem.gradient_bytes_at_peak +
+                    mem.activation_peak_bytes + mem.workspace_bytes;
   if (lower_bound) r.notices.push_back("some activation sizes are unknown: memory is a lower bound");
 
   r.latency.total_seconds = r.latency.forward_seconds + r.latency.backward_seconds + r.latency.optimizer_seconds;

@@ -49,20 +49,23 @@ struct FitOptions {
 };
 
 // Predicted peak memory, bytes. Inference: weights + activation peak +
-// workspace. Training: weights + gradients + optimizer state + activation peak
-// (live forward activations and those saved for backward, then the saved ones
-// left and the activation gradients during backward) + workspace.
+// workspace. Training: weights + optimizer state + the weight gradients live
+// at the peak (allocated during backward, set to none after the update) +
+// activation peak (live forward activations and those saved for backward,
+// then the saved ones left and the activation gradients during backward) +
+// workspace (or the optimizer's temporaries when the peak is in the update).
 struct MemoryForecast {
   int64_t weights_bytes = 0;           // all constant data (model size)
   int64_t trainable_params = 0;        // float weight elements (training)
   int64_t gradient_bytes = 0;          // one gradient per trainable weight (training)
+  int64_t gradient_bytes_at_peak = 0;  // the part of them live at the peak
   int64_t optimizer_state_bytes = 0;   // sgd 0, momentum 1x, adam 2x the trainable bytes
   int64_t saved_activation_bytes = 0;  // held for backward at the end of forward (training)
   int64_t activation_peak_bytes = 0;   // activation-side bytes live at the peak (workspace apart)
   int64_t workspace_bytes = 0;         // transient scratch of the node at the peak
   int64_t total_bytes = 0;             // the predicted peak: the sum of the above that apply
   std::string peak_node;               // node during which the peak occurs
-  std::string peak_phase;              // "forward" or "backward"
+  std::string peak_phase;              // "forward", "backward" or "optimizer"
   int64_t largest_workspace_bytes = 0; // the largest scratch of any node (may not be at the peak)
   std::string largest_workspace_node;
   bool lower_bound = false;            // some activation sizes were unknown (counted as 0)

@@ -43,6 +43,7 @@ class FitJsonWriter : public FitWriter {
                    {"weights_bytes", m.weights_bytes},
                    {"trainable_params", m.trainable_params},
                    {"gradient_bytes", m.gradient_bytes},
+                   {"gradient_bytes_at_peak", m.gradient_bytes_at_peak},
                    {"optimizer_state_bytes", m.optimizer_state_bytes},
                    {"saved_activation_bytes", m.saved_activation_bytes},
                    {"activation_peak_bytes", m.activation_peak_bytes},

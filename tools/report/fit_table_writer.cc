@@ -49,7 +49,8 @@ class FitTableWriter : public FitWriter {
     KeyValueBlock mem;
     mem.add("weights", bytes_with_exact(m.weights_bytes));
     if (r.train) {
-      mem.add("gradients", bytes_with_exact(m.gradient_bytes));
+      mem.add("gradients", bytes_with_exact(m.gradient_bytes_at_peak) + " live at the peak, of " +
+                               bytes_with_exact(m.gradient_bytes));
       mem.add("optimizer state", bytes_with_exact(m.optimizer_state_bytes));
       mem.add("saved for backward", bytes_with_exact(m.saved_activation_bytes) + " (end of forward)");
     }
