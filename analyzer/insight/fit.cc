@@ -279,8 +279,12 @@ BufferMap map_buffers(const Graph& g, bool allow_in_place, bool* lower_bound) {
       }
     }
   }
+  // Graph outputs live to the end; graph inputs too: the caller owns them
+  // (as a deployment holds its input batch, and as the profiler counts).
   for (int o : g.outputs)
     if (o >= 0 && m.of_tensor[size_t(o)] >= 0) m.kept[size_t(m.of_tensor[size_t(o)])] = true;
+  for (int i : g.inputs)
+    if (i >= 0 && m.of_tensor[size_t(i)] >= 0) m.kept[size_t(m.of_tensor[size_t(i)])] = true;
   return m;
 }
 
@@ -437,7 +441,7 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
     for (int b : saved_release[r]) live -= m.bytes[size_t(b)];
     live -= extra_saved[r];
   }
-  // Optimizer: every weight gradient, the graph outputs, its temporaries.
+  // Optimizer: every weight gradient, the graph inputs and outputs, its temporaries.
   int64_t outputs = 0;
   for (size_t b = 0; b < m.bytes.size(); ++b)
     if (m.kept[b]) outputs += m.bytes[b];

@@ -161,8 +161,9 @@ TEST(FitMemory, GemmTrainingWeightsGradientsOptimizerState) {
   // (65536); Gemm saves its inputs, so A stays. Backward: dY (65536) first,
   // then the node's weight gradients dB + dC (132096); A needs no gradient.
   // So the backward peak is 32768 + 65536 + 65536 activations + 132096
-  // gradients. The update then holds every gradient, the output Y and, for
-  // Adam, two temporaries of the largest weight (2 * 131072).
+  // gradients. The update then holds every gradient, the input A and the
+  // output Y (the caller's) and, for Adam, two temporaries of the largest
+  // weight (2 * 131072).
   struct Case {
     Optimizer optimizer;
     int64_t state, activations, workspace, total;
@@ -170,7 +171,7 @@ TEST(FitMemory, GemmTrainingWeightsGradientsOptimizerState) {
   };
   for (const Case& c : {Case{Optimizer::Sgd, 0, 163840, 0, 132096 + 132096 + 163840, "backward"},
                         Case{Optimizer::Momentum, 132096, 163840, 0, 132096 + 132096 + 132096 + 163840, "backward"},
-                        Case{Optimizer::Adam, 264192, 65536, 262144, 132096 + 264192 + 132096 + 65536 + 262144,
+                        Case{Optimizer::Adam, 264192, 98304, 262144, 132096 + 264192 + 132096 + 98304 + 262144,
                              "optimizer"}}) {
     FitOptions o;
     o.train = true;
