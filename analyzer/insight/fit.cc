@@ -175,10 +175,10 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
 
 // ---------------------------------------------------------------- workspace
 
-int64_t cpu_conv_workspace_bytes(const Graph& g, const Node& n, int threads) {
-  if (!n.domain.empty() || n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0 ||
-      n.outputs.empty() || n.outputs[0] < 0)
-    return 0;
+namespace {
+
+int64_t conv_workspace_bytes(const Graph& g, const Node& n, int threads) {
+  if (n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs.empty() || n.outputs[0] < 0) return 0;
   const Tensor& x = g.tensors[size_t(n.inputs[0])];
   const Tensor& w = g.tensors[size_t(n.inputs[1])];
   const Tensor& y = g.tensors[size_t(n.outputs[0])];
@@ -219,6 +219,19 @@ int64_t cpu_conv_workspace_bytes(const Graph& g, const Node& n, int threads) {
   // unstrided, unpadded conv can use the input as is.
   if (one_by_one && !strided && !padded) return 0;
   return batch * c_in * kernel * out_spatial * int64_t(sizeof(float));
+}
+
+}  // namespace
+
+int64_t cpu_workspace_bytes(const Graph& g, const Node& n, int threads) {
+  if (!n.domain.empty()) return 0;
+  if (n.op_type == "Conv") return conv_workspace_bytes(g, n, threads);
+  // at::max_pool2d/3d compute through max_pool*_with_indices and drop the
+  // int64 indices (one per output element) afterwards.
+  if (n.op_type == "MaxPool" && !n.outputs.empty() && n.outputs[0] >= 0 &&
+      g.tensors[size_t(n.outputs[0])].dtype == DType::Float)
+    return g.tensors[size_t(n.outputs[0])].shape.element_count().value_or(0) * int64_t(sizeof(int64_t));
+  return 0;
 }
 
 // ----------------------------------------------------------------- memory
@@ -522,7 +535,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     f.index = int(i);
     f.name = a.name;
     f.op_type = a.op_type;
-    if (cpu) workspace[i] = f.workspace_bytes = cpu_conv_workspace_bytes(g, node, ceilings.threads);
+    if (cpu) workspace[i] = f.workspace_bytes = cpu_workspace_bytes(g, node, ceilings.threads);
     f.contraction = is_contraction(a);
     if (f.contraction) {
       f.equivalent_gemm_n = equivalent_gemm_n(g, node, a.cost.macs);
@@ -588,7 +601,11 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     const int state_copies = options.optimizer == Optimizer::Adam ? 2 : options.optimizer == Optimizer::Momentum ? 1 : 0;
     mem.optimizer_state_bytes = state_copies * trainable_bytes;
     const OptimizerCost oc = optimizer_cost(options.optimizer);
-    const TrainingMemory tm = training_peak(g, workspace, oc.temporaries * largest_tensor_bytes, &lower_bound);
+    // In training MaxPool keeps its indices for backward (counted as saved), not as scratch.
+    std::vector<int64_t> train_workspace = workspace;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.nodes[i].domain.empty() && g.nodes[i].op_type == "MaxPool") train_workspace[i] = 0;
+    const TrainingMemory tm = training_peak(g, train_workspace, oc.temporaries * largest_tensor_bytes, &lower_bound);
     peak_at = tm.peak;
     mem.saved_activation_bytes = tm.saved_bytes;
     const double element_bytes = mem.trainable_params > 0 ? double(trainable_bytes) / double(mem.trainable_params) : 4.0;

@@ -142,9 +142,10 @@ FitReport fit_model(const AnalyzeAtBatch& analyze_at_batch, int64_t batch, const
                     const FitOptions& options);
 
 // The CPU workspace rule (docs/FIT.md, "Workspace"): scratch bytes ATen's CPU
-// convolution allocates beyond its output, for a Conv node of `graph` run with
-// `threads` intra-op threads. 0 for other nodes.
-int64_t cpu_conv_workspace_bytes(const Graph& graph, const Node& node, int threads);
+// kernels allocate beyond the output while a node of `graph` runs with
+// `threads` intra-op threads: convolution (oneDNN reorders or THNN im2col
+// columns) and MaxPool (int64 indices). 0 for other nodes.
+int64_t cpu_workspace_bytes(const Graph& graph, const Node& node, int threads);
 
 class FitWriter {
  public:

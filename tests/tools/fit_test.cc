@@ -205,9 +205,9 @@ TEST(FitMemory, TinyCnnInferenceWithIm2colWorkspace) {
   EXPECT_EQ(r.memory.total_bytes, 23656 + 12288 + 65536 + 110592);
 }
 
-// The CPU conv workspace rule against the values measured with a counting
-// allocator around at::convolution (docs/FIT.md, "Workspace").
-TEST(FitMemory, CpuConvWorkspaceRule) {
+// The CPU workspace rule against the values measured with a counting
+// allocator around at::convolution and at::max_pool2d (docs/FIT.md, "Workspace").
+TEST(FitMemory, CpuWorkspaceRule) {
   auto conv = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t stride,
                  int64_t pad, int64_t group) {
     return NodeBuilder("Conv")
@@ -221,21 +221,29 @@ TEST(FitMemory, CpuConvWorkspaceRule) {
   };
   // 3x3 64->64 at 56x56, batch 1: oneDNN; input 802816 + weight 147456 reordered.
   Graph g = conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1, 1, 1);
-  EXPECT_EQ(cpu_conv_workspace_bytes(g, g.nodes[0], 1), 950272);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 950272);
   // 1x1 64->256, one thread: THNN, no columns.
   g = conv({1, 64, 56, 56}, {256, 64, 1, 1}, {1, 256, 56, 56}, 1, 0, 1);
-  EXPECT_EQ(cpu_conv_workspace_bytes(g, g.nodes[0], 1), 0);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 0);
   // ... with two threads: oneDNN, the blocked output (3211264) is the larger stage.
-  EXPECT_EQ(cpu_conv_workspace_bytes(g, g.nodes[0], 2), 3211264);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 2), 3211264);
   // 3x3 8->16 at 32x32: input numel 8192 <= 20480: THNN im2col 8*9*1024*4.
   g = conv({1, 8, 32, 32}, {16, 8, 3, 3}, {1, 16, 32, 32}, 1, 1, 1);
-  EXPECT_EQ(cpu_conv_workspace_bytes(g, g.nodes[0], 1), 294912);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 294912);
   // Depthwise 3x3 on 32x112x112: oneDNN (groups > 1), input 1605632 + weight 1152.
   g = conv({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 1, 1, 32);
-  EXPECT_EQ(cpu_conv_workspace_bytes(g, g.nodes[0], 1), 1606784);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1606784);
   // Strided 3x3 128->256 at 28x28: oneDNN, input 401408 + weight 1179648.
   g = conv({1, 128, 28, 28}, {256, 128, 3, 3}, {1, 256, 14, 14}, 2, 1, 1);
-  EXPECT_EQ(cpu_conv_workspace_bytes(g, g.nodes[0], 1), 1581056);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1581056);
+  // MaxPool 3x3 s2, 64x112x112 -> 64x56x56: int64 indices, 200704 * 8 (measured 1605632).
+  g = NodeBuilder("MaxPool")
+          .input({1, 64, 112, 112})
+          .output({1, 64, 56, 56})
+          .attr("kernel_shape", std::vector<int64_t>{3, 3})
+          .attr("strides", std::vector<int64_t>{2, 2})
+          .build();
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1605632);
 }
 
 // ---------------------------------------------------------------- verdicts
