@@ -18,6 +18,8 @@ import sys
 import time
 
 import torch
+
+from blas_threads import set_threads  # bench/ is on sys.path when run as a script
 import torch.nn as nn
 
 
@@ -102,7 +104,7 @@ def main():
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.threads > 0:
-        torch.set_num_threads(args.threads)
+        set_threads(torch, args.threads)  # torch's OpenMP pool and OpenBLAS's, as modelstat --threads
     if args.model:
         runs = [(args.model, args.batch)]
     else:

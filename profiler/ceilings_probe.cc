@@ -1,12 +1,307 @@
-// (Being written.)
+// `modelstat device`: measures the ceilings of modelstat/ceilings.hpp through
+// the Device interface, so the CPU and CUDA probes are one loop timed by each
+// device's own interval timer (host clock on the CPU, CUDA events on the
+// execution stream). What differs per device (sizes, dtypes, memory, math
+// mode) is a CeilingsPlan (ceilings_plan.hpp).
+//
+// Every figure follows METHODOLOGY "Runtime measurement": warm-up by count and
+// time, then samples until the median's confidence interval is narrow enough
+// (MedianCiCriterion), and the median is what is kept.
 #include "profiler/ceilings_probe.hpp"
 
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+
 #include "modelstat/error.hpp"
+#include "profiler/ceilings_plan.hpp"
+#include "profiler/device.hpp"
+#include "profiler/progress.hpp"
+#include "profiler/run_context.hpp"
+#include "analyzer/insight/statistics.hpp"
+#include "profiler/stopping.hpp"
 
 namespace modelstat::profiler {
 
-DeviceCeilings measure_ceilings(const CeilingsProbeOptions&) {
-  throw Error(ErrorKind::Runtime, "measuring ceilings is not implemented yet");
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kMiB = int64_t(1) << 20;
+constexpr uint64_t kSeed = 0x5eed;  // the profiler's default input seed
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string mib(int64_t bytes) { return std::to_string(bytes / kMiB) + " MiB"; }
+
+// MemAvailable of /proc/meminfo in bytes; -1 when unreadable.
+int64_t available_host_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return -1;
+}
+
+// Last-level cache as the C library reports it; 0 when unknown. Inside a VM
+// this can be the host's whole L3, which only makes the copy larger.
+int64_t last_level_cache_bytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long v = sysconf(name);
+    if (v > 0) return int64_t(v);
+  }
+  return 0;
+}
+
+CeilingsPlan cpu_ceilings_plan(bool quick) {
+  CeilingsPlan plan;
+  plan.dtypes = {"fp32"};  // the executor runs fp32 on the CPU
+  // Each buffer at least 256 MiB and twice the last-level cache, so source and
+  // destination together are >= 4x the cache and the copy streams from DRAM.
+  const int64_t llc = last_level_cache_bytes();
+  plan.copy_bytes = std::min(int64_t(1) << 30, std::max(256 * kMiB, (2 * llc + kMiB - 1) / kMiB * kMiB));
+  if (llc > 0) plan.notes.push_back("last-level cache reported: " + mib(llc));
+  plan.matmul_sizes = quick ? std::vector<int64_t>{64, 256, 1024}
+                            : std::vector<int64_t>{64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
+  plan.min_sample_seconds = 1e-3;
+  if (quick) {
+    plan.warmup = {1, 0.02, 0.5};
+    plan.stopping.min_iterations = 5;
+    plan.stopping.min_seconds = 0.02;
+    plan.stopping.max_seconds = 0.3;
+    plan.stopping.target_rel_ci = 0.05;
+  } else {
+    plan.warmup = {3, 0.2, 3.0};
+    plan.stopping.min_iterations = 10;
+    plan.stopping.min_seconds = 0.25;
+    plan.stopping.max_seconds = 3.0;
+    plan.stopping.target_rel_ci = 0.02;
+  }
+  fit_plan_to_memory(plan, available_host_memory());
+  return plan;
+}
+
+CeilingsPlan plan_for(const std::string& kind, bool quick) {
+  if (kind == "cuda") {
+#ifdef MODELSTAT_TORCH_CUDA
+    return cuda_ceilings_plan(quick);
+#else
+    // make_device("cuda") has already refused a build without CUDA LibTorch.
+    throw Error(ErrorKind::Usage, "--device cuda: this build's LibTorch has no CUDA support");
+#endif
+  }
+  return cpu_ceilings_plan(quick);
+}
+
+at::ScalarType scalar_type(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "tf32") return at::kFloat;  // tf32: fp32 storage, TF32 tensor-core math
+  if (dtype == "fp16") return at::kHalf;
+  if (dtype == "bf16") return at::kBFloat16;
+  throw Error(ErrorKind::Usage, "unknown dtype '" + dtype + "' (fp32, tf32, fp16 or bf16)");
+}
+
+struct Timed {
+  double seconds = 0;  // median seconds of one call
+  std::string stop_reason;
+  bool converged = false;
+};
+
+// Median duration of one call of `op`:
+//  1. warm-up by count and time (plan.warmup), synchronising after each call;
+//  2. repetitions per sample: doubled from 1 until one timed sample of that
+//     many back-to-back calls lasts plan.min_sample_seconds (these runs warm
+//     up too), as google/benchmark sizes its iteration counts;
+//  3. samples of `reps` calls each, timed by the device's interval timer and
+//     divided by reps, until plan.stopping's median-CI rule stops (its
+//     time-out raised to fit min_iterations samples of a slow op).
+template <typename Op>
+Timed median_seconds(Device& device, const CeilingsPlan& plan, const std::string& label, Op&& op) {
+  auto start = Clock::now();
+  for (int64_t i = 0; !warmup_done(plan.warmup, i, since(start)); ++i) {
+    op();
+    device.synchronize();
+  }
+
+  auto timer = device.interval_timer();
+  auto timed_batch = [&](int64_t reps) {
+    timer->start();
+    for (int64_t r = 0; r < reps; ++r) op();
+    timer->stop();
+    return timer->seconds();
+  };
+  constexpr int64_t kMaxReps = int64_t(1) << 20;
+  int64_t reps = 1;
+  double batch_seconds = timed_batch(reps);
+  while (batch_seconds < plan.min_sample_seconds && reps < kMaxReps) {
+    reps *= 2;
+    batch_seconds = timed_batch(reps);
+  }
+
+  // The time-out bounds the wait for convergence; it never cuts a slow op
+  // (a 1 GiB copy, a 2048^3 product on one core) below the minimum count.
+  StoppingConfig stopping = plan.stopping;
+  stopping.max_seconds = std::max(stopping.max_seconds, 1.5 * double(stopping.min_iterations) * batch_seconds);
+  MedianCiCriterion criterion(stopping);
+  std::vector<double> samples;
+  Progress progress(label, stopping.max_seconds);
+  start = Clock::now();
+  while (true) {
+    samples.push_back(timed_batch(reps) / double(reps));
+    const double elapsed = since(start);
+    progress.update(elapsed, samples.size());
+    if (criterion.should_stop(samples, elapsed)) break;
+  }
+  progress.done();
+  std::sort(samples.begin(), samples.end());
+  Timed t;
+  t.seconds = stats::median(samples);
+  t.stop_reason = criterion.reason();
+  t.converged = t.stop_reason.rfind("converged", 0) == 0;
+  return t;
+}
+
+// Records in notes a measurement that stopped at its time-out or iteration cap.
+void note_if_unconverged(const Timed& t, const std::string& what, std::vector<std::string>& notes) {
+  if (!t.converged) notes.push_back(what + ": " + t.stop_reason);
+}
+
+double measure_copy_bandwidth(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  const auto options = at::TensorOptions().dtype(at::kByte).device(device.torch_device());
+  at::Tensor src = at::empty({plan.copy_bytes}, options);
+  at::Tensor dst = at::empty({plan.copy_bytes}, options);
+  src.fill_(0x5e);  // touch every page before timing; the values do not matter to a copy
+  const Timed t = median_seconds(device, plan, "copy", [&] { dst.copy_(src); });
+  note_if_unconverged(t, "copy", notes);
+  // Bytes moved per copy: every byte read once and written once.
+  return 2.0 * double(plan.copy_bytes) / t.seconds;
+}
+
+MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std::string& dtype,
+                             std::vector<std::string>& notes) {
+  const std::shared_ptr<void> math_mode = plan.math_mode ? plan.math_mode(dtype) : nullptr;
+  const auto options = at::TensorOptions().dtype(scalar_type(dtype)).device(device.torch_device());
+  MatmulCeiling m;
+  m.dtype = dtype;
+  for (int64_t n : plan.matmul_sizes) {
+    const std::string label = "mm " + dtype + " " + std::to_string(n);
+    try {
+      // Random operands from a fixed seed, never zeros (METHODOLOGY rule 9).
+      const at::Tensor a = at::randn({n, n}, options);
+      const at::Tensor b = at::randn({n, n}, options);
+      at::Tensor c = at::empty({n, n}, options);
+      const Timed t = median_seconds(device, plan, label, [&] { at::mm_out(c, a, b); });
+      note_if_unconverged(t, label, notes);
+      // A square product n x n x n: n^3 multiply-adds, 2 n^3 FLOPs.
+      m.curve.push_back({n, 2.0 * double(n) * double(n) * double(n) / t.seconds});
+    } catch (const std::exception& e) {
+      if (!is_out_of_memory(e)) throw;
+      notes.push_back(label + ": out of memory; larger sizes not measured");
+      break;
+    }
+  }
+  for (const auto& p : m.curve)
+    if (p.flops_per_second > m.flops_per_second) {
+      m.flops_per_second = p.flops_per_second;
+      m.best_size = p.n;
+    }
+  return m;
+}
+
+// The fixed cost of one small op: an allocating elementwise add of two
+// 1-element tensors, as the executor runs a node (dispatch + output
+// allocation on the CPU; launch + allocation on CUDA, where back-to-back
+// launches measure the launch rate the host sustains).
+double measure_op_overhead(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  const auto options = at::TensorOptions().dtype(at::kFloat).device(device.torch_device());
+  const at::Tensor x = at::rand({1}, options);
+  const at::Tensor y = at::rand({1}, options);
+  const Timed t = median_seconds(device, plan, "op overhead", [&] { (void)at::add(x, y); });
+  note_if_unconverged(t, "op overhead", notes);
+  return t.seconds;
+}
+
+DeviceCeilings measure(const CeilingsProbeOptions& options) {
+  set_intra_op_threads(resolve_threads(options.threads));
+  std::unique_ptr<Device> device = make_device(options.device);
+  CeilingsPlan plan = plan_for(options.device, options.quick);
+  if (!options.dtypes.empty()) {
+    for (const auto& d : options.dtypes)
+      if (std::find(plan.dtypes.begin(), plan.dtypes.end(), d) == plan.dtypes.end()) {
+        std::string known;
+        for (const auto& k : plan.dtypes) known += (known.empty() ? "" : ", ") + k;
+        throw Error(ErrorKind::Usage, "dtype '" + d + "' is not measured on " + options.device + " (here: " + known + ")");
+      }
+    plan.dtypes = options.dtypes;
+  }
+  at::manual_seed(kSeed);
+
+  DeviceCeilings c;
+  c.source = "measured";
+  c.notes = plan.notes;
+  if (options.quick) c.notes.insert(c.notes.begin(), "quick probe: fewer sizes and runs than 'modelstat device'");
+  c.copy_bytes = plan.copy_bytes;
+  c.memory_bandwidth = measure_copy_bandwidth(*device, plan, c.notes);
+  for (const auto& dtype : plan.dtypes) {
+    MatmulCeiling m = measure_matmul(*device, plan, dtype, c.notes);
+    // A dtype with no point (out of memory at its smallest size) has no ceiling: left out, the note says why.
+    if (!m.curve.empty()) c.matmul.push_back(std::move(m));
+  }
+  c.op_overhead_seconds = measure_op_overhead(*device, plan, c.notes);
+
+  RunContext context;
+  describe_run(*device, context);
+  c.device_kind = context.device_kind;
+  c.device_name = context.device_name;
+  c.threads = context.device_kind == "cpu" ? context.threads : 0;
+  c.date = context.date;
+  c.host = context.host;
+  c.torch_version = context.torch_version;
+  c.notes.push_back("timer: " + context.timer);
+  if (!context.runtime_version.empty()) c.notes.push_back("runtime: " + context.runtime_version);
+  if (!context.driver_version.empty()) c.notes.push_back("driver: " + context.driver_version);
+  if (!context.clocks.empty()) c.notes.push_back("clocks: " + context.clocks);
+  return c;
+}
+
+}  // namespace
+
+void fit_plan_to_memory(CeilingsPlan& plan, int64_t usable_bytes) {
+  if (usable_bytes < 0) return;
+  const int64_t budget = usable_bytes / 2;
+  const int64_t wanted = plan.copy_bytes;
+  while (2 * plan.copy_bytes > budget && plan.copy_bytes > 16 * kMiB) plan.copy_bytes /= 2;
+  if (plan.copy_bytes != wanted)
+    plan.notes.push_back("copy buffer reduced from " + mib(wanted) + " to " + mib(plan.copy_bytes) + " (" +
+                         mib(usable_bytes) + " of memory available)");
+  // Three n x n matrices (a, b, c), sized as fp32, the widest dtype measured.
+  std::vector<int64_t> kept;
+  for (int64_t n : plan.matmul_sizes)
+    if (3 * n * n * 4 <= budget) kept.push_back(n);
+  if (kept.empty() && !plan.matmul_sizes.empty()) kept.push_back(plan.matmul_sizes.front());
+  if (kept.size() != plan.matmul_sizes.size())
+    plan.notes.push_back("matmul sizes above n=" + std::to_string(kept.back()) + " left out (" + mib(usable_bytes) +
+                         " of memory available)");
+  plan.matmul_sizes = std::move(kept);
+}
+
+DeviceCeilings measure_ceilings(const CeilingsProbeOptions& options) {
+  try {
+    return measure(options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // One line: ATen's messages carry a C++ backtrace after the first.
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
+    what = what.substr(0, what.find('\n'));
+    throw Error(ErrorKind::Runtime, (is_out_of_memory(e) ? "out of memory: " : "") + what);
+  }
 }
 
 }  // namespace modelstat::profiler

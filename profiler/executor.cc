@@ -143,7 +143,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
                                std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
         if (last_read) {
           args.push_back(std::move(env[size_t(t)]));
-          reusable[k] = args.back().defined() && args.back().use_count() == 1 &&
+          reusable[k] = options_.in_place && args.back().defined() && args.back().use_count() == 1 &&
                         args.back().storage().use_count() == 1;
         } else {
           args.push_back(env[size_t(t)]);

@@ -22,6 +22,10 @@ struct ExecOptions {
   // through ExecContext.
   at::ScalarType float_dtype = at::kFloat;
   uint64_t seed = 0x5eed;  // inputs and absent (skeleton) weights
+  // Elementwise ops may overwrite an activation they are the last to read
+  // (ExecContext::input_reusable). Off for autograd: backward may need the
+  // value an in-place op would overwrite (train_step.cc turns it off).
+  bool in_place = true;
 };
 
 // Loads every constant of the model as a tensor on the device: inline bytes,
@@ -63,6 +67,8 @@ class Executor {
 
   const Model& model() const { return model_; }
   const ExecOptions& options() const { return options_; }
+  // ExecOptions::in_place for the runs that follow.
+  void set_in_place(bool allowed) { options_.in_place = allowed; }
   const WeightStore& weights() const { return weights_; }
 
  private:

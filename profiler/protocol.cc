@@ -3,27 +3,28 @@
 //   time -> clean whole-model pass (no instrumentation) -> instrumented
 //   per-layer pass (markers between nodes, one wait per iteration) -> H2D /
 //   D2H copies timed apart -> optional batch sweep, max-batch search and
-//   concurrency. Every stopping decision goes through a StoppingCriterion.
+//   concurrency, measured memory and a measured training step. Every
+//   stopping decision goes through a StoppingCriterion.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/api/include/torch/version.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <thread>
 
+#include "analyzer/insight/statistics.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/profile.hpp"
 #include "profiler/device.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/memory_meter.hpp"
 #include "profiler/progress.hpp"
-#include "profiler/statistics.hpp"
+#include "profiler/run_context.hpp"
 #include "profiler/stopping.hpp"
+#include "profiler/train_step.hpp"
 
 namespace modelstat {
 
@@ -41,7 +42,7 @@ TimingSummary to_summary(const std::vector<double>& samples, const std::string& 
   s.samples = samples;
   s.stop_reason = reason;
   if (samples.empty()) return s;
-  const SampleStats st = summarize(samples);
+  const stats::SampleStats st = stats::summarize(samples);
   s.count = st.count;
   s.mean = st.mean;
   s.median = st.median;
@@ -124,19 +125,6 @@ void warm_up(const ProfileOptions& o, Device& device, const std::function<void(s
   }
 }
 
-std::string today() {
-  char buf[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 int64_t leading_batch(const Model& model) {
   for (int i : model.graph.inputs) {
     const auto& s = model.graph.tensors[size_t(i)].shape;
@@ -157,6 +145,21 @@ LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batc
     o.input_shapes[t.name] = dims;
   }
   return o;
+}
+
+// A batch sweep or max-batch search rebinds the leading dim; a model that fixes
+// it cannot be rebound. Say so before anything is measured, not after.
+void check_batch_can_vary(const std::string& path, const Model& model, const LoadOptions& load) {
+  const int64_t base = leading_batch(model);
+  try {
+    (void)loader::load_model_file(path, with_batch(model, load, base == 2 ? 3 : 2));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Runtime) throw;
+    throw Error(ErrorKind::Usage,
+                "--batch-sweep / --max-batch need a model whose batch (leading) dim can vary, and this one cannot: " +
+                    e.message() + " (export it with a symbolic batch dim, e.g. torch.onnx.export(..., "
+                    "dynamic_axes={'input': {0: 'batch'}}))");
+  }
 }
 
 struct BatchRun {
@@ -216,32 +219,106 @@ BatchPoint to_point(int64_t batch, const BatchRun& r) {
   return p;
 }
 
+// Peak live bytes of one inference, counted as a deployment would hold them:
+// the weights, one input set, and everything the run allocates (activations,
+// outputs, workspace). What the profiler itself keeps alive besides (the other
+// input sets, the first run's outputs) is constant during the run and is left
+// out by counting only the growth above the bytes live when the run starts.
+MemoryMeasurement measure_inference_memory(MemoryMeter& meter, const Executor& exec,
+                                           const std::vector<at::Tensor>& inputs, Device& device,
+                                           int64_t weights_bytes) {
+  device.synchronize();
+  const int64_t live_at_start = meter.live_bytes();
+  meter.reset_peak();
+  {
+    const auto outputs = exec.run(inputs);
+    device.synchronize();
+  }
+  MemoryMeasurement m;
+  m.method = meter.method();
+  m.weights_bytes = weights_bytes;
+  m.inference_peak_bytes = weights_bytes + total_bytes(inputs) + (meter.peak_bytes() - live_at_start);
+  return m;
+}
+
+// Forward + backward + update under the protocol: one checked step (it also
+// allocates the optimizer state), warm-up, then steps under the stopping rule,
+// each timed whole and by part with the device's timers. Peak bytes are
+// counted as for inference (weights + one input set + growth), over the timed
+// steps, so the optimizer state and the gradients are in.
+TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Executor& exec,
+                                   const std::vector<std::vector<at::Tensor>>& inputs, MemoryMeter& meter,
+                                   int64_t weights_bytes, std::vector<std::string>& notices) {
+  OptimizerConfig config;
+  config.kind = parse_optimizer(o.optimizer);
+  device.synchronize();
+  const int64_t live_at_start = meter.live_bytes();
+  TrainStep train(exec, config);
+  train.step(inputs[0]);
+  device.synchronize();
+  warm_up(o, device, [&](size_t i) { train.step(inputs[(i + 1) % inputs.size()]); });
+
+  auto whole = device.interval_timer(), forward = device.interval_timer(), backward = device.interval_timer(),
+       optimizer = device.interval_timer();
+  const StepTimers timers{whole.get(), forward.get(), backward.get(), optimizer.get()};
+  std::vector<double> forward_s, backward_s, optimizer_s;
+  meter.reset_peak();
+  TrainStepResult r;
+  r.time = sample_until_stable(o, "train step", [&](size_t i) {
+    train.step(inputs[i % inputs.size()], timers);
+    const double seconds = whole->seconds();  // waits for the step's last event
+    forward_s.push_back(forward->seconds());
+    backward_s.push_back(backward->seconds());
+    optimizer_s.push_back(optimizer->seconds());
+    return seconds;
+  });
+  r.optimizer = to_string(config.kind);
+  r.loss = kTrainLossDescription;
+  r.trainable_params = train.trainable_params();
+  r.forward_seconds = stats::summarize(forward_s).median;
+  r.backward_seconds = stats::summarize(backward_s).median;
+  r.optimizer_seconds = stats::summarize(optimizer_s).median;
+  r.peak_bytes = weights_bytes + total_bytes(inputs[0]) + (meter.peak_bytes() - live_at_start);
+  r.memory_method = meter.method();
+  for (const auto& n : train.notices()) notices.push_back(n);
+  return r;
+}
+
 }  // namespace
 
 ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
   ProfileResult result;
-  if (o.threads < 0) throw Error(ErrorKind::Usage, "--threads must be positive");
-  const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(o.threads > 0 ? o.threads : hw);
+  const int threads = resolve_threads(o.threads);
+  set_intra_op_threads(threads);
   std::unique_ptr<Device> device = make_device(o.device);
   if (o.device == "cpu" && o.dtype != "fp32")
     throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU modelstat runs fp32");
+  if (o.train_step) {
+    parse_optimizer(o.optimizer);  // bad flags fail before anything is measured
+    if (o.dtype != "fp32") throw Error(ErrorKind::Usage, "--train-step runs fp32 (no mixed-precision training)");
+  }
 
   // Cold path 1: model load (read, parse, bind, infer shapes).
   auto t = Clock::now();
   Model model = loader::load_model_file(path, load);
   result.cold.model_load = since(t);
   result.analysis = analyze_model(model);
+  if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(path, model, load);
 
   // Cold path 2: weights to the device.
   ExecOptions eo;
   eo.device = device->torch_device();
   eo.float_dtype = float_dtype(o);
   eo.seed = o.seed;
+  // Measured memory counts from before the weights are placed (memory_meter.hpp).
+  std::unique_ptr<MemoryMeter> meter;
+  if (o.measure_memory || o.train_step) meter = make_memory_meter(device->torch_device());
+  const int64_t live_before_weights = meter ? meter->live_bytes() : 0;
   t = Clock::now();
   Executor exec(model, eo);  // names an unsupported op before anything is timed
   device->synchronize();
   result.cold.weight_upload = since(t);
+  const int64_t weights_bytes = meter ? meter->live_bytes() - live_before_weights : 0;
   for (const auto& n : exec.weights().notices()) result.notices.push_back(n);
 
   // Inputs: several random sets (fixed seeds, never zeros), rotated.
@@ -261,6 +338,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   result.cold.first_inference = interval->seconds();
 
   warm_up(o, *device, [&](size_t i) { exec.run(inputs[i % inputs.size()]); });
+  if (o.measure_memory) result.memory = measure_inference_memory(*meter, exec, inputs[0], *device, weights_bytes);
 
   // Pass 1: clean whole-model latency, no per-layer instrumentation.
   result.end_to_end = o.end_to_end;
@@ -376,11 +454,15 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     const double window = std::max(o.min_seconds, 1.0);
     const auto start = Clock::now();
     std::vector<std::thread> workers;
+    // The cores are split between the workers: ATen's count is per thread (set in
+    // each worker), a BLAS pool's is per process (set once, here).
+    const int threads_per_worker = std::max(1, threads / o.concurrency);
+    set_intra_op_threads(threads_per_worker);
     // Each worker owns its inputs and, on CUDA, its own stream (Device decides).
     for (int w = 0; w < o.concurrency; ++w) {
       workers.emplace_back([&, w] {
         auto scope = device->worker_scope();  // CUDA: a stream of its own
-        at::set_num_threads(std::max(1, (o.threads > 0 ? o.threads : hw) / o.concurrency));
+        at::set_num_threads(threads_per_worker);
         auto timer = device->interval_timer();
         const auto& in = inputs[size_t(w) % inputs.size()];
         while (!stop.load()) {
@@ -400,19 +482,17 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
     c.throughput = elapsed > 0 ? double(all.size()) / elapsed : 0;
     c.latency = to_summary(all, "fixed window of " + std::to_string(window) + " s");
     result.concurrency = c;
-    at::set_num_threads(o.threads > 0 ? o.threads : hw);
+    set_intra_op_threads(threads);
   }
 
+  // Last, as it updates the weights: one training step.
+  if (o.train_step)
+    result.train_step = measure_train_step(o, *device, exec, inputs, *meter, weights_bytes, result.notices);
+
   // Context: a number without its conditions is not reusable.
-  device->describe(result.context);
-  result.context.threads = at::get_num_threads();
+  describe_run(*device, result.context);
   result.context.dtype = o.dtype;
   result.context.batch = base_batch;
-  result.context.date = today();
-  result.context.host = hostname();
-  result.context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                                 std::to_string(TORCH_VERSION_MINOR) + "." +
-                                 std::to_string(TORCH_VERSION_PATCH);
   return result;
 }
 

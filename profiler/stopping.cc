@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "analyzer/insight/statistics.hpp"
 #include "modelstat/error.hpp"
-#include "profiler/statistics.hpp"
 
 namespace modelstat::profiler {
 
@@ -60,7 +60,7 @@ void MedianCiCriterion::reset() {
 
 double MedianCiCriterion::evaluate(const std::vector<double>& samples) {
   scratch_.assign(samples.begin(), samples.end());
-  const MedianInterval ci = median_confidence_interval_unsorted(scratch_, config_.confidence);
+  const stats::MedianInterval ci = stats::median_confidence_interval_unsorted(scratch_, config_.confidence);
   ++evaluations_;
   const size_t n = samples.size();
   next_evaluation_at_ = n + std::max<size_t>(1, n / 64);

@@ -2,7 +2,12 @@
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <array>
+#include <atomic>
+#include <cstdio>
 #include <utility>
 
 namespace modelstat::test {
@@ -113,5 +118,29 @@ cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset) {
   }
   return rule->fn(cost::CostContext(graph, node));
 }
+
+#ifdef MODELSTAT_BINARY
+CliResult run_modelstat_cli(const std::string& args, const std::string& env, int timeout_seconds) {
+  static std::atomic<int> calls{0};
+  const std::string err_file = testing::TempDir() + "/modelstat_cli_stderr." + std::to_string(getpid()) + "." +
+                               std::to_string(calls++) + ".txt";
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + "timeout " + std::to_string(timeout_seconds) + " " +
+                          std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (FILE* f = fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    fclose(f);
+  }
+  std::remove(err_file.c_str());
+  return r;
+}
+#endif
 
 }  // namespace modelstat::test

@@ -165,6 +165,20 @@ inline nlohmann::json load_source_json(const std::string& relative_path) {
 }
 #endif
 
+#ifdef MODELSTAT_BINARY
+// ------------------------------------------------------------ the CLI binary
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;  // standard output and standard error, apart
+};
+
+// Runs `ENV modelstat ARGS` through the shell (ENV: "NAME=value ..." or empty),
+// under `timeout`. Standard error goes to a file of its own per process and
+// call, so tests that ctest runs in parallel never read each other's.
+CliResult run_modelstat_cli(const std::string& args, const std::string& env = {}, int timeout_seconds = 300);
+#endif
+
 // ------------------------------------------------------- report text helpers
 
 inline std::vector<std::string> lines_of(const std::string& text) {

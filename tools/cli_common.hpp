@@ -50,10 +50,15 @@ inline void add_model_flags(CLI::App& cmd, ModelArgs& m) {
                "Accept custom op domains; their nodes are listed as unknown instead of refused");
 }
 
-inline void add_output_flags(CLI::App& cmd, OutputArgs& o) {
-  cmd.add_option("-f,--format", o.format, "Output format: table, json, csv or md")
-      ->check(CLI::IsMember({"table", "json", "csv", "md"}))
-      ->default_val("table");
+// formats: what -f accepts, the first being the default (`report` adds html and trace).
+inline void add_output_flags(CLI::App& cmd, OutputArgs& o,
+                             const std::vector<std::string>& formats = {"table", "json", "csv", "md"}) {
+  std::string listed;
+  for (size_t i = 0; i < formats.size(); ++i)
+    listed += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + formats[i];
+  cmd.add_option("-f,--format", o.format, "Output format: " + listed)
+      ->check(CLI::IsMember(formats))
+      ->default_val(formats.empty() ? std::string("table") : formats.front());
   cmd.add_option("-o,--output", o.output, "Write the report to FILE instead of standard output");
   cmd.add_option("--top", o.top, "Number of hotspots (nodes with most FLOPs) to list; 0 for none")
       ->default_val(10)

@@ -1,12 +1,94 @@
-// `modelstat device`. (Being written: see the issue.)
+// `modelstat device`: measures this device's ceilings (memory bandwidth,
+// matmul throughput per dtype, per-op overhead), prints them and saves them
+// where `report` and `fit` look (modelstat/ceilings.hpp, docs/ceilings.md).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "modelstat/ceilings.hpp"
+#include "profiler/ceilings_probe.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/report/ceilings_writer.hpp"
 
 namespace modelstat::cli {
 
+namespace {
+
+struct DeviceArgs {
+  profiler::CeilingsProbeOptions probe;
+  std::string format = "table";
+  std::string output;
+  std::string save;
+  bool no_save = false;
+};
+
+constexpr const char* kDescription =
+    "Measure this device's ceilings, print them and save them for later runs.\n"
+    "  memory bandwidth  a device-to-device copy (dst.copy_(src)) of a buffer well beyond the last-level cache\n"
+    "                    (CPU: 256 MiB or 2x the cache, CUDA: 1 GiB); bytes = read + written = 2 x buffer\n"
+    "  matmul FLOP/s     at::mm_out on square n x n matrices, 2n^3 FLOPs each, over a range of n\n"
+    "                    (CPU: fp32, n 64..2048; CUDA: fp32, tf32, fp16, bf16, n 256..8192); the curve and its best point\n"
+    "  op overhead       an add of two 1-element tensors: the fixed cost every node pays\n"
+    "Each figure is the median of repeated runs after a warm-up, sampled until its 95% confidence interval is\n"
+    "narrow (or a time-out), timed with the device's own clock (CUDA events on the GPU).\n"
+    "Saved to $MODELSTAT_CEILINGS_DIR, else $XDG_CACHE_HOME/modelstat, else ~/.cache/modelstat\n"
+    "(ceilings-cpu.json / ceilings-cuda.json). 'modelstat report' draws each layer against them (roofline:\n"
+    "compute- or memory-bound, % of peak) and 'modelstat fit' forecasts latency from FLOPs and bytes with them.\n"
+    "See docs/ceilings.md.";
+
+int run_device(const DeviceArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const DeviceCeilings ceilings = profiler::measure_ceilings(args.probe);
+  report::CeilingsTableExtras extras;
+  extras.probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Save before printing, but print even when saving fails, so a measurement
+  // is never lost; the save error then decides the exit code.
+  std::unique_ptr<Error> save_error;
+  if (!args.no_save) {
+    const std::string path = args.save.empty() ? default_ceilings_path(ceilings.device_kind) : args.save;
+    try {
+      save_ceilings(ceilings, path);
+      extras.saved_path = path;
+    } catch (const Error& e) {
+      save_error = std::make_unique<Error>(e);
+    }
+  }
+
+  write_output(args.output, [&](std::ostream& out, bool) {
+    if (args.format == "json")
+      out << ceilings_to_json(ceilings);
+    else
+      report::write_ceilings_table(ceilings, extras, out);
+  });
+  // The JSON on standard output stays pure JSON; the table says it itself.
+  if (!extras.saved_path.empty() && (args.format == "json" || !args.output.empty()))
+    std::fprintf(stderr, "modelstat: ceilings saved to %s\n", extras.saved_path.c_str());
+  if (save_error) throw *save_error;
+  return 0;
+}
+
+}  // namespace
+
 void add_device_command(CLI::App& app, std::vector<Command>& commands) {
-  CLI::App* cmd = app.add_subcommand("device", "(not yet implemented)");
-  cmd->allow_extras();
-  commands.push_back({cmd, []() -> int { throw Error(ErrorKind::Runtime, "'device' is not implemented yet"); }});
+  auto args = std::make_shared<DeviceArgs>();
+  CLI::App* cmd = app.add_subcommand("device", kDescription);
+  cmd->add_option("--device", args->probe.device, "Device to measure: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->default_val("cpu");
+  cmd->add_option("--threads", args->probe.threads, "CPU intra-op threads (default: all cores); the figures hold for this count")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_flag("--quick", args->probe.quick, "Fewer sizes and runs (seconds, not a minute); rougher figures");
+  cmd->add_option("--dtype", args->probe.dtypes,
+                  "Measure only this matmul dtype (repeatable): fp32; tf32, fp16, bf16 on CUDA (default: all the device has)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  cmd->add_option("-f,--format", args->format, "Output format: table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->default_val("table");
+  cmd->add_option("-o,--output", args->output, "Write the output to FILE instead of standard output");
+  CLI::Option* save = cmd->add_option("--save", args->save, "Save the ceilings to FILE instead of the default location");
+  cmd->add_flag("--no-save", args->no_save, "Do not save the ceilings")->excludes(save);
+  commands.push_back({cmd, [args] { return run_device(*args); }});
 }
 
 }  // namespace modelstat::cli

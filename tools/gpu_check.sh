@@ -26,12 +26,24 @@ ctest --test-dir build-gpu --output-on-failure -j 8 2>&1 | tee "$OUT/ctest.log" 
 set +e
 
 M=build-gpu/tools/modelstat
-python3 tests/e2e/export_torchvision.py resnet50 /tmp/resnet50.onnx --opset 17 > /dev/null
+python3 tests/e2e/export_torchvision.py resnet50 /tmp/resnet50.onnx --opset 17 --dynamic-batch > /dev/null
 # the committed CustomModel is a skeleton: the profiler fills its absent weights from the seed (same cost)
 for b in 1 32; do
-  $M profile /tmp/resnet50.onnx --device cuda --input input:${b}x3x224x224 -f json -o "$OUT/resnet50_b$b.json"
+  $M profile /tmp/resnet50.onnx --device cuda --dim batch=$b -f json -o "$OUT/resnet50_b$b.json"
 done
 $M profile sample_models/custom_model.onnx --device cuda --dim batch=32 -f json -o "$OUT/custom_b32.json"
-$M profile /tmp/resnet50.onnx --device cuda --max-batch --no-layers -f json -o "$OUT/resnet50_maxbatch.json"
+$M profile /tmp/resnet50.onnx --device cuda --dim batch=1 --max-batch --no-layers -f json -o "$OUT/resnet50_maxbatch.json"
 python3 bench/torch_reference.py --device cuda --out "$OUT/torch_reference.json"
+# measured memory and a training step (caching-allocator statistics, CUDA events per part) vs PyTorch's own step
+python3 tests/e2e/export_torchvision.py resnet18 /tmp/resnet18.onnx --opset 17 > /dev/null
+for opt in sgd adam; do
+  $M profile /tmp/resnet18.onnx --device cuda --no-layers --memory --train-step --optimizer $opt -f json \
+    -o "$OUT/resnet18_train_$opt.json"
+  python3 bench/train_step_reference.py --device cuda --model resnet18 --batch 1 --optimizer $opt \
+    > "$OUT/torch_train_$opt.json"
+done
+# issue 4 on the GPU: measured ceilings, the joined report (HTML + trace) of resnet50 at batch 32
+$M device --device cuda -f json -o "$OUT/ceilings_cuda.json"
+$M report /tmp/resnet50.onnx --device cuda --dim batch=32 --ceilings "$OUT/ceilings_cuda.json" -f md \
+  -o "$OUT/report_resnet50_b32.md" --html "$OUT/report_resnet50_b32.html" --trace "$OUT/trace_resnet50_b32.json"
 python3 bench/compare_gpu.py "$OUT" | tee "$OUT/summary.md"

@@ -23,9 +23,9 @@ void ProfileArgs::finish() {
   if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
 }
 
-void add_profile_flags(CLI::App& cmd, ProfileArgs& args) {
+void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::string>& formats) {
   add_model_flags(cmd, args.model);
-  add_output_flags(cmd, args.output);
+  add_output_flags(cmd, args.output, formats);
   ProfileOptions& o = args.options;
   cmd.add_option("--device", o.device, "Where to run: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
@@ -59,6 +59,22 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args) {
   cmd.add_option("--concurrency", o.concurrency,
                       "Independent requests in flight (CPU threads / CUDA streams); 0 = not measured")
       ->check(CLI::Range(0, 256));
+  cmd.add_flag("--memory", o.measure_memory,
+               "Measure memory from the allocator: bytes live once the weights are placed, and the peak of one "
+               "inference (weights + one input set + what the run allocates). CPU: a counting wrapper around "
+               "LibTorch's CPU allocator; CUDA: the caching allocator's allocated-bytes statistics");
+  CLI::Option* train = cmd.add_flag(
+      "--train-step", o.train_step,
+      "Measure a training step, fp32: forward with autograd, loss = sum over float outputs of mean(output^2), "
+      "backward, optimizer update, gradients set to none; timed whole and by part under the same warm-up and "
+      "stopping rule, with its peak memory. Float initializers are the parameters (BatchNormalization "
+      "running statistics excepted); weights change, so it runs after every other measurement");
+  cmd.add_option("--optimizer", o.optimizer,
+                 "Optimizer of --train-step, lr 1e-3: sgd; momentum (0.9); adam (betas 0.9, 0.999, eps 1e-8, "
+                 "bias-corrected)")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+      ->default_val("adam")
+      ->needs(train);
 }
 
 }  // namespace modelstat::cli

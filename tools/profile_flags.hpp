@@ -23,6 +23,8 @@ struct ProfileArgs {
 };
 
 // Model, output and measurement flags (--device, --dtype, --threads, --warmup, ...).
-void add_profile_flags(CLI::App& cmd, ProfileArgs& args);
+// formats: what -f accepts (add_output_flags).
+void add_profile_flags(CLI::App& cmd, ProfileArgs& args,
+                       const std::vector<std::string>& formats = {"table", "json", "csv", "md"});
 
 }  // namespace modelstat::cli

@@ -1,12 +1,181 @@
-// `modelstat report`. (Being written: see the issue.)
+// `modelstat report model.onnx`: profile the model (every flag of `profile`),
+// join each node's measured time with its static cost on the device's
+// roofline (join_profile), and write the result in one format to stdout / -o
+// and in others to files, all from the same run.
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "modelstat/ceilings.hpp"
+#include "modelstat/joined.hpp"
+#include "modelstat/profile.hpp"
+#include "profiler/ceilings_probe.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/profile_flags.hpp"
 
 namespace modelstat::cli {
 
+namespace {
+
+const std::vector<std::string> kReportFormats = {"table", "json", "csv", "md", "html", "trace"};
+
+struct ReportArgs {
+  ProfileArgs profile;
+  std::string ceilings_file;           // --ceilings FILE
+  std::string datasheet;               // --datasheet NAME
+  std::map<std::string, std::string> extra_outputs;  // format -> FILE (--html FILE, --json FILE, ...)
+};
+
+// Ceilings given explicitly (--ceilings / --datasheet), read before anything
+// runs so that a wrong file fails in a second rather than after the profile.
+std::optional<DeviceCeilings> explicit_ceilings(const ReportArgs& a) {
+  std::optional<DeviceCeilings> c;
+  if (!a.ceilings_file.empty()) {
+    c = load_ceilings(a.ceilings_file);
+    if (!c) throw Error(ErrorKind::Usage, "no ceilings file '" + a.ceilings_file + "'");
+  } else if (!a.datasheet.empty()) {
+    c = datasheet_ceilings(a.datasheet);
+  }
+  const std::string& device = a.profile.options.device;
+  if (c && c->device_kind != device)
+    throw_usage("the ceilings " + (a.ceilings_file.empty() ? "'" + a.datasheet + "'" : "in '" + a.ceilings_file + "'") +
+                " are for a " + c->device_kind + " device, but --device is " + device);
+  return c;
+}
+
+// Why saved ceilings do not fit this run ("" when they do): another kind of
+// device, another device of that kind, or (CPU) another thread count.
+std::string mismatch(const DeviceCeilings& c, const RunContext& run) {
+  if (c.device_kind != run.device_kind) return "are for a " + c.device_kind + " device";
+  if (!c.device_name.empty() && !run.device_name.empty() && c.device_name != run.device_name)
+    return "were measured on '" + c.device_name + "', this run is on '" + run.device_name + "'";
+  if (run.device_kind == "cpu" && c.threads != run.threads)
+    return "were measured with " + std::to_string(c.threads) + " threads, this run uses " +
+           std::to_string(run.threads);
+  return {};
+}
+
+// No explicit ceilings: the file `modelstat device` saved when it is of this
+// device, else a quick measurement now. Each choice other than a fitting
+// saved file is said in a notice.
+DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunContext& run,
+                                       std::vector<std::string>& notices) {
+  const std::string path = default_ceilings_path(options.device);
+  const std::optional<DeviceCeilings> saved = load_ceilings(path);
+  std::string why;
+  if (saved) {
+    why = mismatch(*saved, run);
+    if (why.empty()) return *saved;
+    why = "the saved ceilings (" + path + ") " + why;
+  } else {
+    why = "no ceilings saved for this device (" + path + ")";
+  }
+  profiler::CeilingsProbeOptions probe;
+  probe.device = options.device;
+  probe.threads = run.threads;
+  probe.quick = true;
+  probe.dtypes = {"fp32"};
+  if (!run.dtype.empty() && run.dtype != "fp32") probe.dtypes.push_back(run.dtype);
+  DeviceCeilings quick = profiler::measure_ceilings(probe);
+  notices.push_back(why + ": measured quick ceilings for this report (a few seconds, less accurate); run "
+                          "`modelstat device` to measure and save accurate ceilings");
+  return quick;
+}
+
+int run_report(const ReportArgs& a) {
+  const ProfileArgs& p = a.profile;
+  if (p.no_layers)
+    throw_usage("report joins each node's time with its cost, so it needs the per-layer pass: drop --no-layers "
+                "(`modelstat profile --no-layers` gives the whole-model latency alone)");
+  for (const auto& [format, path] : a.extra_outputs)
+    if (path == p.output.output && !path.empty() && path != "-")
+      throw_usage("--" + format + " and -o both write '" + path + "'");
+  std::optional<DeviceCeilings> ceilings = explicit_ceilings(a);
+  // Fail on a bad format name now, not after the profile.
+  const std::unique_ptr<JoinedWriter> main_writer = make_joined_writer(p.output.format);
+
+  ProfileResult profile = profile_model(p.model.model, p.model.load_options(), p.options);
+  std::vector<std::string> notices;
+  if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
+  JoinedReport report = join_profile(std::move(profile), *ceilings);
+  report.notices.insert(report.notices.begin(), notices.begin(), notices.end());
+
+  ReportOptions ro;
+  ro.top = p.output.top;
+  ro.show_all_nodes = !p.output.no_nodes;
+  write_output(p.output.output, [&](std::ostream& out, bool is_tty) {
+    ReportOptions o = ro;
+    o.color = p.output.format == "table" && is_tty && std::getenv("NO_COLOR") == nullptr;
+    main_writer->write(report, o, out);
+  });
+  for (const auto& [format, path] : a.extra_outputs) {
+    if (path.empty()) continue;
+    const std::unique_ptr<JoinedWriter> writer = make_joined_writer(format);
+    write_output(path, [&](std::ostream& out, bool) { writer->write(report, ro, out); });
+  }
+  return 0;
+}
+
+}  // namespace
+
 void add_report_command(CLI::App& app, std::vector<Command>& commands) {
-  CLI::App* cmd = app.add_subcommand("report", "(not yet implemented)");
-  cmd->allow_extras();
-  commands.push_back({cmd, []() -> int { throw Error(ErrorKind::Runtime, "'report' is not implemented yet"); }});
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Profile a model (the measurement of `modelstat profile`, with every one of its flags) and join each "
+      "node's measured median time with its static cost (MACs, FLOPs, bytes) on the device's roofline: share "
+      "of time and of FLOPs, achieved GFLOP/s and GB/s, arithmetic intensity, whether the compute or the "
+      "memory ceiling bounds the node, and its efficiency against that ceiling. Hotspots by time, every node, "
+      "a summary by op type. Needs the per-layer pass (--no-layers is refused).");
+  add_profile_flags(*cmd, args->profile, kReportFormats);
+  cmd->get_option("--top")->description("Hotspot nodes to list, by median time; 0 for none");
+  cmd->get_option("--no-layers")->description("Refused: the report needs the per-layer pass");
+  cmd->get_option("--no-nodes")->description("Leave the per-node rows out of table and Markdown (JSON and CSV keep them)");
+  for (const char* format : {"html", "json", "csv", "md", "trace"}) {
+    const std::string what = std::string(format) == "trace"
+                                 ? "a Chrome trace (Perfetto, chrome://tracing) of the median instrumented iteration"
+                                 : std::string("the ") + format + " report";
+    cmd->add_option(std::string("--") + format, args->extra_outputs[format],
+                    "Also write " + what + " to FILE, from the same run")
+        ->type_name("FILE");
+  }
+  CLI::Option* file = cmd->add_option("--ceilings", args->ceilings_file,
+                                      "Roofline ceilings from FILE (JSON written by `modelstat device`)")
+                        ->type_name("FILE");
+  CLI::Option* sheet = cmd->add_option("--datasheet", args->datasheet,
+                                       "Roofline from a GPU's datasheet peaks instead of measured ones (labelled "
+                                       "as such): " +
+                                           [] {
+                                             std::string names;
+                                             for (const std::string& n : datasheet_names())
+                                               names += (names.empty() ? "" : ", ") + n;
+                                             return names;
+                                           }())
+                            ->type_name("NAME");
+  file->excludes(sheet);
+  cmd->footer(
+      "Ceilings (the roofs each node is placed under), in this order:\n"
+      "  1. --ceilings FILE, or --datasheet NAME (vendor peaks, a labelled fallback: efficiencies are then\n"
+      "     against the datasheet, not against what this machine reaches);\n"
+      "  2. the ceilings `modelstat device` saved for this device kind (" +
+      default_ceilings_path("cpu") +
+      ",\n"
+      "     ceilings-cuda.json beside it), when they are of this device: same kind, same name and, on the CPU,\n"
+      "     the same thread count;\n"
+      "  3. otherwise quick ceilings measured now, in a few seconds; the report says so, and says why the saved\n"
+      "     ones did not fit. Run `modelstat device` to measure and save accurate ceilings.\n"
+      "Formats: -f table|json|csv|md|html|trace to stdout or -o FILE; --html/--json/--csv/--md/--trace FILE write\n"
+      "more formats from the same run. JSON nests the complete profile document under \"profile\"\n"
+      "(docs/report-json.md). The trace is Chrome Trace Event JSON of the instrumented iteration whose layer\n"
+      "sum is the median, nodes back to back; open it in ui.perfetto.dev or chrome://tracing.\n"
+      "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input.");
+  commands.push_back({cmd, [args] {
+                        args->profile.finish();
+                        return run_report(*args);
+                      }});
 }
 
 }  // namespace modelstat::cli

@@ -106,6 +106,16 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
       if (e.contains("curve"))
         for (const auto& p : e.at("curve"))
           m.curve.push_back({p.at("n").get<int64_t>(), p.at("flops_per_second").get<double>()});
+      // Rates and sizes are logged by matmul_flops_at: a zero or negative one would
+      // turn every forecast into NaN, so such a file is refused here, by name.
+      if (!(m.flops_per_second > 0))
+        throw Error(ErrorKind::Input, "matmul " + m.dtype + ": flops_per_second must be positive", origin);
+      for (const auto& p : m.curve)
+        if (p.n <= 0 || !(p.flops_per_second > 0))
+          throw Error(ErrorKind::Input,
+                      "matmul " + m.dtype + " curve: n and flops_per_second must be positive (n=" +
+                          std::to_string(p.n) + ")",
+                      origin);
       std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
       c.matmul.push_back(std::move(m));
     }
@@ -113,6 +123,7 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
     if (c.device_kind != "cpu" && c.device_kind != "cuda")
       throw Error(ErrorKind::Input, "device_kind must be cpu or cuda, got '" + c.device_kind + "'", origin);
     if (!(c.memory_bandwidth > 0)) throw Error(ErrorKind::Input, "memory bandwidth must be positive", origin);
+    if (!(c.op_overhead_seconds >= 0)) throw Error(ErrorKind::Input, "op_overhead_seconds must not be negative", origin);
     return c;
   } catch (const Error&) {
     throw;

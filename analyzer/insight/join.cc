@@ -96,6 +96,7 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     if (fresh) r.by_op_type.push_back(JoinedOpType{n.op_type});
     JoinedOpType& t = r.by_op_type[it->second];
     t.count += 1;
+    if (n.status != CostStatus::Exact) t.nodes_not_exact += 1;
     t.flops += n.flops;
     t.bytes += n.bytes;
     t.seconds += n.median_seconds;

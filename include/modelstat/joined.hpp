@@ -48,6 +48,7 @@ struct JoinedNode {
 struct JoinedOpType {
   std::string op_type;
   int64_t count = 0, flops = 0, bytes = 0;
+  int64_t nodes_not_exact = 0;              // nodes whose cost is not exact (counted as 0 FLOPs here)
   double seconds = 0;                       // sum of its nodes' medians
   double share_of_time = 0, share_of_flops = 0;
   double achieved_flops_per_second = 0;     // flops / seconds

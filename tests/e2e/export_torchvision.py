@@ -41,7 +41,7 @@ def build_model(name):
     return model.eval()
 
 
-def export(name, out, opset=13):
+def export(name, out, opset=13, dynamic_batch=False):
     """Export NAME to OUT; returns a dict describing the export."""
     import torch
     model = build_model(name)
@@ -55,7 +55,8 @@ def export(name, out, opset=13):
     # head_attention), which has no ONNX symbolic (breaks vit_b_16).
     torch.onnx.export(model, (x,), tmp, opset_version=opset,
                       do_constant_folding=True,
-                      input_names=["input"], output_names=["output"])
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None))
     os.replace(tmp, out)
     info = dict(versions())
     info.update({"model": name, "opset": opset, "input_shape": list(INPUT_SHAPE),
@@ -70,8 +71,10 @@ def main(argv=None):
     ap.add_argument("name", help="torchvision.models function, e.g. resnet50")
     ap.add_argument("out", help="output .onnx path")
     ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--dynamic-batch", action="store_true",
+                    help="leave the batch dim symbolic ('batch'), for batch sweeps")
     args = ap.parse_args(argv)
-    info = export(args.name, args.out, args.opset)
+    info = export(args.name, args.out, args.opset, args.dynamic_batch)
     print(json.dumps(info))
     return 0
 

@@ -113,4 +113,41 @@ TEST(CliProfile, BatchSweepReportsThroughputPerBatch) {
   for (const auto& p : doc["batch_sweep"]) EXPECT_GT(p["throughput_samples_per_s"].get<double>(), 0.0) << p.dump();
 }
 
+TEST(CliProfile, MemoryAndTrainStepReportMeasuredBytesAndTimes) {
+  const RunResult r =
+      run("profile " + sample("tiny_cnn.onnx") + kQuick + " --no-layers --memory --train-step --optimizer sgd -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& memory = doc["memory"];
+  ASSERT_TRUE(memory.is_object()) << doc["memory"].dump();
+  // tiny_cnn's initializers, all fp32: 5,882 parameters + 32 BatchNormalization
+  // running statistics, 4 bytes each.
+  EXPECT_EQ(memory["weights_bytes"].get<int64_t>(), (5882 + 32) * 4);
+  // The peak holds the weights, the 1x3x32x32 input and at least the first
+  // Conv's 1x16x32x32 output (both fp32).
+  EXPECT_GE(memory["inference_peak_bytes"].get<int64_t>(), (5882 + 32 + 3 * 32 * 32 + 16 * 32 * 32) * 4);
+  EXPECT_FALSE(memory["method"].get<std::string>().empty());
+
+  const auto& train = doc["train_step"];
+  ASSERT_TRUE(train.is_object()) << doc["train_step"].dump();
+  EXPECT_EQ(train["optimizer"], "sgd");
+  EXPECT_EQ(train["trainable_params"].get<int64_t>(), 5882);
+  EXPECT_GE(train["time"]["count"].get<int64_t>(), 3);
+  EXPECT_EQ(train["time"]["samples_s"].size(), train["time"]["count"].get<size_t>());
+  for (const char* part : {"forward_s", "backward_s", "optimizer_s"}) EXPECT_GT(train[part].get<double>(), 0.0) << part;
+  // Training holds at least what inference does, plus the gradients.
+  EXPECT_GE(train["peak_bytes"].get<int64_t>(), memory["inference_peak_bytes"].get<int64_t>());
+  EXPECT_GE(train["peak_bytes"].get<int64_t>(), memory["weights_bytes"].get<int64_t>() + 5882 * 4);
+  EXPECT_FALSE(train["loss"].get<std::string>().empty());
+  EXPECT_EQ(train["memory_method"], memory["method"]);
+}
+
+TEST(CliProfile, OptimizerWithoutTrainStepIsAUsageError) {
+  RunResult r = run("profile " + sample("tiny_cnn.onnx") + kQuick + " --optimizer sgd");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run("profile " + sample("tiny_cnn.onnx") + kQuick + " --train-step --optimizer lamb");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
 }  // namespace

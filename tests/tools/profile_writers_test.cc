@@ -143,6 +143,22 @@ ProfileResult sample_profile() {
   conc.latency = timing(0.0016, 500, {0.0016, 0.0017});
   conc.mechanism = "CUDA streams";
   r.concurrency = conc;
+  MemoryMeasurement memory;
+  memory.method = "CUDA: caching allocator statistics";
+  memory.weights_bytes = 46758400;
+  memory.inference_peak_bytes = kBeyondDouble;  // exact through the writer
+  r.memory = memory;
+  TrainStepResult train;
+  train.optimizer = "adam";
+  train.loss = "sum of mean(output^2)";
+  train.trainable_params = 11689512;
+  train.time = timing(0.02, 3, {0.02, 0.021, 0.019});
+  train.forward_seconds = 0.006;
+  train.backward_seconds = 0.012;
+  train.optimizer_seconds = 0.002;
+  train.peak_bytes = 187000000;
+  train.memory_method = "CUDA: caching allocator statistics";
+  r.train_step = train;
   r.notices = {"GPU clocks were not locked; expect more variance"};
   return r;
 }
@@ -228,7 +244,8 @@ TEST(ProfileWriterTest, JsonHasEveryFieldInOrder) {
   EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "percentile_method", "context",
                                             "cold_start", "whole", "layer_sum", "instrumentation_overhead",
                                             "throughput_samples_per_s", "layers", "transfers", "batch_sweep",
-                                            "max_batch", "concurrency", "analysis", "notices"}));
+                                            "max_batch", "concurrency", "memory", "train_step", "analysis",
+                                            "notices"}));
   EXPECT_EQ(doc["schema_version"], kProfileJsonSchemaVersion);
   EXPECT_EQ(std::string(kProfileJsonSchemaVersion).rfind("1.", 0), 0u) << "the schema describes major 1";
   EXPECT_EQ(doc["kind"], "profile");
@@ -313,6 +330,8 @@ TEST(ProfileWriterTest, JsonValidatesAgainstSchema) {
   no_extras.concurrency.reset();
   no_extras.max_batch = 0;
   no_extras.batch_sweep.clear();
+  no_extras.memory.reset();
+  no_extras.train_step.reset();
   for (const ProfileResult& r : {sample_profile(), no_extras, ProfileResult{}}) {
     const json doc = json::parse(render("json", r));
     const std::vector<std::string> errors = SchemaValidator().validate(schema, doc);
@@ -321,6 +340,52 @@ TEST(ProfileWriterTest, JsonValidatesAgainstSchema) {
   const json doc = json::parse(render("json", no_extras));
   EXPECT_TRUE(doc["concurrency"].is_null());
   EXPECT_TRUE(doc["max_batch"].is_null());
+  EXPECT_TRUE(doc["memory"].is_null()) << "not measured: null";
+  EXPECT_TRUE(doc["train_step"].is_null());
+}
+
+TEST(ProfileWriterTest, JsonMemoryAndTrainStepKeys) {
+  const ProfileResult r = sample_profile();
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(render("json", r));
+  // The fit validation reads these names: pinned with their order.
+  std::vector<std::string> keys;
+  for (const auto& item : doc["memory"].items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"method", "weights_bytes", "inference_peak_bytes"}));
+  keys.clear();
+  for (const auto& item : doc["train_step"].items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"optimizer", "loss", "trainable_params", "time", "forward_s",
+                                            "backward_s", "optimizer_s", "peak_bytes", "memory_method"}));
+  EXPECT_EQ(doc["memory"]["weights_bytes"].get<int64_t>(), 46758400);
+  EXPECT_EQ(doc["memory"]["inference_peak_bytes"].get<int64_t>(), kBeyondDouble);
+  EXPECT_EQ(doc["train_step"]["optimizer"], "adam");
+  EXPECT_EQ(doc["train_step"]["trainable_params"].get<int64_t>(), 11689512);
+  EXPECT_EQ(doc["train_step"]["time"]["count"].get<int64_t>(), 3);
+  EXPECT_EQ(doc["train_step"]["time"]["samples_s"].size(), 3u);
+  EXPECT_EQ(doc["train_step"]["backward_s"].get<double>(), 0.012);
+  EXPECT_EQ(doc["train_step"]["peak_bytes"].get<int64_t>(), 187000000);
+  // A step with no samples: part medians are null, not 0.
+  ProfileResult unmeasured = r;
+  unmeasured.train_step->time = TimingSummary{};
+  const json doc2 = json::parse(render("json", unmeasured));
+  EXPECT_TRUE(doc2["train_step"]["forward_s"].is_null());
+  EXPECT_TRUE(SchemaValidator().validate(test::load_source_json("docs/profile.schema.json"), doc2).empty());
+}
+
+TEST(ProfileWriterTest, HumanReportsShowMemoryAndTrainStep) {
+  const ProfileResult r = sample_profile();
+  for (const char* format : {"table", "md"}) {
+    const std::string text = render(format, r);
+    EXPECT_TRUE(contains(text, "Memory (measured by the allocator)")) << format;
+    EXPECT_TRUE(contains(text, "44.6 MiB (46,758,400 bytes)")) << format;
+    EXPECT_TRUE(contains(text, "Training step (adam, fp32)")) << format;
+    EXPECT_TRUE(contains(text, "11.69 M (11,689,512)")) << format;
+    EXPECT_TRUE(contains(text, "12.0 ms (60.0%)")) << format << ": backward median and its share of the step";
+  }
+  ProfileResult without = r;
+  without.memory.reset();
+  without.train_step.reset();
+  EXPECT_FALSE(contains(render("table", without), "Training step"));
+  EXPECT_FALSE(contains(render("table", without), "Memory (measured"));
 }
 
 TEST(ProfileWriterTest, SchemaValidatorRejectsBrokenProfiles) {
@@ -408,8 +473,9 @@ TEST(ProfileWriterTest, MarkdownTablesHaveConsistentColumns) {
       EXPECT_EQ(md_cells(lines[i]), columns) << lines[i];
     }
   }
-  // context, cold start, whole, layer sum, copies, per-layer, hotspots, batch sweep, concurrency
-  EXPECT_EQ(tables, 9u);
+  // context, cold start, whole, layer sum, copies, per-layer, hotspots, batch sweep, concurrency,
+  // memory, training step
+  EXPECT_EQ(tables, 11u);
   for (const char* needle : {"## Context", "## Cold start", "## Whole-model latency", "## Layer sum vs whole model",
                              "## Host-device copies", "## Per-layer times (3 layers", "## Hotspots (top 3 by median time)",
                              "## Batch sweep", "## Concurrency (4 requests in flight)", "## Notices",

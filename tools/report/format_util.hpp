@@ -83,6 +83,11 @@ std::string human_seconds(double seconds);
 // one decimal, "-" when whole is 0 or either is not finite, "<0.1%" / ">99.9%".
 std::string percent_of(double part, double whole);
 
+// Rates for humans, about 3 significant digits: "0.52", "12.3", "813",
+// "12,345"; "-" when not finite or (optional) empty.
+std::string rate_text(double v);
+std::string rate_text(const std::optional<double>& v);
+
 // A relative difference as a signed percentage with one decimal: 0.031 -> "+3.1%",
 // -0.004 -> "-0.4%"; "-" when not finite.
 std::string signed_percent(double fraction);
@@ -248,6 +253,12 @@ struct ProfileDocument {
   std::vector<ProfileSection> sections;
 };
 ProfileDocument profile_document(const ProfileResult& result, const ReportOptions& options);
+
+// Render a document as aligned terminal text (profile_table_writer.cc) or as
+// GitHub-flavoured Markdown (profile_markdown_writer.cc). The joined report
+// builds its own document and renders it with these.
+void print_text_document(const ProfileDocument& doc, const Style& style, std::ostream& out);
+void print_markdown_document(const ProfileDocument& doc, std::ostream& out);
 
 }  // namespace report_detail
 }  // namespace modelstat

@@ -1,15 +1,15 @@
-// Joined report, markdown format. (Being written.)
-#include "modelstat/error.hpp"
+// Joined report, GitHub-flavoured Markdown: the same content as the terminal
+// table (joined_document()), for pasting into an issue or a pull request.
 #include "tools/report/joined_writers.hpp"
 
 namespace modelstat::report {
 
 namespace {
 
-class JoinedMarkdownWriter : public JoinedWriter {
+class JoinedMarkdownWriter final : public JoinedWriter {
  public:
-  void write(const JoinedReport&, const ReportOptions&, std::ostream&) const override {
-    throw Error(ErrorKind::Runtime, "the markdown report format is not implemented yet");
+  void write(const JoinedReport& report, const ReportOptions& options, std::ostream& out) const override {
+    report_detail::print_markdown_document(joined_document(report, options), out);
   }
 };
 

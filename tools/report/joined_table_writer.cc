@@ -1,15 +1,15 @@
-// Joined report, table format. (Being written.)
-#include "modelstat/error.hpp"
+// Joined report, terminal table: joined_document() rendered as aligned text in
+// human units (the profile report's renderer), optional ANSI colour.
 #include "tools/report/joined_writers.hpp"
 
 namespace modelstat::report {
 
 namespace {
 
-class JoinedTableWriter : public JoinedWriter {
+class JoinedTableWriter final : public JoinedWriter {
  public:
-  void write(const JoinedReport&, const ReportOptions&, std::ostream&) const override {
-    throw Error(ErrorKind::Runtime, "the table report format is not implemented yet");
+  void write(const JoinedReport& report, const ReportOptions& options, std::ostream& out) const override {
+    report_detail::print_text_document(joined_document(report, options), report_detail::Style(options.color), out);
   }
 };
 

@@ -38,20 +38,6 @@ bool positive(double v) {
   return std::isfinite(v) && v > 0;
 }
 
-// Rates for humans, about 3 significant digits: "0.52", "12.3", "813", "12,345".
-std::string rate_text(double v) {
-  if (!std::isfinite(v)) return "-";
-  const double mag = std::fabs(v);
-  if (mag >= 999.5) return group_digits(std::llround(v));
-  if (mag >= 99.95) return fmt::format("{:.0f}", v);
-  if (mag >= 9.995) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
-
-std::string rate_text(const std::optional<double>& v) {
-  return v ? rate_text(*v) : std::string("-");
-}
-
 std::string or_dash(const std::string& s) {
   return s.empty() ? std::string("-") : s;
 }
@@ -267,7 +253,60 @@ ProfileSection concurrency_section(const ProfileResult& r, const ConcurrencyResu
   return s;
 }
 
+ProfileSection memory_section(const MemoryMeasurement& m) {
+  ProfileSection s;
+  s.title = "Memory (measured by the allocator)";
+  s.fields = {{"weights (live before any run)", bytes_with_exact(m.weights_bytes)},
+              {"inference peak (weights included)", bytes_with_exact(m.inference_peak_bytes)},
+              {"peak above the weights", bytes_with_exact(m.inference_peak_bytes - m.weights_bytes)}};
+  s.lines.push_back("peak = weights + one input set + the growth of live bytes during one inference after warm-up "
+                    "(activations, outputs, workspace)");
+  s.lines.push_back("method: " + or_dash(m.method));
+  return s;
+}
+
+ProfileSection train_step_section(const TrainStepResult& t) {
+  ProfileSection s;
+  s.title = fmt::format("Training step ({}, fp32)", or_dash(t.optimizer));
+  s.fields = {{"trainable parameters", count_with_exact(t.trainable_params)}};
+  if (t.time.count > 0) {
+    s.fields.emplace_back("step (median)", human_seconds(t.time.median));
+    s.fields.emplace_back("step median 95% CI", ci_text(t.time));
+    s.fields.emplace_back("step p90", human_seconds(t.time.p90));
+    // Medians of the parts need not add up to the median of the whole.
+    s.fields.emplace_back("forward + loss (median)", human_seconds(t.forward_seconds) + " (" +
+                                                         percent_of(t.forward_seconds, t.time.median) + ")");
+    s.fields.emplace_back("backward (median)", human_seconds(t.backward_seconds) + " (" +
+                                                   percent_of(t.backward_seconds, t.time.median) + ")");
+    s.fields.emplace_back("optimizer update (median)", human_seconds(t.optimizer_seconds) + " (" +
+                                                           percent_of(t.optimizer_seconds, t.time.median) + ")");
+    s.fields.emplace_back("runs", group_digits(t.time.count));
+    s.fields.emplace_back("stopped", or_dash(t.time.stop_reason));
+  } else {
+    s.fields.emplace_back("runs", "0 (not measured)");
+  }
+  s.fields.emplace_back("peak memory", bytes_with_exact(t.peak_bytes));
+  s.lines.push_back("loss: " + or_dash(t.loss));
+  s.lines.push_back("parts: % of the step median; peak = weights + one input set + the growth of live bytes over the "
+                    "timed steps (saved activations, gradients, optimizer state)");
+  s.lines.push_back("memory method: " + or_dash(t.memory_method));
+  return s;
+}
+
 }  // namespace
+
+std::string rate_text(double v) {
+  if (!std::isfinite(v)) return "-";
+  const double mag = std::fabs(v);
+  if (mag >= 999.5) return group_digits(std::llround(v));
+  if (mag >= 99.95) return fmt::format("{:.0f}", v);
+  if (mag >= 9.995) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+std::string rate_text(const std::optional<double>& v) {
+  return v ? rate_text(*v) : std::string("-");
+}
 
 const NodeReport* layer_node(const ProfileResult& result, const LayerTiming& layer) {
   const std::vector<NodeReport>& nodes = result.analysis.nodes;
@@ -348,6 +387,8 @@ ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& op
   if (!hot.empty()) doc.sections.push_back(hotspot_section(r, hot));
   if (!r.batch_sweep.empty() || r.max_batch > 0) doc.sections.push_back(batch_section(r));
   if (r.concurrency) doc.sections.push_back(concurrency_section(r, *r.concurrency));
+  if (r.memory) doc.sections.push_back(memory_section(*r.memory));
+  if (r.train_step) doc.sections.push_back(train_step_section(*r.train_step));
   if (!r.notices.empty()) {
     ProfileSection notices;
     notices.title = "Notices";

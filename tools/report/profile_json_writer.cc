@@ -24,7 +24,7 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-const char* const kProfileJsonSchemaVersion = "1.0.0";
+const char* const kProfileJsonSchemaVersion = "1.1.0";
 
 namespace report_detail {
 namespace {
@@ -175,6 +175,33 @@ Json concurrency_json(const ProfileResult& r, SampleArrays& samples) {
   return j;
 }
 
+Json memory_json(const ProfileResult& r) {
+  if (!r.memory) return Json(nullptr);
+  const MemoryMeasurement& m = *r.memory;
+  Json j;
+  j["method"] = m.method;
+  j["weights_bytes"] = m.weights_bytes;
+  j["inference_peak_bytes"] = m.inference_peak_bytes;
+  return j;
+}
+
+Json train_step_json(const ProfileResult& r, SampleArrays& samples) {
+  if (!r.train_step) return Json(nullptr);
+  const TrainStepResult& t = *r.train_step;
+  const bool measured = t.time.count > 0;
+  Json j;
+  j["optimizer"] = t.optimizer;
+  j["loss"] = t.loss;
+  j["trainable_params"] = t.trainable_params;
+  j["time"] = timing_json(t.time, samples);
+  j["forward_s"] = measured ? number(t.forward_seconds) : Json(nullptr);
+  j["backward_s"] = measured ? number(t.backward_seconds) : Json(nullptr);
+  j["optimizer_s"] = measured ? number(t.optimizer_seconds) : Json(nullptr);
+  j["peak_bytes"] = t.peak_bytes;
+  j["memory_method"] = t.memory_method;
+  return j;
+}
+
 void write_samples(std::ostream& out, const std::vector<double>& samples, const std::string& indent) {
   if (samples.empty()) {
     out << "[]";
@@ -219,6 +246,8 @@ class ProfileJsonWriter final : public ProfileWriter {
     doc["batch_sweep"] = batch_sweep_json(r.batch_sweep);
     doc["max_batch"] = r.max_batch > 0 ? Json(r.max_batch) : Json(nullptr);
     doc["concurrency"] = concurrency_json(r, samples);
+    doc["memory"] = memory_json(r);
+    doc["train_step"] = train_step_json(r, samples);
     doc["analysis"] = std::string(kMarker) + "analysis@@";
     doc["notices"] = strings(r.notices);
 

@@ -2,8 +2,10 @@
 //
 // Small free functions, each with its formula next to it, in the manner of nvbench's
 // detail/statistics.cuh. Samples are durations in seconds; nothing here knows whether they
-// came from CUDA events or the host clock (that distinction lives in timer.hpp and the
-// result model, which keep GPU time and CPU time apart).
+// came from CUDA events or the host clock (that distinction lives in profiler/timer.hpp and
+// the result model, which keep GPU time and CPU time apart). It lives in the insight
+// library, not the profiler, because `modelstat compare` tests saved samples in the
+// `modelstat` binary, which never links LibTorch; the profiler uses it from here.
 //
 // Conventions:
 //   * Percentiles use linear interpolation between closest ranks: Hyndman & Fan (1996)
@@ -17,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace modelstat::profiler {
+namespace modelstat::stats {
 
 // Everything a report shows about one set of samples. Times in seconds.
 // For an empty sample set, count is 0 and every other field is NaN.
@@ -119,6 +121,20 @@ struct MannWhitneyResult {
 MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b,
                                  bool continuity_correction = true);
 
+// Exact two-sided p-value of the Mann-Whitney U test, for small samples without ties.
+//   Under H0 (both samples from one continuous distribution) every assignment of the pooled
+//   ranks to a is equally likely, so P(U_a = u) = c(u; n_a, n_b) / C(n_a + n_b, n_a), where
+//   c(u; m, n), the number of rank arrangements with U = u, satisfies
+//     c(u; m, n) = c(u - n; m - 1, n) + c(u; m, n - 1),   c(0; m, 0) = c(0; 0, n) = 1
+//   (the largest pooled value belongs to a, beating all n values of b, or to b).
+//   U is symmetric about n_a n_b / 2, so p = min(1, 2 * P(U <= min(U_a, U_b))).
+// This is SciPy's `mannwhitneyu(..., method="exact")`. Returns NaN when there are ties (the
+// exact null distribution above assumes none), when either sample is empty, or when
+// n_a * n_b > max_pairs (the cost is O(n_a * n_b * U) with U <= n_a n_b / 2; the normal
+// approximation is accurate long before 50 x 50).
+double mann_whitney_exact_p(const std::vector<double>& a, const std::vector<double>& b,
+                            int64_t max_pairs = 2500);
+
 struct RatioInterval {
   double ratio = 0;  // median(a) / median(b)
   double low = 0, high = 0;
@@ -131,4 +147,4 @@ struct RatioInterval {
 RatioInterval bootstrap_ci_ratio(const std::vector<double>& a, const std::vector<double>& b,
                                  double confidence = 0.95, int resamples = 2000, uint64_t seed = 42);
 
-}  // namespace modelstat::profiler
+}  // namespace modelstat::stats

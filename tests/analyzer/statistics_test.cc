@@ -1,5 +1,5 @@
 // Hand-computed values; each expectation says where its number comes from.
-#include "profiler/statistics.hpp"
+#include "analyzer/insight/statistics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "modelstat/error.hpp"
 
-namespace modelstat::profiler {
+namespace modelstat::stats {
 namespace {
 
 std::vector<double> one_to(int n) {
@@ -215,6 +215,28 @@ TEST(Statistics, MannWhitneyDetectsAShift) {
   EXPECT_LT(r.p_value, 1e-6);
 }
 
+TEST(Statistics, MannWhitneyExactSmallSamples) {
+  // a = {1, 2, 3} below every b = {4, 5, 6}: U_a = 0, and of the C(6, 3) = 20 equally likely
+  // rank arrangements only this one has U = 0, so p = 2 * 1/20 = 0.1 (by hand). The normal
+  // approximation says z = (0 - 4.5 + 0.5) / sqrt(3 * 3 * 7 / 12) = -1.7457, p = 0.0809: for
+  // samples this small it is off by a fifth.
+  EXPECT_NEAR(mann_whitney_exact_p({1, 2, 3}, {4, 5, 6}), 0.1, 1e-12);
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3}, {4, 5, 6}).p_value, std::erfc(4.0 / std::sqrt(5.25) / std::sqrt(2.0)),
+              1e-12);
+  // Tortoise and hare (above): U = 11. Enumerating all C(12, 6) = 924 arrangements in plain
+  // Python (itertools.combinations, no SciPy) finds 143 with U <= 11: p = 2 * 143 / 924.
+  const std::vector<double> tortoise = {1, 7, 8, 9, 10, 11}, hare = {2, 3, 4, 5, 6, 12};
+  EXPECT_NEAR(mann_whitney_exact_p(tortoise, hare), 286.0 / 924.0, 1e-12);
+  EXPECT_NEAR(mann_whitney_exact_p(hare, tortoise), 286.0 / 924.0, 1e-12);  // two-sided: symmetric
+  // Identical samples would be ties: no exact answer.
+  EXPECT_TRUE(std::isnan(mann_whitney_exact_p({1, 2}, {2, 3})));
+  EXPECT_TRUE(std::isnan(mann_whitney_exact_p({}, {2, 3})));
+  // Too many pairs for the exact count: NaN, the caller uses the normal approximation.
+  EXPECT_TRUE(std::isnan(mann_whitney_exact_p(one_to(60), one_to(60), 2500)));
+  // Interleaved halves (U = n_a n_b / 2 exactly): p = 1.
+  EXPECT_NEAR(mann_whitney_exact_p({1, 4}, {2, 3}), 1.0, 1e-12);
+}
+
 TEST(Statistics, BootstrapRatio) {
   std::mt19937_64 rng(5);
   std::lognormal_distribution<double> dist(0.0, 0.1);
@@ -236,5 +258,25 @@ TEST(Statistics, BootstrapRatio) {
   EXPECT_THROW(bootstrap_ci_ratio({}, b), Error);
 }
 
+TEST(Statistics, BootstrapRatioSmallCasesByHand) {
+  // Constant sets: every resample has the same median, the interval is a point.
+  RatioInterval r = bootstrap_ci_ratio({2, 2, 2}, {1, 1}, 0.95, 500, 1);
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.low, 2.0);
+  EXPECT_DOUBLE_EQ(r.high, 2.0);
+  // a = {1, 3} (even n: the median averages the two middle values): a resample is {1, 1},
+  // {1, 3}, {3, 1} or {3, 3}, median 1, 2, 2, 3 with probabilities 1/4, 1/2, 1/4. Over b = {1}
+  // the ratio is that median; the 2.5% and 97.5% points of 2000 such draws are 1 and 3 (each
+  // end holds ~25% of them, far more than 2.5%).
+  r = bootstrap_ci_ratio({1, 3}, {1}, 0.95, 2000, 7);
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.low, 1.0);
+  EXPECT_DOUBLE_EQ(r.high, 3.0);
+  // A 40% interval sits inside the middle half, where every draw is 2.
+  r = bootstrap_ci_ratio({1, 3}, {1}, 0.40, 2000, 7);
+  EXPECT_DOUBLE_EQ(r.low, 2.0);
+  EXPECT_DOUBLE_EQ(r.high, 2.0);
+}
+
 }  // namespace
-}  // namespace modelstat::profiler
+}  // namespace modelstat::stats

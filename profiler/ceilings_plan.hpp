@@ -1,0 +1,49 @@
+// What a ceilings probe measures on one kind of device, and for how long: the
+// part of `modelstat device` that differs between CPU and CUDA. The CPU plan
+// is in ceilings_probe.cc, the CUDA one in cuda/ceilings_cuda.cc; the
+// measuring loop (ceilings_probe.cc) is the same for both.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profiler/stopping.hpp"
+
+namespace modelstat::profiler {
+
+struct CeilingsPlan {
+  // Bytes of one buffer of the device-to-device copy (read once, written once).
+  int64_t copy_bytes = 0;
+  // Square matmul sizes n, ascending, and the dtypes, in report order.
+  std::vector<int64_t> matmul_sizes;
+  std::vector<std::string> dtypes;
+  // Every sample times enough back-to-back repetitions of the op to last at
+  // least this long (then divides): a sub-microsecond op is not timed alone
+  // with a clock whose resolution is near its duration (CUDA events: ~0.5 us).
+  double min_sample_seconds = 1e-3;
+  WarmupConfig warmup;
+  StoppingConfig stopping;
+  // Set up the math mode for one dtype's products (CUDA: TF32 on for "tf32",
+  // off otherwise) and restore it when the returned guard is destroyed. Empty
+  // when the device has nothing to set.
+  std::function<std::shared_ptr<void>(const std::string& dtype)> math_mode;
+  std::vector<std::string> notes;
+};
+
+// Shrinks a plan to fit `usable_bytes` of device memory (< 0: unknown, keep
+// the plan): the copy buffer is halved, down to 16 MiB, until source +
+// destination fit in half of it, and matmul sizes whose three n x n fp32
+// matrices do not fit in half of it are dropped (the largest size that fits
+// is kept even then, so every dtype has a point). Says so in notes.
+void fit_plan_to_memory(CeilingsPlan& plan, int64_t usable_bytes);
+
+#ifdef MODELSTAT_TORCH_CUDA
+// cuda/ceilings_cuda.cc: fp32, tf32 (sm_80+), fp16, bf16 (sm_80+); n 256..8192;
+// a 1 GiB copy; fitted to the current device's free memory.
+CeilingsPlan cuda_ceilings_plan(bool quick);
+#endif
+
+}  // namespace modelstat::profiler

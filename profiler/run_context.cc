@@ -1,0 +1,60 @@
+#include "profiler/run_context.hpp"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/api/include/torch/version.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+
+#include "modelstat/error.hpp"
+
+namespace modelstat::profiler {
+
+namespace {
+
+std::string utc_now_iso8601() {
+  char buf[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+void set_intra_op_threads(int threads) {
+  at::set_num_threads(threads);
+  // Looked up, not linked: a LibTorch built on MKL or without BLAS has no OpenBLAS.
+  using SetThreads = void (*)(int);
+  if (auto* set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(threads);
+}
+
+int openblas_threads() {
+  using GetThreads = int (*)();
+  auto* get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return get ? get() : -1;
+}
+
+int resolve_threads(int requested) {
+  if (requested < 0) throw Error(ErrorKind::Usage, "--threads must be positive");
+  return requested > 0 ? requested : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void describe_run(Device& device, RunContext& context) {
+  device.describe(context);
+  context.threads = at::get_num_threads();
+  context.date = utc_now_iso8601();
+  context.host = hostname();
+  context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                          std::to_string(TORCH_VERSION_PATCH);
+}
+
+}  // namespace modelstat::profiler

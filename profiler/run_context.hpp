@@ -1,0 +1,32 @@
+// The conditions a measurement holds for (METHODOLOGY rule 10), filled the
+// same way by every command that measures: `profile` (protocol.cc) and
+// `device` (ceilings_probe.cc).
+#pragma once
+
+#include <string>
+
+#include "modelstat/profile.hpp"
+#include "profiler/device.hpp"
+
+namespace modelstat::profiler {
+
+// CPU intra-op threads for a request: `requested`, or every hardware thread
+// when it is 0. Throws Error(Usage) when negative. Does not apply it.
+int resolve_threads(int requested);
+
+// Applies an intra-op thread count: ATen's (at::set_num_threads) and, when
+// the process has OpenBLAS loaded, OpenBLAS's own pool too. Debian's LibTorch
+// (BLAS_INFO=generic) hands fp32 GEMM to the system BLAS, and the pthread
+// build of OpenBLAS sizes its pool from the core count and ignores ATen's
+// setting, so without this `--threads 1` runs every MatMul on all cores.
+void set_intra_op_threads(int threads);
+
+// OpenBLAS's pool size, or -1 when OpenBLAS is not loaded in this process.
+int openblas_threads();
+
+// Device description (name, kind, runtime, timer) plus the intra-op threads
+// in effect (at::get_num_threads), the UTC date (ISO 8601), the host name and
+// the LibTorch version. Leaves dtype and batch to the caller.
+void describe_run(Device& device, RunContext& context);
+
+}  // namespace modelstat::profiler

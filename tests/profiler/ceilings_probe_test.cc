@@ -1,0 +1,263 @@
+// `modelstat device` and the probe behind it (profiler/ceilings_probe.cc) on
+// the CPU: the figures are there, positive and consistent with each other,
+// and the command prints, round-trips and saves them. No timing thresholds:
+// the numbers themselves are measured in bench/ and reported, not asserted.
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "modelstat/ceilings.hpp"
+#include "modelstat/error.hpp"
+#include "profiler/ceilings_plan.hpp"
+#include "profiler/ceilings_probe.hpp"
+#include "profiler/run_context.hpp"
+#include "test_support.hpp"
+
+namespace modelstat {
+namespace {
+
+using profiler::CeilingsPlan;
+using profiler::CeilingsProbeOptions;
+using test::contains;
+
+constexpr int64_t kMiB = int64_t(1) << 20;
+
+// One quick probe for the in-process tests (a few seconds on two cores).
+const DeviceCeilings& quick_cpu_probe() {
+  static const DeviceCeilings c = [] {
+    CeilingsProbeOptions o;
+    o.device = "cpu";
+    o.threads = 1;
+    o.quick = true;
+    return profiler::measure_ceilings(o);
+  }();
+  return c;
+}
+
+TEST(CeilingsProbe, QuickCpuProbeGivesPositiveFiguresAndItsContext) {
+  const DeviceCeilings& c = quick_cpu_probe();
+  EXPECT_EQ(c.device_kind, "cpu");
+  EXPECT_EQ(c.source, "measured");
+  EXPECT_TRUE(c.measured());
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_FALSE(c.device_name.empty());
+  EXPECT_FALSE(c.torch_version.empty());
+  EXPECT_FALSE(c.date.empty());
+  EXPECT_FALSE(c.host.empty());
+  EXPECT_GT(c.memory_bandwidth, 0.0);
+  EXPECT_GE(c.copy_bytes, 16 * kMiB);
+  EXPECT_GT(c.op_overhead_seconds, 0.0);
+  ASSERT_EQ(c.matmul.size(), 1u);  // the CPU measures fp32 only
+  EXPECT_EQ(c.matmul[0].dtype, "fp32");
+  EXPECT_GT(c.peak_flops("fp32"), 0.0);
+  bool says_quick = false;
+  for (const auto& n : c.notes) says_quick = says_quick || contains(n, "quick");
+  EXPECT_TRUE(says_quick) << "a quick probe is labelled as one";
+}
+
+TEST(CeilingsProbe, CurveAscendsInNAndThePeakIsItsBestPoint) {
+  const MatmulCeiling& m = quick_cpu_probe().matmul.at(0);
+  ASSERT_GE(m.curve.size(), 2u);
+  for (size_t i = 0; i < m.curve.size(); ++i) {
+    EXPECT_GT(m.curve[i].flops_per_second, 0.0);
+    if (i > 0) {
+      EXPECT_GT(m.curve[i].n, m.curve[i - 1].n);
+    }
+  }
+  const auto best = std::max_element(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) {
+    return a.flops_per_second < b.flops_per_second;
+  });
+  EXPECT_EQ(m.flops_per_second, best->flops_per_second);
+  EXPECT_EQ(m.best_size, best->n);
+}
+
+TEST(CeilingsProbe, ProbeResultRoundTripsThroughJson) {
+  const DeviceCeilings& c = quick_cpu_probe();
+  const DeviceCeilings r = ceilings_from_json(ceilings_to_json(c));
+  EXPECT_EQ(ceilings_to_json(r), ceilings_to_json(c));
+}
+
+TEST(CeilingsProbe, DtypeTheDeviceDoesNotHaveIsAUsageError) {
+  CeilingsProbeOptions o;
+  o.quick = true;
+  o.dtypes = {"bf16"};
+  try {
+    profiler::measure_ceilings(o);
+    ADD_FAILURE() << "bf16 was measured on the CPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_TRUE(contains(e.what(), "bf16")) << e.what();
+  }
+}
+
+#ifndef MODELSTAT_TORCH_CUDA
+TEST(CeilingsProbe, CudaInACpuOnlyBuildIsAUsageError) {
+  CeilingsProbeOptions o;
+  o.device = "cuda";
+  o.quick = true;
+  try {
+    profiler::measure_ceilings(o);
+    ADD_FAILURE() << "a CPU-only build measured CUDA";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+  }
+}
+#endif
+
+// --threads must hold for matmuls too: Debian's LibTorch hands fp32 GEMM to
+// OpenBLAS, whose own pool ignores at::set_num_threads unless told.
+TEST(CeilingsProbe, ThreadCountReachesTheBlasPool) {
+  const int before = at::get_num_threads();
+  profiler::set_intra_op_threads(1);
+  EXPECT_EQ(at::get_num_threads(), 1);
+  if (profiler::openblas_threads() >= 0) {
+    EXPECT_EQ(profiler::openblas_threads(), 1);
+  }
+  profiler::set_intra_op_threads(2);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  if (profiler::openblas_threads() >= 0) {
+    EXPECT_EQ(profiler::openblas_threads(), 2);
+  }
+  profiler::set_intra_op_threads(before);
+}
+
+// ------------------------------------------------------------ memory fitting
+
+CeilingsPlan cuda_like_plan() {
+  CeilingsPlan p;
+  p.copy_bytes = 1024 * kMiB;
+  p.matmul_sizes = {256, 1024, 4096, 6144, 8192};
+  return p;
+}
+
+TEST(CeilingsPlanFit, EnoughMemoryKeepsThePlan) {
+  CeilingsPlan p = cuda_like_plan();
+  // Budget = half of 4 GiB = 2 GiB: the copy's 2 x 1 GiB fits exactly; 3 x 8192^2 x 4 B = 768 MiB fits.
+  profiler::fit_plan_to_memory(p, 4096 * kMiB);
+  EXPECT_EQ(p.copy_bytes, 1024 * kMiB);
+  EXPECT_EQ(p.matmul_sizes, (std::vector<int64_t>{256, 1024, 4096, 6144, 8192}));
+  EXPECT_TRUE(p.notes.empty());
+}
+
+TEST(CeilingsPlanFit, UnknownMemoryKeepsThePlan) {
+  CeilingsPlan p = cuda_like_plan();
+  profiler::fit_plan_to_memory(p, -1);
+  EXPECT_EQ(p.copy_bytes, 1024 * kMiB);
+  EXPECT_EQ(p.matmul_sizes.size(), 5u);
+}
+
+TEST(CeilingsPlanFit, ShortMemoryHalvesTheCopyAndDropsLargeSizes) {
+  CeilingsPlan p = cuda_like_plan();
+  // 1 GiB usable, budget 512 MiB: copy 1024 -> 512 (2 x 512 > 512) -> 256 MiB (2 x 256 = 512 fits).
+  // Matmul: 3 x n^2 x 4 B <= 512 MiB  <=>  n <= 6688: 8192 (768 MiB) goes, 6144 (432 MiB) stays.
+  profiler::fit_plan_to_memory(p, 1024 * kMiB);
+  EXPECT_EQ(p.copy_bytes, 256 * kMiB);
+  EXPECT_EQ(p.matmul_sizes, (std::vector<int64_t>{256, 1024, 4096, 6144}));
+  ASSERT_EQ(p.notes.size(), 2u);
+  EXPECT_TRUE(contains(p.notes[0], "1024 MiB")) << p.notes[0];
+  EXPECT_TRUE(contains(p.notes[0], "256 MiB")) << p.notes[0];
+  EXPECT_TRUE(contains(p.notes[1], "6144")) << p.notes[1];
+}
+
+TEST(CeilingsPlanFit, TinyMemoryKeepsAFloorAndOneSize) {
+  CeilingsPlan p = cuda_like_plan();
+  profiler::fit_plan_to_memory(p, 10 * kMiB);
+  EXPECT_EQ(p.copy_bytes, 16 * kMiB);
+  EXPECT_EQ(p.matmul_sizes, (std::vector<int64_t>{256}));  // 3 x 256^2 x 4 B = 768 KiB fits in 5 MiB
+}
+
+// --------------------------------------------------------------- the command
+
+std::string fresh_dir(const std::string& name) {
+  static int counter = 0;
+  const std::string dir =
+      testing::TempDir() + "/" + name + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every CLI run sets MODELSTAT_CEILINGS_DIR (and HOME) to a temporary folder,
+// so a test never writes into the user's cache.
+std::string env_for(const std::string& dir) { return "MODELSTAT_CEILINGS_DIR=" + dir + " HOME=" + dir; }
+
+TEST(CliDevice, JsonParsesRoundTripsAndIsSavedToTheDefaultPath) {
+  const std::string dir = fresh_dir("cli_device_json");
+  const auto r = test::run_modelstat_cli("device --quick --threads 1 -f json", env_for(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const DeviceCeilings c = ceilings_from_json(r.out, "stdout");
+  EXPECT_EQ(c.device_kind, "cpu");
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_TRUE(c.measured());
+  EXPECT_EQ(ceilings_to_json(c), r.out) << "the printed JSON is exactly what ceilings_to_json writes";
+  const std::string saved = dir + "/ceilings-cpu.json";
+  EXPECT_TRUE(contains(r.err, saved)) << r.err;
+  ASSERT_TRUE(exists(saved));
+  EXPECT_EQ(read_file(saved), r.out);
+}
+
+TEST(CliDevice, SaveWritesTheNamedFileAndTableGoesToOutput) {
+  const std::string dir = fresh_dir("cli_device_save");
+  const std::string file = dir + "/sub/mine.json";
+  const std::string table = dir + "/table.txt";
+  const auto r = test::run_modelstat_cli("device --quick --threads 1 --save " + file + " -o " + table, env_for(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  ASSERT_TRUE(exists(file));
+  EXPECT_FALSE(exists(dir + "/ceilings-cpu.json")) << "--save replaces the default location";
+  EXPECT_TRUE(load_ceilings(file)->measured());
+  const std::string text = read_file(table);
+  EXPECT_TRUE(contains(text, "memory bandwidth")) << text;
+  EXPECT_TRUE(contains(text, "Matmul peak")) << text;
+  EXPECT_TRUE(contains(text, "Matmul curve")) << text;
+  EXPECT_TRUE(contains(text, "op overhead")) << text;
+  EXPECT_TRUE(contains(text, "probe took")) << text;
+  EXPECT_TRUE(contains(text, "Saved to " + file)) << text;
+}
+
+TEST(CliDevice, NoSaveWritesNothing) {
+  const std::string dir = fresh_dir("cli_device_nosave");
+  const auto r = test::run_modelstat_cli("device --quick --threads 1 --no-save", env_for(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "Matmul peak")) << r.out;
+  EXPECT_FALSE(contains(r.out, "Saved to")) << r.out;
+  EXPECT_FALSE(exists(dir + "/ceilings-cpu.json"));
+}
+
+TEST(CliDevice, BadUsageExitsTwoBeforeMeasuring) {
+  const std::string dir = fresh_dir("cli_device_usage");
+  for (const char* args : {"device --device tpu", "device --no-save --save x.json", "device -f csv",
+                           "device --threads -1", "device --dtype bf16 --no-save"}) {
+    const auto r = test::run_modelstat_cli(args, env_for(dir));
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
+  }
+}
+
+TEST(CliDevice, HelpSaysWhatIsMeasuredAndWhereItIsUsed) {
+  const auto r = test::run_modelstat_cli("device --help");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* word : {"bandwidth", "2n^3", "op overhead", "MODELSTAT_CEILINGS_DIR", "report", "fit", "--quick",
+                           "--save", "--no-save"})
+    EXPECT_TRUE(contains(r.out, word)) << word << "\n" << r.out;
+}
+
+}  // namespace
+}  // namespace modelstat

@@ -1,0 +1,204 @@
+// End-to-end `modelstat report` through the binary on sample_models/tiny_cnn.onnx
+// with a ceilings file the test writes: every format parses and has its
+// shape, the extra outputs of one run agree with each other, and bad flags
+// exit 2 before anything is measured. Timings are not asserted (bench/).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string temp_path(const std::string& name) {
+  return testing::TempDir() + "/modelstat_report_" + std::to_string(getpid()) + "_" + name;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+RunResult run(const std::string& args, const std::string& env = {}) {
+  // One stderr file per test process: ctest runs the cases of this binary in parallel.
+  const std::string err_file = temp_path("stderr.txt");
+  const std::string cmd = env + " timeout 300 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = read_file(err_file);
+  return r;
+}
+
+std::string model() { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_cnn.onnx"; }
+
+// CPU ceilings for one thread: 100 GFLOP/s fp32, 20 GB/s, so the ridge is 5 FLOP/B.
+std::string write_ceilings() {
+  const std::string path = temp_path("ceilings.json");
+  std::ofstream(path) << R"({"schema_version": "1.0", "device_kind": "cpu", "device_name": "test cpu",
+    "threads": 1, "source": "measured", "date": "2024-05-01", "host": "test",
+    "memory_bandwidth_bytes_per_second": 2e10, "copy_bytes": 268435456, "op_overhead_seconds": 2e-6,
+    "matmul": [{"dtype": "fp32", "flops_per_second": 1e11, "best_size": 1024, "curve": []}], "notes": []})";
+  return path;
+}
+
+// Short budgets: the point is the report's shape, not the numbers.
+const char* const kQuick = " --threads 1 --warmup 1 --warmup-time 0 --iters 3 --min-time 0 --max-time 0.3";
+
+TEST(CliReport, EveryFormatFromOneRun) {
+  const std::string ceilings = write_ceilings();
+  const std::string json_file = temp_path("report.json"), csv_file = temp_path("report.csv"),
+                    md_file = temp_path("report.md"), trace_file = temp_path("report.trace.json");
+  const RunResult r = run("report " + model() + kQuick + " --ceilings " + ceilings + " --json " + json_file +
+                          " --csv " + csv_file + " --md " + md_file + " --trace " + trace_file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  // Table on stdout.
+  for (const char* needle : {"modelstat report: ", "Roofline ceilings", "measured 2024-05-01 on test",
+                             "100 GFLOP/s (fp32 matmul)", "20.0 GB/s", "5.00 FLOP/B", "Hotspots (top 10 by median time)",
+                             "Per-node roofline (14 nodes, graph order)", "By op type (by time)",
+                             "the ceilings were measured on 'test cpu'"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << "missing: " << needle << "\n" << r.out;
+
+  // JSON: the joined figures and the whole profile document.
+  const auto doc = nlohmann::json::parse(read_file(json_file));
+  EXPECT_EQ(doc["kind"], "report");
+  EXPECT_EQ(doc["profile"]["kind"], "profile");
+  const size_t nodes = doc["profile"]["analysis"]["nodes"].size();
+  EXPECT_EQ(nodes, 14u);
+  ASSERT_EQ(doc["nodes"].size(), nodes);
+  EXPECT_EQ(doc["profile"]["layers"].size(), nodes);
+  EXPECT_EQ(doc["profile"]["whole"]["samples_s"].size(), doc["profile"]["whole"]["count"].get<size_t>());
+  EXPECT_DOUBLE_EQ(doc["roofline"]["ridge_flops_per_byte"].get<double>(), 5.0);
+  EXPECT_EQ(doc["context"]["threads"], 1);
+  double shares = 0;
+  for (const auto& n : doc["nodes"]) {
+    shares += n["share_of_time"].get<double>();
+    // The bound follows the intensity and the ridge (5 FLOP/B).
+    if (n["bound"] == "compute") {
+      EXPECT_GE(n["arithmetic_intensity"].get<double>(), 5.0) << n.dump();
+    } else if (n["bound"] == "memory") {
+      EXPECT_LT(n["arithmetic_intensity"].get<double>(), 5.0) << n.dump();
+    }
+  }
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+
+  // CSV: a header and one row per node, the same nodes as the JSON.
+  std::istringstream csv(read_file(csv_file));
+  std::string line;
+  size_t rows = 0;
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line.rfind("index,name,op_type,cost_status,", 0), 0u) << line;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, nodes);
+
+  // Markdown.
+  const std::string md = read_file(md_file);
+  EXPECT_EQ(md.rfind("# modelstat report: ", 0), 0u);
+  EXPECT_NE(md.find("## Per-node roofline"), std::string::npos);
+
+  // Trace: one complete event per node on track 1, back to back from 0 (no copies on the CPU).
+  const auto trace = nlohmann::json::parse(read_file(trace_file));
+  double end = 0, sum = 0;
+  size_t drawn = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["tid"] != 1) continue;
+    EXPECT_NEAR(e["ts"].get<double>(), end, 1e-6) << e.dump();
+    end = e["ts"].get<double>() + e["dur"].get<double>();
+    sum += e["dur"].get<double>();
+    ++drawn;
+  }
+  EXPECT_EQ(drawn, nodes);
+  EXPECT_NEAR(sum, trace["otherData"]["iteration_layer_sum_us"].get<double>(), 1e-6);
+}
+
+TEST(CliReport, FormatsOnStdout) {
+  const std::string ceilings = write_ceilings();
+  for (const char* format : {"json", "trace", "csv", "md"}) {
+    const RunResult r = run("report " + model() + kQuick + " --ceilings " + ceilings + " -f " + format + " --top 3");
+    ASSERT_EQ(r.exit_code, 0) << format << ": " << r.err;
+    if (std::string(format) == "json") {
+      const auto doc = nlohmann::json::parse(r.out);
+      EXPECT_EQ(doc["hotspots"].size(), 3u);
+    } else if (std::string(format) == "trace") {
+      EXPECT_TRUE(nlohmann::json::parse(r.out)["traceEvents"].is_array());
+    } else if (std::string(format) == "csv") {
+      EXPECT_EQ(r.out.rfind("index,name,", 0), 0u);
+    } else {
+      EXPECT_NE(r.out.find("## Hotspots (top 3 by median time)"), std::string::npos);
+    }
+  }
+}
+
+TEST(CliReport, SavedCeilingsOfThisDeviceAreUsed) {
+  // Saved ceilings match when kind, name and thread count are this run's: take
+  // the device name from a profile of the same machine.
+  const RunResult profile = run("profile " + model() + kQuick + " --no-layers -f json");
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  const std::string device = nlohmann::json::parse(profile.out)["context"]["device_name"];
+  const std::string dir = temp_path("saved");
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  nlohmann::json c = nlohmann::json::parse(read_file(write_ceilings()));
+  c["device_name"] = device;
+  std::ofstream(dir + "/ceilings-cpu.json") << c.dump();
+  const RunResult r = run("report " + model() + kQuick + " -f json", "MODELSTAT_CEILINGS_DIR=" + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["ceilings"]["device_name"], device);
+  EXPECT_DOUBLE_EQ(doc["roofline"]["peak_flops_per_s"].get<double>(), 1e11);
+  for (const auto& n : doc["notices"]) EXPECT_EQ(n.get<std::string>().find("quick"), std::string::npos) << n;
+}
+
+TEST(CliReport, BadFlagsAreUsageErrors) {
+  const std::string ceilings = write_ceilings();
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {" --no-layers --ceilings " + ceilings, "per-layer pass"},
+           {" -f xml --ceilings " + ceilings, "xml"},
+           {" --ceilings " + temp_path("absent.json"), "no ceilings file"},
+           {" --datasheet h100-sxm", "cuda"},  // GPU datasheet for a CPU run
+           {" --datasheet no-such-gpu", "no-such-gpu"},
+           {" --ceilings " + ceilings + " --datasheet h100-sxm", "excludes"},
+           {" --ceilings " + ceilings + " --device cuda", "cpu"},
+           {" --ceilings " + ceilings + " --bogus", "bogus"},
+       }) {
+    const RunResult r = run("report " + model() + kQuick + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args << ": nothing may be reported";
+  }
+  // A malformed ceilings file is bad input, also 2.
+  const std::string bad = temp_path("bad_ceilings.json");
+  std::ofstream(bad) << "{\"schema_version\": \"1.0\"}";
+  const RunResult r = run("report " + model() + kQuick + " --ceilings " + bad);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+TEST(CliReport, HelpExplainsCeilingsAndFormats) {
+  const RunResult r = run("report --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* needle : {"--ceilings", "--datasheet", "--trace", "--html", "modelstat device", "quick",
+                             "table, json, csv, md, html or trace", "--no-layers", "--min-time"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << "missing: " << needle << "\n" << r.out;
+}
+
+}  // namespace
