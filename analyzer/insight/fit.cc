@@ -177,14 +177,31 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
 
 namespace {
 
-int64_t conv_workspace_bytes(const Graph& g, const Node& n, int threads) {
-  if (n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs.empty() || n.outputs[0] < 0) return 0;
+// What a node costs on ATen's CPU kernels beyond its FLOPs and bytes
+// (docs/FIT.md, "Workspace" and "CPU kernel costs"), all measured with
+// bench/fit_cpu_probe.cc on Debian's LibTorch 1.13.
+struct CpuKernel {
+  int64_t workspace_bytes = 0;        // scratch live while the node runs
+  int64_t scratch_traffic_bytes = 0;  // bytes the scratch pass moves (written, read back)
+  double fixed_op_overheads = 1;      // fixed cost of one call, in units of the measured op overhead
+};
+
+// Fixed cost of one convolution call over that of a tiny add (1.3 us): a
+// depthwise oneDNN conv 48 us (36x, whatever its channels), a dense oneDNN
+// conv 7 us beyond its weight reorder (5x), a THNN conv 5-9 us (4x).
+constexpr double kOneDnnGroupedConvOverheads = 36;
+constexpr double kOneDnnConvOverheads = 5;
+constexpr double kThnnConvOverheads = 4;
+
+CpuKernel conv_kernel(const Graph& g, const Node& n, int threads) {
+  CpuKernel k;
+  if (n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs.empty() || n.outputs[0] < 0) return k;
   const Tensor& x = g.tensors[size_t(n.inputs[0])];
   const Tensor& w = g.tensors[size_t(n.inputs[1])];
   const Tensor& y = g.tensors[size_t(n.outputs[0])];
-  if (x.dtype != DType::Float) return 0;  // the rule was measured on fp32 only
+  if (x.dtype != DType::Float) return k;  // the rule was measured on fp32 only
   const auto xd = known_dims(x.shape), wd = known_dims(w.shape), yd = known_dims(y.shape);
-  if (xd.size() < 3 || wd.size() != xd.size() || yd.size() != xd.size()) return 0;
+  if (xd.size() < 3 || wd.size() != xd.size() || yd.size() != xd.size()) return k;
   const size_t spatial = xd.size() - 2;
   const int64_t group = std::max<int64_t>(1, n.attr_int("group", 1));
   auto any_above_one = [](const std::vector<int64_t>& v) {
@@ -209,29 +226,46 @@ int64_t conv_workspace_bytes(const Graph& g, const Node& n, int threads) {
   // conv runs single-threaded on a small batch, or the problem is tiny.
   const bool onednn = (strided || dilated || batch >= 16 || !one_by_one || threads != 1) &&
                       (group > 1 || all_above_three || batch > 1 || x_elements > 20480);
-  const int64_t x_bytes = tensor_bytes(g, n.inputs[0]);
-  const int64_t w_bytes = tensor_bytes(g, n.inputs[1]);
-  const int64_t y_bytes = tensor_bytes(g, n.outputs[0]);
-  // oneDNN: input and weight reordered to blocked layouts, then the blocked
-  // output reordered back; measured peak = the larger of the two stages.
-  if (onednn) return std::max(x_bytes + w_bytes, y_bytes);
-  // THNN slow_conv2d: im2col columns [N, C_in*prod(k), prod(out)] unless a 1x1
-  // unstrided, unpadded conv can use the input as is.
-  if (one_by_one && !strided && !padded) return 0;
-  return batch * c_in * kernel * out_spatial * int64_t(sizeof(float));
+  if (onednn) {
+    // Input and weight reordered to blocked layouts (read + written), then the
+    // blocked output reordered back; the measured peak is the larger stage.
+    const int64_t x_bytes = tensor_bytes(g, n.inputs[0]);
+    const int64_t w_bytes = tensor_bytes(g, n.inputs[1]);
+    const int64_t y_bytes = tensor_bytes(g, n.outputs[0]);
+    k.workspace_bytes = std::max(x_bytes + w_bytes, y_bytes);
+    k.scratch_traffic_bytes = 2 * k.workspace_bytes;
+    k.fixed_op_overheads = group > 1 ? kOneDnnGroupedConvOverheads : kOneDnnConvOverheads;
+    return k;
+  }
+  // THNN slow_conv2d: im2col columns [N, C_in*prod(k), prod(out)] (written,
+  // then read by the GEMM) unless a 1x1 unstrided, unpadded conv can use the
+  // input as is.
+  k.fixed_op_overheads = kThnnConvOverheads;
+  if (one_by_one && !strided && !padded) return k;
+  k.workspace_bytes = batch * c_in * kernel * out_spatial * int64_t(sizeof(float));
+  k.scratch_traffic_bytes = 2 * k.workspace_bytes;
+  return k;
+}
+
+CpuKernel cpu_kernel(const Graph& g, const Node& n, int threads) {
+  if (!n.domain.empty()) return {};
+  if (n.op_type == "Conv") return conv_kernel(g, n, threads);
+  // at::max_pool2d/3d compute through max_pool*_with_indices and drop the
+  // int64 indices (one per output element, written once) afterwards.
+  if (n.op_type == "MaxPool" && !n.outputs.empty() && n.outputs[0] >= 0 &&
+      g.tensors[size_t(n.outputs[0])].dtype == DType::Float) {
+    CpuKernel k;
+    k.workspace_bytes = g.tensors[size_t(n.outputs[0])].shape.element_count().value_or(0) * int64_t(sizeof(int64_t));
+    k.scratch_traffic_bytes = k.workspace_bytes;
+    return k;
+  }
+  return {};
 }
 
 }  // namespace
 
 int64_t cpu_workspace_bytes(const Graph& g, const Node& n, int threads) {
-  if (!n.domain.empty()) return 0;
-  if (n.op_type == "Conv") return conv_workspace_bytes(g, n, threads);
-  // at::max_pool2d/3d compute through max_pool*_with_indices and drop the
-  // int64 indices (one per output element) afterwards.
-  if (n.op_type == "MaxPool" && !n.outputs.empty() && n.outputs[0] >= 0 &&
-      g.tensors[size_t(n.outputs[0])].dtype == DType::Float)
-    return g.tensors[size_t(n.outputs[0])].shape.element_count().value_or(0) * int64_t(sizeof(int64_t));
-  return 0;
+  return cpu_kernel(g, n, threads).workspace_bytes;
 }
 
 // ----------------------------------------------------------------- memory
@@ -535,7 +569,9 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     f.index = int(i);
     f.name = a.name;
     f.op_type = a.op_type;
-    if (cpu) workspace[i] = f.workspace_bytes = cpu_workspace_bytes(g, node, ceilings.threads);
+    CpuKernel kernel;
+    if (cpu) kernel = cpu_kernel(g, node, ceilings.threads);
+    workspace[i] = f.workspace_bytes = kernel.workspace_bytes;
     f.contraction = is_contraction(a);
     if (f.contraction) {
       f.equivalent_gemm_n = equivalent_gemm_n(g, node, a.cost.macs);
@@ -545,12 +581,16 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     }
     if (f.compute_flops_per_second > 0) f.compute_seconds = double(a.cost.flops) / f.compute_flops_per_second;
     f.memory_seconds = double(a.cost.bytes()) / ceilings.memory_bandwidth;
+    // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
+    f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
     // The executor loads Constant outputs with the weights: no per-run op.
-    f.overhead_seconds = node.op_type == "Constant" ? 0.0 : ceilings.op_overhead_seconds;
-    f.forward_seconds = std::max(f.compute_seconds, f.memory_seconds) + f.overhead_seconds;
-    f.bound = f.overhead_seconds >= std::max(f.compute_seconds, f.memory_seconds)
-                  ? "overhead"
-                  : (f.compute_seconds >= f.memory_seconds ? "compute" : "memory");
+    f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
+    const double roofline = std::max(f.compute_seconds, f.memory_seconds);
+    f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds;
+    const double largest = std::max({roofline, f.scratch_seconds, f.overhead_seconds});
+    f.bound = largest == f.overhead_seconds ? "overhead"
+              : largest == f.scratch_seconds ? "scratch"
+              : (f.compute_seconds >= f.memory_seconds ? "compute" : "memory");
 
     if (options.train) {
       bool any_input_grad = false;
@@ -566,8 +606,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
           if (t >= 0 && dtype_is_floating(g.tensors[size_t(t)].dtype)) requires_grad[size_t(t)] = true;
       if (any_input_grad) {
         if (f.contraction)
-          f.backward_seconds = std::max(1, gradient_products) *
-                               (std::max(f.compute_seconds, f.memory_seconds) + f.overhead_seconds);
+          f.backward_seconds = std::max(1, gradient_products) * f.forward_seconds;
         else
           f.backward_seconds = f.forward_seconds;
       }

@@ -80,11 +80,12 @@ struct NodeForecast {
   double compute_flops_per_second = 0;  // the rate its FLOPs are priced at
   double compute_seconds = 0;        // FLOPs / that rate
   double memory_seconds = 0;         // bytes / bandwidth
-  double overhead_seconds = 0;       // fixed per-op cost (0 for preloaded constants)
-  double forward_seconds = 0;        // max(compute, memory) + overhead
+  double scratch_seconds = 0;        // CPU scratch pass (oneDNN reorders, im2col): its bytes / bandwidth
+  double overhead_seconds = 0;       // fixed cost of the call (0 for preloaded constants)
+  double forward_seconds = 0;        // max(compute, memory) + scratch + overhead
   double backward_seconds = 0;       // training only
   int64_t workspace_bytes = 0;       // forward scratch
-  std::string bound;                 // "compute", "memory" or "overhead": the largest term
+  std::string bound;                 // "compute", "memory", "scratch" or "overhead": the largest term
 };
 
 struct LatencyForecast {

@@ -144,6 +144,39 @@ TEST(FitLatency, TrainingStepGemmAdam) {
   EXPECT_NEAR(r.latency.total_seconds, 2 * forward + optimizer, 1e-15);
 }
 
+TEST(FitLatency, CpuConvScratchPassAndCallCost) {
+  // One Conv as a model; flat 100 GFLOP/s, 10 GB/s, 5 us per op, 1 thread.
+  auto conv_analysis = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t group) {
+    Model m;
+    m.opsets = {{"", 17}};
+    m.graph = NodeBuilder("Conv")
+                  .input(x)
+                  .weight(w)
+                  .output(y)
+                  .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                  .attr("group", group)
+                  .build();
+    AnalysisResult r = analyze_model(m);
+    r.model = std::make_shared<Model>(m);
+    return r;
+  };
+  // 3x3 64->64 at 56x56 (oneDNN, dense): MACs 64*56*56*64*9 = 115605504,
+  // compute 231211008 / 1e11; the reorder moves 2 * (802816 + 147456) bytes;
+  // call 5 op overheads.
+  FitReport r = forecast_fit(conv_analysis({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1), flat_ceilings(), {});
+  EXPECT_NEAR(r.nodes[0].compute_seconds, 231211008.0 / 1e11, 1e-15);
+  EXPECT_NEAR(r.nodes[0].scratch_seconds, 2.0 * 950272 / 1e10, 1e-15);
+  EXPECT_NEAR(r.nodes[0].overhead_seconds, 5 * 5e-6, 1e-15);
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 231211008.0 / 1e11 + 2.0 * 950272 / 1e10 + 25e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, "compute");
+  // Depthwise 3x3 on 32x112x112 (oneDNN, grouped): memory-bound, x + w + y =
+  // 1605632 + 1152 + 1605632 bytes; reorder 2 * 1606784; call 36 op overheads.
+  r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), {});
+  EXPECT_NEAR(r.nodes[0].equivalent_gemm_n, std::cbrt(112896.0), 1e-9);  // 32*112*112*9 / 32 groups
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 3212416.0 / 1e10 + 2.0 * 1606784 / 1e10 + 36 * 5e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, "scratch");
+}
+
 // ----------------------------------------------------------------- memory
 
 TEST(FitMemory, GemmInference) {

@@ -75,6 +75,7 @@ class FitJsonWriter : public FitWriter {
                        {"compute_flops_per_second", n.compute_flops_per_second},
                        {"compute_seconds", n.compute_seconds},
                        {"memory_seconds", n.memory_seconds},
+                       {"scratch_seconds", n.scratch_seconds},
                        {"overhead_seconds", n.overhead_seconds},
                        {"forward_seconds", n.forward_seconds},
                        {"backward_seconds", n.backward_seconds},
