@@ -179,16 +179,17 @@ namespace {
 
 // What a node costs on ATen's CPU kernels beyond its FLOPs and bytes
 // (docs/FIT.md, "Workspace" and "CPU kernel costs"), all measured with
-// bench/fit_cpu_probe.cc on Debian's LibTorch 1.13.
+// bench/fit_cpu_probe.cc on Debian's LibTorch 1.13 (oneDNN 2.6).
 struct CpuKernel {
   int64_t workspace_bytes = 0;        // scratch live while the node runs
   int64_t scratch_traffic_bytes = 0;  // bytes the scratch pass moves (written, read back)
   double fixed_op_overheads = 1;      // fixed cost of one call, in units of the measured op overhead
 };
 
-// Fixed cost of one convolution call over that of a tiny add (1.3 us): a
-// depthwise oneDNN conv 48 us (36x, whatever its channels), a dense oneDNN
-// conv 7 us beyond its weight reorder (5x), a THNN conv 5-9 us (4x).
+// Fixed cost of one convolution call in units of the op overhead (a tiny add,
+// 1.38 us where these were measured): a depthwise oneDNN conv about 48 us
+// whatever its channels, a dense oneDNN conv about 7 us beyond its weight
+// reorder, a THNN conv about 5.5 us.
 constexpr double kOneDnnGroupedConvOverheads = 36;
 constexpr double kOneDnnConvOverheads = 5;
 constexpr double kThnnConvOverheads = 4;

@@ -3,14 +3,20 @@
 // allocator, then per case the peak live bytes during one call minus the
 // output (second of two calls, so one-time caches are out).
 //
-//   g++ -O1 -std=c++17 bench/fit_workspace_probe.cc -o /tmp/fit_workspace_probe -ltorch -ltorch_cpu -lc10
-//   /tmp/fit_workspace_probe
+//   g++ -O1 -std=c++17 bench/fit_cpu_probe.cc -o /tmp/fit_cpu_probe -ltorch -ltorch_cpu -lc10
+//   /tmp/fit_cpu_probe
+//
+// Also, timed at 1 thread before the counting allocator goes in, the fixed cost
+// of one convolution call on each ATen path against a tiny add (the op
+// overhead `modelstat device` measures): the call-cost factors of docs/FIT.md.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 #include <atomic>
 #include <cstdio>
 #include <algorithm>
+#include <chrono>
+#include <vector>
 
 static std::atomic<int64_t> live{0}, peak{0};
 #include <mutex>
@@ -36,8 +42,43 @@ struct Counting final : c10::Allocator {
   c10::DeleterFnPtr raw_deleter() const override { return &del; }
 };
 
+template <class F>
+double median_seconds(F f) {
+  for (int i = 0; i < 200; ++i) f();
+  std::vector<double> t;
+  for (int r = 0; r < 31; ++r) {
+    const auto a = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i) f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count() / 200);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void time_call_costs() {
+  at::Tensor s = at::randn({1});
+  const double add = median_seconds([&] { (void)at::add(s, s); });
+  std::printf("\nadd of 1-element tensors: %.2f us\n", add * 1e6);
+  auto conv = [&](const char* name, std::vector<int64_t> xs, std::vector<int64_t> ws, int64_t stride, int64_t pad,
+                  int64_t group) {
+    at::Tensor x = at::randn(xs), w = at::randn(ws);
+    const double t = median_seconds(
+        [&] { (void)at::convolution(x, w, {}, {stride, stride}, {pad, pad}, {1, 1}, false, {0, 0}, group); });
+    std::printf("%-34s %8.2f us = %5.1f x add\n", name, t * 1e6, t / add);
+  };
+  for (int64_t c : {16, 96, 384, 960}) {
+    conv(("oneDNN depthwise 3x3, " + std::to_string(c) + " ch, 2x2").c_str(), {1, c, 2, 2}, {c, 1, 3, 3}, 1, 1, c);
+    conv(("oneDNN 3x3 s2, " + std::to_string(c) + "->16, 2x2").c_str(), {1, c, 2, 2}, {16, c, 3, 3}, 2, 1, 1);
+  }
+  conv("oneDNN depthwise 3x3, 16 ch, 8x8", {1, 16, 8, 8}, {16, 1, 3, 3}, 1, 1, 16);
+  conv("oneDNN 3x3 s2, 16->16, 8x8", {1, 16, 8, 8}, {16, 16, 3, 3}, 2, 1, 1);
+  conv("THNN 3x3, 4->4, 8x8 (im2col)", {1, 4, 8, 8}, {4, 4, 3, 3}, 1, 1, 1);
+  conv("THNN 1x1, 16->16, 8x8", {1, 16, 8, 8}, {16, 16, 1, 1}, 1, 0, 1);
+}
+
 int main() {
   at::set_num_threads(1);
+  time_call_costs();  // first, on ATen's own allocator
   static Counting counting;  // ideep (oneDNN) allocates through it too
   c10::SetCPUAllocator(&counting, 100);
   at::NoGradGuard ng;
