@@ -1,0 +1,160 @@
+// `modelstat fit`: will this model fit, and how fast will it run, before
+// running it. A forecast of memory (inference or one training step) and
+// latency from the static analysis and the device's ceilings, a verdict
+// against budgets, and the largest batch predicted to fit them.
+// Every rule is written down in docs/FIT.md; analyzer/insight/fit.cc computes,
+// the writers (tools/report/fit_*_writer.cc) only format. Plain data, no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/ceilings.hpp"
+
+namespace modelstat {
+
+extern const char* const kFitJsonSchemaVersion;
+
+// `modelstat fit` exits with this code when a budget given is predicted to be
+// exceeded (0 when every budget given is met; 1 and 2 keep their meaning).
+constexpr int kFitBudgetExceededExitCode = 3;
+
+enum class Optimizer { Sgd, Momentum, Adam };
+const char* optimizer_name(Optimizer o);  // "sgd", "momentum", "adam"
+// Throws Error(Usage) naming the accepted values.
+Optimizer parse_optimizer(const std::string& name);
+
+// "8GiB", "512 MiB", "1.5GB", "4096", "4096B": B, KiB/MiB/GiB/TiB (powers of
+// 1024), KB/MB/GB/TB (powers of 1000); a bare number is bytes. Throws
+// Error(Usage) for anything else, a negative or a non-finite size.
+int64_t parse_byte_size(const std::string& text);
+// "10ms", "0.5s", "250us" (also "µs"), "40ns". Throws Error(Usage) otherwise.
+double parse_duration_seconds(const std::string& text);
+
+struct FitOptions {
+  bool train = false;
+  Optimizer optimizer = Optimizer::Adam;
+  std::optional<int64_t> memory_budget_bytes;
+  std::optional<double> latency_budget_seconds;
+  // Whose matmul curve prices the contractions ("fp32", "tf32", "fp16", "bf16").
+  std::string compute_dtype = "fp32";
+  // Largest batch the search tries (the answer is ">= this" when it still fits).
+  int64_t max_batch_limit = int64_t(1) << 20;
+};
+
+// Predicted peak memory, bytes. Inference: weights + activation peak +
+// workspace. Training: weights + optimizer state + the weight gradients live
+// at the peak (allocated during backward, set to none after the update) +
+// activation peak (live forward activations and those saved for backward,
+// then the saved ones left and the activation gradients during backward) +
+// workspace (or the optimizer's temporaries when the peak is in the update).
+struct MemoryForecast {
+  int64_t weights_bytes = 0;           // all constant data (model size)
+  int64_t trainable_params = 0;        // float weight elements (training)
+  int64_t gradient_bytes = 0;          // one gradient per trainable weight (training)
+  int64_t gradient_bytes_at_peak = 0;  // the part of them live at the peak
+  int64_t optimizer_state_bytes = 0;   // sgd 0, momentum 1x, adam 2x the trainable bytes
+  int64_t saved_activation_bytes = 0;  // held for backward at the end of forward (training)
+  int64_t activation_peak_bytes = 0;   // activation-side bytes live at the peak (workspace apart)
+  int64_t workspace_bytes = 0;         // transient scratch of the node at the peak
+  int64_t total_bytes = 0;             // the predicted peak: the sum of the above that apply
+  std::string peak_node;               // node during which the peak occurs
+  std::string peak_phase;              // "forward", "backward" or "optimizer"
+  int64_t largest_workspace_bytes = 0; // the largest scratch of any node (may not be at the peak)
+  std::string largest_workspace_node;
+  bool lower_bound = false;            // some activation sizes were unknown (counted as 0)
+};
+
+// Why a node costs what it costs (docs/FIT.md, "Latency").
+struct NodeForecast {
+  int index = 0;
+  std::string name, op_type;
+  bool contraction = false;          // priced on the matmul curve
+  double equivalent_gemm_n = 0;      // n_eff = cbrt(M*N*K per group/batch); 0 for others
+  double compute_flops_per_second = 0;  // the rate its FLOPs are priced at
+  double compute_seconds = 0;        // FLOPs / that rate
+  double memory_seconds = 0;         // bytes / bandwidth
+  double scratch_seconds = 0;        // CPU scratch pass (oneDNN reorders, im2col): its bytes / bandwidth
+  double overhead_seconds = 0;       // fixed cost of the call (0 for preloaded constants)
+  double forward_seconds = 0;        // max(compute, memory) + scratch + overhead
+  double backward_seconds = 0;       // training only
+  int64_t workspace_bytes = 0;       // forward scratch
+  std::string bound;                 // "compute", "memory", "scratch" or "overhead": the largest term
+};
+
+struct LatencyForecast {
+  double forward_seconds = 0;    // inference latency when not training
+  double backward_seconds = 0;   // training only
+  double optimizer_seconds = 0;  // training only
+  double total_seconds = 0;      // forward (+ backward + optimizer when training)
+};
+
+// The largest batch predicted to meet each budget given: re-analysis of the
+// model per batch, doubling then binary search (docs/FIT.md says why search
+// rather than an affine solve).
+struct BatchSearch {
+  bool searched = false;
+  std::string note;                 // why not searched, or what limited it
+  int analyses = 0;                 // batches analysed
+  int64_t limit = 0;                // FitOptions::max_batch_limit it ran with
+  // 0: not even batch 1; otherwise the largest batch. When it equals
+  // `limit` the true answer is that or more.
+  std::optional<int64_t> largest_fitting_memory;
+  std::optional<int64_t> largest_meeting_latency;
+};
+
+struct FitReport {
+  std::string model_path;
+  int64_t batch = 1;
+  bool train = false;
+  Optimizer optimizer = Optimizer::Adam;
+  std::optional<int64_t> memory_budget_bytes;
+  std::optional<double> latency_budget_seconds;
+  DeviceCeilings ceilings;           // what the latency was priced with
+  std::string compute_dtype;
+  double compute_peak_flops_per_second = 0;
+  MemoryForecast memory;
+  LatencyForecast latency;
+  std::vector<NodeForecast> nodes;   // execution order
+  std::optional<bool> fits_memory;   // set when a memory budget was given
+  std::optional<bool> meets_latency; // set when a latency budget was given
+  BatchSearch batch_search;
+  std::vector<std::string> notices;
+
+  // True unless a budget given is predicted to be exceeded.
+  bool within_budgets() const { return fits_memory.value_or(true) && meets_latency.value_or(true); }
+};
+
+// The forecast for one analysed model (its `model` IR must be set, as
+// analyze_file leaves it). Throws Error(Usage) when the ceilings have no
+// bandwidth or no matmul figure for the compute dtype.
+FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& ceilings, const FitOptions& options);
+
+// forecast_fit at `batch`, then (when a budget is given) the batch search.
+// analyze_at_batch(b) must analyse the model with its leading dim bound to b.
+using AnalyzeAtBatch = std::function<AnalysisResult(int64_t batch)>;
+FitReport fit_model(const AnalyzeAtBatch& analyze_at_batch, int64_t batch, const DeviceCeilings& ceilings,
+                    const FitOptions& options);
+
+// The CPU workspace rule (docs/FIT.md, "Workspace"): scratch bytes ATen's CPU
+// kernels allocate beyond the output while a node of `graph` runs with
+// `threads` intra-op threads: convolution (oneDNN reorders or THNN im2col
+// columns) and MaxPool (int64 indices). 0 for other nodes.
+int64_t cpu_workspace_bytes(const Graph& graph, const Node& node, int threads);
+
+class FitWriter {
+ public:
+  virtual ~FitWriter() = default;
+  virtual void write(const FitReport& report, std::ostream& out) const = 0;
+};
+
+// "table" or "json" (docs/FIT.md). Throws Error(Usage) for another name.
+std::unique_ptr<FitWriter> make_fit_writer(const std::string& format);
+
+}  // namespace modelstat

@@ -1,0 +1,447 @@
+// `modelstat fit` (analyzer/insight/fit.cc, tools/fit_command.cc): every
+// expectation is computed by hand in the comment next to it from the rules in
+// docs/FIT.md and a hand-written ceilings file, not read back from the code.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/ceilings.hpp"
+#include "modelstat/error.hpp"
+#include "modelstat/fit.hpp"
+#include "test_support.hpp"
+
+namespace modelstat {
+namespace {
+
+namespace fs = std::filesystem;
+using test::NodeBuilder;
+
+// Bandwidth 10 GB/s, 5 us per op, fp32 matmul 25 GFLOP/s at n=64 rising to
+// 100 GFLOP/s at n=1024 (log-log in between).
+DeviceCeilings hand_ceilings() {
+  DeviceCeilings c;
+  c.device_kind = "cpu";
+  c.device_name = "hand cpu";
+  c.threads = 1;
+  c.source = "measured";
+  c.memory_bandwidth = 1e10;
+  c.op_overhead_seconds = 5e-6;
+  MatmulCeiling m;
+  m.dtype = "fp32";
+  m.flops_per_second = 1e11;
+  m.best_size = 1024;
+  m.curve = {{64, 2.5e10}, {1024, 1e11}};
+  c.matmul.push_back(m);
+  return c;
+}
+
+// The same with a flat 100 GFLOP/s matmul (one point): latency is then linear in batch.
+DeviceCeilings flat_ceilings() {
+  DeviceCeilings c = hand_ceilings();
+  c.matmul[0].curve = {{1024, 1e11}};
+  return c;
+}
+
+// Gemm Y[b,256] = A[b,128] x B[128,256] + C[256], fp32, as an analysed model.
+AnalysisResult gemm_analysis(int64_t batch) {
+  Model m;
+  m.opsets = {{"", 17}};
+  m.graph = NodeBuilder("Gemm").input({batch, 128}).weight({128, 256}).weight({256}).output({batch, 256}).build();
+  AnalysisResult r = analyze_model(m);
+  r.model = std::make_shared<Model>(m);
+  return r;
+}
+
+AnalysisResult file_analysis(const std::string& relative, int64_t batch = 1) {
+  LoadOptions o;
+  o.default_batch = batch;
+  return analyze_file(std::string(MODELSTAT_SOURCE_DIR) + "/" + relative, o);
+}
+
+// ------------------------------------------------------------------ parsing
+
+TEST(FitParse, ByteSizes) {
+  EXPECT_EQ(parse_byte_size("8GiB"), 8LL * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_byte_size("512MiB"), 512LL * 1024 * 1024);
+  EXPECT_EQ(parse_byte_size("1KiB"), 1024);
+  EXPECT_EQ(parse_byte_size("2TiB"), 2LL * 1024 * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_byte_size("1.5GB"), 1500000000);
+  EXPECT_EQ(parse_byte_size("10KB"), 10000);
+  EXPECT_EQ(parse_byte_size("3MB"), 3000000);
+  EXPECT_EQ(parse_byte_size("4096"), 4096);
+  EXPECT_EQ(parse_byte_size("4096B"), 4096);
+  EXPECT_EQ(parse_byte_size("8 GiB"), 8LL * 1024 * 1024 * 1024);
+  for (const char* bad : {"", "GiB", "8XB", "8gib", "-1GiB", "1e9", "1.2.3MB", "8 GiB extra", "99999999TiB"})
+    EXPECT_THROW(parse_byte_size(bad), Error) << bad;
+  try {
+    parse_byte_size("8XB");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+  }
+}
+
+TEST(FitParse, Durations) {
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("10ms"), 0.010);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("0.5s"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("250us"), 250e-6);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("250\xC2\xB5s"), 250e-6);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("40ns"), 40e-9);
+  for (const char* bad : {"", "10", "10m", "ms", "10 min", "-3ms"}) EXPECT_THROW(parse_duration_seconds(bad), Error) << bad;
+}
+
+TEST(FitParse, Optimizers) {
+  EXPECT_EQ(parse_optimizer("sgd"), Optimizer::Sgd);
+  EXPECT_EQ(parse_optimizer("momentum"), Optimizer::Momentum);
+  EXPECT_EQ(parse_optimizer("adam"), Optimizer::Adam);
+  EXPECT_THROW(parse_optimizer("adamw"), Error);
+}
+
+// ---------------------------------------------------------------- latency
+
+TEST(FitLatency, SingleGemmAgainstHandComputation) {
+  const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), FitOptions{});
+  ASSERT_EQ(r.nodes.size(), 1u);
+  const NodeForecast& n = r.nodes[0];
+  // MACs = 64*128*256 = 2^21; n_eff = cbrt(2^21) = 128.
+  EXPECT_TRUE(n.contraction);
+  EXPECT_NEAR(n.equivalent_gemm_n, 128.0, 1e-9);
+  // log-log between (64, 25e9) and (1024, 100e9): t = log2(2)/log2(16) = 1/4,
+  // rate = 25e9 * 4^(1/4) = 25e9 * sqrt(2).
+  const double rate = 25e9 * std::sqrt(2.0);
+  EXPECT_NEAR(n.compute_flops_per_second, rate, rate * 1e-12);
+  // FLOPs = 2*MACs + bias M*N = 4194304 + 16384 = 4210688.
+  EXPECT_NEAR(n.compute_seconds, 4210688.0 / rate, 1e-15);
+  // Bytes: A 32768 + B 131072 + C 1024 read, Y 65536 written = 230400 at 10 GB/s.
+  EXPECT_NEAR(n.memory_seconds, 230400.0 / 1e10, 1e-15);
+  EXPECT_DOUBLE_EQ(n.overhead_seconds, 5e-6);
+  EXPECT_NEAR(n.forward_seconds, 4210688.0 / rate + 5e-6, 1e-15);
+  EXPECT_EQ(n.bound, "compute");
+  EXPECT_NEAR(r.latency.total_seconds, 4210688.0 / rate + 5e-6, 1e-15);
+  EXPECT_EQ(r.latency.backward_seconds, 0.0);
+}
+
+TEST(FitLatency, TrainingStepGemmAdam) {
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), o);
+  const double forward = 4210688.0 / (25e9 * std::sqrt(2.0)) + 5e-6;
+  // The input A needs no gradient, the weight does: one gradient product,
+  // priced like the forward product.
+  EXPECT_NEAR(r.latency.backward_seconds, forward, 1e-15);
+  // Adam: 33024 params * 20 accesses * 4 bytes / 10 GB/s + 2 tensors * 8 ops * 5 us.
+  const double optimizer = 33024.0 * 20 * 4 / 1e10 + 2 * 8 * 5e-6;
+  EXPECT_NEAR(r.latency.optimizer_seconds, optimizer, 1e-15);
+  EXPECT_NEAR(r.latency.total_seconds, 2 * forward + optimizer, 1e-15);
+}
+
+TEST(FitLatency, CpuConvScratchPassAndCallCost) {
+  // One Conv as a model; flat 100 GFLOP/s, 10 GB/s, 5 us per op, 1 thread.
+  auto conv_analysis = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t group) {
+    Model m;
+    m.opsets = {{"", 17}};
+    m.graph = NodeBuilder("Conv")
+                  .input(x)
+                  .weight(w)
+                  .output(y)
+                  .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                  .attr("group", group)
+                  .build();
+    AnalysisResult r = analyze_model(m);
+    r.model = std::make_shared<Model>(m);
+    return r;
+  };
+  // 3x3 64->64 at 56x56 (oneDNN, dense): MACs 64*56*56*64*9 = 115605504,
+  // compute 231211008 / 1e11; the reorder moves 2 * (802816 + 147456) bytes;
+  // call 5 op overheads.
+  FitReport r = forecast_fit(conv_analysis({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1), flat_ceilings(), {});
+  EXPECT_NEAR(r.nodes[0].compute_seconds, 231211008.0 / 1e11, 1e-15);
+  EXPECT_NEAR(r.nodes[0].scratch_seconds, 2.0 * 950272 / 1e10, 1e-15);
+  EXPECT_NEAR(r.nodes[0].overhead_seconds, 5 * 5e-6, 1e-15);
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 231211008.0 / 1e11 + 2.0 * 950272 / 1e10 + 25e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, "compute");
+  // Depthwise 3x3 on 32x112x112 (oneDNN, grouped): memory-bound, x + w + y =
+  // 1605632 + 1152 + 1605632 bytes; reorder 2 * 1606784; call 36 op overheads.
+  r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), {});
+  EXPECT_NEAR(r.nodes[0].equivalent_gemm_n, std::cbrt(112896.0), 1e-9);  // 32*112*112*9 / 32 groups
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 3212416.0 / 1e10 + 2.0 * 1606784 / 1e10 + 36 * 5e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, "scratch");
+}
+
+// ----------------------------------------------------------------- memory
+
+TEST(FitMemory, GemmInference) {
+  const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), FitOptions{});
+  // Weights: B 128*256*4 + C 256*4 = 132096; activations A 32768 + Y 65536 live together.
+  EXPECT_EQ(r.memory.weights_bytes, 132096);
+  EXPECT_EQ(r.memory.activation_peak_bytes, 98304);
+  EXPECT_EQ(r.memory.workspace_bytes, 0);
+  EXPECT_EQ(r.memory.gradient_bytes, 0);
+  EXPECT_EQ(r.memory.total_bytes, 132096 + 98304);
+}
+
+TEST(FitMemory, GemmTrainingWeightsGradientsOptimizerState) {
+  // Weights B + C = 132096 bytes (33024 floats). Forward: A (32768) and Y
+  // (65536); Gemm saves its inputs, so A stays. Backward: dY (65536) first,
+  // then the node's weight gradients dB + dC (132096); A needs no gradient.
+  // So the backward peak is 32768 + 65536 + 65536 activations + 132096
+  // gradients. The update then holds every gradient, the input A and the
+  // output Y (the caller's) and, for Adam, two temporaries of the largest
+  // weight (2 * 131072).
+  struct Case {
+    Optimizer optimizer;
+    int64_t state, activations, workspace, total;
+    const char* phase;
+  };
+  for (const Case& c : {Case{Optimizer::Sgd, 0, 163840, 0, 132096 + 132096 + 163840, "backward"},
+                        Case{Optimizer::Momentum, 132096, 163840, 0, 132096 + 132096 + 132096 + 163840, "backward"},
+                        Case{Optimizer::Adam, 264192, 98304, 262144, 132096 + 264192 + 132096 + 98304 + 262144,
+                             "optimizer"}}) {
+    FitOptions o;
+    o.train = true;
+    o.optimizer = c.optimizer;
+    const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), o);
+    SCOPED_TRACE(optimizer_name(c.optimizer));
+    EXPECT_EQ(r.memory.trainable_params, 128 * 256 + 256);
+    EXPECT_EQ(r.memory.gradient_bytes, 132096);
+    EXPECT_EQ(r.memory.gradient_bytes_at_peak, 132096);
+    EXPECT_EQ(r.memory.optimizer_state_bytes, c.state);
+    EXPECT_EQ(r.memory.saved_activation_bytes, 32768 + 65536);
+    EXPECT_EQ(r.memory.activation_peak_bytes, c.activations);
+    EXPECT_EQ(r.memory.workspace_bytes, c.workspace);
+    EXPECT_EQ(r.memory.peak_phase, c.phase);
+    EXPECT_EQ(r.memory.total_bytes, c.total);
+  }
+}
+
+TEST(FitMemory, TinyCnnInferenceWithIm2colWorkspace) {
+  const FitReport r = forecast_fit(file_analysis("sample_models/tiny_cnn.onnx"), hand_ceilings(), FitOptions{});
+  // Params (docs: sample_models/README.md): conv 16*3*3*3+16 = 448, dw 16*9+16 = 160,
+  // pw 16*16+16 = 272, bn 4*16 = 64, down 32*16*9+32 = 4640, fc 32*10+10 = 330:
+  // 5914 floats = 23656 bytes.
+  EXPECT_EQ(r.memory.weights_bytes, 23656);
+  // The peak is the stem conv: input 1x3x32x32 (12288 B) + output 1x16x32x32
+  // (65536 B) + its im2col columns: input numel 3072 <= 20480 and batch 1, so
+  // ATen takes the THNN path, 3*3*3 x 32*32 floats = 110592 B.
+  EXPECT_EQ(r.memory.peak_node, "/stem/stem.0/Conv");
+  EXPECT_EQ(r.memory.activation_peak_bytes, 12288 + 65536);
+  EXPECT_EQ(r.memory.workspace_bytes, 110592);
+  EXPECT_EQ(r.memory.total_bytes, 23656 + 12288 + 65536 + 110592);
+}
+
+// The CPU workspace rule against the values measured with a counting
+// allocator around at::convolution and at::max_pool2d (docs/FIT.md, "Workspace").
+TEST(FitMemory, CpuWorkspaceRule) {
+  auto conv = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t stride,
+                 int64_t pad, int64_t group) {
+    return NodeBuilder("Conv")
+        .input(x)
+        .weight(w)
+        .output(y)
+        .attr("strides", std::vector<int64_t>{stride, stride})
+        .attr("pads", std::vector<int64_t>{pad, pad, pad, pad})
+        .attr("group", group)
+        .build();
+  };
+  // 3x3 64->64 at 56x56, batch 1: oneDNN; input 802816 + weight 147456 reordered.
+  Graph g = conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1, 1, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 950272);
+  // 1x1 64->256, one thread: THNN, no columns.
+  g = conv({1, 64, 56, 56}, {256, 64, 1, 1}, {1, 256, 56, 56}, 1, 0, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 0);
+  // ... with two threads: oneDNN, the blocked output (3211264) is the larger stage.
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 2), 3211264);
+  // 3x3 8->16 at 32x32: input numel 8192 <= 20480: THNN im2col 8*9*1024*4.
+  g = conv({1, 8, 32, 32}, {16, 8, 3, 3}, {1, 16, 32, 32}, 1, 1, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 294912);
+  // Depthwise 3x3 on 32x112x112: oneDNN (groups > 1), input 1605632 + weight 1152.
+  g = conv({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 1, 1, 32);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1606784);
+  // Strided 3x3 128->256 at 28x28: oneDNN, input 401408 + weight 1179648.
+  g = conv({1, 128, 28, 28}, {256, 128, 3, 3}, {1, 256, 14, 14}, 2, 1, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1581056);
+  // MaxPool 3x3 s2, 64x112x112 -> 64x56x56: int64 indices, 200704 * 8 (measured 1605632).
+  g = NodeBuilder("MaxPool")
+          .input({1, 64, 112, 112})
+          .output({1, 64, 56, 56})
+          .attr("kernel_shape", std::vector<int64_t>{3, 3})
+          .attr("strides", std::vector<int64_t>{2, 2})
+          .build();
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1605632);
+}
+
+// ---------------------------------------------------------------- verdicts
+
+TEST(FitVerdict, BudgetsAndBatchSearch) {
+  // Inference memory(b) = 132096 + (128 + 256) * 4 * b = 132096 + 1536 b.
+  // 1 MiB: b <= (1048576 - 132096) / 1536 = 596.7 -> 596.
+  // Flat 100 GFLOP/s: compute(b) = (2*32768 + 256) b / 1e11 = 6.5792e-7 b, memory
+  // (1536 b + 132096) / 1e10; compute dominates past b = 26, so 100 us allows
+  // 6.5792e-7 b + 5e-6 <= 1e-4 -> b <= 144.4 -> 144.
+  FitOptions o;
+  o.memory_budget_bytes = 1048576;
+  o.latency_budget_seconds = 100e-6;
+  const FitReport r = fit_model(gemm_analysis, 1, flat_ceilings(), o);
+  EXPECT_EQ(r.fits_memory, std::optional<bool>(true));
+  EXPECT_EQ(r.meets_latency, std::optional<bool>(true));
+  EXPECT_TRUE(r.within_budgets());
+  ASSERT_TRUE(r.batch_search.searched);
+  EXPECT_EQ(r.batch_search.largest_fitting_memory, std::optional<int64_t>(596));
+  EXPECT_EQ(r.batch_search.largest_meeting_latency, std::optional<int64_t>(144));
+
+  // At batch 600 the memory budget is exceeded (132096 + 921600 > 1048576).
+  const FitReport over = fit_model(gemm_analysis, 600, flat_ceilings(), o);
+  EXPECT_EQ(over.fits_memory, std::optional<bool>(false));
+  EXPECT_FALSE(over.within_budgets());
+
+  // A budget nothing meets: 0. A budget everything meets: the search limit.
+  FitOptions tiny;
+  tiny.memory_budget_bytes = 1000;
+  tiny.max_batch_limit = 1000;
+  EXPECT_EQ(fit_model(gemm_analysis, 1, flat_ceilings(), tiny).batch_search.largest_fitting_memory,
+            std::optional<int64_t>(0));
+  FitOptions huge;
+  huge.memory_budget_bytes = int64_t(1) << 40;
+  huge.max_batch_limit = 1000;
+  EXPECT_EQ(fit_model(gemm_analysis, 1, flat_ceilings(), huge).batch_search.largest_fitting_memory,
+            std::optional<int64_t>(1000));
+}
+
+TEST(FitVerdict, FixedBatchIsNotSearched) {
+  FitOptions o;
+  o.memory_budget_bytes = 1048576;
+  const FitReport r = fit_model([](int64_t) { return gemm_analysis(4); }, 4, flat_ceilings(), o);
+  EXPECT_FALSE(r.batch_search.searched);
+  EXPECT_TRUE(test::contains(r.batch_search.note, "fixes its batch dim"));
+  EXPECT_FALSE(r.batch_search.largest_fitting_memory.has_value());
+}
+
+// -------------------------------------------------------------------- writers
+
+TEST(FitWriters, JsonCarriesTheForecast) {
+  FitOptions o;
+  o.train = true;
+  o.memory_budget_bytes = 1048576;
+  const FitReport r = fit_model(gemm_analysis, 64, flat_ceilings(), o);
+  std::ostringstream out;
+  make_fit_writer("json")->write(r, out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema_version"], kFitJsonSchemaVersion);
+  EXPECT_EQ(j["mode"], "train");
+  EXPECT_EQ(j["optimizer"], "adam");
+  EXPECT_EQ(j["batch"], 64);
+  EXPECT_EQ(j["memory"]["total_bytes"], r.memory.total_bytes);
+  EXPECT_EQ(j["memory"]["optimizer_state_bytes"], 264192);
+  EXPECT_EQ(j["budgets"]["memory_bytes"], 1048576);
+  EXPECT_TRUE(j["budgets"]["latency_seconds"].is_null());
+  EXPECT_EQ(j["verdict"]["fits_memory"], true);
+  EXPECT_TRUE(j["verdict"]["meets_latency"].is_null());
+  EXPECT_DOUBLE_EQ(j["latency"]["total_seconds"].get<double>(), r.latency.total_seconds);
+  ASSERT_EQ(j["nodes"].size(), 1u);
+  EXPECT_EQ(j["nodes"][0]["op_type"], "Gemm");
+  EXPECT_THROW(make_fit_writer("csv"), Error);
+
+  std::ostringstream table;
+  make_fit_writer("table")->write(r, table);
+  EXPECT_TRUE(test::contains(table.str(), "optimizer state"));
+  EXPECT_TRUE(test::contains(table.str(), "fits against 1.00 MiB"));
+}
+
+// ------------------------------------------------------------------------ CLI
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+RunResult run_modelstat(const std::string& args, const std::string& env = {}) {
+  const std::string cmd = env + " timeout 60 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+class FitCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("modelstat_fit_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    ceilings_ = (dir_ / "ceilings-cpu.json").string();
+    std::ofstream(ceilings_) << ceilings_to_json(hand_ceilings());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string model(const std::string& name) const { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/" + name; }
+
+  fs::path dir_;
+  std::string ceilings_;
+};
+
+TEST_F(FitCli, ExitCodesFollowTheBudgets) {
+  const std::string base = "fit " + model("tiny_cnn.onnx") + " --ceilings " + ceilings_;
+  // tiny_cnn needs 212072 bytes (FitMemory.TinyCnnInferenceWithIm2colWorkspace).
+  EXPECT_EQ(run_modelstat(base + " --memory 1MiB").exit_code, 0);
+  EXPECT_EQ(run_modelstat(base + " --memory 212072B").exit_code, 0);
+  RunResult over = run_modelstat(base + " --memory 212071B");
+  EXPECT_EQ(over.exit_code, kFitBudgetExceededExitCode) << over.output;
+  EXPECT_TRUE(test::contains(over.output, "EXCEEDS")) << over.output;
+  // 14 nodes at 5 us of overhead each already take 70 us.
+  EXPECT_EQ(run_modelstat(base + " --latency-budget 50us").exit_code, kFitBudgetExceededExitCode);
+  EXPECT_EQ(run_modelstat(base + " --latency-budget 1s").exit_code, 0);
+  EXPECT_EQ(run_modelstat(base).exit_code, 0);  // no budget: nothing to exceed
+}
+
+TEST_F(FitCli, UsageErrorsExitTwo) {
+  const std::string base = "fit " + model("tiny_cnn.onnx") + " --ceilings " + ceilings_;
+  RunResult r = run_modelstat(base + " --memory 8XB");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(test::contains(r.output, "not a memory size")) << r.output;
+  EXPECT_EQ(run_modelstat(base + " --latency-budget 10").exit_code, 2);
+  EXPECT_EQ(run_modelstat(base + " --train --optimizer adamw").exit_code, 2);
+  EXPECT_EQ(run_modelstat(base + " --batch 0").exit_code, 2);
+  EXPECT_EQ(run_modelstat(base + " --datasheet h100-sxm").exit_code, 2);  // --ceilings excludes it
+}
+
+TEST_F(FitCli, MissingCeilingsSayWhatToRun) {
+  const fs::path empty = dir_ / "empty";
+  fs::create_directories(empty);
+  RunResult r = run_modelstat("fit " + model("tiny_cnn.onnx"), "MODELSTAT_CEILINGS_DIR=" + empty.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(test::contains(r.output, "modelstat device")) << r.output;
+  // The saved file is found there once it exists.
+  std::ofstream((empty / "ceilings-cpu.json").string()) << ceilings_to_json(hand_ceilings());
+  EXPECT_EQ(run_modelstat("fit " + model("tiny_cnn.onnx"), "MODELSTAT_CEILINGS_DIR=" + empty.string()).exit_code, 0);
+}
+
+TEST_F(FitCli, JsonOutputAndBatchSearchOnSymbolicBatch) {
+  const std::string out = (dir_ / "fit.json").string();
+  RunResult r = run_modelstat("fit " + model("custom_model.onnx") + " --ceilings " + ceilings_ +
+                              " --train --optimizer sgd --batch 2 --memory 8GiB -f json -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["batch"], 2);
+  EXPECT_EQ(j["optimizer"], "sgd");
+  EXPECT_EQ(j["memory"]["optimizer_state_bytes"], 0);
+  EXPECT_EQ(j["batch_search"]["searched"], true);
+  EXPECT_GE(j["batch_search"]["largest_fitting_memory"].get<int64_t>(), 2);
+}
+
+}  // namespace
+}  // namespace modelstat
