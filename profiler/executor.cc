@@ -63,6 +63,36 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                 "op " + first->op_type + " has no executor (node '" + first->name + "'); ops without one: " + list,
                 {}, first->name, first->op_type);
   }
+
+  // Release each activation after its last consumer; graph outputs stay.
+  steps_.resize(g.nodes.size());
+  std::vector<int> dies_at(g.tensors.size(), -1);  // node after which a tensor is released
+  std::vector<bool> keep(g.tensors.size(), false);
+  for (int t : g.outputs) keep[size_t(t)] = true;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const auto& consumers = g.tensors[t].consumers;
+    if (keep[t]) continue;
+    if (!consumers.empty()) {
+      dies_at[t] = *std::max_element(consumers.begin(), consumers.end());
+      steps_[size_t(dies_at[t])].release_after.push_back(int(t));
+    } else if (g.tensors[t].producer >= 0) {  // an unused output (e.g. a mask): dropped at once
+      steps_[size_t(g.tensors[t].producer)].release_after.push_back(int(t));
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    NodeStep& step = steps_[i];
+    if (constant_preloaded(g, node, weights_)) continue;
+    step.opset = model.opset_version(node.domain);
+    step.rule = find_executor(node.domain, node.op_type, step.opset);
+    step.last_read.assign(node.inputs.size(), false);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int t = node.inputs[k];
+      // Graph inputs and weights belong to the caller: only activations qualify.
+      step.last_read[k] = t >= 0 && g.tensors[size_t(t)].role == TensorRole::Activation &&
+                          dies_at[size_t(t)] == int(i) && std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
+    }
+  }
 }
 
 std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
@@ -101,33 +131,13 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
   for (size_t i = 0; i < g.inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
   for (int t : g.initializers) env[size_t(t)] = weights_.get(&g, t);
 
-  // Release each activation after its last consumer; graph outputs stay.
-  std::vector<std::vector<int>> release_after(g.nodes.size());
-  std::vector<int> dies_at(g.tensors.size(), -1);  // node after which a tensor is released
-  {
-    std::vector<bool> keep(g.tensors.size(), false);
-    for (int t : g.outputs) keep[size_t(t)] = true;
-    for (size_t t = 0; t < g.tensors.size(); ++t) {
-      const auto& consumers = g.tensors[t].consumers;
-      if (keep[t]) continue;
-      if (!consumers.empty()) {
-        dies_at[t] = *std::max_element(consumers.begin(), consumers.end());
-        release_after[size_t(dies_at[t])].push_back(int(t));
-      }
-      else if (g.tensors[t].producer >= 0)  // an unused output (e.g. a mask): dropped at once
-        release_after[size_t(g.tensors[t].producer)].push_back(int(t));
-    }
-  }
-
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
+    const NodeStep& step = steps_[i];
     if (hook) hook(int(i), false);
-    if (constant_preloaded(g, node, weights_)) {
+    if (!step.rule) {
       env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
     } else {
-      const int64_t opset = model_.opset_version(node.domain);
-      const ExecRule* rule = find_executor(node.domain, node.op_type, opset);
-      if (!rule) throw Error(ErrorKind::Input, "op " + node.op_type + " has no executor", {}, node.name, node.op_type);
       std::vector<at::Tensor> args;
       args.reserve(node.inputs.size());
       std::vector<bool> reusable(node.inputs.size(), false);
@@ -138,10 +148,8 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
           continue;
         }
         // Hand over an activation this node reads last (and only once): the
-        // executor may then overwrite it. Graph inputs belong to the caller.
-        const bool last_read = g.tensors[size_t(t)].role == TensorRole::Activation && dies_at[size_t(t)] == int(i) &&
-                               std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
-        if (last_read) {
+        // executor may then overwrite it.
+        if (step.last_read[k]) {
           args.push_back(std::move(env[size_t(t)]));
           reusable[k] = options_.in_place && args.back().defined() && args.back().use_count() == 1 &&
                         args.back().storage().use_count() == 1;
@@ -149,10 +157,10 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
           args.push_back(env[size_t(t)]);
         }
       }
-      ExecContext ctx(g, node, opset, std::move(args), options_.device, options_.float_dtype);
+      ExecContext ctx(g, node, step.opset, std::move(args), options_.device, options_.float_dtype);
       ctx.set_reusable(std::move(reusable));
       try {
-        rule->fn(ctx);
+        step.rule->fn(ctx);
       } catch (const c10::OutOfMemoryError&) {
         throw;  // the batch search catches it: not a failure of the model
       } catch (const c10::Error& e) {
@@ -166,7 +174,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
         env[size_t(node.outputs[o])] = std::move(ctx.outputs[o]);
       }
     }
-    for (int t : release_after[i]) env[size_t(t)] = at::Tensor();
+    for (int t : step.release_after) env[size_t(t)] = at::Tensor();
     if (hook) hook(int(i), true);
   }
 

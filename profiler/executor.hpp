@@ -12,6 +12,8 @@
 
 namespace modelstat::profiler {
 
+struct ExecRule;  // profiler/ops/exec_rule.hpp
+
 struct ExecOptions {
   at::Device device = at::kCPU;
   // Floating-point compute dtype: weights and float inputs are cast to it
@@ -72,9 +74,20 @@ class Executor {
   const WeightStore& weights() const { return weights_; }
 
  private:
+  // What run() does at each node, decided once from the graph rather than on
+  // every run (for small models the per-run bookkeeping was a visible share of
+  // the whole-model time, outside every per-node interval).
+  struct NodeStep {
+    const ExecRule* rule = nullptr;  // null: a Constant preloaded by the weight store
+    int64_t opset = 0;
+    std::vector<bool> last_read;     // per input: an activation this node reads last, and once
+    std::vector<int> release_after;  // tensors dropped once this node has run
+  };
+
   const Model& model_;
   ExecOptions options_;
   WeightStore weights_;
+  std::vector<NodeStep> steps_;
 };
 
 }  // namespace modelstat::profiler
