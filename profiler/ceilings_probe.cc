@@ -21,6 +21,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/device.hpp"
+#include "profiler/executor.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
 #include "analyzer/insight/statistics.hpp"
@@ -226,6 +227,71 @@ double measure_op_overhead(Device& device, const CeilingsPlan& plan, std::vector
   return t.seconds;
 }
 
+// A graph of `nodes` Add nodes, y_i = y_{i-1} + y_{i-1} on a 1-element float:
+// each node reads its input twice, so the executor cannot reuse it in place
+// and allocates the output, as most nodes of a real model do.
+Model add_chain_model(int nodes) {
+  Model m;
+  m.opsets.push_back({"", 13});
+  Graph& g = m.graph;
+  g.name = "node overhead probe";
+  for (int i = 0; i <= nodes; ++i) {
+    Tensor t;
+    t.name = "y" + std::to_string(i);
+    t.dtype = DType::Float;
+    t.shape.rank_known = true;
+    t.shape.dims.push_back(Dim{1, {}});
+    t.role = i == 0 ? TensorRole::Input : TensorRole::Activation;
+    t.producer = i == 0 ? -1 : i - 1;
+    if (i < nodes) t.consumers = {i, i};
+    g.tensors.push_back(std::move(t));
+  }
+  for (int i = 0; i < nodes; ++i) {
+    Node n;
+    n.name = "add_" + std::to_string(i);
+    n.op_type = "Add";
+    n.inputs = {i, i};
+    n.outputs = {i + 1};
+    g.nodes.push_back(std::move(n));
+  }
+  g.inputs = {0};
+  g.outputs = {nodes};
+  return m;
+}
+
+constexpr int kChainNodes = 64;
+
+// modelstat's executor per node: a whole run of the Add chain over its length.
+double measure_node_overhead(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  const Model model = add_chain_model(kChainNodes);
+  ExecOptions eo;
+  eo.device = device.torch_device();
+  Executor exec(model, eo);
+  const std::vector<at::Tensor> inputs = {at::rand({1}, at::TensorOptions().dtype(at::kFloat).device(eo.device))};
+  const Timed t = median_seconds(device, plan, "node overhead", [&] { (void)exec.run(inputs); });
+  note_if_unconverged(t, "node overhead", notes);
+  return t.seconds / kChainNodes;
+}
+
+// The same chain in a training step: the executor's forward with autograd
+// recording (the input requires grad), then backward() through it.
+double measure_train_node_overhead(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  const Model model = add_chain_model(kChainNodes);
+  ExecOptions eo;
+  eo.device = device.torch_device();
+  eo.in_place = false;  // as in training
+  Executor exec(model, eo);
+  at::Tensor leaf = at::rand({1}, at::TensorOptions().dtype(at::kFloat).device(eo.device));
+  leaf.set_requires_grad(true);
+  const std::vector<at::Tensor> inputs = {leaf};
+  const Timed t = median_seconds(device, plan, "train node overhead", [&] {
+    exec.run(inputs)[0].sum().backward();
+    leaf.mutable_grad() = at::Tensor();
+  });
+  note_if_unconverged(t, "train node overhead", notes);
+  return t.seconds / kChainNodes;
+}
+
 DeviceCeilings measure(const CeilingsProbeOptions& options) {
   set_intra_op_threads(resolve_threads(options.threads));
   std::unique_ptr<Device> device = make_device(options.device);
@@ -253,6 +319,8 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     if (!m.curve.empty()) c.matmul.push_back(std::move(m));
   }
   c.op_overhead_seconds = measure_op_overhead(*device, plan, c.notes);
+  c.node_overhead_seconds = measure_node_overhead(*device, plan, c.notes);
+  c.train_node_overhead_seconds = measure_train_node_overhead(*device, plan, c.notes);
 
   RunContext context;
   describe_run(*device, context);

@@ -18,7 +18,7 @@
 
 namespace modelstat {
 
-const char* const kCeilingsSchemaVersion = "1.0";
+const char* const kCeilingsSchemaVersion = "1.1";  // 1.1: node overheads (optional on read)
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -59,6 +59,8 @@ std::string ceilings_to_json(const DeviceCeilings& c) {
   j["memory_bandwidth_bytes_per_second"] = c.memory_bandwidth;
   j["copy_bytes"] = c.copy_bytes;
   j["op_overhead_seconds"] = c.op_overhead_seconds;
+  j["node_overhead_seconds"] = c.node_overhead_seconds;
+  j["train_node_overhead_seconds"] = c.train_node_overhead_seconds;
   auto& mm = j["matmul"] = nlohmann::ordered_json::array();
   for (const auto& m : c.matmul) {
     nlohmann::ordered_json e;
@@ -98,6 +100,8 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
     c.memory_bandwidth = j.at("memory_bandwidth_bytes_per_second").get<double>();
     c.copy_bytes = j.value("copy_bytes", int64_t(0));
     c.op_overhead_seconds = j.value("op_overhead_seconds", 0.0);
+    c.node_overhead_seconds = j.value("node_overhead_seconds", 0.0);
+    c.train_node_overhead_seconds = j.value("train_node_overhead_seconds", 0.0);
     for (const auto& e : j.at("matmul")) {
       MatmulCeiling m;
       m.dtype = e.at("dtype").get<std::string>();
@@ -124,6 +128,8 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
       throw Error(ErrorKind::Input, "device_kind must be cpu or cuda, got '" + c.device_kind + "'", origin);
     if (!(c.memory_bandwidth > 0)) throw Error(ErrorKind::Input, "memory bandwidth must be positive", origin);
     if (!(c.op_overhead_seconds >= 0)) throw Error(ErrorKind::Input, "op_overhead_seconds must not be negative", origin);
+    if (!(c.node_overhead_seconds >= 0) || !(c.train_node_overhead_seconds >= 0))
+      throw Error(ErrorKind::Input, "node overheads must not be negative", origin);
     return c;
   } catch (const Error&) {
     throw;

@@ -610,6 +610,12 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
           f.backward_seconds = std::max(1, gradient_products) * f.forward_seconds;
         else
           f.backward_seconds = f.forward_seconds;
+        // Autograd's own cost per differentiated node (recording the graph in the
+        // forward, scheduling it in backward), measured by `modelstat device` on a
+        // chain of small nodes: the training cost per node beyond the forward and
+        // backward dispatches already counted above.
+        f.backward_seconds +=
+            std::max(0.0, ceilings.train_node_overhead_seconds - 2.0 * ceilings.node_overhead_seconds);
       }
     }
     r.latency.forward_seconds += f.forward_seconds;

@@ -39,6 +39,13 @@ struct DeviceCeilings {
   // Fixed cost of one small op (dispatch on the CPU, launch on CUDA): the median
   // time of an elementwise op on a tiny tensor. A forecast adds it per node.
   double op_overhead_seconds = 0;
+  // modelstat's own fixed costs per node, on top of the kernels (0: not
+  // measured), from a chain of small allocating Add nodes run by the executor:
+  // inference, the median run time over the chain length (dispatch, allocation,
+  // the executor's bookkeeping); training, the same forward with autograd
+  // recording plus backward() through it. A forecast adds one per node.
+  double node_overhead_seconds = 0;
+  double train_node_overhead_seconds = 0;
   std::vector<std::string> notes;
 
   // Peak FLOP/s for a dtype; 0 when that dtype was not measured.

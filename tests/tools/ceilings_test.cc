@@ -38,6 +38,8 @@ DeviceCeilings sample_ceilings() {
   c.memory_bandwidth = 2.9e12;
   c.copy_bytes = int64_t(1) << 30;
   c.op_overhead_seconds = 4.5e-6;
+  c.node_overhead_seconds = 5.25e-6;
+  c.train_node_overhead_seconds = 2.5e-5;
   MatmulCeiling fp32;
   fp32.dtype = "fp32";
   fp32.flops_per_second = 5.1e13;
@@ -86,6 +88,8 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(r.memory_bandwidth, c.memory_bandwidth);
   EXPECT_EQ(r.copy_bytes, c.copy_bytes);
   EXPECT_DOUBLE_EQ(r.op_overhead_seconds, c.op_overhead_seconds);
+  EXPECT_DOUBLE_EQ(r.node_overhead_seconds, c.node_overhead_seconds);
+  EXPECT_DOUBLE_EQ(r.train_node_overhead_seconds, c.train_node_overhead_seconds);
   ASSERT_EQ(r.matmul.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(r.matmul[i].dtype, c.matmul[i].dtype);
@@ -107,7 +111,7 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
   const auto j = nlohmann::json::parse(ceilings_to_json(sample_ceilings()));
   for (const char* key : {"schema_version", "device_kind", "device_name", "threads", "source", "date", "host",
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
-                          "matmul", "notes"})
+                          "node_overhead_seconds", "train_node_overhead_seconds", "matmul", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);

@@ -144,6 +144,20 @@ TEST(FitLatency, TrainingStepGemmAdam) {
   EXPECT_NEAR(r.latency.total_seconds, 2 * forward + optimizer, 1e-15);
 }
 
+TEST(FitLatency, TrainingStepAddsAutogradCostPerDifferentiatedNode) {
+  DeviceCeilings c = hand_ceilings();
+  c.node_overhead_seconds = 6e-6;
+  c.train_node_overhead_seconds = 20e-6;  // 20 - 2 x 6 = 8 us of autograd per node
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Sgd;
+  const FitReport r = forecast_fit(gemm_analysis(64), c, o);
+  const double forward = 4210688.0 / (25e9 * std::sqrt(2.0)) + 5e-6;
+  EXPECT_NEAR(r.latency.backward_seconds, forward + 8e-6, 1e-15);
+  // Inference is unchanged: autograd's cost is a training cost.
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, FitOptions{}).latency.total_seconds, forward, 1e-15);
+}
+
 TEST(FitLatency, CpuConvScratchPassAndCallCost) {
   // One Conv as a model; flat 100 GFLOP/s, 10 GB/s, 5 us per op, 1 thread.
   auto conv_analysis = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t group) {

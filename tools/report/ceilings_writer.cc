@@ -67,6 +67,14 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
   scalars.add("op overhead", c.op_overhead_seconds > 0
                                  ? report_detail::human_seconds(c.op_overhead_seconds) + overhead_is
                                  : std::string("-"));
+  scalars.add("node overhead", c.node_overhead_seconds > 0
+                                   ? report_detail::human_seconds(c.node_overhead_seconds) +
+                                         "  (per node run by modelstat's executor, forward)"
+                                   : std::string("-"));
+  scalars.add("train node", c.train_node_overhead_seconds > 0
+                                ? report_detail::human_seconds(c.train_node_overhead_seconds) +
+                                      "  (per node of a training step: forward with autograd + backward)"
+                                : std::string("-"));
   scalars.print(out);
   out << "\n";
 
