@@ -422,7 +422,7 @@ TEST(CompareWriters, TableShowsVerdictsAndTheResult) {
   EXPECT_TRUE(contains(text, "+20.0%")) << text;
   EXPECT_TRUE(contains(text, "REGRESSION")) << text;
   EXPECT_TRUE(contains(text, "not significant")) << text;  // relu: identical samples
-  EXPECT_TRUE(contains(text, "FAIL: regression beyond 5%")) << text;
+  EXPECT_TRUE(contains(text, "FAIL: regression beyond 10%")) << text;
   EXPECT_FALSE(contains(text, "\x1b[")) << "no colour unless asked";
   // --top 0: no node rows.
   EXPECT_FALSE(contains(render(regression_example(), "table", 0), "/layer|1/Conv"));
@@ -430,7 +430,7 @@ TEST(CompareWriters, TableShowsVerdictsAndTheResult) {
   const auto a = base_samples();
   const std::string warned = render(compare_docs(profile_doc(a, {}, 1), profile_doc(a, {}, 2)), "table");
   EXPECT_LT(warned.find("Warnings"), warned.find("Whole model")) << warned;
-  EXPECT_TRUE(contains(warned, "PASS: no regression beyond 5%")) << warned;
+  EXPECT_TRUE(contains(warned, "PASS: no regression beyond 10%")) << warned;
 }
 
 TEST(CompareWriters, MarkdownTablesAreWellFormed) {
@@ -463,7 +463,7 @@ TEST(CompareWriters, JsonCarriesEveryNodeAndTheGate) {
   EXPECT_EQ(j["nodes"][1]["verdict"], "unchanged");
   EXPECT_EQ(j["gate"]["failed"], true);
   EXPECT_EQ(j["gate"]["whole_regressed"], true);
-  EXPECT_EQ(j["test"]["threshold"], 0.05);
+  EXPECT_EQ(j["test"]["threshold"], 0.10);
   EXPECT_EQ(j["base"]["context"]["batch"], 1);
   EXPECT_THROW(make_compare_writer("csv"), Error);
 }
@@ -526,7 +526,7 @@ TEST_F(CompareCli, ExitCodesGateARegression) {
   r = run(base + " " + slow);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "REGRESSION")) << r.out;
-  EXPECT_EQ(r.err.rfind("modelstat: regression beyond 5%: whole model +20.0%", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("modelstat: regression beyond 10%: whole model +20.0%", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
   // The threshold as a percentage or a fraction; above the change, the gate passes.
