@@ -16,10 +16,10 @@ For each model, at batch 1 and --threads N:
              `modelstat profile MODEL --threads N --memory --train-step
              --optimizer X --no-layers -f json`: memory.inference_peak_bytes,
              train_step.time.median_s, train_step.peak_bytes. Inference latency
-             comes from the run without --memory because the counting allocator
-             the memory meter installs slows every allocation (mobilenet_v2:
-             14.6 ms clean, 22.9 ms metered); the training step is always
-             metered, so its measured time carries that cost;
+             comes from the run without --memory, so that nothing but the
+             model is timed (the counting allocator adds an atomic add per
+             allocation; an A/B on mobilenet_v2 found no consistent cost, see
+             docs/FIT.md); the training step is always metered;
   reference  with --torch-reference, for torchvision models, PyTorch's own
              step on the same graph (bench/train_step_reference.py --forms
              folded: BatchNorm folded, as the ONNX export): not metered.
