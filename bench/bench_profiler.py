@@ -10,8 +10,12 @@ in --rounds interleaved rounds, and reports the median over rounds of: modelstat
 <= 1.05), the per-layer sum vs the whole-model median (goal within 10%), and
 the two modelstat runs' agreement (goal within 2%).
 
+--pin CPUS runs every command under `taskset -c CPUS` (e.g. --pin 1 with --threads 1): on the
+shared 2-vCPU VM an unpinned single-thread run migrates between the vCPUs and its median moves
+by 10-60% from one process to the next; pinned, by a few percent.
+
     /usr/bin/python3 bench/bench_profiler.py --modelstat build/tools/modelstat \
-        [--models resnet50 mobilenet_v2] [--threads 2] [--workdir DIR] [--out FILE]
+        [--models resnet50 mobilenet_v2] [--threads 2] [--pin 1] [--workdir DIR] [--out FILE]
 """
 import argparse
 import json
@@ -23,6 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
+PIN = []  # ["taskset", "-c", CPUS] with --pin
 
 
 def export(name, workdir):
@@ -34,14 +39,14 @@ def export(name, workdir):
 
 
 def modelstat_profile(binary, path, threads, extra):
-    out = subprocess.run([binary, "profile", path, "--device", "cpu", "--threads", str(threads), "-f", "json",
+    out = subprocess.run(PIN + [binary, "profile", path, "--device", "cpu", "--threads", str(threads), "-f", "json",
                           "--min-time", "2", "--max-time", "8"] + extra,
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
 def torch_reference(name, threads):
-    out = subprocess.run([PY, os.path.join(HERE, "torch_reference.py"), "--model", name, "--threads", str(threads),
+    out = subprocess.run(PIN + [PY, os.path.join(HERE, "torch_reference.py"), "--model", name, "--threads", str(threads),
                           "--min-time", "2", "--max-time", "8", "--fuse"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -54,7 +59,10 @@ def main():
     p.add_argument("--workdir", default="/tmp/modelstat_bench")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", default=None)
+    p.add_argument("--pin", default=None, help="CPU list for taskset -c (both sides), e.g. 1")
     args = p.parse_args()
+    if args.pin:
+        PIN.extend(["taskset", "-c", args.pin])
     os.makedirs(args.workdir, exist_ok=True)
 
     rows = []
