@@ -33,6 +33,11 @@ struct CeilingsPlan {
   std::vector<std::string> notes;
 };
 
+// The warm-up and stopping rule of a full (not --quick) probe, the same on
+// every device: 3 runs and 0.2 s of warm-up, then >= 10 samples and 0.25 s,
+// until the median's CI is within 2% or 3 s have passed.
+void use_full_protocol(CeilingsPlan& plan);
+
 // Shrinks a plan to fit `usable_bytes` of device memory (< 0: unknown, keep
 // the plan): the copy buffer is halved, down to 16 MiB, until source +
 // destination fit in half of it, and matmul sizes whose three n x n fp32

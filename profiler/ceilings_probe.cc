@@ -78,11 +78,7 @@ CeilingsPlan cpu_ceilings_plan(bool quick) {
     plan.stopping.max_seconds = 0.3;
     plan.stopping.target_rel_ci = 0.05;
   } else {
-    plan.warmup = {3, 0.2, 3.0};
-    plan.stopping.min_iterations = 10;
-    plan.stopping.min_seconds = 0.25;
-    plan.stopping.max_seconds = 3.0;
-    plan.stopping.target_rel_ci = 0.02;
+    use_full_protocol(plan);
   }
   fit_plan_to_memory(plan, available_host_memory());
   return plan;
@@ -338,6 +334,14 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
 }
 
 }  // namespace
+
+void use_full_protocol(CeilingsPlan& plan) {
+  plan.warmup = {3, 0.2, 3.0};
+  plan.stopping.min_iterations = 10;
+  plan.stopping.min_seconds = 0.25;
+  plan.stopping.max_seconds = 3.0;
+  plan.stopping.target_rel_ci = 0.02;
+}
 
 void fit_plan_to_memory(CeilingsPlan& plan, int64_t usable_bytes) {
   if (usable_bytes < 0) return;

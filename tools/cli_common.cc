@@ -36,4 +36,14 @@ int run_mapping_errors(const std::function<int()>& body) {
   }
 }
 
+std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet) {
+  if (!ceilings_file.empty()) {
+    std::optional<DeviceCeilings> c = load_ceilings(ceilings_file);
+    if (!c) throw_usage("cannot read ceilings file '" + ceilings_file + "'");
+    return c;
+  }
+  if (!datasheet.empty()) return datasheet_ceilings(datasheet);
+  return std::nullopt;
+}
+
 }  // namespace modelstat::cli

@@ -5,11 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "modelstat/analysis.hpp"
+#include "modelstat/ceilings.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/report.hpp"
 
@@ -65,6 +67,11 @@ inline void add_output_flags(CLI::App& cmd, OutputArgs& o,
       ->check(CLI::Range(0, 1000000));
   cmd.add_flag("--no-nodes", o.no_nodes, "Leave the per-layer rows out of table and Markdown output");
 }
+
+// Ceilings named on the command line: --ceilings FILE (read now, so a wrong
+// file fails before any measurement), else --datasheet NAME; nullopt when
+// neither was given. Throws Error(Usage) for a missing file or an unknown name.
+std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet);
 
 // Opens -o FILE (or stdout) and hands the stream to `write`.
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write);

@@ -25,12 +25,7 @@ struct FitArgs {
 };
 
 DeviceCeilings resolve_ceilings(const FitArgs& a) {
-  if (!a.ceilings_file.empty()) {
-    auto c = load_ceilings(a.ceilings_file);
-    if (!c) throw Error(ErrorKind::Usage, "cannot read ceilings file '" + a.ceilings_file + "'");
-    return *c;
-  }
-  if (!a.datasheet.empty()) return datasheet_ceilings(a.datasheet);
+  if (auto c = explicit_ceilings(a.ceilings_file, a.datasheet)) return *c;
   const std::string path = default_ceilings_path(a.device);
   auto c = load_ceilings(path);
   if (!c)

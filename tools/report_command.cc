@@ -31,14 +31,8 @@ struct ReportArgs {
 
 // Ceilings given explicitly (--ceilings / --datasheet), read before anything
 // runs so that a wrong file fails in a second rather than after the profile.
-std::optional<DeviceCeilings> explicit_ceilings(const ReportArgs& a) {
-  std::optional<DeviceCeilings> c;
-  if (!a.ceilings_file.empty()) {
-    c = load_ceilings(a.ceilings_file);
-    if (!c) throw Error(ErrorKind::Usage, "no ceilings file '" + a.ceilings_file + "'");
-  } else if (!a.datasheet.empty()) {
-    c = datasheet_ceilings(a.datasheet);
-  }
+std::optional<DeviceCeilings> checked_explicit_ceilings(const ReportArgs& a) {
+  const std::optional<DeviceCeilings> c = explicit_ceilings(a.ceilings_file, a.datasheet);
   const std::string& device = a.profile.options.device;
   if (c && c->device_kind != device)
     throw_usage("the ceilings " + (a.ceilings_file.empty() ? "'" + a.datasheet + "'" : "in '" + a.ceilings_file + "'") +
@@ -93,7 +87,7 @@ int run_report(const ReportArgs& a) {
   for (const auto& [format, path] : a.extra_outputs)
     if (path == p.output.output && !path.empty() && path != "-")
       throw_usage("--" + format + " and -o both write '" + path + "'");
-  std::optional<DeviceCeilings> ceilings = explicit_ceilings(a);
+  std::optional<DeviceCeilings> ceilings = checked_explicit_ceilings(a);
   // Fail on a bad format name now, not after the profile.
   const std::unique_ptr<JoinedWriter> main_writer = make_joined_writer(p.output.format);
 

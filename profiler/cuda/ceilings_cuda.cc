@@ -54,11 +54,7 @@ CeilingsPlan cuda_ceilings_plan(bool quick) {
     plan.stopping.max_seconds = 0.5;
     plan.stopping.target_rel_ci = 0.05;
   } else {
-    plan.warmup = {3, 0.2, 3.0};
-    plan.stopping.min_iterations = 10;
-    plan.stopping.min_seconds = 0.25;
-    plan.stopping.max_seconds = 3.0;
-    plan.stopping.target_rel_ci = 0.02;
+    use_full_protocol(plan);
   }
   plan.math_mode = cublas_math_mode;
 

@@ -12,30 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "test_support.hpp"
+
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
+using RunResult = modelstat::test::CliResult;
 
 RunResult run(const std::string& args) {
-  // One file per test process: ctest runs the cases of this binary in parallel.
-  const std::string err_file = testing::TempDir() + "/modelstat_profile_stderr." + std::to_string(getpid()) + ".txt";
-  const std::string cmd = "timeout 300 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (FILE* f = fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
-    fclose(f);
-  }
-  return r;
+  return modelstat::test::run_modelstat_cli(args);
 }
 
 std::string sample(const std::string& name) { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/" + name; }

@@ -13,12 +13,11 @@
 #include <sstream>
 #include <string>
 
+#include "test_support.hpp"
+
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
+using RunResult = modelstat::test::CliResult;
 
 std::string temp_path(const std::string& name) {
   return testing::TempDir() + "/modelstat_report_" + std::to_string(getpid()) + "_" + name;
@@ -32,19 +31,7 @@ std::string read_file(const std::string& path) {
 }
 
 RunResult run(const std::string& args, const std::string& env = {}) {
-  // One stderr file per test process: ctest runs the cases of this binary in parallel.
-  const std::string err_file = temp_path("stderr.txt");
-  const std::string cmd = env + " timeout 300 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.err = read_file(err_file);
-  return r;
+  return modelstat::test::run_modelstat_cli(args, env);
 }
 
 std::string model() { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_cnn.onnx"; }
@@ -174,7 +161,7 @@ TEST(CliReport, BadFlagsAreUsageErrors) {
   for (const Case& c : std::vector<Case>{
            {" --no-layers --ceilings " + ceilings, "per-layer pass"},
            {" -f xml --ceilings " + ceilings, "xml"},
-           {" --ceilings " + temp_path("absent.json"), "no ceilings file"},
+           {" --ceilings " + temp_path("absent.json"), "cannot read ceilings file"},
            {" --datasheet h100-sxm", "cuda"},  // GPU datasheet for a CPU run
            {" --datasheet no-such-gpu", "no-such-gpu"},
            {" --ceilings " + ceilings + " --datasheet h100-sxm", "excludes"},

@@ -374,20 +374,12 @@ TEST(FitWriters, JsonCarriesTheForecast) {
 
 struct RunResult {
   int exit_code = -1;
-  std::string output;
+  std::string output;  // standard output, then standard error
 };
 
 RunResult run_modelstat(const std::string& args, const std::string& env = {}) {
-  const std::string cmd = env + " timeout 60 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>&1";
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  const test::CliResult r = test::run_modelstat_cli(args, env, 60);
+  return {r.exit_code, r.out + r.err};
 }
 
 class FitCli : public ::testing::Test {
