@@ -40,7 +40,11 @@ case "${1:-demo}" in
   demo)
     build
     "$BUILD_DIR/tools/modelstat" sample_models/custom_model.onnx --dim batch=32 --top 5
-    "$BUILD_DIR/tools/modelstat" profile sample_models/custom_model.onnx --dim batch=1 --max-time 3 --top 5
+    # Measured per layer and joined with the static cost on this machine's roofline (quick
+    # ceilings unless `modelstat device` saved some); the HTML page lands beside the build.
+    "$BUILD_DIR/tools/modelstat" report sample_models/custom_model.onnx --dim batch=1 --max-time 3 --top 5 \
+      --no-nodes --html "$BUILD_DIR/custom_model.report.html"
+    echo "HTML report: $BUILD_DIR/custom_model.report.html"
     ;;
   test)
     build

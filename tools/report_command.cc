@@ -47,8 +47,8 @@ std::string mismatch(const DeviceCeilings& c, const RunContext& run) {
   if (!c.device_name.empty() && !run.device_name.empty() && c.device_name != run.device_name)
     return "were measured on '" + c.device_name + "', this run is on '" + run.device_name + "'";
   if (run.device_kind == "cpu" && c.threads != run.threads)
-    return "were measured with " + std::to_string(c.threads) + " threads, this run uses " +
-           std::to_string(run.threads);
+    return "were measured with " + std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads") +
+           ", this run uses " + std::to_string(run.threads);
   return {};
 }
 
