@@ -260,4 +260,28 @@ inline bool is_md_delimiter_row(const std::string& row, size_t columns) {
   return cells == columns;
 }
 
+// Checks every GFM table in `lines` (a header row, the delimiter row under it,
+// rows that all start and end with '|' and have the header's cell count) and
+// returns how many tables there are.
+inline size_t expect_well_formed_md_tables(const std::vector<std::string>& lines) {
+  size_t tables = 0;
+  for (size_t i = 0; i < lines.size();) {
+    if (lines[i].empty() || lines[i][0] != '|') {
+      ++i;
+      continue;
+    }
+    ++tables;
+    const size_t columns = md_cells(lines[i]);
+    EXPECT_LT(i + 1, lines.size()) << "a table header ends the text";
+    if (i + 1 < lines.size()) {
+      EXPECT_TRUE(is_md_delimiter_row(lines[i + 1], columns)) << lines[i + 1];
+    }
+    for (; i < lines.size() && !lines[i].empty() && lines[i][0] == '|'; ++i) {
+      EXPECT_EQ(lines[i].back(), '|') << lines[i];
+      EXPECT_EQ(md_cells(lines[i]), columns) << lines[i];
+    }
+  }
+  return tables;
+}
+
 }  // namespace modelstat::test

@@ -22,70 +22,13 @@
 #include "profiler/executor.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
+#include "profiler/ir_model.hpp"
 
 namespace modelstat::profiler {
 namespace {
 
 const std::string kSamples = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/";
 
-// A one-graph IR model built by hand: tensors, nodes, producer/consumer links.
-class IrModel {
- public:
-  IrModel() { model.opsets = {{"", 17}}; }
-
-  int input(const std::string& name, std::vector<int64_t> dims, DType dtype = DType::Float) {
-    const int id = tensor(name, dims, dtype, TensorRole::Input);
-    model.graph.inputs.push_back(id);
-    return id;
-  }
-  // An initializer whose bytes are inline, as the loader keeps small constants.
-  int weight(const std::string& name, const at::Tensor& value) {
-    const at::Tensor v = value.contiguous();
-    const int id = tensor(name, v.sizes().vec(), dtype_of(v.scalar_type()), TensorRole::Initializer);
-    Tensor& t = model.graph.tensors[size_t(id)];
-    t.data_location = DataLocation::Embedded;
-    t.bytes.has_inline = true;
-    t.bytes.inline_bytes.assign(static_cast<const char*>(v.data_ptr()), size_t(v.nbytes()));
-    model.graph.initializers.push_back(id);
-    return id;
-  }
-  std::vector<int> node(const std::string& op, const std::vector<int>& inputs, int outputs = 1,
-                        std::map<std::string, AttrValue> attributes = {}) {
-    Graph& g = model.graph;
-    Node n;
-    n.op_type = op;
-    n.name = op + "_" + std::to_string(g.nodes.size());
-    n.inputs = inputs;
-    n.attributes = std::move(attributes);
-    const int index = int(g.nodes.size());
-    for (int t : inputs)
-      if (t >= 0) g.tensors[size_t(t)].consumers.push_back(index);
-    std::vector<int> out;
-    for (int o = 0; o < outputs; ++o) {
-      const int id = tensor(n.name + "_out" + std::to_string(o), {}, DType::Float, TensorRole::Activation);
-      g.tensors[size_t(id)].producer = index;
-      n.outputs.push_back(id);
-      out.push_back(id);
-    }
-    g.nodes.push_back(std::move(n));
-    return out;
-  }
-  void output(int id) { model.graph.outputs.push_back(id); }
-
-  Model model;
-
- private:
-  int tensor(const std::string& name, const std::vector<int64_t>& dims, DType dtype, TensorRole role) {
-    Tensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.role = role;
-    t.shape.rank_known = true;
-    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
-    model.graph.tensors.push_back(std::move(t));
-    return int(model.graph.tensors.size() - 1);
-  }
-};
 
 void expect_close(const at::Tensor& actual, const at::Tensor& expected, double tol = 1e-5) {
   ASSERT_EQ(actual.sizes(), expected.sizes());

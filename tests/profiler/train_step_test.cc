@@ -15,59 +15,20 @@
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ir_model.hpp"
 
 namespace modelstat::profiler {
 namespace {
 
 const std::string kSamples = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/";
 
-// A hand-built IR graph: inputs, inline initializers, nodes in order.
-class SmallGraph {
+// IrModel (ir_model.hpp) with the shapes this file uses: inputs of unknown
+// rank bound at run time, single-output nodes.
+class SmallGraph : public IrModel {
  public:
-  SmallGraph() { model.opsets = {{"", 17}}; }
-  int input(const std::string& name, DType dtype = DType::Float) {
-    const int id = add(name, {}, dtype, TensorRole::Input);
-    model.graph.inputs.push_back(id);
-    return id;
-  }
-  int weight(const std::string& name, const at::Tensor& value) {
-    const at::Tensor v = value.contiguous();
-    const int id = add(name, v.sizes().vec(), dtype_of(v.scalar_type()), TensorRole::Initializer);
-    Tensor& t = model.graph.tensors[size_t(id)];
-    t.data_location = DataLocation::Embedded;
-    t.bytes.has_inline = true;
-    t.bytes.inline_bytes.assign(static_cast<const char*>(v.data_ptr()), size_t(v.nbytes()));
-    model.graph.initializers.push_back(id);
-    return id;
-  }
-  int node(const std::string& op, const std::vector<int>& inputs,
-           std::map<std::string, AttrValue> attributes = {}) {
-    Graph& g = model.graph;
-    Node n;
-    n.op_type = op;
-    n.name = op + "_" + std::to_string(g.nodes.size());
-    n.inputs = inputs;
-    n.attributes = std::move(attributes);
-    for (int t : inputs) g.tensors[size_t(t)].consumers.push_back(int(g.nodes.size()));
-    const int out = add(n.name + "_out", {}, DType::Float, TensorRole::Activation);
-    g.tensors[size_t(out)].producer = int(g.nodes.size());
-    n.outputs = {out};
-    g.nodes.push_back(std::move(n));
-    return out;
-  }
-  void output(int id) { model.graph.outputs.push_back(id); }
-  Model model;
-
- private:
-  int add(const std::string& name, const std::vector<int64_t>& dims, DType dtype, TensorRole role) {
-    Tensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.role = role;
-    t.shape.rank_known = true;
-    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
-    model.graph.tensors.push_back(std::move(t));
-    return int(model.graph.tensors.size()) - 1;
+  int input(const std::string& name, DType dtype = DType::Float) { return IrModel::input(name, {}, dtype); }
+  int node(const std::string& op, const std::vector<int>& inputs, std::map<std::string, AttrValue> attributes = {}) {
+    return IrModel::node(op, inputs, 1, std::move(attributes))[0];
   }
 };
 

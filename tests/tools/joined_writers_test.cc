@@ -36,6 +36,7 @@ using nlohmann::json;
 using test::contains;
 using test::is_md_delimiter_row;
 using test::lines_of;
+using test::expect_well_formed_md_tables;
 using test::md_cells;
 using test::parse_csv;
 using test::SchemaValidator;
@@ -291,21 +292,7 @@ TEST(JoinedWriterTest, MarkdownTablesHaveConsistentColumns) {
   const auto lines = lines_of(text);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "# modelstat report: models/sample.onnx");
-  size_t tables = 0;
-  for (size_t i = 0; i < lines.size();) {
-    if (lines[i].empty() || lines[i][0] != '|') {
-      ++i;
-      continue;
-    }
-    ++tables;
-    const size_t columns = md_cells(lines[i]);
-    ASSERT_LT(i + 1, lines.size());
-    EXPECT_TRUE(is_md_delimiter_row(lines[i + 1], columns)) << lines[i + 1];
-    for (; i < lines.size() && !lines[i].empty() && lines[i][0] == '|'; ++i) {
-      EXPECT_EQ(lines[i].back(), '|') << lines[i];
-      EXPECT_EQ(md_cells(lines[i]), columns) << lines[i];
-    }
-  }
+  const size_t tables = expect_well_formed_md_tables(lines);
   // context, ceilings, whole model, hotspots, per-node, by op type
   EXPECT_EQ(tables, 6u);
   for (const char* needle : {"## Context", "## Roofline ceilings", "## Whole model", "## Hotspots (top 3",

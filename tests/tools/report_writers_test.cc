@@ -125,6 +125,7 @@ std::string render(const std::string& format, const AnalysisResult& r, const Rep
 using test::contains;
 using test::is_md_delimiter_row;
 using test::lines_of;
+using test::expect_well_formed_md_tables;
 using test::md_cells;
 using test::parse_csv;
 using test::SchemaValidator;
@@ -352,21 +353,7 @@ TEST(ReportWriterTest, MarkdownTablesHaveConsistentColumns) {
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0].rfind("# ", 0), 0u);
 
-  size_t tables = 0;
-  for (size_t i = 0; i < lines.size();) {
-    if (lines[i].empty() || lines[i][0] != '|') {
-      ++i;
-      continue;
-    }
-    ++tables;
-    const size_t columns = md_cells(lines[i]);
-    ASSERT_LT(i + 1, lines.size());
-    EXPECT_TRUE(is_md_delimiter_row(lines[i + 1], columns)) << lines[i + 1];
-    for (; i < lines.size() && !lines[i].empty() && lines[i][0] == '|'; ++i) {
-      EXPECT_EQ(lines[i].back(), '|') << lines[i];
-      EXPECT_EQ(md_cells(lines[i]), columns) << lines[i];
-    }
-  }
+  const size_t tables = expect_well_formed_md_tables(lines);
   EXPECT_EQ(tables, 6u);  // summary, per-layer, by op type, by dtype, shared weights, hotspots
   EXPECT_TRUE(contains(text, "attn,\"proj\"\\|out"));
   EXPECT_TRUE(contains(text, "Conv_with_a_long_suffix"));  // intraword '_' needs no escape
