@@ -20,6 +20,8 @@
 
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
+#include "profiler/ceilings_timing.hpp"
+#include "profiler/op_cost_probe.hpp"
 #include "profiler/device.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/progress.hpp"
@@ -31,11 +33,8 @@ namespace modelstat::profiler {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr int64_t kMiB = int64_t(1) << 20;
 constexpr uint64_t kSeed = 0x5eed;  // the profiler's default input seed
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string mib(int64_t bytes) { return std::to_string(bytes / kMiB) + " MiB"; }
 
@@ -101,71 +100,6 @@ at::ScalarType scalar_type(const std::string& dtype) {
   if (dtype == "fp16") return at::kHalf;
   if (dtype == "bf16") return at::kBFloat16;
   throw Error(ErrorKind::Usage, "unknown dtype '" + dtype + "' (fp32, tf32, fp16 or bf16)");
-}
-
-struct Timed {
-  double seconds = 0;  // median seconds of one call
-  std::string stop_reason;
-  bool converged = false;
-};
-
-// Median duration of one call of `op`:
-//  1. warm-up by count and time (plan.warmup), synchronising after each call;
-//  2. repetitions per sample: doubled from 1 until one timed sample of that
-//     many back-to-back calls lasts plan.min_sample_seconds (these runs warm
-//     up too), as google/benchmark sizes its iteration counts;
-//  3. samples of `reps` calls each, timed by the device's interval timer and
-//     divided by reps, until plan.stopping's median-CI rule stops (its
-//     time-out raised to fit min_iterations samples of a slow op).
-template <typename Op>
-Timed median_seconds(Device& device, const CeilingsPlan& plan, const std::string& label, Op&& op) {
-  auto start = Clock::now();
-  for (int64_t i = 0; !warmup_done(plan.warmup, i, since(start)); ++i) {
-    op();
-    device.synchronize();
-  }
-
-  auto timer = device.interval_timer();
-  auto timed_batch = [&](int64_t reps) {
-    timer->start();
-    for (int64_t r = 0; r < reps; ++r) op();
-    timer->stop();
-    return timer->seconds();
-  };
-  constexpr int64_t kMaxReps = int64_t(1) << 20;
-  int64_t reps = 1;
-  double batch_seconds = timed_batch(reps);
-  while (batch_seconds < plan.min_sample_seconds && reps < kMaxReps) {
-    reps *= 2;
-    batch_seconds = timed_batch(reps);
-  }
-
-  // The time-out bounds the wait for convergence; it never cuts a slow op
-  // (a 1 GiB copy, a 2048^3 product on one core) below the minimum count.
-  StoppingConfig stopping = plan.stopping;
-  stopping.max_seconds = std::max(stopping.max_seconds, 1.5 * double(stopping.min_iterations) * batch_seconds);
-  MedianCiCriterion criterion(stopping);
-  std::vector<double> samples;
-  Progress progress(label, stopping.max_seconds);
-  start = Clock::now();
-  while (true) {
-    samples.push_back(timed_batch(reps) / double(reps));
-    const double elapsed = since(start);
-    progress.update(elapsed, samples.size());
-    if (criterion.should_stop(samples, elapsed)) break;
-  }
-  progress.done();
-  std::sort(samples.begin(), samples.end());
-  Timed t;
-  t.seconds = stats::median(samples);
-  t.stop_reason = criterion.reason();
-  t.converged = t.stop_reason.rfind("converged", 0) == 0;
-  return t;
-}
-
-// Records in notes a measurement that stopped at its time-out or iteration cap.
-void note_if_unconverged(const Timed& t, const std::string& what, std::vector<std::string>& notes) {
-  if (!t.converged) notes.push_back(what + ": " + t.stop_reason);
 }
 
 double measure_copy_bandwidth(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
@@ -317,6 +251,7 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
   c.op_overhead_seconds = measure_op_overhead(*device, plan, c.notes);
   c.node_overhead_seconds = measure_node_overhead(*device, plan, c.notes);
   c.train_node_overhead_seconds = measure_train_node_overhead(*device, plan, c.notes);
+  if (options.op_costs) c.op_costs = measure_op_costs(*device, plan, c.notes);
 
   RunContext context;
   describe_run(*device, context);

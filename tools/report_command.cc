@@ -71,6 +71,7 @@ DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunC
   probe.device = options.device;
   probe.threads = run.threads;
   probe.quick = true;
+  probe.op_costs = false;  // the roofline needs the roofs only
   probe.dtypes = {"fp32"};
   if (!run.dtype.empty() && run.dtype != "fp32") probe.dtypes.push_back(run.dtype);
   DeviceCeilings quick = profiler::measure_ceilings(probe);

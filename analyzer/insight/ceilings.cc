@@ -18,12 +18,18 @@
 
 namespace modelstat {
 
-const char* const kCeilingsSchemaVersion = "1.1";  // 1.1: node overheads (optional on read)
+const char* const kCeilingsSchemaVersion = "1.2";  // 1.1: node overheads; 1.2: op_costs (both optional on read)
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
     if (m.dtype == dtype) return m.flops_per_second;
   return 0;
+}
+
+const OpCost* DeviceCeilings::op_cost(const std::string& key) const {
+  for (const auto& c : op_costs)
+    if (c.op == key) return &c;
+  return nullptr;
 }
 
 double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const {
@@ -71,6 +77,17 @@ std::string ceilings_to_json(const DeviceCeilings& c) {
     for (const auto& p : m.curve) curve.push_back({{"n", p.n}, {"flops_per_second", p.flops_per_second}});
     mm.push_back(std::move(e));
   }
+  auto& ops = j["op_costs"] = nlohmann::ordered_json::array();
+  for (const auto& o : c.op_costs)
+    ops.push_back({{"op", o.op},
+                   {"probe", o.probe},
+                   {"small_bytes", o.small_bytes},
+                   {"large_bytes", o.large_bytes},
+                   {"fixed_seconds", o.fixed_seconds},
+                   {"seconds_per_byte", o.seconds_per_byte},
+                   {"backward_fixed_seconds", o.backward_fixed_seconds},
+                   {"backward_seconds_per_byte", o.backward_seconds_per_byte},
+                   {"backward_ratio", o.backward_ratio}});
   j["notes"] = c.notes;
   return j.dump(2) + "\n";
 }
@@ -123,6 +140,24 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
       std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
       c.matmul.push_back(std::move(m));
     }
+    if (j.contains("op_costs"))
+      for (const auto& e : j.at("op_costs")) {
+        OpCost o;
+        o.op = e.at("op").get<std::string>();
+        o.probe = e.value("probe", "");
+        o.small_bytes = e.value("small_bytes", int64_t(0));
+        o.large_bytes = e.value("large_bytes", int64_t(0));
+        o.fixed_seconds = e.at("fixed_seconds").get<double>();
+        o.seconds_per_byte = e.at("seconds_per_byte").get<double>();
+        o.backward_fixed_seconds = e.value("backward_fixed_seconds", 0.0);
+        o.backward_seconds_per_byte = e.value("backward_seconds_per_byte", 0.0);
+        o.backward_ratio = e.value("backward_ratio", 0.0);
+        for (double v : {o.fixed_seconds, o.seconds_per_byte, o.backward_fixed_seconds, o.backward_seconds_per_byte,
+                         o.backward_ratio})
+          if (!(v >= 0) || !std::isfinite(v))
+            throw Error(ErrorKind::Input, "op_costs " + o.op + ": costs must be finite and not negative", origin);
+        c.op_costs.push_back(std::move(o));
+      }
     if (j.contains("notes")) c.notes = j.at("notes").get<std::vector<std::string>>();
     if (c.device_kind != "cpu" && c.device_kind != "cuda")
       throw Error(ErrorKind::Input, "device_kind must be cpu or cuda, got '" + c.device_kind + "'", origin);

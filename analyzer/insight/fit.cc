@@ -15,7 +15,7 @@
 
 namespace modelstat {
 
-const char* const kFitJsonSchemaVersion = "1.0";
+const char* const kFitJsonSchemaVersion = "1.1";  // 1.1: nodes[].op_cost, nodes[].kernel_seconds
 
 // ------------------------------------------------------------------ parsing
 
@@ -150,13 +150,31 @@ std::vector<int64_t> known_dims(const Shape& s) {
   return dims;
 }
 
-// Equivalent square-GEMM size of a contraction: n_eff = cbrt(M*N*K) of one
-// product, i.e. MACs divided by the number of independent products (conv
-// groups, MatMul batch), so a depthwise conv is priced as many tiny GEMMs.
+// Equivalent square-GEMM size of a contraction: the n of the n x n x n product
+// with the same arithmetic intensity as one of its products (M x K by K x N).
+// A product moves 4(MK + KN + MN) bytes for 2MNK FLOPs, intensity
+// 1 / (2 (1/M + 1/N + 1/K)); a square one n/6. Equal when
+//     n_eff = 3 / (1/M + 1/N + 1/K)     (the harmonic mean of M, N, K),
+// so a skinny product (a 1x1 conv over 16 channels, a GEMV) is read low on the
+// matmul curve, where its data reuse puts it, and a square one at its size.
+// Convolutions: M = batch x output positions, N = C_out / group,
+// K = C_in / group x kernel (one product per group); MatMul: the last two dims of
+// one matrix of the batch; Gemm: M x N from the output, K from the MACs.
+// When the shapes are not known: cbrt(MACs / products).
+double harmonic_n(double m, double nn, double k) { return 3.0 / (1.0 / m + 1.0 / nn + 1.0 / k); }
+
 double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
-  double products = 1;
-  if (n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "ConvInteger" || n.op_type == "QLinearConv") {
-    products = double(std::max<int64_t>(1, n.attr_int("group", 1)));
+  const bool conv =
+      n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "ConvInteger" || n.op_type == "QLinearConv";
+  const double products = conv ? double(std::max<int64_t>(1, n.attr_int("group", 1))) : 1.0;
+  const auto out = !n.outputs.empty() && n.outputs[0] >= 0 ? known_dims(g.tensors[size_t(n.outputs[0])].shape)
+                                                           : std::vector<int64_t>{};
+  if (conv && out.size() >= 3 && n.op_type != "ConvTranspose") {
+    double m = double(out[0]);
+    for (size_t i = 2; i < out.size(); ++i) m *= double(out[i]);
+    const double c_out = double(out[1]);
+    const double k = double(macs) / (m * c_out);  // C_in / group x kernel
+    if (m > 0 && c_out >= products && k > 0) return harmonic_n(m, c_out / products, k);
   } else if ((n.op_type == "MatMul" || n.op_type == "MatMulInteger") && n.inputs.size() >= 2 && n.inputs[0] >= 0 &&
              n.inputs[1] >= 0) {
     const auto a = known_dims(g.tensors[size_t(n.inputs[0])].shape);
@@ -165,10 +183,31 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
       const double m = a.size() >= 2 ? double(a[a.size() - 2]) : 1.0;
       const double k = double(a.back());
       const double nn = b.size() >= 2 ? double(b.back()) : 1.0;
-      if (m * nn * k > 0) return std::cbrt(m * nn * k);
+      if (m > 0 && nn > 0 && k > 0) return harmonic_n(m, nn, k);
     }
+  } else if (n.op_type == "Gemm" && out.size() == 2 && out[0] > 0 && out[1] > 0) {
+    const double k = double(macs) / (double(out[0]) * double(out[1]));
+    if (k > 0) return harmonic_n(double(out[0]), double(out[1]), k);
   }
   return std::cbrt(double(macs) / products);
+}
+
+// The measured op class (DeviceCeilings::op_costs) a node belongs to: its op
+// type, or "Conv/depthwise" for a convolution with one input channel per group
+// (MobileNet's 3x3 depthwise); "" for dense contractions, which are priced on
+// the matmul curve.
+std::string op_cost_key(const Graph& g, const Node& n) {
+  if (!n.domain.empty()) return {};
+  if (n.op_type == "Conv") {
+    const int64_t group = n.attr_int("group", 1);
+    if (group > 1 && n.inputs.size() >= 2 && n.inputs[1] >= 0) {
+      const auto w = known_dims(g.tensors[size_t(n.inputs[1])].shape);
+      if (w.size() >= 2 && w[1] == 1 && w[0] == group) return "Conv/depthwise";
+    }
+    return {};
+  }
+  if (n.op_type == "Gemm" || n.op_type == "MatMul") return {};
+  return n.op_type;
 }
 
 }  // namespace
@@ -570,6 +609,13 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     f.index = int(i);
     f.name = a.name;
     f.op_type = a.op_type;
+    // A measured op class (DeviceCeilings::op_costs) prices the node when there
+    // is one: its own fixed cost, and its own cost per byte as one more
+    // ceiling beside the roofline's. It replaces the CPU scratch and call-cost
+    // rules (the class was measured with them).
+    const std::string class_key = op_cost_key(g, node);
+    const OpCost* measured = class_key.empty() ? nullptr : ceilings.op_cost(class_key);
+    if (measured && measured->seconds_per_byte <= 0 && measured->fixed_seconds <= 0) measured = nullptr;
     CpuKernel kernel;
     if (cpu) kernel = cpu_kernel(g, node, ceilings.threads);
     workspace[i] = f.workspace_bytes = kernel.workspace_bytes;
@@ -581,17 +627,26 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       f.compute_flops_per_second = peak;
     }
     if (f.compute_flops_per_second > 0) f.compute_seconds = double(a.cost.flops) / f.compute_flops_per_second;
-    f.memory_seconds = double(a.cost.bytes()) / ceilings.memory_bandwidth;
-    // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
-    f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
-    // The executor loads Constant outputs with the weights: no per-run op.
-    f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
-    const double roofline = std::max(f.compute_seconds, f.memory_seconds);
+    const double bytes = double(a.cost.bytes());
+    f.memory_seconds = bytes / ceilings.memory_bandwidth;
+    if (measured) {
+      f.op_cost = measured->op;
+      f.kernel_seconds = bytes * measured->seconds_per_byte;
+      f.overhead_seconds = measured->fixed_seconds;
+    } else {
+      // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
+      f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
+      // The executor loads Constant outputs with the weights: no per-run op.
+      f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
+    }
+    const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
     f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds;
     const double largest = std::max({roofline, f.scratch_seconds, f.overhead_seconds});
     f.bound = largest == f.overhead_seconds ? "overhead"
               : largest == f.scratch_seconds ? "scratch"
-              : (f.compute_seconds >= f.memory_seconds ? "compute" : "memory");
+              : roofline == f.kernel_seconds && f.kernel_seconds > std::max(f.compute_seconds, f.memory_seconds)
+                  ? "kernel"
+                  : (f.compute_seconds >= f.memory_seconds ? "compute" : "memory");
 
     if (options.train) {
       bool any_input_grad = false;
@@ -606,16 +661,27 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
         for (int t : node.outputs)
           if (t >= 0 && dtype_is_floating(g.tensors[size_t(t)].dtype)) requires_grad[size_t(t)] = true;
       if (any_input_grad) {
-        if (f.contraction)
-          f.backward_seconds = std::max(1, gradient_products) * f.forward_seconds;
-        else
-          f.backward_seconds = f.forward_seconds;
         // Autograd's own cost per differentiated node (recording the graph in the
         // forward, scheduling it in backward), measured by `modelstat device` on a
         // chain of small nodes: the training cost per node beyond the forward and
-        // backward dispatches already counted above.
-        f.backward_seconds +=
+        // backward dispatches.
+        const double autograd =
             std::max(0.0, ceilings.train_node_overhead_seconds - 2.0 * ceilings.node_overhead_seconds);
+        if (measured && !f.contraction) {
+          // The class's measured backward (autograd's share included), never
+          // faster than reading and writing the forward's bytes once more.
+          f.backward_seconds = std::max(bytes * measured->backward_seconds_per_byte, f.memory_seconds) +
+                               measured->backward_fixed_seconds;
+        } else if (f.contraction) {
+          // One product per operand that needs a gradient, each priced like the
+          // forward product; where the device measured a dense contraction's
+          // backward / forward ratio (both gradients), that ratio instead of 2.
+          const OpCost* dense = ceilings.op_cost(node.op_type == "Conv" ? "Conv" : "Gemm");
+          const double per_product = dense && dense->backward_ratio > 0 ? dense->backward_ratio / 2.0 : 1.0;
+          f.backward_seconds = std::max(1, gradient_products) * per_product * f.forward_seconds + autograd;
+        } else {
+          f.backward_seconds = f.forward_seconds + autograd;
+        }
       }
     }
     r.latency.forward_seconds += f.forward_seconds;

@@ -26,6 +26,27 @@ struct MatmulCeiling {
   std::vector<Point> curve;          // every size measured, ascending n
 };
 
+// Measured cost of one node of an op class as modelstat's executor runs it, a
+// line in the bytes the node moves (read + written, the analyzer's rule),
+// fitted through a tiny and a large instance of the node (op_cost_probe.cc):
+//   forward  = fixed_seconds + bytes * seconds_per_byte
+//   backward = backward_fixed_seconds + bytes * backward_seconds_per_byte
+// where backward is a training run of the node (forward with autograd
+// recording, backward()) minus the inference run. Keys are ONNX op types, or
+// "Conv/depthwise" (group == C_in == C_out), "Conv" and "Gemm", whose
+// backward_ratio (backward / forward of the large instance) prices the
+// backward of dense contractions.
+struct OpCost {
+  std::string op;
+  std::string probe;                  // the instances measured, e.g. "1x64x112x112 float"
+  int64_t small_bytes = 0, large_bytes = 0;
+  double fixed_seconds = 0, seconds_per_byte = 0;
+  double backward_fixed_seconds = 0, backward_seconds_per_byte = 0;
+  double backward_ratio = 0;
+  double forward_seconds(double bytes) const { return fixed_seconds + bytes * seconds_per_byte; }
+  double backward_seconds(double bytes) const { return backward_fixed_seconds + bytes * backward_seconds_per_byte; }
+};
+
 struct DeviceCeilings {
   std::string device_kind;           // "cpu" or "cuda"
   std::string device_name;           // as RunContext::device_name
@@ -46,7 +67,12 @@ struct DeviceCeilings {
   // recording plus backward() through it. A forecast adds one per node.
   double node_overhead_seconds = 0;
   double train_node_overhead_seconds = 0;
+  // Per op class (empty: not measured; schema 1.2).
+  std::vector<OpCost> op_costs;
   std::vector<std::string> notes;
+
+  // The measured cost of an op class; nullptr when it was not measured.
+  const OpCost* op_cost(const std::string& key) const;
 
   // Peak FLOP/s for a dtype; 0 when that dtype was not measured.
   double peak_flops(const std::string& dtype) const;

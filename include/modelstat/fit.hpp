@@ -76,16 +76,18 @@ struct NodeForecast {
   int index = 0;
   std::string name, op_type;
   bool contraction = false;          // priced on the matmul curve
-  double equivalent_gemm_n = 0;      // n_eff = cbrt(M*N*K per group/batch); 0 for others
+  double equivalent_gemm_n = 0;      // n_eff = 3/(1/M+1/N+1/K) of one product (docs/FIT.md); 0 for others
   double compute_flops_per_second = 0;  // the rate its FLOPs are priced at
   double compute_seconds = 0;        // FLOPs / that rate
   double memory_seconds = 0;         // bytes / bandwidth
   double scratch_seconds = 0;        // CPU scratch pass (oneDNN reorders, im2col): its bytes / bandwidth
   double overhead_seconds = 0;       // fixed cost of the call (0 for preloaded constants)
-  double forward_seconds = 0;        // max(compute, memory) + scratch + overhead
+  std::string op_cost;               // the measured op class priced with (DeviceCeilings::op_costs); "" if none
+  double kernel_seconds = 0;         // bytes x that class's measured cost per byte (0 if none)
+  double forward_seconds = 0;        // max(compute, memory, kernel) + scratch + overhead
   double backward_seconds = 0;       // training only
   int64_t workspace_bytes = 0;       // forward scratch
-  std::string bound;                 // "compute", "memory", "scratch" or "overhead": the largest term
+  std::string bound;                 // "compute", "memory", "kernel", "scratch" or "overhead": the largest term
 };
 
 struct LatencyForecast {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_probe.hpp"
 #include "profiler/run_context.hpp"
+#include "profiler/op_cost_probe.hpp"
 #include "test_support.hpp"
 
 namespace modelstat {
@@ -59,6 +61,29 @@ TEST(CeilingsProbe, QuickCpuProbeGivesPositiveFiguresAndItsContext) {
   bool says_quick = false;
   for (const auto& n : c.notes) says_quick = says_quick || contains(n, "quick");
   EXPECT_TRUE(says_quick) << "a quick probe is labelled as one";
+}
+
+TEST(CeilingsProbe, EveryOpClassIsMeasuredThroughTheExecutor) {
+  const DeviceCeilings& c = quick_cpu_probe();
+  const std::vector<std::string> classes = profiler::op_cost_classes();
+  ASSERT_EQ(c.op_costs.size(), classes.size()) << "a class that failed says why in notes";
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const OpCost& o = c.op_costs[i];
+    EXPECT_EQ(o.op, classes[i]);
+    // Sizes come from the analyzer's bytes of the probe node: the large one is larger.
+    EXPECT_GT(o.small_bytes, 0) << o.op;
+    EXPECT_GT(o.large_bytes, 100 * o.small_bytes) << o.op;
+    // Every node costs something to run, and more at the large size.
+    EXPECT_GT(o.forward_seconds(double(o.small_bytes)), 0.0) << o.op;
+    EXPECT_GT(o.forward_seconds(double(o.large_bytes)), o.forward_seconds(double(o.small_bytes))) << o.op;
+    for (double v : {o.fixed_seconds, o.seconds_per_byte, o.backward_fixed_seconds, o.backward_seconds_per_byte,
+                     o.backward_ratio})
+      EXPECT_TRUE(std::isfinite(v) && v >= 0) << o.op;
+  }
+  // A dense convolution's gradients are two products as large as its forward:
+  // whatever the machine, the backward costs more than the forward.
+  ASSERT_NE(c.op_cost("Conv"), nullptr);
+  EXPECT_GT(c.op_cost("Conv")->backward_ratio, 1.0);
 }
 
 TEST(CeilingsProbe, CurveAscendsInNAndThePeakIsItsBestPoint) {

@@ -51,6 +51,17 @@ DeviceCeilings sample_ceilings() {
   bf16.best_size = 4096;
   bf16.curve = {{256, 2.0e12}, {4096, 7.0e14}, {8192, 6.5e14}};
   c.matmul = {fp32, bf16};
+  OpCost erf;
+  erf.op = "Erf";
+  erf.probe = "1x8x4x4 and 1x64x112x112 float input";
+  erf.small_bytes = 1024;
+  erf.large_bytes = 6422528;
+  erf.fixed_seconds = 1.5e-6;
+  erf.seconds_per_byte = 6.0e-10;
+  erf.backward_fixed_seconds = 7.0e-6;
+  erf.backward_seconds_per_byte = 2.5e-10;
+  erf.backward_ratio = 0.4;
+  c.op_costs = {erf};
   c.notes = {"first note", "second note"};
   return c;
 }
@@ -101,6 +112,20 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
       EXPECT_DOUBLE_EQ(r.matmul[i].curve[k].flops_per_second, c.matmul[i].curve[k].flops_per_second);
     }
   }
+  ASSERT_EQ(r.op_costs.size(), 1u);
+  const OpCost& a = r.op_costs[0];
+  const OpCost& b = c.op_costs[0];
+  EXPECT_EQ(a.op, b.op);
+  EXPECT_EQ(a.probe, b.probe);
+  EXPECT_EQ(a.small_bytes, b.small_bytes);
+  EXPECT_EQ(a.large_bytes, b.large_bytes);
+  EXPECT_DOUBLE_EQ(a.fixed_seconds, b.fixed_seconds);
+  EXPECT_DOUBLE_EQ(a.seconds_per_byte, b.seconds_per_byte);
+  EXPECT_DOUBLE_EQ(a.backward_fixed_seconds, b.backward_fixed_seconds);
+  EXPECT_DOUBLE_EQ(a.backward_seconds_per_byte, b.backward_seconds_per_byte);
+  EXPECT_DOUBLE_EQ(a.backward_ratio, b.backward_ratio);
+  EXPECT_EQ(r.op_cost("Erf"), &r.op_costs[0]);
+  EXPECT_EQ(r.op_cost("Tanh"), nullptr);
   EXPECT_EQ(r.notes, c.notes);
   EXPECT_TRUE(r.measured());
   // Writing the read-back record gives the same text: nothing is lost or reordered.
@@ -111,10 +136,29 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
   const auto j = nlohmann::json::parse(ceilings_to_json(sample_ceilings()));
   for (const char* key : {"schema_version", "device_kind", "device_name", "threads", "source", "date", "host",
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
-                          "node_overhead_seconds", "train_node_overhead_seconds", "matmul", "notes"})
+                          "node_overhead_seconds", "train_node_overhead_seconds", "matmul", "op_costs", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
+  for (const char* key : {"op", "probe", "small_bytes", "large_bytes", "fixed_seconds", "seconds_per_byte",
+                          "backward_fixed_seconds", "backward_seconds_per_byte", "backward_ratio"})
+    EXPECT_TRUE(j["op_costs"][0].contains(key)) << key;
+}
+
+TEST(Ceilings, OpCostsAreOptionalAndANegativeCostIsAnInputError) {
+  // A 1.1 file has none: read as not measured.
+  EXPECT_TRUE(ceilings_from_json(minimal_document().dump()).op_costs.empty());
+  auto doc = minimal_document();
+  doc["op_costs"] = nlohmann::json::array({{{"op", "Erf"}, {"fixed_seconds", 1e-6}, {"seconds_per_byte", 1e-9}}});
+  const DeviceCeilings c = ceilings_from_json(doc.dump());
+  ASSERT_NE(c.op_cost("Erf"), nullptr);
+  EXPECT_DOUBLE_EQ(c.op_cost("Erf")->forward_seconds(1000), 1e-6 + 1000 * 1e-9);
+  EXPECT_DOUBLE_EQ(c.op_cost("Erf")->backward_seconds(1000), 0.0);  // backward fields absent: 0
+  doc["op_costs"][0]["seconds_per_byte"] = -1e-9;
+  EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
+  doc = minimal_document();
+  doc["op_costs"] = nlohmann::json::array({{{"op", "Erf"}, {"seconds_per_byte", 1e-9}}});  // no fixed cost
+  EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
 }
 
 TEST(Ceilings, ReadingSortsTheCurveByN) {

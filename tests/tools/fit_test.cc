@@ -107,16 +107,21 @@ TEST(FitParse, Optimizers) {
 
 // ---------------------------------------------------------------- latency
 
+// The hand-computed matmul rate of gemm_analysis(64) on hand_ceilings() (below).
+double gemm_rate_hand() { return 25e9 * std::pow(4.0, std::log(3.0 * 256.0 / 7.0 / 64.0) / std::log(16.0)); }
+
 TEST(FitLatency, SingleGemmAgainstHandComputation) {
   const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), FitOptions{});
   ASSERT_EQ(r.nodes.size(), 1u);
   const NodeForecast& n = r.nodes[0];
-  // MACs = 64*128*256 = 2^21; n_eff = cbrt(2^21) = 128.
+  // M = 64, K = 128, N = 256: the square product of the same arithmetic
+  // intensity has n = 3 / (1/64 + 1/128 + 1/256) = 3 * 256 / 7.
   EXPECT_TRUE(n.contraction);
-  EXPECT_NEAR(n.equivalent_gemm_n, 128.0, 1e-9);
-  // log-log between (64, 25e9) and (1024, 100e9): t = log2(2)/log2(16) = 1/4,
-  // rate = 25e9 * 4^(1/4) = 25e9 * sqrt(2).
-  const double rate = 25e9 * std::sqrt(2.0);
+  const double n_eff = 3.0 * 256.0 / 7.0;
+  EXPECT_NEAR(n.equivalent_gemm_n, n_eff, 1e-9);
+  // log-log between (64, 25e9) and (1024, 100e9): t = log(n_eff / 64) / log(16),
+  // rate = 25e9 * 4^t.
+  const double rate = 25e9 * std::pow(4.0, std::log(n_eff / 64.0) / std::log(16.0));
   EXPECT_NEAR(n.compute_flops_per_second, rate, rate * 1e-12);
   // FLOPs = 2*MACs + bias M*N = 4194304 + 16384 = 4210688.
   EXPECT_NEAR(n.compute_seconds, 4210688.0 / rate, 1e-15);
@@ -134,7 +139,7 @@ TEST(FitLatency, TrainingStepGemmAdam) {
   o.train = true;
   o.optimizer = Optimizer::Adam;
   const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), o);
-  const double forward = 4210688.0 / (25e9 * std::sqrt(2.0)) + 5e-6;
+  const double forward = 4210688.0 / gemm_rate_hand() + 5e-6;
   // The input A needs no gradient, the weight does: one gradient product,
   // priced like the forward product.
   EXPECT_NEAR(r.latency.backward_seconds, forward, 1e-15);
@@ -152,7 +157,7 @@ TEST(FitLatency, TrainingStepAddsAutogradCostPerDifferentiatedNode) {
   o.train = true;
   o.optimizer = Optimizer::Sgd;
   const FitReport r = forecast_fit(gemm_analysis(64), c, o);
-  const double forward = 4210688.0 / (25e9 * std::sqrt(2.0)) + 5e-6;
+  const double forward = 4210688.0 / gemm_rate_hand() + 5e-6;
   EXPECT_NEAR(r.latency.backward_seconds, forward + 8e-6, 1e-15);
   // Inference is unchanged: autograd's cost is a training cost.
   EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, FitOptions{}).latency.total_seconds, forward, 1e-15);
@@ -186,9 +191,96 @@ TEST(FitLatency, CpuConvScratchPassAndCallCost) {
   // Depthwise 3x3 on 32x112x112 (oneDNN, grouped): memory-bound, x + w + y =
   // 1605632 + 1152 + 1605632 bytes; reorder 2 * 1606784; call 36 op overheads.
   r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), {});
-  EXPECT_NEAR(r.nodes[0].equivalent_gemm_n, std::cbrt(112896.0), 1e-9);  // 32*112*112*9 / 32 groups
+  // One product per group: M = 112*112 positions, N = 1 channel, K = 9 taps.
+  EXPECT_NEAR(r.nodes[0].equivalent_gemm_n, 3.0 / (1.0 / 12544 + 1.0 + 1.0 / 9), 1e-9);
   EXPECT_NEAR(r.nodes[0].forward_seconds, 3212416.0 / 1e10 + 2.0 * 1606784 / 1e10 + 36 * 5e-6, 1e-15);
   EXPECT_EQ(r.nodes[0].bound, "scratch");
+}
+
+// One node as an analysed model.
+AnalysisResult one_node_analysis(const NodeBuilder& b) {
+  Model m;
+  m.opsets = {{"", 17}};
+  m.graph = b.build();
+  AnalysisResult r = analyze_model(m);
+  r.model = std::make_shared<Model>(m);
+  return r;
+}
+
+TEST(FitLatency, MeasuredOpClassPricesItsNodeForwardAndBackward) {
+  // Mul of x[1,1000] by a trainable w[1000]: 8000 bytes read, 4000 written.
+  DeviceCeilings c = hand_ceilings();
+  c.node_overhead_seconds = 6e-6;
+  c.train_node_overhead_seconds = 20e-6;  // not added: the class's backward was measured with autograd
+  OpCost mul;
+  mul.op = "Mul";
+  mul.fixed_seconds = 2e-6;
+  mul.seconds_per_byte = 1e-9;           // 1 GB/s, below the 10 GB/s copy: the class's own ceiling
+  mul.backward_fixed_seconds = 9e-6;
+  mul.backward_seconds_per_byte = 3e-9;
+  c.op_costs = {mul};
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Sgd;
+  const FitReport r =
+      forecast_fit(one_node_analysis(NodeBuilder("Mul").input({1, 1000}).weight({1000}).output({1, 1000})), c, o);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  const NodeForecast& n = r.nodes[0];
+  EXPECT_EQ(n.op_cost, "Mul");
+  EXPECT_NEAR(n.memory_seconds, 12000.0 / 1e10, 1e-15);
+  EXPECT_NEAR(n.kernel_seconds, 12000.0 * 1e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(n.overhead_seconds, 2e-6);  // the class's fixed cost, not the op overhead
+  EXPECT_NEAR(n.forward_seconds, 12e-6 + 2e-6, 1e-15);
+  EXPECT_EQ(n.bound, "kernel");
+  EXPECT_NEAR(n.backward_seconds, 12000.0 * 3e-9 + 9e-6, 1e-15);
+
+  // Without the class: the roofline, the op overhead, the forward again plus autograd's cost.
+  c.op_costs.clear();
+  const FitReport plain =
+      forecast_fit(one_node_analysis(NodeBuilder("Mul").input({1, 1000}).weight({1000}).output({1, 1000})), c, o);
+  EXPECT_EQ(plain.nodes[0].op_cost, "");
+  EXPECT_NEAR(plain.nodes[0].forward_seconds, 12000.0 / 1e10 + 5e-6, 1e-15);
+  EXPECT_NEAR(plain.nodes[0].backward_seconds, 12000.0 / 1e10 + 5e-6 + (20e-6 - 2 * 6e-6), 1e-15);
+}
+
+TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackwardRatio) {
+  DeviceCeilings c = flat_ceilings();
+  OpCost dw;
+  dw.op = "Conv/depthwise";
+  dw.fixed_seconds = 30e-6;
+  dw.seconds_per_byte = 2e-11;  // 50 GB/s: under the 10 GB/s copy roofline here
+  OpCost gemm;
+  gemm.op = "Gemm";
+  gemm.backward_ratio = 3.0;  // both gradients together: 1.5 forward each
+  c.op_costs = {dw, gemm};
+  // Depthwise 3x3 on 1x32x112x112: x 1605632 + w 1152 read, y 1605632 written.
+  const FitReport r = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                         .input({1, 32, 112, 112})
+                                                         .weight({32, 1, 3, 3})
+                                                         .output({1, 32, 112, 112})
+                                                         .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                                                         .attr("group", int64_t(32))),
+                                   c, FitOptions{});
+  const NodeForecast& n = r.nodes[0];
+  EXPECT_EQ(n.op_cost, "Conv/depthwise");
+  EXPECT_EQ(n.scratch_seconds, 0.0);  // the class was measured with oneDNN's reorders in it
+  EXPECT_NEAR(n.forward_seconds, 3212416.0 / 1e10 + 30e-6, 1e-15);  // memory 321 us > kernel 64 us
+  EXPECT_EQ(n.bound, "memory");
+  // A dense conv belongs to no class: priced on the curve, as before.
+  const FitReport dense = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                             .input({1, 32, 56, 56})
+                                                             .weight({32, 32, 3, 3})
+                                                             .output({1, 32, 56, 56})
+                                                             .attr("pads", std::vector<int64_t>{1, 1, 1, 1})),
+                                       c, FitOptions{});
+  EXPECT_EQ(dense.nodes[0].op_cost, "");
+
+  // The Gemm's one gradient product (the weight's) at half the measured ratio.
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Sgd;
+  const FitReport g = forecast_fit(gemm_analysis(64), c, o);
+  EXPECT_NEAR(g.latency.backward_seconds, 1.5 * g.latency.forward_seconds, 1e-15);
 }
 
 // ----------------------------------------------------------------- memory

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fmt/format.h>
+
 #include <set>
 
 #include "tools/report/format_util.hpp"
@@ -108,6 +110,21 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
       curve.add_row(row);
     }
     curve.print(out, plain);
+  }
+
+  if (!c.op_costs.empty()) {
+    // Per op class: fixed cost and effective bytes/s (read + written) of one
+    // node as the executor runs it, forward and backward (what `fit` prices with).
+    out << "\nOp costs (one node run by modelstat's executor; fixed + bytes / rate)\n";
+    TextTable ops({{"op", Align::Left}, {"fixed"}, {"rate"}, {"backward fixed"}, {"backward rate"}, {"bwd/fwd"}});
+    auto rate = [](double seconds_per_byte) {
+      return seconds_per_byte > 0 ? three_digits(1e-9 / seconds_per_byte) + " GB/s" : std::string("-");
+    };
+    for (const auto& o : c.op_costs)
+      ops.add_row({o.op, report_detail::human_seconds(o.fixed_seconds), rate(o.seconds_per_byte),
+                   report_detail::human_seconds(o.backward_fixed_seconds), rate(o.backward_seconds_per_byte),
+                   fmt::format("{:.2f}", o.backward_ratio)});
+    ops.print(out, plain);
   }
 
   if (!c.notes.empty()) {

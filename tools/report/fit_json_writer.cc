@@ -77,6 +77,8 @@ class FitJsonWriter : public FitWriter {
                        {"memory_seconds", n.memory_seconds},
                        {"scratch_seconds", n.scratch_seconds},
                        {"overhead_seconds", n.overhead_seconds},
+                       {"op_cost", n.op_cost.empty() ? Json(nullptr) : Json(n.op_cost)},
+                       {"kernel_seconds", n.kernel_seconds},
                        {"forward_seconds", n.forward_seconds},
                        {"backward_seconds", n.backward_seconds},
                        {"workspace_bytes", n.workspace_bytes},

@@ -1,0 +1,266 @@
+// Per-op-class costs (modelstat::OpCost) for `modelstat fit`: what one node of
+// a class costs as modelstat's executor runs it, beyond what a roofline says.
+//
+// A roofline prices an elementwise node at its bytes over the copy bandwidth,
+// but on a CPU an Erf computes for far longer than it moves data, a MaxPool
+// walks its windows in scalar code, and every small node pays a fixed cost of
+// dispatch, allocation and (in training) autograd's bookkeeping that depends
+// on the op. So each class is measured here, as nn-Meter builds kernel-level
+// predictors on the device: a one-node graph at a tiny size (its fixed cost)
+// and at a large one (its cost per byte), inference and training. The line
+// through the two points, in the analyzer's bytes (read + written) of the
+// node, is what fit reads back. Training is the executor's forward with
+// autograd recording (input and weights require grad) plus backward() of the
+// output's sum; backward = training - inference - the cost of one backward()
+// call on a tiny leaf (the engine's start, the sum), which is per step, not per node.
+#include "profiler/op_cost_probe.hpp"
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <map>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/error.hpp"
+#include "profiler/ceilings_timing.hpp"
+#include "profiler/executor.hpp"
+
+namespace modelstat::profiler {
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// A one-node graph with known shapes (weights have no data: the executor's
+// weight store fills them from its fixed seed).
+class ProbeGraph {
+ public:
+  ProbeGraph() { model.opsets = {{"", 17}}; }
+  int input(const Dims& dims) { return add("x" + std::to_string(model.graph.inputs.size()), dims, DType::Float, TensorRole::Input, true); }
+  int weight(const Dims& dims) { return add("w" + std::to_string(model.graph.initializers.size()), dims, DType::Float, TensorRole::Initializer, false); }
+  void node(const std::string& op, const std::vector<int>& inputs, const Dims& out_dims,
+            std::map<std::string, AttrValue> attributes = {}) {
+    Graph& g = model.graph;
+    Node n;
+    n.op_type = op;
+    n.name = op;
+    n.inputs = inputs;
+    n.attributes = std::move(attributes);
+    for (int t : inputs) g.tensors[size_t(t)].consumers.push_back(0);
+    const int y = add("y", out_dims, DType::Float, TensorRole::Activation, false);
+    g.tensors[size_t(y)].producer = 0;
+    n.outputs = {y};
+    g.nodes.push_back(std::move(n));
+    g.outputs = {y};
+  }
+  Model model;
+
+ private:
+  int add(const std::string& name, const Dims& dims, DType dtype, TensorRole role, bool is_input) {
+    Graph& g = model.graph;
+    Tensor t;
+    t.name = name;
+    t.dtype = dtype;
+    t.role = role;
+    t.shape.rank_known = true;
+    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    g.tensors.push_back(std::move(t));
+    const int id = int(g.tensors.size()) - 1;
+    if (is_input) g.inputs.push_back(id);
+    if (role == TensorRole::Initializer) g.initializers.push_back(id);
+    return id;
+  }
+};
+
+// One class: builds its node on an NCHW input of C channels and H x W.
+struct ProbeClass {
+  std::string key;
+  std::function<void(ProbeGraph&, int64_t c, int64_t h)> build;
+};
+
+std::vector<ProbeClass> classes() {
+  std::vector<ProbeClass> out;
+  auto same = [](int64_t c, int64_t h) { return Dims{1, c, h, h}; };
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp"})
+    out.push_back({op, [op, same](ProbeGraph& p, int64_t c, int64_t h) { p.node(op, {p.input(same(c, h))}, same(c, h)); }});
+  out.push_back({"Clip", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input(same(c, h));
+                   p.node("Clip", {x, p.weight({}), p.weight({})}, same(c, h));
+                 }});
+  // Binary ops on two activations of the same shape (a residual Add, a gate's Mul).
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
+    out.push_back({op, [op, same](ProbeGraph& p, int64_t c, int64_t h) {
+                     const int a = p.input(same(c, h));
+                     const int b = p.input(same(c, h));
+                     p.node(op, {a, b}, same(c, h));
+                   }});
+  out.push_back({"MaxPool", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   p.node("MaxPool", {p.input(same(c, h))}, same(c, (h + 1) / 2),
+                          {{"kernel_shape", Dims{3, 3}}, {"strides", Dims{2, 2}}, {"pads", Dims{1, 1, 1, 1}}});
+                 }});
+  out.push_back({"AveragePool", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   p.node("AveragePool", {p.input(same(c, h))}, same(c, (h + 1) / 2),
+                          {{"kernel_shape", Dims{3, 3}}, {"strides", Dims{2, 2}}, {"pads", Dims{1, 1, 1, 1}}});
+                 }});
+  out.push_back({"GlobalAveragePool", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   p.node("GlobalAveragePool", {p.input(same(c, h))}, same(c, 1));
+                 }});
+  out.push_back({"BatchNormalization", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input(same(c, h));
+                   p.node("BatchNormalization", {x, p.weight({c}), p.weight({c}), p.weight({c}), p.weight({c})}, same(c, h));
+                 }});
+  out.push_back({"LayerNormalization", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input(same(c, h));
+                   p.node("LayerNormalization", {x, p.weight({h}), p.weight({h})}, same(c, h), {{"axis", int64_t(-1)}});
+                 }});
+  out.push_back({"Softmax", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   p.node("Softmax", {p.input(same(c, h))}, same(c, h), {{"axis", int64_t(-1)}});
+                 }});
+  out.push_back({"Transpose", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   p.node("Transpose", {p.input(same(c, h))}, same(c, h), {{"perm", Dims{0, 1, 3, 2}}});
+                 }});
+  out.push_back({"Concat", [](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int a = p.input({1, c, h, h});
+                   const int b = p.input({1, c, h, h});
+                   p.node("Concat", {a, b}, {1, 2 * c, h, h}, {{"axis", int64_t(1)}});
+                 }});
+  out.push_back({"Conv/depthwise", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input(same(c, h));
+                   p.node("Conv", {x, p.weight({c, 1, 3, 3})}, same(c, h),
+                          {{"kernel_shape", Dims{3, 3}}, {"pads", Dims{1, 1, 1, 1}}, {"group", c}});
+                 }});
+  // Dense contractions: only their backward / forward ratio is used.
+  out.push_back({"Conv", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input(same(c, h));
+                   p.node("Conv", {x, p.weight({c, c, 3, 3})}, same(c, h), {{"kernel_shape", Dims{3, 3}}, {"pads", Dims{1, 1, 1, 1}}});
+                 }});
+  out.push_back({"Gemm", [](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input({c, h * 4});
+                   p.node("Gemm", {x, p.weight({h * 4, h * 4}), p.weight({h * 4})}, {c, h * 4}, {{"transB", int64_t(1)}});
+                 }});
+  return out;
+}
+
+// Sizes: tiny (fixed cost), large (per byte; several MB, past the caches a
+// core owns, as the activations of a CNN at batch 1).
+constexpr int64_t kSmallC = 8, kSmallH = 4;
+constexpr int64_t kLargeC = 64, kLargeH = 112;
+constexpr int64_t kContractionC = 64, kContractionH = 56;  // Conv 64->64 3x3 at 56x56; Gemm 64x224 by 224x224
+
+struct Point {
+  int64_t bytes = 0;
+  double forward = 0, train = 0;
+};
+
+Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& cls, int64_t c, int64_t h,
+                    std::vector<std::string>& notes) {
+  ProbeGraph p;
+  cls.build(p, c, h);
+  const AnalysisResult analysis = analyze_model(p.model);
+  Point pt;
+  if (!analysis.nodes.empty()) pt.bytes = analysis.nodes[0].cost.bytes();
+  ExecOptions eo;
+  eo.device = device.torch_device();
+  eo.in_place = false;  // the probe's input is the caller's: never written
+  Executor exec(p.model, eo);
+  std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
+  const std::string label = "op " + cls.key + " " + std::to_string(c) + "x" + std::to_string(h);
+  const Timed f = median_seconds(device, plan, label, [&] { (void)exec.run(inputs); });
+  note_if_unconverged(f, label, notes);
+  pt.forward = f.seconds;
+
+  // Training: the inputs and the float weights require grad, as in a hidden layer.
+  const Graph& g = p.model.graph;
+  std::vector<at::Tensor> leaves;
+  for (at::Tensor& x : inputs) {
+    x.set_requires_grad(true);
+    leaves.push_back(x);
+  }
+  for (int t : g.initializers) {
+    const at::Tensor& w = exec.weights().get(&g, t);
+    if (w.defined() && w.numel() > 0 && !(cls.key == "BatchNormalization" && t != g.nodes[0].inputs[1] &&
+                                           t != g.nodes[0].inputs[2])) {
+      w.requires_grad_(true);
+      leaves.push_back(w);
+    }
+  }
+  const Timed t = median_seconds(device, plan, label + " train", [&] {
+    exec.run(inputs)[0].sum().backward();
+    for (at::Tensor& l : leaves) l.mutable_grad() = at::Tensor();
+  });
+  note_if_unconverged(t, label + " train", notes);
+  pt.train = t.seconds;
+  for (at::Tensor& l : leaves) l.requires_grad_(false);
+  return pt;
+}
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s;
+  for (int64_t v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> op_cost_classes() {
+  std::vector<std::string> keys;
+  for (const auto& c : classes()) keys.push_back(c.key);
+  return keys;
+}
+
+// What one backward() costs whatever the graph (the engine's start, the sum
+// and its gradient): a tiny leaf summed and differentiated. Taken off every
+// training measurement, so a class keeps only its own node's backward.
+double backward_call_seconds(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  at::Tensor x = at::rand({1, kSmallC, kSmallH, kSmallH}, at::TensorOptions().dtype(at::kFloat).device(device.torch_device()));
+  x.set_requires_grad(true);
+  const Timed t = median_seconds(device, plan, "backward call", [&] {
+    x.sum().backward();
+    x.mutable_grad() = at::Tensor();
+  });
+  note_if_unconverged(t, "backward call", notes);
+  return t.seconds;
+}
+
+std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  std::vector<OpCost> out;
+  const double call = backward_call_seconds(device, plan, notes);
+  for (const ProbeClass& cls : classes()) {
+    const bool contraction = cls.key == "Conv" || cls.key == "Gemm";
+    const int64_t large_c = contraction ? kContractionC : kLargeC;
+    const int64_t large_h = contraction ? kContractionH : kLargeH;
+    try {
+      const Point small = measure_point(device, plan, cls, kSmallC, kSmallH, notes);
+      const Point large = measure_point(device, plan, cls, large_c, large_h, notes);
+      OpCost o;
+      o.op = cls.key;
+      o.probe = "1x" + std::to_string(kSmallC) + "x" + std::to_string(kSmallH) + "x" + std::to_string(kSmallH) +
+                " and " + dims_text({1, large_c, large_h, large_h}) + " float input";
+      if (cls.key == "Gemm")
+        o.probe = dims_text({kSmallC, kSmallH * 4}) + " and " + dims_text({large_c, large_h * 4}) +
+                  " float input, square weight";
+      o.small_bytes = small.bytes;
+      o.large_bytes = large.bytes;
+      // The line through both points; a negative slope (noise at a size where
+      // the cost barely grows) is taken as flat.
+      const double span = double(large.bytes - small.bytes);
+      auto line = [&](double y_small, double y_large, double& fixed, double& slope) {
+        slope = span > 0 ? std::max(0.0, (y_large - y_small) / span) : 0.0;
+        fixed = std::max(0.0, y_small - slope * double(small.bytes));
+      };
+      line(small.forward, large.forward, o.fixed_seconds, o.seconds_per_byte);
+      const double small_backward = std::max(0.0, small.train - small.forward - call);
+      const double large_backward = std::max(0.0, large.train - large.forward - call);
+      line(small_backward, large_backward, o.backward_fixed_seconds, o.backward_seconds_per_byte);
+      if (large.forward > 0) o.backward_ratio = large_backward / large.forward;
+      out.push_back(std::move(o));
+    } catch (const std::exception& e) {
+      const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+      std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
+      notes.push_back("op cost " + cls.key + ": not measured (" + what.substr(0, what.find('\n')) + ")");
+    }
+  }
+  return out;
+}
+
+}  // namespace modelstat::profiler
