@@ -157,4 +157,31 @@ int64_t Model::opset_version(const std::string& domain) const {
   return 0;
 }
 
+std::vector<bool> trainable_initializers(const Graph& g) {
+  std::vector<bool> candidate(g.tensors.size(), false), other_use(g.tensors.size(), false);
+  for (int t : g.initializers) {
+    const Tensor& w = g.tensors[size_t(t)];
+    candidate[size_t(t)] = dtype_is_floating(w.dtype) && w.shape.element_count().value_or(0) > 0;
+  }
+  auto one_element = [&](int t) { return g.tensors[size_t(t)].shape.element_count().value_or(0) == 1; };
+  for (const Node& n : g.nodes) {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int t = n.inputs[k];
+      if (t < 0 || !candidate[size_t(t)]) continue;
+      bool constant_use = false;
+      if (n.domain.empty()) {
+        if (n.op_type == "BatchNormalization") constant_use = k == 3 || k == 4;
+        else if (n.op_type == "Clip") constant_use = k == 1 || k == 2;
+        else if (n.op_type == "Pow") constant_use = k == 1;
+        else if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div")
+          constant_use = one_element(t);
+      }
+      if (!constant_use) other_use[size_t(t)] = true;
+    }
+  }
+  std::vector<bool> trainable(g.tensors.size(), false);
+  for (size_t t = 0; t < g.tensors.size(); ++t) trainable[t] = candidate[t] && other_use[t];
+  return trainable;
+}
+
 }  // namespace modelstat

@@ -169,17 +169,17 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
   note_if_unconverged(f, label, notes);
   pt.forward = f.seconds;
 
-  // Training: the inputs and the float weights require grad, as in a hidden layer.
+  // Training: the inputs and the weights a step trains require grad, as in a hidden layer.
   const Graph& g = p.model.graph;
   std::vector<at::Tensor> leaves;
   for (at::Tensor& x : inputs) {
     x.set_requires_grad(true);
     leaves.push_back(x);
   }
+  const std::vector<bool> trainable = trainable_initializers(g);
   for (int t : g.initializers) {
     const at::Tensor& w = exec.weights().get(&g, t);
-    if (w.defined() && w.numel() > 0 && !(cls.key == "BatchNormalization" && t != g.nodes[0].inputs[1] &&
-                                           t != g.nodes[0].inputs[2])) {
+    if (w.defined() && trainable[size_t(t)]) {
       w.requires_grad_(true);
       leaves.push_back(w);
     }

@@ -134,8 +134,12 @@ TrainStep::TrainStep(Executor& executor, OptimizerConfig config) : executor_(exe
         "BatchNormalization trains in its inference form, as the ONNX graph defines it: stored running "
         "statistics, not batch statistics (which a framework's train mode computes), and they are not "
         "updated");
+  // What a framework would train (modelstat::trainable_initializers): not the
+  // BatchNormalization statistics, nor the constants an export carries (Clip's
+  // bounds, a GELU's 0.5 and sqrt(2)).
+  const std::vector<bool> trainable = trainable_initializers(g);
   for (int t : g.initializers) {
-    if (buffers.count(t)) continue;
+    if (!trainable[size_t(t)]) continue;
     const at::Tensor& w = executor_.weights().get(&g, t);
     if (!w.defined() || !at::isFloatingType(w.scalar_type()) || w.numel() == 0) continue;
     // The weight store's own tensor: the executor reads it on every run, so

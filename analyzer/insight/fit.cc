@@ -126,20 +126,6 @@ int64_t tensor_bytes(const Graph& g, int t) {
 
 bool is_activation(const Tensor& t) { return t.role == TensorRole::Input || t.role == TensorRole::Activation; }
 
-// The weights a training step updates: float initializers, except the
-// running statistics of BatchNormalization (inputs 3 and 4), which are buffers.
-std::vector<bool> trainable_mask(const Graph& g) {
-  std::vector<bool> trainable(g.tensors.size(), false);
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    trainable[t] = g.tensors[t].role == TensorRole::Initializer && dtype_is_floating(g.tensors[t].dtype) &&
-                   g.tensors[t].shape.element_count().value_or(0) > 0;
-  for (const Node& n : g.nodes)
-    if (n.domain.empty() && n.op_type == "BatchNormalization")
-      for (size_t k = 3; k < n.inputs.size() && k < 5; ++k)
-        if (n.inputs[k] >= 0) trainable[size_t(n.inputs[k])] = false;
-  return trainable;
-}
-
 std::vector<int64_t> known_dims(const Shape& s) {
   std::vector<int64_t> dims;
   if (!s.rank_known) return dims;
@@ -426,7 +412,7 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
                              int64_t optimizer_transient, bool* lower_bound) {
   const BufferMap m = map_buffers(g, /*allow_in_place=*/false, lower_bound);
   const size_t nodes = g.nodes.size();
-  const std::vector<bool> trainable = trainable_mask(g);
+  const std::vector<bool> trainable = trainable_initializers(g);
   std::vector<bool> requires_grad = trainable;
   std::vector<bool> in_backward(nodes, false);
   for (size_t i = 0; i < nodes; ++i) {
@@ -600,7 +586,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   std::vector<int64_t> workspace(g.nodes.size(), 0);
   const size_t n_nodes = std::min(g.nodes.size(), analysis.nodes.size());
   std::vector<bool> requires_grad(g.tensors.size(), false);
-  const std::vector<bool> trainable = trainable_mask(g);
+  const std::vector<bool> trainable = trainable_initializers(g);
   requires_grad = trainable;
   for (size_t i = 0; i < n_nodes; ++i) {
     const Node& node = g.nodes[i];

@@ -159,4 +159,13 @@ struct Model {
   int64_t opset_version(const std::string& domain) const;  // 0 when not imported
 };
 
+// The initializers a training step updates, indexed by tensor: the float
+// initializers with elements, except the constants an exported graph carries
+// that a framework never trains: BatchNormalization's running statistics
+// (inputs 3 and 4; buffers), Clip's bounds (inputs 1 and 2), Pow's exponent,
+// and one-element operands of Add, Sub, Mul and Div (the 0.5, 1 and sqrt(2)
+// of an exported GELU, an epsilon). An initializer with any other use is
+// trainable. Both `profile --train-step` and `fit --train` use this rule.
+std::vector<bool> trainable_initializers(const Graph& g);
+
 }  // namespace modelstat

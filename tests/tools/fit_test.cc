@@ -285,6 +285,48 @@ TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackw
 
 // ----------------------------------------------------------------- memory
 
+// A graph built tensor by tensor: y = Clip(Pow(BN(Conv(x, w) * 0.5), e), lo, hi) * slope,
+// with an unused initializer beside it.
+TEST(FitMemory, TrainableWeightsAreTheParametersNotTheExportedConstants) {
+  Graph g;
+  auto tensor = [&](const std::string& name, std::vector<int64_t> dims, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.dtype = DType::Float;
+    t.role = role;
+    t.shape.rank_known = true;
+    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    g.tensors.push_back(t);
+    const int id = int(g.tensors.size()) - 1;
+    if (role == TensorRole::Initializer) g.initializers.push_back(id);
+    return id;
+  };
+  auto node = [&](const std::string& op, std::vector<int> inputs, int output) {
+    Node n;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g.nodes.push_back(n);
+  };
+  const auto I = TensorRole::Initializer, A = TensorRole::Activation;
+  const int x = tensor("x", {1, 4, 8, 8}, TensorRole::Input);
+  const int w = tensor("w", {4, 4, 3, 3}, I), half = tensor("half", {}, I), scale = tensor("scale", {4}, I),
+            bias = tensor("bias", {4}, I), mean = tensor("mean", {4}, I), var = tensor("var", {4}, I),
+            e = tensor("e", {}, I), lo = tensor("lo", {}, I), hi = tensor("hi", {}, I),
+            slope = tensor("slope", {1}, I), unused = tensor("unused", {16}, I);
+  const int a = tensor("a", {1, 4, 8, 8}, A), b = tensor("b", {1, 4, 8, 8}, A), c = tensor("c", {1, 4, 8, 8}, A),
+            d = tensor("d", {1, 4, 8, 8}, A), f = tensor("f", {1, 4, 8, 8}, A), y = tensor("y", {1, 4, 8, 8}, A);
+  node("Conv", {x, w}, a);
+  node("Mul", {a, half}, b);
+  node("BatchNormalization", {b, scale, bias, mean, var}, c);
+  node("Pow", {c, e}, d);
+  node("Clip", {d, lo, hi}, f);
+  node("PRelu", {f, slope}, y);  // a one-element slope outside Add/Sub/Mul/Div is a parameter
+  const std::vector<bool> t = trainable_initializers(g);
+  for (int k : {w, scale, bias, slope}) EXPECT_TRUE(t[size_t(k)]) << g.tensors[size_t(k)].name;
+  for (int k : {half, mean, var, e, lo, hi, unused, x, a, y}) EXPECT_FALSE(t[size_t(k)]) << g.tensors[size_t(k)].name;
+}
+
 TEST(FitMemory, GemmInference) {
   const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), FitOptions{});
   // Weights: B 128*256*4 + C 256*4 = 132096; activations A 32768 + Y 65536 live together.
