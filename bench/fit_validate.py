@@ -12,7 +12,8 @@ For each model, at batch 1 and --threads N:
              priced with the ceilings saved by `modelstat device --threads N`
              (MODELSTAT_CEILINGS_DIR selects the folder);
   measured   `modelstat profile MODEL --threads N --no-layers -f json`:
-             whole.median_s (inference latency), and
+             whole.median_s (inference latency; --repeats processes, the median
+             of their medians), and
              `modelstat profile MODEL --threads N --memory --train-step
              --optimizer X --no-layers -f json`: memory.inference_peak_bytes,
              train_step.time.median_s, train_step.peak_bytes. Inference latency
@@ -92,6 +93,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--optimizer", default="adam", choices=["sgd", "momentum", "adam"])
     ap.add_argument("--min-time", default="1.0", help="profile --min-time per pass")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="clean inference runs per model, each in its own process; the median of their medians is "
+                         "the measurement (one process can sit in a slow or fast mode for all its samples)")
     ap.add_argument("--torch-reference", action="store_true",
                     help="also time PyTorch's own training step of the torchvision models (not metered)")
     ap.add_argument("--md", help="write the error table as Markdown to this file")
@@ -105,8 +109,9 @@ def main():
         flags = MODEL_FLAGS.get(name, [])
         fit_inf = run_json([args.modelstat, "fit", path, *flags, "-f", "json"])
         fit_train = run_json([args.modelstat, "fit", path, *flags, "--train", "--optimizer", args.optimizer, "-f", "json"])
-        clean = run_json([args.modelstat, "profile", path, *flags, "--threads", str(args.threads), "--no-layers",
-                          "--min-time", args.min_time, "-f", "json"], ok_codes=(0,))
+        cleans = [run_json([args.modelstat, "profile", path, *flags, "--threads", str(args.threads), "--no-layers",
+                            "--min-time", args.min_time, "-f", "json"], ok_codes=(0,)) for _ in range(args.repeats)]
+        clean_medians = [c["whole"]["median_s"] for c in cleans]
         prof = run_json([args.modelstat, "profile", path, *flags, "--threads", str(args.threads), "--memory", "--train-step",
                          "--optimizer", args.optimizer, "--no-layers", "--min-time", args.min_time, "-f", "json"],
                         ok_codes=(0,))
@@ -115,7 +120,8 @@ def main():
         row = {
             "model": name,
             "pred_latency_s": fit_inf["latency"]["total_seconds"],
-            "meas_latency_s": clean["whole"]["median_s"],
+            "meas_latency_s": statistics.median(clean_medians),
+            "meas_latency_runs_s": clean_medians,
             "meas_latency_metered_s": prof["whole"]["median_s"],
             "pred_memory_bytes": fit_inf["memory"]["total_bytes"],
             "meas_memory_bytes": mem.get("inference_peak_bytes"),

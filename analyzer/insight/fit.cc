@@ -196,6 +196,24 @@ std::string op_cost_key(const Graph& g, const Node& n) {
   return n.op_type;
 }
 
+// The bytes a node of a measured class is priced at. A windowed pool's work is
+// its output elements x window taps, not its bytes: the class was measured on
+// a 3x3 window at stride 2, which reads 4 and writes 1 float per output (20
+// bytes for 9 taps), so a pool is priced at the bytes of that pool doing the
+// same work, outputs x taps x 20 / 9 (a 2x2 pool at stride 2: 4/9 of its bytes'
+// worth; a 3x3 pool at stride 1: 2.2x).
+double class_bytes(const Graph& g, const Node& n, double bytes) {
+  if (!n.domain.empty() || (n.op_type != "MaxPool" && n.op_type != "AveragePool") || n.outputs.empty() ||
+      n.outputs[0] < 0)
+    return bytes;
+  const auto kernel = n.attr_ints("kernel_shape");
+  const auto outputs = g.tensors[size_t(n.outputs[0])].shape.element_count();
+  if (kernel.empty() || !outputs) return bytes;
+  double taps = 1;
+  for (int64_t k : kernel) taps *= double(k);
+  return double(*outputs) * taps * 20.0 / 9.0;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- workspace
@@ -617,13 +635,18 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     f.memory_seconds = bytes / ceilings.memory_bandwidth;
     if (measured) {
       f.op_cost = measured->op;
-      f.kernel_seconds = bytes * measured->seconds_per_byte;
+      f.kernel_seconds = class_bytes(g, node, bytes) * measured->seconds_per_byte;
       f.overhead_seconds = measured->fixed_seconds;
     } else {
       // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
       f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
       // The executor loads Constant outputs with the weights: no per-run op.
       f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
+      // A Gemm or MatMul: the fixed cost the device measured for a small Gemm
+      // (BLAS call, bias, output allocation), when it is larger.
+      const OpCost* gemm = ceilings.op_cost("Gemm");
+      if (gemm && node.domain.empty() && (node.op_type == "Gemm" || node.op_type == "MatMul"))
+        f.overhead_seconds = std::max(f.overhead_seconds, gemm->fixed_seconds);
     }
     const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
     f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds;
