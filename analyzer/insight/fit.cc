@@ -596,6 +596,10 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     r.notices.push_back(std::to_string(analysis.totals.nodes_unknown_op + analysis.totals.nodes_unknown_shape) +
                         " node(s) have no exact cost: their time is only the per-op overhead");
 
+  if (ceilings.measured() && ceilings.op_costs.empty())
+    r.notices.push_back(
+        "the ceilings have no op costs (saved by a modelstat before schema 1.2): every node is priced by the "
+        "roofline alone; run 'modelstat device' again for the measured op classes (docs/FIT.md)");
   // Per-node workspace and latency.
   const bool cpu = ceilings.device_kind == "cpu";
   if (!cpu)

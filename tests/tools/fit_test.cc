@@ -239,6 +239,13 @@ TEST(FitLatency, MeasuredOpClassPricesItsNodeForwardAndBackward) {
   const FitReport plain =
       forecast_fit(one_node_analysis(NodeBuilder("Mul").input({1, 1000}).weight({1000}).output({1, 1000})), c, o);
   EXPECT_EQ(plain.nodes[0].op_cost, "");
+  auto says_no_op_costs = [](const FitReport& f) {
+    for (const auto& n : f.notices)
+      if (n.find("no op costs") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says_no_op_costs(plain)) << "measured ceilings without op costs say how to get them";
+  EXPECT_FALSE(says_no_op_costs(r));
   EXPECT_NEAR(plain.nodes[0].forward_seconds, 12000.0 / 1e10 + 5e-6, 1e-15);
   EXPECT_NEAR(plain.nodes[0].backward_seconds, 12000.0 / 1e10 + 5e-6 + (20e-6 - 2 * 6e-6), 1e-15);
 }

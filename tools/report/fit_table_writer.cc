@@ -39,9 +39,11 @@ class FitTableWriter : public FitWriter {
     head.add("device", fmt::format("{} ({}{}), ceilings: {}{}", c.device_name.empty() ? c.device_kind : c.device_name,
                                    c.device_kind, c.threads > 0 ? fmt::format(", {} thread{}", c.threads, c.threads == 1 ? "" : "s") : "",
                                    c.source, c.date.empty() ? "" : ", " + c.date));
-    head.add("ceilings", fmt::format("{} {:.1f} GFLOP/s peak, {:.1f} GB/s, {} per op", r.compute_dtype,
+    head.add("ceilings", fmt::format("{} {:.1f} GFLOP/s peak, {:.1f} GB/s, {} per op, {}", r.compute_dtype,
                                      r.compute_peak_flops_per_second / 1e9, c.memory_bandwidth / 1e9,
-                                     human_seconds(c.op_overhead_seconds)));
+                                     human_seconds(c.op_overhead_seconds),
+                                     c.op_costs.empty() ? std::string("no op classes")
+                                                        : fmt::format("{} op classes measured", c.op_costs.size())));
     head.print(out);
 
     const MemoryForecast& m = r.memory;
@@ -117,6 +119,8 @@ class FitTableWriter : public FitWriter {
       t.print(out, report_detail::Style(false));
     }
     for (const auto& notice : r.notices) out << "note: " << notice << "\n";
+    out << "Bound: the largest term of a node: compute (FLOPs at the rate of its n_eff), memory (bytes at the copy "
+           "bandwidth), kernel (bytes at its op class's measured rate), scratch, overhead (fixed cost).\n";
     out << "Rules: docs/FIT.md. A forecast, not a measurement: check it with 'modelstat profile --memory "
            "--train-step'.\n";
   }
