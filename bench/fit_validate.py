@@ -5,6 +5,7 @@
         --modelstat build/tools/modelstat --workdir /tmp/fit_validate \
         [--models tiny_cnn custom_model tiny_bert resnet18 resnet50 mobilenet_v2] \
         [--threads 1] [--optimizer adam] [--md docs/fit_validation.md]
+        [--device cpu|cuda] [--ceilings FILE] [--repeats 3]
 
 For each model, at batch 1 and --threads N:
   predicted  `modelstat fit MODEL -f json` (inference) and
@@ -24,6 +25,8 @@ For each model, at batch 1 and --threads N:
   reference  with --torch-reference, for torchvision models, PyTorch's own
              step on the same graph (bench/train_step_reference.py --forms
              folded: BatchNorm folded, as the ONNX export): not metered.
+With --device cuda both sides run on the GPU (tools/gpu_check.sh fit does that);
+--ceilings names the ceilings file fit prices with.
 Sample models come from sample_models/; torchvision names are exported with
 tests/e2e/export_torchvision.py (random weights, 1x3x224x224).
 
@@ -91,6 +94,9 @@ def main():
     ap.add_argument("--models", nargs="+",
                     default=["tiny_cnn", "custom_model", "tiny_bert", "resnet18", "resnet50", "mobilenet_v2"])
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="where profile measures and whose saved ceilings fit reads")
+    ap.add_argument("--ceilings", help="ceilings JSON for fit (default: the one saved for --device)")
     ap.add_argument("--optimizer", default="adam", choices=["sgd", "momentum", "adam"])
     ap.add_argument("--min-time", default="1.0", help="profile --min-time per pass")
     ap.add_argument("--repeats", type=int, default=3,
@@ -107,12 +113,15 @@ def main():
     for name in args.models:
         path = model_path(name, args.workdir)
         flags = MODEL_FLAGS.get(name, [])
-        fit_inf = run_json([args.modelstat, "fit", path, *flags, "-f", "json"])
-        fit_train = run_json([args.modelstat, "fit", path, *flags, "--train", "--optimizer", args.optimizer, "-f", "json"])
-        cleans = [run_json([args.modelstat, "profile", path, *flags, "--threads", str(args.threads), "--no-layers",
+        fit_flags = ["--device", args.device] + (["--ceilings", args.ceilings] if args.ceilings else [])
+        run_flags = ["--device", args.device] + (["--threads", str(args.threads)] if args.device == "cpu" else [])
+        fit_inf = run_json([args.modelstat, "fit", path, *flags, *fit_flags, "-f", "json"])
+        fit_train = run_json([args.modelstat, "fit", path, *flags, *fit_flags, "--train", "--optimizer", args.optimizer,
+                              "-f", "json"])
+        cleans = [run_json([args.modelstat, "profile", path, *flags, *run_flags, "--no-layers",
                             "--min-time", args.min_time, "-f", "json"], ok_codes=(0,)) for _ in range(args.repeats)]
         clean_medians = [c["whole"]["median_s"] for c in cleans]
-        prof = run_json([args.modelstat, "profile", path, *flags, "--threads", str(args.threads), "--memory", "--train-step",
+        prof = run_json([args.modelstat, "profile", path, *flags, *run_flags, "--memory", "--train-step",
                          "--optimizer", args.optimizer, "--no-layers", "--min-time", args.min_time, "-f", "json"],
                         ok_codes=(0,))
         mem = prof.get("memory") or {}

@@ -6,6 +6,9 @@
 #   4. measure: modelstat device ceilings, resnet50 (batch 1 and 32) and the
 #      seeds/001 CustomModel (batch 32) with modelstat vs PyTorch's own CUDA-event
 #      timing of the same architecture, max batch
+#   `tools/gpu_check.sh fit` (a second call, after the first has built build-gpu/):
+#      modelstat fit's forecast against measured memory, latency and training step on
+#      CUDA (bench/fit_validate.py --device cuda) with freshly measured CUDA ceilings
 # Output: a summary table last; logs and JSON under $OUT (or ./gpu_out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +20,15 @@ for deb in .gpu_deps/*.deb; do [ -f "$deb" ] && dpkg -x "$deb" "$PREFIX"; done
 export CMAKE_PREFIX_PATH="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'):$PREFIX/usr:$PREFIX/usr/lib/x86_64-linux-gnu/cmake"
 export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/nvidia_smi.txt"
+
+if [ "${1:-}" = fit ]; then
+  M=build-gpu/tools/modelstat
+  $M device --device cuda --save "$OUT/ceilings_cuda.json" > "$OUT/device_cuda.txt"
+  python3 bench/fit_validate.py --modelstat $M --device cuda --ceilings "$OUT/ceilings_cuda.json" \
+    --workdir /tmp/fit_validate --models custom_model tiny_bert resnet18 mobilenet_v2 resnet50 \
+    --json "$OUT/fit_cuda.json" --md "$OUT/fit_cuda.md"
+  exit $?
+fi
 
 set -e
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DMODELSTAT_CUDA=ON \
