@@ -200,14 +200,6 @@ std::string dims_text(const std::vector<int64_t>& d) {
   return s;
 }
 
-}  // namespace
-
-std::vector<std::string> op_cost_classes() {
-  std::vector<std::string> keys;
-  for (const auto& c : classes()) keys.push_back(c.key);
-  return keys;
-}
-
 // What one backward() costs whatever the graph (the engine's start, the sum
 // and its gradient): a tiny leaf summed and differentiated. Taken off every
 // training measurement, so a class keeps only its own node's backward.
@@ -220,6 +212,14 @@ double backward_call_seconds(Device& device, const CeilingsPlan& plan, std::vect
   });
   note_if_unconverged(t, "backward call", notes);
   return t.seconds;
+}
+
+}  // namespace
+
+std::vector<std::string> op_cost_classes() {
+  std::vector<std::string> keys;
+  for (const auto& c : classes()) keys.push_back(c.key);
+  return keys;
 }
 
 std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {

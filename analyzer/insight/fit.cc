@@ -680,11 +680,13 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
         // backward dispatches.
         const double autograd =
             std::max(0.0, ceilings.train_node_overhead_seconds - 2.0 * ceilings.node_overhead_seconds);
-        if (measured && !f.contraction) {
-          // The class's measured backward (autograd's share included), never
-          // faster than reading and writing the forward's bytes once more.
-          f.backward_seconds = std::max(bytes * measured->backward_seconds_per_byte, f.memory_seconds) +
-                               measured->backward_fixed_seconds;
+        if (measured) {
+          // The class's measured backward (autograd's share included; a
+          // depthwise conv's with both gradients), never faster than reading
+          // and writing the forward's bytes once more.
+          f.backward_seconds =
+              std::max(class_bytes(g, node, bytes) * measured->backward_seconds_per_byte, f.memory_seconds) +
+              measured->backward_fixed_seconds;
         } else if (f.contraction) {
           // One product per operand that needs a gradient, each priced like the
           // forward product; where the device measured a dense contraction's

@@ -256,6 +256,8 @@ TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackw
   dw.op = "Conv/depthwise";
   dw.fixed_seconds = 30e-6;
   dw.seconds_per_byte = 2e-11;  // 50 GB/s: under the 10 GB/s copy roofline here
+  dw.backward_fixed_seconds = 100e-6;
+  dw.backward_seconds_per_byte = 5e-10;  // 2 GB/s
   OpCost gemm;
   gemm.op = "Gemm";
   gemm.backward_ratio = 3.0;  // both gradients together: 1.5 forward each
@@ -273,6 +275,19 @@ TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackw
   EXPECT_EQ(n.scratch_seconds, 0.0);  // the class was measured with oneDNN's reorders in it
   EXPECT_NEAR(n.forward_seconds, 3212416.0 / 1e10 + 30e-6, 1e-15);  // memory 321 us > kernel 64 us
   EXPECT_EQ(n.bound, "memory");
+  // Its backward (the weight needs a gradient) is the class's measured one, not
+  // the dense ratio: 3212416 bytes at 2 GB/s + 100 us.
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  const FitReport rt = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                          .input({1, 32, 112, 112})
+                                                          .weight({32, 1, 3, 3})
+                                                          .output({1, 32, 112, 112})
+                                                          .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                                                          .attr("group", int64_t(32))),
+                                    c, train);
+  EXPECT_NEAR(rt.nodes[0].backward_seconds, 3212416.0 * 5e-10 + 100e-6, 1e-15);
   // A dense conv belongs to no class: priced on the curve, as before.
   const FitReport dense = forecast_fit(one_node_analysis(NodeBuilder("Conv")
                                                              .input({1, 32, 56, 56})
