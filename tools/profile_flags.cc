@@ -67,8 +67,9 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
       "--train-step", o.train_step,
       "Measure a training step, fp32: forward with autograd, loss = sum over float outputs of mean(output^2), "
       "backward, optimizer update, gradients set to none; timed whole and by part under the same warm-up and "
-      "stopping rule, with its peak memory. Float initializers are the parameters (BatchNormalization "
-      "running statistics excepted); weights change, so it runs after every other measurement");
+      "stopping rule, with its peak memory. Float initializers are the parameters, except the constants an "
+      "export carries (BatchNormalization running statistics, Clip bounds, Pow exponents, one-element "
+      "arithmetic constants); weights change, so it runs after every other measurement");
   cmd.add_option("--optimizer", o.optimizer,
                  "Optimizer of --train-step, lr 1e-3: sgd; momentum (0.9); adam (betas 0.9, 0.999, eps 1e-8, "
                  "bias-corrected)")
