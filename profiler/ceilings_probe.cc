@@ -223,6 +223,7 @@ double measure_train_node_overhead(Device& device, const CeilingsPlan& plan, std
 }
 
 DeviceCeilings measure(const CeilingsProbeOptions& options) {
+  configure_host_allocator();
   set_intra_op_threads(resolve_threads(options.threads));
   std::unique_ptr<Device> device = make_device(options.device);
   CeilingsPlan plan = plan_for(options.device, options.quick);
@@ -251,7 +252,10 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
   c.op_overhead_seconds = measure_op_overhead(*device, plan, c.notes);
   c.node_overhead_seconds = measure_node_overhead(*device, plan, c.notes);
   c.train_node_overhead_seconds = measure_train_node_overhead(*device, plan, c.notes);
-  if (options.op_costs) c.op_costs = measure_op_costs(*device, plan, c.notes);
+  if (options.op_costs) {
+    c.op_costs = measure_op_costs(*device, plan, c.notes);
+    c.optimizer_costs = measure_optimizer_costs(*device, plan, c.notes);
+  }
 
   RunContext context;
   describe_run(*device, context);

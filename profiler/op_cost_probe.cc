@@ -24,6 +24,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/train_step.hpp"
 
 namespace modelstat::profiler {
 
@@ -258,6 +259,102 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, s
       const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
       std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
       notes.push_back("op cost " + cls.key + ": not measured (" + what.substr(0, what.find('\n')) + ")");
+    }
+  }
+  return out;
+}
+
+namespace {
+
+constexpr int kOptimizerWeights = 16;
+constexpr int64_t kOptimizerSmall = 16, kOptimizerLarge = 65536;
+
+// y = x * w_0 * w_1 * ... * w_15, x [1, n], each w_i [n]: every weight trained.
+Model mul_chain_model(int64_t n) {
+  ProbeGraph p;
+  Graph& g = p.model.graph;
+  int y = p.input({1, n});
+  for (int i = 0; i < kOptimizerWeights; ++i) {
+    const int w = p.weight({n});
+    Node node;
+    node.op_type = "Mul";
+    node.name = "mul_" + std::to_string(i);
+    node.inputs = {y, w};
+    g.tensors[size_t(y)].consumers.push_back(i);
+    g.tensors[size_t(w)].consumers.push_back(i);
+    Tensor out;
+    out.name = "y" + std::to_string(i);
+    out.dtype = DType::Float;
+    out.role = TensorRole::Activation;
+    out.shape.rank_known = true;
+    out.shape.dims = {Dim{1, {}}, Dim{n, {}}};
+    out.producer = i;
+    g.tensors.push_back(out);
+    y = int(g.tensors.size()) - 1;
+    node.outputs = {y};
+    g.nodes.push_back(node);
+  }
+  g.outputs = {y};
+  return p.model;
+}
+
+// Median seconds of the update part of a training step of `model`.
+double median_update_seconds(Device& device, const CeilingsPlan& plan, const Model& model, Optimizer kind,
+                             const std::string& label, std::vector<std::string>& notes) {
+  ExecOptions eo;
+  eo.device = device.torch_device();
+  Executor exec(model, eo);
+  OptimizerConfig config;
+  config.kind = kind;
+  TrainStep step(exec, config);
+  const std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
+  auto timer = device.interval_timer();
+  StepTimers timers;
+  timers.optimizer = timer.get();
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; !warmup_done(plan.warmup, i, seconds_since(start)); ++i) {
+    step.step(inputs);
+    device.synchronize();
+  }
+  MedianCiCriterion criterion(plan.stopping);
+  std::vector<double> samples;
+  start = std::chrono::steady_clock::now();
+  while (true) {
+    step.step(inputs, timers);
+    samples.push_back(timer->seconds());
+    if (criterion.should_stop(samples, seconds_since(start))) break;
+  }
+  if (criterion.reason().rfind("converged", 0) != 0) notes.push_back(label + ": " + criterion.reason());
+  std::sort(samples.begin(), samples.end());
+  return stats::median(samples);
+}
+
+}  // namespace
+
+std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const CeilingsPlan& plan,
+                                                         std::vector<std::string>& notes) {
+  std::vector<OptimizerUpdateCost> out;
+  const Model small = mul_chain_model(kOptimizerSmall);
+  const Model large = mul_chain_model(kOptimizerLarge);
+  for (Optimizer kind : {Optimizer::Sgd, Optimizer::Momentum, Optimizer::Adam}) {
+    const std::string name = to_string(kind);
+    try {
+      const double t_small = median_update_seconds(device, plan, small, kind, "update " + name + " small", notes);
+      const double t_large = median_update_seconds(device, plan, large, kind, "update " + name + " large", notes);
+      OptimizerUpdateCost c;
+      c.optimizer = name;
+      c.probe = std::to_string(kOptimizerWeights) + " fp32 weights of " + std::to_string(kOptimizerSmall) + " and " +
+                std::to_string(kOptimizerLarge) + " elements";
+      const double elements = double(kOptimizerWeights) * double(kOptimizerLarge - kOptimizerSmall);
+      c.seconds_per_element = std::max(0.0, (t_large - t_small) / elements);
+      c.per_tensor_seconds =
+          std::max(0.0, (t_small - c.seconds_per_element * double(kOptimizerWeights * kOptimizerSmall)) /
+                            double(kOptimizerWeights));
+      out.push_back(std::move(c));
+    } catch (const std::exception& e) {
+      const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+      std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
+      notes.push_back("optimizer cost " + name + ": not measured (" + what.substr(0, what.find('\n')) + ")");
     }
   }
   return out;

@@ -19,4 +19,10 @@ std::vector<std::string> op_cost_classes();
 // lacks) is left out with a note.
 std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
 
+// One update of each optimizer (sgd, momentum, adam) as modelstat's training
+// step runs it: a chain of 16 Mul nodes, each with its own weight, trained at
+// 16 and at 65,536 elements per weight; the update part of the step timed.
+std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const CeilingsPlan& plan,
+                                                         std::vector<std::string>& notes);
+
 }  // namespace modelstat::profiler

@@ -289,6 +289,7 @@ TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Exec
 ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
   ProfileResult result;
   const int threads = resolve_threads(o.threads);
+  configure_host_allocator();  // before the model's tensors are allocated
   set_intra_op_threads(threads);
   std::unique_ptr<Device> device = make_device(o.device);
   if (o.device == "cpu" && o.dtype != "fp32")

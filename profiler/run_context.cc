@@ -4,8 +4,12 @@
 #include <torch/csrc/api/include/torch/version.h>
 #include <dlfcn.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <thread>
 
@@ -37,6 +41,24 @@ void set_intra_op_threads(int threads) {
   if (auto* set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(threads);
 }
 
+std::string configure_host_allocator() {
+  static const std::string description = [] {
+#if defined(__GLIBC__)
+    const char* mode = std::getenv("MODELSTAT_GLIBC_MALLOC");
+    if (mode && std::string(mode) == "dynamic")
+      return std::string("glibc malloc, dynamic thresholds (MODELSTAT_GLIBC_MALLOC=dynamic)");
+    constexpr int kMmapThreshold = 32 << 20;  // glibc's upper limit for M_MMAP_THRESHOLD on 64-bit
+    constexpr int kTrimThreshold = 1 << 30;
+    if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1)
+      return std::string("glibc malloc, fixed thresholds: mmap above 32 MiB, heap trimmed above 1 GiB");
+    return std::string("glibc malloc, dynamic thresholds (mallopt refused the fixed ones)");
+#else
+    return std::string("system malloc (not glibc: left as it is)");
+#endif
+  }();
+  return description;
+}
+
 int openblas_threads() {
   using GetThreads = int (*)();
   auto* get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
@@ -51,6 +73,7 @@ int resolve_threads(int requested) {
 void describe_run(Device& device, RunContext& context) {
   device.describe(context);
   context.threads = at::get_num_threads();
+  context.allocator = configure_host_allocator();
   context.date = utc_now_iso8601();
   context.host = hostname();
   context.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +

@@ -29,4 +29,18 @@ int openblas_threads();
 // the LibTorch version. Leaves dtype and batch to the caller.
 void describe_run(Device& device, RunContext& context);
 
+// Makes the host allocator's behaviour the same in every process, once per
+// process. glibc's malloc adapts its mmap and trim thresholds to the frees it
+// has seen, so whether a tensor of a few MB is served from the heap (pages
+// already mapped) or freshly mmapped (every page faulted in again, ~0.5 ms per
+// MiB on the project VM) depends on the order of earlier allocations: one
+// process of MobileNet-V2 ran at 16-18 ms, another at 27-32 ms, every sample of
+// a process in one mode. Fixing both thresholds (mallopt, which turns the
+// adaptation off) gives every process the same rule: blocks up to 32 MiB (the
+// largest mmap threshold glibc accepts) come from the heap, which is not
+// trimmed below 1 GiB; larger ones are mapped afresh on every allocation.
+// MODELSTAT_GLIBC_MALLOC=dynamic keeps glibc's default. Returns what holds,
+// for RunContext::allocator.
+std::string configure_host_allocator();
+
 }  // namespace modelstat::profiler

@@ -4,9 +4,11 @@
 // how it is timed (warm-up, the stopping rule, the device's timers) is the
 // protocol's (protocol.cc).
 //
-// Trainable parameters: the floating-point initializers of the top-level
-// graph, except BatchNormalization's running mean and variance (inputs 3 and
-// 4), which every framework keeps as buffers, not parameters. After the first
+// Trainable parameters: modelstat::trainable_initializers (graph.hpp), the
+// floating-point initializers of the top-level graph except what a framework
+// keeps as buffers or constants: BatchNormalization's running mean and
+// variance, Clip's bounds, Pow's exponent, one-element operands of Add, Sub,
+// Mul and Div (an exported GELU's 0.5 and sqrt(2)). After the first
 // step, an initializer that received no gradient (a Resize scale, a float
 // constant feeding only non-differentiable ops) is dropped from the optimizer
 // and reported in notices(). Constant-node values are not parameters.

@@ -32,6 +32,12 @@ const OpCost* DeviceCeilings::op_cost(const std::string& key) const {
   return nullptr;
 }
 
+const OptimizerUpdateCost* DeviceCeilings::optimizer_cost(const std::string& optimizer) const {
+  for (const auto& c : optimizer_costs)
+    if (c.optimizer == optimizer) return &c;
+  return nullptr;
+}
+
 double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const {
   for (const auto& m : matmul) {
     if (m.dtype != dtype) continue;
@@ -88,6 +94,12 @@ std::string ceilings_to_json(const DeviceCeilings& c) {
                    {"backward_fixed_seconds", o.backward_fixed_seconds},
                    {"backward_seconds_per_byte", o.backward_seconds_per_byte},
                    {"backward_ratio", o.backward_ratio}});
+  auto& opt = j["optimizer_costs"] = nlohmann::ordered_json::array();
+  for (const auto& o : c.optimizer_costs)
+    opt.push_back({{"optimizer", o.optimizer},
+                   {"probe", o.probe},
+                   {"per_tensor_seconds", o.per_tensor_seconds},
+                   {"seconds_per_element", o.seconds_per_element}});
   j["notes"] = c.notes;
   return j.dump(2) + "\n";
 }
@@ -157,6 +169,19 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
           if (!(v >= 0) || !std::isfinite(v))
             throw Error(ErrorKind::Input, "op_costs " + o.op + ": costs must be finite and not negative", origin);
         c.op_costs.push_back(std::move(o));
+      }
+    if (j.contains("optimizer_costs"))
+      for (const auto& e : j.at("optimizer_costs")) {
+        OptimizerUpdateCost o;
+        o.optimizer = e.at("optimizer").get<std::string>();
+        o.probe = e.value("probe", "");
+        o.per_tensor_seconds = e.at("per_tensor_seconds").get<double>();
+        o.seconds_per_element = e.at("seconds_per_element").get<double>();
+        if (!(o.per_tensor_seconds >= 0) || !(o.seconds_per_element >= 0) || !std::isfinite(o.per_tensor_seconds) ||
+            !std::isfinite(o.seconds_per_element))
+          throw Error(ErrorKind::Input, "optimizer_costs " + o.optimizer + ": costs must be finite and not negative",
+                      origin);
+        c.optimizer_costs.push_back(std::move(o));
       }
     if (j.contains("notes")) c.notes = j.at("notes").get<std::vector<std::string>>();
     if (c.device_kind != "cpu" && c.device_kind != "cuda")

@@ -736,9 +736,17 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     peak_at = tm.peak;
     mem.saved_activation_bytes = tm.saved_bytes;
     const double element_bytes = mem.trainable_params > 0 ? double(trainable_bytes) / double(mem.trainable_params) : 4.0;
-    r.latency.optimizer_seconds = double(mem.trainable_params) * oc.element_accesses * element_bytes /
-                                      ceilings.memory_bandwidth +
-                                  double(trainable_tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;
+    // The update streams its element accesses at the copy bandwidth, plus a
+    // fixed cost per weight tensor; where `modelstat device` timed this
+    // optimizer's update, its measured cost per tensor, and its measured cost
+    // per element when that is slower than the bandwidth.
+    const double streamed = double(mem.trainable_params) * oc.element_accesses * element_bytes / ceilings.memory_bandwidth;
+    if (const OptimizerUpdateCost* measured = ceilings.optimizer_cost(optimizer_name(options.optimizer)))
+      r.latency.optimizer_seconds = std::max(streamed, double(mem.trainable_params) * measured->seconds_per_element) +
+                                    double(trainable_tensors) * measured->per_tensor_seconds;
+    else
+      r.latency.optimizer_seconds =
+          streamed + double(trainable_tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;
   } else {
     peak_at = inference_peak(g, workspace, &lower_bound);
   }

@@ -47,6 +47,15 @@ struct OpCost {
   double backward_seconds(double bytes) const { return backward_fixed_seconds + bytes * backward_seconds_per_byte; }
 };
 
+// Measured cost of one optimizer update through modelstat's training step
+// (op_cost_probe.cc): 16 weight tensors at two sizes, the update timed alone;
+//   seconds = tensors x per_tensor_seconds + elements x seconds_per_element
+struct OptimizerUpdateCost {
+  std::string optimizer;             // "sgd", "momentum", "adam"
+  std::string probe;
+  double per_tensor_seconds = 0, seconds_per_element = 0;
+};
+
 struct DeviceCeilings {
   std::string device_kind;           // "cpu" or "cuda"
   std::string device_name;           // as RunContext::device_name
@@ -69,10 +78,12 @@ struct DeviceCeilings {
   double train_node_overhead_seconds = 0;
   // Per op class (empty: not measured; schema 1.2).
   std::vector<OpCost> op_costs;
+  std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
   std::vector<std::string> notes;
 
   // The measured cost of an op class; nullptr when it was not measured.
   const OpCost* op_cost(const std::string& key) const;
+  const OptimizerUpdateCost* optimizer_cost(const std::string& optimizer) const;
 
   // Peak FLOP/s for a dtype; 0 when that dtype was not measured.
   double peak_flops(const std::string& dtype) const;

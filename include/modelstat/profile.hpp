@@ -63,6 +63,7 @@ struct RunContext {
   std::string clocks;  // where readable
   std::string date, host;
   std::string timer;   // "steady_clock" / "cuda events on the execution stream"
+  std::string allocator;  // the host C library allocator's configuration (configure_host_allocator)
 };
 
 struct ColdStart {

@@ -45,6 +45,24 @@ TEST(CliProfile, JsonHasBothPassesColdStartContextAndRawSamples) {
   EXPECT_FALSE(doc["context"]["timer"].get<std::string>().empty());
 }
 
+// Every process allocates by the same rule (glibc's adaptive thresholds fixed),
+// says so in its context, and the environment can keep glibc's default.
+TEST(CliProfile, ContextNamesTheHostAllocatorConfiguration) {
+  const std::string args = "profile " + sample("tiny_cnn.onnx") + kQuick + " --no-layers -f json";
+  RunResult r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string fixed = nlohmann::json::parse(r.out)["context"]["allocator"].get<std::string>();
+#if defined(__GLIBC__)
+  EXPECT_NE(fixed.find("fixed thresholds"), std::string::npos) << fixed;
+  r = modelstat::test::run_modelstat_cli(args, "MODELSTAT_GLIBC_MALLOC=dynamic");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dynamic = nlohmann::json::parse(r.out)["context"]["allocator"].get<std::string>();
+  EXPECT_NE(dynamic.find("dynamic thresholds"), std::string::npos) << dynamic;
+#else
+  EXPECT_FALSE(fixed.empty());
+#endif
+}
+
 TEST(CliProfile, SkeletonModelRunsWithSeededWeightsAndSaysSo) {
   const RunResult r = run("profile " + sample("custom_model_part1.onnx") + kQuick + " -f json --dim batch=2");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -62,6 +62,12 @@ DeviceCeilings sample_ceilings() {
   erf.backward_seconds_per_byte = 2.5e-10;
   erf.backward_ratio = 0.4;
   c.op_costs = {erf};
+  OptimizerUpdateCost adam;
+  adam.optimizer = "adam";
+  adam.probe = "16 fp32 weights of 16 and 65536 elements";
+  adam.per_tensor_seconds = 2.5e-5;
+  adam.seconds_per_element = 1.5e-9;
+  c.optimizer_costs = {adam};
   c.notes = {"first note", "second note"};
   return c;
 }
@@ -126,6 +132,13 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(a.backward_ratio, b.backward_ratio);
   EXPECT_EQ(r.op_cost("Erf"), &r.op_costs[0]);
   EXPECT_EQ(r.op_cost("Tanh"), nullptr);
+  ASSERT_EQ(r.optimizer_costs.size(), 1u);
+  EXPECT_EQ(r.optimizer_costs[0].optimizer, "adam");
+  EXPECT_EQ(r.optimizer_costs[0].probe, c.optimizer_costs[0].probe);
+  EXPECT_DOUBLE_EQ(r.optimizer_costs[0].per_tensor_seconds, 2.5e-5);
+  EXPECT_DOUBLE_EQ(r.optimizer_costs[0].seconds_per_element, 1.5e-9);
+  EXPECT_EQ(r.optimizer_cost("adam"), &r.optimizer_costs[0]);
+  EXPECT_EQ(r.optimizer_cost("sgd"), nullptr);
   EXPECT_EQ(r.notes, c.notes);
   EXPECT_TRUE(r.measured());
   // Writing the read-back record gives the same text: nothing is lost or reordered.
@@ -136,7 +149,8 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
   const auto j = nlohmann::json::parse(ceilings_to_json(sample_ceilings()));
   for (const char* key : {"schema_version", "device_kind", "device_name", "threads", "source", "date", "host",
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
-                          "node_overhead_seconds", "train_node_overhead_seconds", "matmul", "op_costs", "notes"})
+                          "node_overhead_seconds", "train_node_overhead_seconds", "matmul", "op_costs", "optimizer_costs",
+                          "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
@@ -158,6 +172,10 @@ TEST(Ceilings, OpCostsAreOptionalAndANegativeCostIsAnInputError) {
   EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
   doc = minimal_document();
   doc["op_costs"] = nlohmann::json::array({{{"op", "Erf"}, {"seconds_per_byte", 1e-9}}});  // no fixed cost
+  EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
+  doc = minimal_document();
+  doc["optimizer_costs"] =
+      nlohmann::json::array({{{"optimizer", "sgd"}, {"per_tensor_seconds", -1e-6}, {"seconds_per_element", 1e-9}}});
   EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
 }
 

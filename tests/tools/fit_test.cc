@@ -149,6 +149,29 @@ TEST(FitLatency, TrainingStepGemmAdam) {
   EXPECT_NEAR(r.latency.total_seconds, 2 * forward + optimizer, 1e-15);
 }
 
+TEST(FitLatency, MeasuredOptimizerUpdateCostPricesTheUpdate) {
+  DeviceCeilings c = hand_ceilings();
+  OptimizerUpdateCost adam;
+  adam.optimizer = "adam";
+  adam.per_tensor_seconds = 40e-6;
+  adam.seconds_per_element = 1e-8;  // slower than 20 accesses x 4 B at 10 GB/s (8 ns)
+  c.optimizer_costs = {adam};
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  // 33024 params in 2 tensors (B and C of the Gemm).
+  const FitReport r = forecast_fit(gemm_analysis(64), c, o);
+  EXPECT_NEAR(r.latency.optimizer_seconds, 33024.0 * 1e-8 + 2 * 40e-6, 1e-15);
+  // When the measured per-element cost is below the bandwidth's, the bandwidth bounds it.
+  c.optimizer_costs[0].seconds_per_element = 1e-9;
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 20 * 4 / 1e10 + 2 * 40e-6,
+              1e-15);
+  // Another optimizer without a measurement keeps the rule of the table.
+  o.optimizer = Optimizer::Sgd;
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 3 * 4 / 1e10 + 2 * 1 * 5e-6,
+              1e-15);
+}
+
 TEST(FitLatency, TrainingStepAddsAutogradCostPerDifferentiatedNode) {
   DeviceCeilings c = hand_ceilings();
   c.node_overhead_seconds = 6e-6;

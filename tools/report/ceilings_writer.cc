@@ -126,6 +126,14 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
                    fmt::format("{:.2f}", o.backward_ratio)});
     ops.print(out, plain);
   }
+  if (!c.optimizer_costs.empty()) {
+    out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";
+    TextTable opt({{"optimizer", Align::Left}, {"per tensor"}, {"per element"}});
+    for (const auto& o : c.optimizer_costs)
+      opt.add_row({o.optimizer, report_detail::human_seconds(o.per_tensor_seconds),
+                   fmt::format("{:.3g} ns", o.seconds_per_element * 1e9)});
+    opt.print(out, plain);
+  }
 
   if (!c.notes.empty()) {
     out << "\nNotes\n";

@@ -89,6 +89,7 @@ ProfileSection context_section(const ProfileResult& r) {
               {"batch", std::to_string(c.batch)},
               {"clocks", c.clocks.empty() ? std::string("not readable") : c.clocks},
               {"timer", or_dash(c.timer)},
+              {"allocator", or_dash(c.allocator)},
               {"date", or_dash(c.date)},
               {"host", or_dash(c.host)}};
   return s;

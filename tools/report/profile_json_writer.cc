@@ -24,7 +24,7 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-const char* const kProfileJsonSchemaVersion = "1.1.0";
+const char* const kProfileJsonSchemaVersion = "1.2.0";
 
 namespace report_detail {
 namespace {
@@ -104,6 +104,7 @@ Json context_json(const RunContext& c) {
   j["batch"] = c.batch;
   j["clocks"] = c.clocks;
   j["timer"] = c.timer;
+  j["allocator"] = c.allocator;
   j["date"] = c.date;
   j["host"] = c.host;
   return j;
