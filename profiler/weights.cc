@@ -55,9 +55,11 @@ class Loader {
       value = from_external(t, dims);
     } else if (t.data_location != DataLocation::ExternalMissing && !t.bytes.payload_unlocatable) {
       value = tensor_from_constant_bytes(t.bytes, t.dtype, dims, t.bytes.payload.empty() ? nullptr : model_file());
-      if (!value.defined() && t.data_location == DataLocation::None) {
-        // A declared constant with no data at all is an empty tensor (ONNX
-        // allows it only with zero elements).
+      if (!value.defined() && t.data_location == DataLocation::None && product(dims) == 0) {
+        // A declared constant with no data and no elements is an empty tensor.
+        // One with elements but no data (dims only: a skeleton's weight, or a
+        // graph built in memory) is filled from the seed below, never left as
+        // uninitialised memory.
         value = at::empty(dims, at::TensorOptions().dtype(scalar_type_of(t.dtype)));
       }
     }

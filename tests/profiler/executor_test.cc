@@ -281,6 +281,63 @@ TEST_F(ExecutorTest, SkeletonModelRunsOnSeededWeightsWithOneNotice) {
   }
 }
 
+// An initializer that declares dims but carries no data at all (no payload,
+// no external file: a dims-only skeleton) is filled from the seed and counted,
+// never left as uninitialised memory; one with zero elements stays empty.
+TEST_F(ExecutorTest, DataLessInitializerIsFilledFromTheSeed) {
+  onnx::ModelProto proto;
+  proto.set_ir_version(8);
+  proto.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = proto.mutable_graph();
+  g->set_name("dims only");
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(256);
+  w->add_dims(64);
+  onnx::TensorProto* e = g->add_initializer();
+  e->set_name("e");
+  e->set_data_type(onnx::TensorProto::FLOAT);
+  e->add_dims(0);
+  auto value_info = [](onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  value_info(g->add_input(), "x", {1, 256});
+  value_info(g->add_output(), "y", {1, 64});
+  value_info(g->add_output(), "e_out", {0});
+  onnx::NodeProto* mm = g->add_node();
+  mm->set_op_type("MatMul");
+  mm->add_input("x");
+  mm->add_input("w");
+  mm->add_output("y");
+  onnx::NodeProto* id = g->add_node();
+  id->set_op_type("Identity");
+  id->add_input("e");
+  id->add_output("e_out");
+  const auto path = std::filesystem::temp_directory_path() / "modelstat_dims_only_test.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(proto.SerializeToOstream(&out));
+  }
+  const Model model = loader::load_model_file(path.string(), {});
+  ExecOptions exec;
+  exec.seed = 5;
+  const WeightStore store(model, exec);
+  EXPECT_EQ(store.tensors_randomised(), 1) << "w only: e has no elements";
+  ASSERT_EQ(store.notices().size(), 1u);
+  EXPECT_NE(store.notices()[0].find("filled from seed 5"), std::string::npos) << store.notices()[0];
+  const at::Tensor& wt = store.get(&model.graph, model.graph.find_tensor("w"));
+  ASSERT_EQ(wt.sizes(), (std::vector<int64_t>{256, 64}));
+  // std = 1/sqrt(fan_in) with fan_in = 64 elements per leading row, as every seeded weight.
+  EXPECT_NEAR(wt.std().item<double>(), 1.0 / 8.0, 0.1 / 8.0);
+  EXPECT_TRUE(at::equal(wt, WeightStore(model, exec).get(&model.graph, model.graph.find_tensor("w"))))
+      << "same seed, same weight";
+  EXPECT_EQ(store.get(&model.graph, model.graph.find_tensor("e")).numel(), 0);
+  std::filesystem::remove(path);
+}
+
 // Writes a model whose initializers are large enough to be stripped by the
 // loader (> 4 KiB), one per TensorProto payload encoding, and checks that the
 // weight store reads each back from the model file.
