@@ -253,7 +253,10 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
   c.node_overhead_seconds = measure_node_overhead(*device, plan, c.notes);
   c.train_node_overhead_seconds = measure_train_node_overhead(*device, plan, c.notes);
   if (options.op_costs) {
-    c.op_costs = measure_op_costs(*device, plan, c.notes);
+    const FreshAllocationCost fresh = measure_fresh_allocation(*device, plan, c.notes);
+    c.fresh_allocation_threshold_bytes = fresh.threshold_bytes;
+    c.fresh_allocation_seconds_per_byte = fresh.seconds_per_byte;
+    c.op_costs = measure_op_costs(*device, plan, fresh, c.notes);
     c.optimizer_costs = measure_optimizer_costs(*device, plan, c.notes);
   }
 

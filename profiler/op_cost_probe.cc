@@ -24,6 +24,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/run_context.hpp"
 #include "profiler/train_step.hpp"
 
 namespace modelstat::profiler {
@@ -73,10 +74,24 @@ class ProbeGraph {
   }
 };
 
-// One class: builds its node on an NCHW input of C channels and H x W.
+// Sizes: tiny (fixed cost), large (per byte; several MB, past the caches a
+// core owns, as the activations of a CNN at batch 1).
+constexpr int64_t kSmallC = 8, kSmallH = 4;
+constexpr int64_t kLargeC = 64, kLargeH = 112;
+constexpr int64_t kContractionC = 64, kContractionH = 56;  // Conv 64->64 3x3 at 56x56; Gemm 64x224 by 224x224
+// Gemm/thin: one row by a K x K weight, K = C x H: 32 and 5792 (a 128 MiB
+// weight, four times the project VM's last-level cache, so it streams from
+// memory as a classifier's weights do).
+constexpr int64_t kThinC = 32, kThinH = 181;
+// The large point's inference and training alternate over three rounds.
+constexpr int kLargeRounds = 3;
+
+// One class: builds its node on an NCHW input of C channels and H x W, at
+// (kSmallC, kSmallH) and at (large_c, large_h).
 struct ProbeClass {
   std::string key;
   std::function<void(ProbeGraph&, int64_t c, int64_t h)> build;
+  int64_t large_c = kLargeC, large_h = kLargeH;
 };
 
 std::vector<ProbeClass> classes() {
@@ -130,68 +145,96 @@ std::vector<ProbeClass> classes() {
                    p.node("Conv", {x, p.weight({c, 1, 3, 3})}, same(c, h),
                           {{"kernel_shape", Dims{3, 3}}, {"pads", Dims{1, 1, 1, 1}}, {"group", c}});
                  }});
-  // Dense contractions: only their backward / forward ratio is used.
-  out.push_back({"Conv", [same](ProbeGraph& p, int64_t c, int64_t h) {
+  // Dense contractions: only their fixed cost and backward / forward ratio are used.
+  out.push_back({"Conv",
+                 [same](ProbeGraph& p, int64_t c, int64_t h) {
                    const int x = p.input(same(c, h));
                    p.node("Conv", {x, p.weight({c, c, 3, 3})}, same(c, h), {{"kernel_shape", Dims{3, 3}}, {"pads", Dims{1, 1, 1, 1}}});
-                 }});
-  out.push_back({"Gemm", [](ProbeGraph& p, int64_t c, int64_t h) {
+                 },
+                 kContractionC, kContractionH});
+  out.push_back({"Gemm",
+                 [](ProbeGraph& p, int64_t c, int64_t h) {
                    const int x = p.input({c, h * 4});
                    p.node("Gemm", {x, p.weight({h * 4, h * 4}), p.weight({h * 4})}, {c, h * 4}, {{"transB", int64_t(1)}});
-                 }});
+                 },
+                 kContractionC, kContractionH});
+  // A product with one row (a classifier at batch 1): BLAS streams the weight
+  // far below the copy bandwidth (a GEMV-shaped GEMM), so its cost per byte,
+  // in the weight's bytes, is a class of its own.
+  out.push_back({"Gemm/thin",
+                 [](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int64_t k = c * h;
+                   const int x = p.input({1, k});
+                   p.node("Gemm", {x, p.weight({k, k}), p.weight({k})}, {1, k}, {{"transB", int64_t(1)}});
+                 },
+                 kThinC, kThinH});
   return out;
 }
-
-// Sizes: tiny (fixed cost), large (per byte; several MB, past the caches a
-// core owns, as the activations of a CNN at batch 1).
-constexpr int64_t kSmallC = 8, kSmallH = 4;
-constexpr int64_t kLargeC = 64, kLargeH = 112;
-constexpr int64_t kContractionC = 64, kContractionH = 56;  // Conv 64->64 3x3 at 56x56; Gemm 64x224 by 224x224
 
 struct Point {
   int64_t bytes = 0;
   double forward = 0, train = 0;
 };
 
+// Fresh mappings (allocations above the threshold) are priced apart by fit
+// (DeviceCeilings::fresh_allocation_*): a point's measured times leave out
+// what its output (forward) and its gradients (training) cost that way.
 Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& cls, int64_t c, int64_t h,
-                    std::vector<std::string>& notes) {
+                    int rounds, const FreshAllocationCost& fresh, std::vector<std::string>& notes) {
   ProbeGraph p;
   cls.build(p, c, h);
   const AnalysisResult analysis = analyze_model(p.model);
   Point pt;
   if (!analysis.nodes.empty()) pt.bytes = analysis.nodes[0].cost.bytes();
+  int64_t fresh_output = 0, fresh_gradients = 0;
+  if (fresh.threshold_bytes > 0) {
+    const std::vector<bool> trainable = trainable_initializers(p.model.graph);
+    for (size_t t = 0; t < p.model.graph.tensors.size(); ++t) {
+      const Tensor& tensor = p.model.graph.tensors[t];
+      const int64_t bytes = tensor.size_bytes().value_or(0);
+      if (bytes <= fresh.threshold_bytes) continue;
+      if (tensor.role == TensorRole::Activation) fresh_output += bytes;
+      if (tensor.role == TensorRole::Input || trainable[t]) fresh_gradients += bytes;
+    }
+  }
   ExecOptions eo;
   eo.device = device.torch_device();
   eo.in_place = false;  // the probe's input is the caller's: never written
   Executor exec(p.model, eo);
   std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
   const std::string label = "op " + cls.key + " " + std::to_string(c) + "x" + std::to_string(h);
-  const Timed f = median_seconds(device, plan, label, [&] { (void)exec.run(inputs); });
-  note_if_unconverged(f, label, notes);
-  pt.forward = f.seconds;
-
   // Training: the inputs and the weights a step trains require grad, as in a hidden layer.
   const Graph& g = p.model.graph;
-  std::vector<at::Tensor> leaves;
-  for (at::Tensor& x : inputs) {
-    x.set_requires_grad(true);
-    leaves.push_back(x);
-  }
+  std::vector<at::Tensor> leaves = inputs;
   const std::vector<bool> trainable = trainable_initializers(g);
   for (int t : g.initializers) {
     const at::Tensor& w = exec.weights().get(&g, t);
-    if (w.defined() && trainable[size_t(t)]) {
-      w.requires_grad_(true);
-      leaves.push_back(w);
-    }
+    if (w.defined() && trainable[size_t(t)]) leaves.push_back(w);
   }
-  const Timed t = median_seconds(device, plan, label + " train", [&] {
-    exec.run(inputs)[0].sum().backward();
-    for (at::Tensor& l : leaves) l.mutable_grad() = at::Tensor();
-  });
-  note_if_unconverged(t, label + " train", notes);
-  pt.train = t.seconds;
-  for (at::Tensor& l : leaves) l.requires_grad_(false);
+  auto set_training = [&](bool on) {
+    for (at::Tensor& l : leaves) l.requires_grad_(on);
+  };
+  // Inference and training alternate over `rounds` (the median of each kept),
+  // so a drift of the machine between the two does not become their ratio.
+  std::vector<double> forward, train;
+  for (int round = 0; round < rounds; ++round) {
+    set_training(false);
+    const Timed f = median_seconds(device, plan, label, [&] { (void)exec.run(inputs); });
+    note_if_unconverged(f, label, notes);
+    forward.push_back(std::max(0.0, f.seconds - double(fresh_output) * fresh.seconds_per_byte));
+    set_training(true);
+    const Timed t = median_seconds(device, plan, label + " train", [&] {
+      exec.run(inputs)[0].sum().backward();
+      for (at::Tensor& l : leaves) l.mutable_grad() = at::Tensor();
+    });
+    note_if_unconverged(t, label + " train", notes);
+    train.push_back(std::max(0.0, t.seconds - double(fresh_output + fresh_gradients) * fresh.seconds_per_byte));
+  }
+  set_training(false);
+  std::sort(forward.begin(), forward.end());
+  std::sort(train.begin(), train.end());
+  pt.forward = stats::median(forward);
+  pt.train = stats::median(train);
   return pt;
 }
 
@@ -223,22 +266,24 @@ std::vector<std::string> op_cost_classes() {
   return keys;
 }
 
-std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, const FreshAllocationCost& fresh,
+                                     std::vector<std::string>& notes) {
   std::vector<OpCost> out;
   const double call = backward_call_seconds(device, plan, notes);
   for (const ProbeClass& cls : classes()) {
-    const bool contraction = cls.key == "Conv" || cls.key == "Gemm";
-    const int64_t large_c = contraction ? kContractionC : kLargeC;
-    const int64_t large_h = contraction ? kContractionH : kLargeH;
+    const int64_t large_c = cls.large_c, large_h = cls.large_h;
     try {
-      const Point small = measure_point(device, plan, cls, kSmallC, kSmallH, notes);
-      const Point large = measure_point(device, plan, cls, large_c, large_h, notes);
+      const Point small = measure_point(device, plan, cls, kSmallC, kSmallH, 1, fresh, notes);
+      const Point large = measure_point(device, plan, cls, large_c, large_h, kLargeRounds, fresh, notes);
       OpCost o;
       o.op = cls.key;
       o.probe = "1x" + std::to_string(kSmallC) + "x" + std::to_string(kSmallH) + "x" + std::to_string(kSmallH) +
                 " and " + dims_text({1, large_c, large_h, large_h}) + " float input";
       if (cls.key == "Gemm")
         o.probe = dims_text({kSmallC, kSmallH * 4}) + " and " + dims_text({large_c, large_h * 4}) +
+                  " float input, square weight";
+      if (cls.key == "Gemm/thin")
+        o.probe = dims_text({1, kSmallC * kSmallH}) + " and " + dims_text({1, large_c * large_h}) +
                   " float input, square weight";
       o.small_bytes = small.bytes;
       o.large_bytes = large.bytes;
@@ -267,7 +312,10 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, s
 namespace {
 
 constexpr int kOptimizerWeights = 16;
-constexpr int64_t kOptimizerSmall = 16, kOptimizerLarge = 65536;
+// Large: 1 Mi elements (4 MiB fp32) per weight, 64 MiB of weights with their
+// gradients and states past the last-level cache, as a network's layers are;
+// each tensor stays under the fresh-mapping threshold (priced apart).
+constexpr int64_t kOptimizerSmall = 16, kOptimizerLarge = int64_t(1) << 20;
 
 // y = x * w_0 * w_1 * ... * w_15, x [1, n], each w_i [n]: every weight trained.
 Model mul_chain_model(int64_t n) {
@@ -357,6 +405,27 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
       notes.push_back("optimizer cost " + name + ": not measured (" + what.substr(0, what.find('\n')) + ")");
     }
   }
+  return out;
+}
+
+FreshAllocationCost measure_fresh_allocation(Device& device, const CeilingsPlan& plan,
+                                             std::vector<std::string>& notes) {
+  FreshAllocationCost out;
+  if (device.torch_device().is_cuda()) return out;  // the caching allocator keeps its blocks
+  const int64_t threshold = host_mmap_threshold_bytes();
+  if (threshold <= 0) {
+    notes.push_back("fresh allocation cost: not measured (the host allocator is not glibc's; its threshold is unknown)");
+    return out;
+  }
+  const int64_t elements = 2 * threshold / int64_t(sizeof(float));
+  const auto options = at::TensorOptions().dtype(at::kFloat);
+  at::Tensor reused = at::empty({elements}, options);
+  const Timed reuse = median_seconds(device, plan, "fill reused", [&] { reused.fill_(1.0); });
+  note_if_unconverged(reuse, "fill reused", notes);
+  const Timed fresh = median_seconds(device, plan, "fill fresh", [&] { at::empty({elements}, options).fill_(1.0); });
+  note_if_unconverged(fresh, "fill fresh", notes);
+  out.threshold_bytes = threshold;
+  out.seconds_per_byte = std::max(0.0, fresh.seconds - reuse.seconds) / double(elements * int64_t(sizeof(float)));
   return out;
 }
 

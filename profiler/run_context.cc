@@ -41,13 +41,25 @@ void set_intra_op_threads(int threads) {
   if (auto* set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(threads);
 }
 
+namespace {
+constexpr int64_t kGlibcMmapThresholdMax = int64_t(32) << 20;  // glibc's upper limit for M_MMAP_THRESHOLD on 64-bit
+}  // namespace
+
+int64_t host_mmap_threshold_bytes() {
+#if defined(__GLIBC__)
+  return kGlibcMmapThresholdMax;
+#else
+  return 0;
+#endif
+}
+
 std::string configure_host_allocator() {
   static const std::string description = [] {
 #if defined(__GLIBC__)
     const char* mode = std::getenv("MODELSTAT_GLIBC_MALLOC");
     if (mode && std::string(mode) == "dynamic")
       return std::string("glibc malloc, dynamic thresholds (MODELSTAT_GLIBC_MALLOC=dynamic)");
-    constexpr int kMmapThreshold = 32 << 20;  // glibc's upper limit for M_MMAP_THRESHOLD on 64-bit
+    constexpr int kMmapThreshold = int(kGlibcMmapThresholdMax);
     constexpr int kTrimThreshold = 1 << 30;
     if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1)
       return std::string("glibc malloc, fixed thresholds: mmap above 32 MiB, heap trimmed above 1 GiB");

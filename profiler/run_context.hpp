@@ -3,6 +3,7 @@
 // `device` (ceilings_probe.cc).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "modelstat/profile.hpp"
@@ -42,5 +43,11 @@ void describe_run(Device& device, RunContext& context);
 // MODELSTAT_GLIBC_MALLOC=dynamic keeps glibc's default. Returns what holds,
 // for RunContext::allocator.
 std::string configure_host_allocator();
+
+// Size above which the host allocator maps every allocation afresh (and unmaps
+// it when freed): glibc's mmap threshold, 32 MiB as configure_host_allocator
+// fixes it (with MODELSTAT_GLIBC_MALLOC=dynamic, the ceiling glibc's adaptive
+// threshold never exceeds). 0 when the allocator is not glibc's (unknown).
+int64_t host_mmap_threshold_bytes();
 
 }  // namespace modelstat::profiler

@@ -78,7 +78,7 @@ void add_device_command(CLI::App& app, std::vector<Command>& commands) {
       ->default_val("cpu");
   cmd->add_option("--threads", args->probe.threads, "CPU intra-op threads (default: all cores); the figures hold for this count")
       ->check(CLI::Range(0, 4096));
-  cmd->add_flag("--quick", args->probe.quick, "Fewer sizes and runs (seconds, not a minute); rougher figures");
+  cmd->add_flag("--quick", args->probe.quick, "Fewer sizes and runs (seconds, not minutes); rougher figures");
   cmd->add_option("--dtype", args->probe.dtypes,
                   "Measure only this matmul dtype (repeatable): fp32; tf32, fp16, bf16 on CUDA (default: all the device has)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));

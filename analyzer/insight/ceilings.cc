@@ -18,7 +18,9 @@
 
 namespace modelstat {
 
-const char* const kCeilingsSchemaVersion = "1.2";  // 1.1: node overheads; 1.2: op_costs (both optional on read)
+// 1.1: node overheads; 1.2: op_costs, optimizer_costs; 1.3: fresh allocation
+// cost (each optional on read).
+const char* const kCeilingsSchemaVersion = "1.3";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -73,6 +75,8 @@ std::string ceilings_to_json(const DeviceCeilings& c) {
   j["op_overhead_seconds"] = c.op_overhead_seconds;
   j["node_overhead_seconds"] = c.node_overhead_seconds;
   j["train_node_overhead_seconds"] = c.train_node_overhead_seconds;
+  j["fresh_allocation_threshold_bytes"] = c.fresh_allocation_threshold_bytes;
+  j["fresh_allocation_seconds_per_byte"] = c.fresh_allocation_seconds_per_byte;
   auto& mm = j["matmul"] = nlohmann::ordered_json::array();
   for (const auto& m : c.matmul) {
     nlohmann::ordered_json e;
@@ -131,6 +135,8 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
     c.op_overhead_seconds = j.value("op_overhead_seconds", 0.0);
     c.node_overhead_seconds = j.value("node_overhead_seconds", 0.0);
     c.train_node_overhead_seconds = j.value("train_node_overhead_seconds", 0.0);
+    c.fresh_allocation_threshold_bytes = j.value("fresh_allocation_threshold_bytes", int64_t(0));
+    c.fresh_allocation_seconds_per_byte = j.value("fresh_allocation_seconds_per_byte", 0.0);
     for (const auto& e : j.at("matmul")) {
       MatmulCeiling m;
       m.dtype = e.at("dtype").get<std::string>();
@@ -190,6 +196,9 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
     if (!(c.op_overhead_seconds >= 0)) throw Error(ErrorKind::Input, "op_overhead_seconds must not be negative", origin);
     if (!(c.node_overhead_seconds >= 0) || !(c.train_node_overhead_seconds >= 0))
       throw Error(ErrorKind::Input, "node overheads must not be negative", origin);
+    if (c.fresh_allocation_threshold_bytes < 0 || !(c.fresh_allocation_seconds_per_byte >= 0) ||
+        !std::isfinite(c.fresh_allocation_seconds_per_byte))
+      throw Error(ErrorKind::Input, "fresh allocation threshold and cost must be finite and not negative", origin);
     return c;
   } catch (const Error&) {
     throw;

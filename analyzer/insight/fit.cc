@@ -15,7 +15,8 @@
 
 namespace modelstat {
 
-const char* const kFitJsonSchemaVersion = "1.1";  // 1.1: nodes[].op_cost, nodes[].kernel_seconds
+// 1.1: nodes[].op_cost, nodes[].kernel_seconds; 1.2: fresh allocation bytes and seconds.
+const char* const kFitJsonSchemaVersion = "1.2";
 
 // ------------------------------------------------------------------ parsing
 
@@ -102,6 +103,8 @@ bool is_in_place_op(const Node& n) {
 }
 
 bool is_contraction(const NodeReport& r) { return r.cost.macs > 0; }
+
+bool is_gemm_or_matmul(const Node& n) { return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "MatMul"); }
 
 // What backward needs of a node (PyTorch autograd's saved tensors, by op class).
 enum class Saves { Inputs, Output, Nothing };
@@ -542,6 +545,28 @@ TrainingMemory training_peak(const Graph& g, const std::vector<int64_t>& workspa
 
 }  // namespace
 
+// ------------------------------------------------------------ fresh memory
+
+namespace {
+
+// Bytes each node allocates in buffers above `threshold` (docs/FIT.md, "Fresh
+// memory"): the buffers it creates (views and in-place results share their
+// input's, as in the memory forecast) and its scratch.
+std::vector<int64_t> fresh_forward_bytes(const Graph& g, bool allow_in_place, const std::vector<int64_t>& workspace,
+                                         int64_t threshold) {
+  std::vector<int64_t> out(g.nodes.size(), 0);
+  if (threshold <= 0) return out;
+  bool unused = false;
+  const BufferMap m = map_buffers(g, allow_in_place, &unused);
+  for (size_t b = 0; b < m.bytes.size(); ++b)
+    if (m.first_node[b] >= 0 && m.bytes[b] > threshold) out[size_t(m.first_node[b])] += m.bytes[b];
+  for (size_t i = 0; i < out.size() && i < workspace.size(); ++i)
+    if (workspace[i] > threshold) out[i] += workspace[i];
+  return out;
+}
+
+}  // namespace
+
 // ------------------------------------------------------------------ latency
 
 namespace {
@@ -610,6 +635,22 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   std::vector<bool> requires_grad(g.tensors.size(), false);
   const std::vector<bool> trainable = trainable_initializers(g);
   requires_grad = trainable;
+  // Allocations the host maps afresh every time (DeviceCeilings::fresh_allocation_*).
+  const int64_t fresh_threshold = ceilings.fresh_allocation_threshold_bytes;
+  const double fresh_seconds_per_byte = fresh_threshold > 0 ? ceilings.fresh_allocation_seconds_per_byte : 0.0;
+  std::vector<int64_t> fresh_bytes(g.nodes.size(), 0);
+  if (fresh_seconds_per_byte > 0) {
+    std::vector<int64_t> scratch(g.nodes.size(), 0);
+    if (cpu)
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        scratch[i] = cpu_kernel(g, g.nodes[i], ceilings.threads).workspace_bytes;
+        // In training MaxPool's indices are kept for backward: an output, not scratch.
+        if (options.train && g.nodes[i].domain.empty() && g.nodes[i].op_type == "MaxPool") scratch[i] = 0;
+      }
+    fresh_bytes = fresh_forward_bytes(g, /*allow_in_place=*/!options.train, scratch, fresh_threshold);
+  }
+  const OpCost* thin = ceilings.op_cost("Gemm/thin");
+  if (thin && !(thin->seconds_per_byte > 0)) thin = nullptr;
   for (size_t i = 0; i < n_nodes; ++i) {
     const Node& node = g.nodes[i];
     const NodeReport& a = analysis.nodes[i];
@@ -649,14 +690,25 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       // A Gemm or MatMul: the fixed cost the device measured for a small Gemm
       // (BLAS call, bias, output allocation), when it is larger.
       const OpCost* gemm = ceilings.op_cost("Gemm");
-      if (gemm && node.domain.empty() && (node.op_type == "Gemm" || node.op_type == "MatMul"))
+      if (gemm && is_gemm_or_matmul(node))
         f.overhead_seconds = std::max(f.overhead_seconds, gemm->fixed_seconds);
+      // A Gemm or MatMul streams its B operand no faster than the device's
+      // one-row product does (Gemm/thin, in the bytes of B): the bound of a
+      // classifier at batch 1, below the compute and copy ceilings' times
+      // once there are enough rows.
+      if (thin && is_gemm_or_matmul(node) && node.inputs.size() >= 2 && node.inputs[1] >= 0) {
+        f.op_cost = thin->op;
+        f.kernel_seconds = double(tensor_bytes(g, node.inputs[1])) * thin->seconds_per_byte;
+      }
     }
+    f.fresh_bytes = fresh_bytes[i];
+    f.fresh_seconds = double(f.fresh_bytes) * fresh_seconds_per_byte;
     const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
-    f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds;
-    const double largest = std::max({roofline, f.scratch_seconds, f.overhead_seconds});
+    f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds + f.fresh_seconds;
+    const double largest = std::max({roofline, f.scratch_seconds, f.overhead_seconds, f.fresh_seconds});
     f.bound = largest == f.overhead_seconds ? "overhead"
               : largest == f.scratch_seconds ? "scratch"
+              : largest == f.fresh_seconds ? "fresh"
               : roofline == f.kernel_seconds && f.kernel_seconds > std::max(f.compute_seconds, f.memory_seconds)
                   ? "kernel"
                   : (f.compute_seconds >= f.memory_seconds ? "compute" : "memory");
@@ -664,12 +716,16 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     if (options.train) {
       bool any_input_grad = false;
       int gradient_products = 0;  // contractions: one product per operand that needs a gradient
+      std::set<int> fresh_gradients;  // inputs whose gradient is a fresh mapping
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int t = node.inputs[k];
         if (t < 0 || !requires_grad[size_t(t)]) continue;
         any_input_grad = true;
         if (k < 2) ++gradient_products;
+        if (fresh_seconds_per_byte > 0 && !is_view_op(node) && tensor_bytes(g, t) > fresh_threshold)
+          fresh_gradients.insert(t);
       }
+      for (int t : fresh_gradients) f.backward_fresh_bytes += tensor_bytes(g, t);
       if (any_input_grad)
         for (int t : node.outputs)
           if (t >= 0 && dtype_is_floating(g.tensors[size_t(t)].dtype)) requires_grad[size_t(t)] = true;
@@ -687,16 +743,22 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
           f.backward_seconds =
               std::max(class_bytes(g, node, bytes) * measured->backward_seconds_per_byte, f.memory_seconds) +
               measured->backward_fixed_seconds;
+        } else if (f.op_cost == "Gemm/thin" && f.bound == "kernel") {
+          // A product bound by streaming its B operand: the one-row product's
+          // measured backward (both gradients), in the bytes of B.
+          f.backward_seconds = double(tensor_bytes(g, node.inputs[1])) * thin->backward_seconds_per_byte +
+                               thin->backward_fixed_seconds;
         } else if (f.contraction) {
           // One product per operand that needs a gradient, each priced like the
           // forward product; where the device measured a dense contraction's
           // backward / forward ratio (both gradients), that ratio instead of 2.
           const OpCost* dense = ceilings.op_cost(node.op_type == "Conv" ? "Conv" : "Gemm");
           const double per_product = dense && dense->backward_ratio > 0 ? dense->backward_ratio / 2.0 : 1.0;
-          f.backward_seconds = std::max(1, gradient_products) * per_product * f.forward_seconds + autograd;
+          f.backward_seconds = std::max(1, gradient_products) * per_product * (f.forward_seconds - f.fresh_seconds) + autograd;
         } else {
-          f.backward_seconds = f.forward_seconds + autograd;
+          f.backward_seconds = f.forward_seconds - f.fresh_seconds + autograd;
         }
+        f.backward_seconds += double(f.backward_fresh_bytes) * fresh_seconds_per_byte;
       }
     }
     r.latency.forward_seconds += f.forward_seconds;
@@ -728,6 +790,9 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     const int state_copies = options.optimizer == Optimizer::Adam ? 2 : options.optimizer == Optimizer::Momentum ? 1 : 0;
     mem.optimizer_state_bytes = state_copies * trainable_bytes;
     const OptimizerCost oc = optimizer_cost(options.optimizer);
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (trainable[t] && fresh_seconds_per_byte > 0 && tensor_bytes(g, int(t)) > fresh_threshold)
+        r.latency.optimizer_fresh_bytes += oc.temporaries * tensor_bytes(g, int(t));
     // In training MaxPool keeps its indices for backward (counted as saved), not as scratch.
     std::vector<int64_t> train_workspace = workspace;
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -738,15 +803,18 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     const double element_bytes = mem.trainable_params > 0 ? double(trainable_bytes) / double(mem.trainable_params) : 4.0;
     // The update streams its element accesses at the copy bandwidth, plus a
     // fixed cost per weight tensor; where `modelstat device` timed this
-    // optimizer's update, its measured cost per tensor, and its measured cost
-    // per element when that is slower than the bandwidth.
+    // optimizer's update (on weights past the last-level cache), its measured
+    // cost per element and per tensor instead.
     const double streamed = double(mem.trainable_params) * oc.element_accesses * element_bytes / ceilings.memory_bandwidth;
-    if (const OptimizerUpdateCost* measured = ceilings.optimizer_cost(optimizer_name(options.optimizer)))
-      r.latency.optimizer_seconds = std::max(streamed, double(mem.trainable_params) * measured->seconds_per_element) +
+    const OptimizerUpdateCost* measured = ceilings.optimizer_cost(optimizer_name(options.optimizer));
+    if (measured && (measured->seconds_per_element > 0 || measured->per_tensor_seconds > 0))
+      r.latency.optimizer_seconds = double(mem.trainable_params) * measured->seconds_per_element +
                                     double(trainable_tensors) * measured->per_tensor_seconds;
     else
       r.latency.optimizer_seconds =
           streamed + double(trainable_tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;
+    // Each temporary of a weight above the threshold is a fresh mapping, every step.
+    r.latency.optimizer_seconds += double(r.latency.optimizer_fresh_bytes) * fresh_seconds_per_byte;
   } else {
     peak_at = inference_peak(g, workspace, &lower_bound);
   }

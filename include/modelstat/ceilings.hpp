@@ -79,6 +79,16 @@ struct DeviceCeilings {
   // Per op class (empty: not measured; schema 1.2).
   std::vector<OpCost> op_costs;
   std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
+  // Host memory handed out fresh by the OS (schema 1.3; 0: none or not
+  // measured). On the CPU, glibc serves an allocation above its mmap threshold
+  // (modelstat fixes it at 32 MiB, profiler/run_context.cc) with a new mapping
+  // and unmaps it when freed, so every such tensor page-faults (the kernel
+  // zeroes each page) on its first write, every time it is allocated: a cost
+  // per byte on top of whatever writes it, measured as allocating and filling
+  // a buffer above the threshold minus filling a reused one. CUDA's caching
+  // allocator keeps its blocks: 0 there.
+  int64_t fresh_allocation_threshold_bytes = 0;
+  double fresh_allocation_seconds_per_byte = 0;
   std::vector<std::string> notes;
 
   // The measured cost of an op class; nullptr when it was not measured.

@@ -84,8 +84,14 @@ struct NodeForecast {
   double overhead_seconds = 0;       // fixed cost of the call (0 for preloaded constants)
   std::string op_cost;               // the measured op class priced with (DeviceCeilings::op_costs); "" if none
   double kernel_seconds = 0;         // bytes x that class's measured cost per byte (0 if none)
-  double forward_seconds = 0;        // max(compute, memory, kernel) + scratch + overhead
-  double backward_seconds = 0;       // training only
+  // Buffers it allocates above the device's fresh-allocation threshold (its
+  // outputs, its scratch), which the host maps afresh each time, priced at the
+  // measured cost per byte of that (DeviceCeilings::fresh_allocation_*).
+  int64_t fresh_bytes = 0;
+  double fresh_seconds = 0;
+  double forward_seconds = 0;        // max(compute, memory, kernel) + scratch + overhead + fresh
+  double backward_seconds = 0;       // training only (its fresh gradients included)
+  int64_t backward_fresh_bytes = 0;  // training: gradients it allocates above that threshold
   int64_t workspace_bytes = 0;       // forward scratch
   std::string bound;                 // "compute", "memory", "kernel", "scratch" or "overhead": the largest term
 };
@@ -93,7 +99,8 @@ struct NodeForecast {
 struct LatencyForecast {
   double forward_seconds = 0;    // inference latency when not training
   double backward_seconds = 0;   // training only
-  double optimizer_seconds = 0;  // training only
+  double optimizer_seconds = 0;  // training only (its fresh temporaries included)
+  int64_t optimizer_fresh_bytes = 0;  // training: temporaries the update allocates above the fresh threshold
   double total_seconds = 0;      // forward (+ backward + optimizer when training)
 };
 

@@ -90,6 +90,14 @@ TEST(CeilingsProbe, EveryOpClassAndOptimizerIsMeasuredThroughTheExecutor) {
   // (No timing is compared here: these machines are noisy; bench/ and docs/FIT.md hold the figures.)
   ASSERT_NE(c.op_cost("Conv"), nullptr);
   EXPECT_GT(c.op_cost("Conv")->backward_ratio, 0.0);
+  // The one-row product's large instance streams a weight past the caches (128 MiB).
+  ASSERT_NE(c.op_cost("Gemm/thin"), nullptr);
+  EXPECT_GT(c.op_cost("Gemm/thin")->large_bytes, int64_t(128) << 20);
+  // Fresh mappings: glibc's threshold as modelstat fixes it, and a cost that is a number.
+#if defined(__GLIBC__)
+  EXPECT_EQ(c.fresh_allocation_threshold_bytes, int64_t(32) << 20);
+#endif
+  EXPECT_TRUE(std::isfinite(c.fresh_allocation_seconds_per_byte) && c.fresh_allocation_seconds_per_byte >= 0);
 }
 
 TEST(CeilingsProbe, CurveAscendsInNAndThePeakIsItsBestPoint) {

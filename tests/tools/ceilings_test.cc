@@ -68,6 +68,8 @@ DeviceCeilings sample_ceilings() {
   adam.per_tensor_seconds = 2.5e-5;
   adam.seconds_per_element = 1.5e-9;
   c.optimizer_costs = {adam};
+  c.fresh_allocation_threshold_bytes = 33554432;
+  c.fresh_allocation_seconds_per_byte = 5.5e-10;
   c.notes = {"first note", "second note"};
   return c;
 }
@@ -107,6 +109,8 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(r.op_overhead_seconds, c.op_overhead_seconds);
   EXPECT_DOUBLE_EQ(r.node_overhead_seconds, c.node_overhead_seconds);
   EXPECT_DOUBLE_EQ(r.train_node_overhead_seconds, c.train_node_overhead_seconds);
+  EXPECT_EQ(r.fresh_allocation_threshold_bytes, 33554432);
+  EXPECT_DOUBLE_EQ(r.fresh_allocation_seconds_per_byte, 5.5e-10);
   ASSERT_EQ(r.matmul.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(r.matmul[i].dtype, c.matmul[i].dtype);
@@ -149,8 +153,8 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
   const auto j = nlohmann::json::parse(ceilings_to_json(sample_ceilings()));
   for (const char* key : {"schema_version", "device_kind", "device_name", "threads", "source", "date", "host",
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
-                          "node_overhead_seconds", "train_node_overhead_seconds", "matmul", "op_costs", "optimizer_costs",
-                          "notes"})
+                          "node_overhead_seconds", "train_node_overhead_seconds", "fresh_allocation_threshold_bytes",
+                          "fresh_allocation_seconds_per_byte", "matmul", "op_costs", "optimizer_costs", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
@@ -176,6 +180,16 @@ TEST(Ceilings, OpCostsAreOptionalAndANegativeCostIsAnInputError) {
   doc = minimal_document();
   doc["optimizer_costs"] =
       nlohmann::json::array({{{"optimizer", "sgd"}, {"per_tensor_seconds", -1e-6}, {"seconds_per_element", 1e-9}}});
+  EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
+  // The fresh allocation cost (1.3): absent is none; negative is refused.
+  EXPECT_EQ(ceilings_from_json(minimal_document().dump()).fresh_allocation_threshold_bytes, 0);
+  EXPECT_EQ(ceilings_from_json(minimal_document().dump()).fresh_allocation_seconds_per_byte, 0.0);
+  doc = minimal_document();
+  doc["fresh_allocation_threshold_bytes"] = 33554432;
+  doc["fresh_allocation_seconds_per_byte"] = -1e-10;
+  EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
+  doc["fresh_allocation_seconds_per_byte"] = 1e-10;
+  doc["fresh_allocation_threshold_bytes"] = -1;
   EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
 }
 

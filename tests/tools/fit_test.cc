@@ -154,7 +154,7 @@ TEST(FitLatency, MeasuredOptimizerUpdateCostPricesTheUpdate) {
   OptimizerUpdateCost adam;
   adam.optimizer = "adam";
   adam.per_tensor_seconds = 40e-6;
-  adam.seconds_per_element = 1e-8;  // slower than 20 accesses x 4 B at 10 GB/s (8 ns)
+  adam.seconds_per_element = 1e-8;  // the streamed rule would say 20 accesses x 4 B at 10 GB/s (8 ns)
   c.optimizer_costs = {adam};
   FitOptions o;
   o.train = true;
@@ -162,14 +162,95 @@ TEST(FitLatency, MeasuredOptimizerUpdateCostPricesTheUpdate) {
   // 33024 params in 2 tensors (B and C of the Gemm).
   const FitReport r = forecast_fit(gemm_analysis(64), c, o);
   EXPECT_NEAR(r.latency.optimizer_seconds, 33024.0 * 1e-8 + 2 * 40e-6, 1e-15);
-  // When the measured per-element cost is below the bandwidth's, the bandwidth bounds it.
+  // Also when it is below the streamed rule's 8 ns (caches serve part of the
+  // accesses): the measurement, taken past the last-level cache, wins.
   c.optimizer_costs[0].seconds_per_element = 1e-9;
-  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 20 * 4 / 1e10 + 2 * 40e-6,
-              1e-15);
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 1e-9 + 2 * 40e-6, 1e-15);
   // Another optimizer without a measurement keeps the rule of the table.
   o.optimizer = Optimizer::Sgd;
   EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 3 * 4 / 1e10 + 2 * 1 * 5e-6,
               1e-15);
+}
+
+// A one-row product streams its weight at the device's measured Gemm/thin
+// rate (in the bytes of B); with enough rows the compute term takes over.
+TEST(FitLatency, ThinGemmIsPricedAtItsWeightsMeasuredRate) {
+  DeviceCeilings c = hand_ceilings();
+  OpCost thin;
+  thin.op = "Gemm/thin";
+  thin.fixed_seconds = 4e-6;
+  thin.seconds_per_byte = 5e-10;
+  thin.backward_fixed_seconds = 3e-5;
+  thin.backward_seconds_per_byte = 2e-9;
+  c.op_costs = {thin};
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  {
+    // Batch 1: B is 128 x 256 floats = 131072 bytes: kernel 131072 x 0.5 ns =
+    // 65.536 us, above the compute (n_eff = 3/(1 + 1/128 + 1/256) < 64: 25
+    // GFLOP/s, 65792 FLOPs = 2.63 us) and the copy (A 512 + B 131072 + C 1024
+    // + Y 1024 = 133632 bytes at 10 GB/s = 13.4 us) terms; plus the 5 us per op.
+    const FitReport r = forecast_fit(gemm_analysis(1), c, FitOptions{});
+    const NodeForecast& n = r.nodes[0];
+    EXPECT_EQ(n.op_cost, "Gemm/thin");
+    EXPECT_NEAR(n.kernel_seconds, 131072 * 5e-10, 1e-18);
+    EXPECT_NEAR(n.compute_seconds, 65792 / 25e9, 1e-18);
+    EXPECT_NEAR(n.memory_seconds, 133632 / 1e10, 1e-18);
+    EXPECT_EQ(n.bound, "kernel");
+    EXPECT_NEAR(n.forward_seconds, 131072 * 5e-10 + 5e-6, 1e-15);
+    // Backward: the class's measured backward in the bytes of B, 3e-5 + 131072 x 2 ns.
+    const FitReport t = forecast_fit(gemm_analysis(1), c, train);
+    EXPECT_NEAR(t.nodes[0].backward_seconds, 3e-5 + 131072 * 2e-9, 1e-15);
+  }
+  {
+    // Batch 64: compute (4210688 FLOPs at the curve's rate for n_eff = 768/7,
+    // 128.7 us) is above the kernel's 65.5 us: priced as before, and its
+    // backward by the contraction rule (one product, like the forward).
+    const FitReport r = forecast_fit(gemm_analysis(64), c, FitOptions{});
+    EXPECT_EQ(r.nodes[0].bound, "compute");
+    EXPECT_NEAR(r.nodes[0].forward_seconds, 4210688.0 / gemm_rate_hand() + 5e-6, 1e-15);
+    const FitReport t = forecast_fit(gemm_analysis(64), c, train);
+    EXPECT_NEAR(t.nodes[0].backward_seconds, 4210688.0 / gemm_rate_hand() + 5e-6, 1e-15);
+  }
+}
+
+// Buffers above the fresh-allocation threshold cost their bytes at the
+// measured first-touch rate: outputs in the forward, gradients in the
+// backward, Adam's two temporaries per weight in the update.
+TEST(FitLatency, FreshAllocationsAboveTheThresholdArePricedPerByte) {
+  DeviceCeilings c = flat_ceilings();
+  c.fresh_allocation_threshold_bytes = 100000;
+  c.fresh_allocation_seconds_per_byte = 1e-9;
+  // Batch 128: Y is 128 x 256 floats = 131072 bytes (above 100000), A
+  // 65536 (below), B 131072 (above), C 1024. Flat 100 GFLOP/s: FLOPs
+  // 2 x 128 x 128 x 256 + 128 x 256 = 8421376, 84.21376 us.
+  const double compute = 8421376.0 / 1e11;
+  const FitReport inference = forecast_fit(gemm_analysis(128), c, FitOptions{});
+  const NodeForecast& n = inference.nodes[0];
+  EXPECT_EQ(n.fresh_bytes, 131072);
+  EXPECT_NEAR(n.fresh_seconds, 131072e-9, 1e-18);
+  EXPECT_NEAR(n.forward_seconds, compute + 5e-6 + 131072e-9, 1e-15);
+  EXPECT_EQ(n.bound, "fresh");  // 131 us of first touch against 84 us of compute
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  const FitReport t = forecast_fit(gemm_analysis(128), c, o);
+  // Backward: the weight's gradient (131072 bytes) is fresh, A needs none;
+  // one product priced like the forward without its fresh output.
+  EXPECT_EQ(t.nodes[0].backward_fresh_bytes, 131072);
+  EXPECT_NEAR(t.nodes[0].backward_seconds, compute + 5e-6 + 131072e-9, 1e-15);
+  // Adam: 33024 params x 20 accesses x 4 B at 10 GB/s + 2 tensors x 8 ops x 5 us,
+  // plus two temporaries of B (2 x 131072 bytes) mapped afresh.
+  EXPECT_EQ(t.latency.optimizer_fresh_bytes, 2 * 131072);
+  EXPECT_NEAR(t.latency.optimizer_seconds, 33024.0 * 20 * 4 / 1e10 + 2 * 8 * 5e-6 + 2 * 131072e-9, 1e-15);
+  // SGD updates in place: nothing fresh.
+  o.optimizer = Optimizer::Sgd;
+  EXPECT_EQ(forecast_fit(gemm_analysis(128), c, o).latency.optimizer_fresh_bytes, 0);
+  // Below the threshold (batch 64: Y 65536 bytes), or with no threshold measured, nothing is fresh.
+  EXPECT_EQ(forecast_fit(gemm_analysis(64), c, FitOptions{}).nodes[0].fresh_bytes, 0);
+  c.fresh_allocation_threshold_bytes = 0;
+  EXPECT_EQ(forecast_fit(gemm_analysis(128), c, FitOptions{}).nodes[0].fresh_seconds, 0.0);
 }
 
 TEST(FitLatency, TrainingStepAddsAutogradCostPerDifferentiatedNode) {

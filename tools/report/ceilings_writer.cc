@@ -77,6 +77,12 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
                                 ? report_detail::human_seconds(c.train_node_overhead_seconds) +
                                       "  (per node of a training step: forward with autograd + backward)"
                                 : std::string("-"));
+  if (c.fresh_allocation_threshold_bytes > 0)
+    scalars.add("fresh memory",
+                c.fresh_allocation_seconds_per_byte > 0
+                    ? fmt::format("{:.3g} ns/byte  (first touch of an allocation above {}: a new mapping each time)",
+                                  c.fresh_allocation_seconds_per_byte * 1e9, mib(c.fresh_allocation_threshold_bytes))
+                    : std::string("-"));
   scalars.print(out);
   out << "\n";
 

@@ -37,7 +37,9 @@ class FitJsonWriter : public FitWriter {
                      {"compute_dtype", r.compute_dtype},
                      {"peak_flops_per_second", r.compute_peak_flops_per_second},
                      {"memory_bandwidth_bytes_per_second", c.memory_bandwidth},
-                     {"op_overhead_seconds", c.op_overhead_seconds}};
+                     {"op_overhead_seconds", c.op_overhead_seconds},
+                     {"fresh_allocation_threshold_bytes", c.fresh_allocation_threshold_bytes},
+                     {"fresh_allocation_seconds_per_byte", c.fresh_allocation_seconds_per_byte}};
     const MemoryForecast& m = r.memory;
     j["memory"] = {{"total_bytes", m.total_bytes},
                    {"weights_bytes", m.weights_bytes},
@@ -57,7 +59,8 @@ class FitJsonWriter : public FitWriter {
     j["latency"] = {{"total_seconds", l.total_seconds},
                     {"forward_seconds", l.forward_seconds},
                     {"backward_seconds", l.backward_seconds},
-                    {"optimizer_seconds", l.optimizer_seconds}};
+                    {"optimizer_seconds", l.optimizer_seconds},
+                    {"optimizer_fresh_bytes", l.optimizer_fresh_bytes}};
     const BatchSearch& s = r.batch_search;
     j["batch_search"] = {{"searched", s.searched},
                          {"method", "doubling then binary search, re-analysing the model per batch"},
@@ -79,6 +82,9 @@ class FitJsonWriter : public FitWriter {
                        {"overhead_seconds", n.overhead_seconds},
                        {"op_cost", n.op_cost.empty() ? Json(nullptr) : Json(n.op_cost)},
                        {"kernel_seconds", n.kernel_seconds},
+                       {"fresh_bytes", n.fresh_bytes},
+                       {"fresh_seconds", n.fresh_seconds},
+                       {"backward_fresh_bytes", n.backward_fresh_bytes},
                        {"forward_seconds", n.forward_seconds},
                        {"backward_seconds", n.backward_seconds},
                        {"workspace_bytes", n.workspace_bytes},

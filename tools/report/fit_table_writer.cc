@@ -73,6 +73,16 @@ class FitTableWriter : public FitWriter {
       lat.add("optimizer", human_seconds(l.optimizer_seconds));
     }
     lat.add(r.train ? "training step" : "total", human_seconds(l.total_seconds));
+    int64_t fresh = l.optimizer_fresh_bytes;
+    double fresh_seconds = double(l.optimizer_fresh_bytes) * c.fresh_allocation_seconds_per_byte;
+    for (const auto& n : r.nodes) {
+      fresh += n.fresh_bytes + n.backward_fresh_bytes;
+      fresh_seconds += n.fresh_seconds + double(n.backward_fresh_bytes) * c.fresh_allocation_seconds_per_byte;
+    }
+    if (fresh > 0)
+      lat.add("of which fresh memory",
+              fmt::format("{} for {} in buffers above {} (mapped afresh on each allocation)", human_seconds(fresh_seconds),
+                          bytes_with_exact(fresh), bytes_with_exact(c.fresh_allocation_threshold_bytes)));
     lat.print(out);
 
     out << "\nVerdict\n";
@@ -120,7 +130,8 @@ class FitTableWriter : public FitWriter {
     }
     for (const auto& notice : r.notices) out << "note: " << notice << "\n";
     out << "Bound: the largest term of a node: compute (FLOPs at the rate of its n_eff), memory (bytes at the copy "
-           "bandwidth), kernel (bytes at its op class's measured rate), scratch, overhead (fixed cost).\n";
+           "bandwidth), kernel (bytes at its op class's measured rate), scratch, overhead (fixed cost), fresh (first touch of "
+           "buffers the host maps afresh).\n";
     out << "Rules: docs/FIT.md. A forecast, not a measurement: check it with 'modelstat profile --memory "
            "--train-step'.\n";
   }
