@@ -152,6 +152,15 @@ std::vector<ProbeClass> classes() {
                    p.node("Conv", {x, p.weight({c, c, 3, 3})}, same(c, h), {{"kernel_shape", Dims{3, 3}}, {"pads", Dims{1, 1, 1, 1}}});
                  },
                  kContractionC, kContractionH});
+  // A 1x1 unstrided conv: a plain GEMM over the positions (ATen 1.13 on one
+  // CPU thread at a small batch runs it without oneDNN), whose backward
+  // differs from a 3x3's.
+  out.push_back({"Conv/1x1",
+                 [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int x = p.input(same(c, h));
+                   p.node("Conv", {x, p.weight({c, c, 1, 1})}, same(c, h), {{"kernel_shape", Dims{1, 1}}});
+                 },
+                 kContractionC, kContractionH});
   out.push_back({"Gemm",
                  [](ProbeGraph& p, int64_t c, int64_t h) {
                    const int x = p.input({c, h * 4});

@@ -199,6 +199,22 @@ std::string op_cost_key(const Graph& g, const Node& n) {
   return n.op_type;
 }
 
+// The dense contraction class whose backward / forward ratio prices a
+// contraction's backward: "Conv/1x1" for a 1x1 unstrided conv (a plain GEMM
+// over the positions; measured apart, its backward differs from a 3x3's),
+// "Conv" for other convolutions, "Gemm" for the rest.
+std::string dense_class(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv") return "Gemm";
+  if (n.inputs.size() >= 2 && n.inputs[1] >= 0) {
+    const auto w = known_dims(g.tensors[size_t(n.inputs[1])].shape);
+    const auto strides = n.attr_ints("strides");
+    const bool one_by_one = w.size() > 2 && std::all_of(w.begin() + 2, w.end(), [](int64_t k) { return k == 1; });
+    const bool unstrided = std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; });
+    if (one_by_one && unstrided) return "Conv/1x1";
+  }
+  return "Conv";
+}
+
 // The bytes a node of a measured class is priced at. A windowed pool's work is
 // its output elements x window taps, not its bytes: the class was measured on
 // a 3x3 window at stride 2, which reads 4 and writes 1 float per output (20
@@ -752,7 +768,8 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
           // One product per operand that needs a gradient, each priced like the
           // forward product; where the device measured a dense contraction's
           // backward / forward ratio (both gradients), that ratio instead of 2.
-          const OpCost* dense = ceilings.op_cost(node.op_type == "Conv" ? "Conv" : "Gemm");
+          const OpCost* dense = ceilings.op_cost(dense_class(g, node));
+          if (!dense && node.op_type == "Conv") dense = ceilings.op_cost("Conv");  // saved before Conv/1x1 existed
           const double per_product = dense && dense->backward_ratio > 0 ? dense->backward_ratio / 2.0 : 1.0;
           f.backward_seconds = std::max(1, gradient_products) * per_product * (f.forward_seconds - f.fresh_seconds) + autograd;
         } else {

@@ -354,6 +354,39 @@ TEST(FitLatency, MeasuredOpClassPricesItsNodeForwardAndBackward) {
   EXPECT_NEAR(plain.nodes[0].backward_seconds, 12000.0 / 1e10 + 5e-6 + (20e-6 - 2 * 6e-6), 1e-15);
 }
 
+// A 1x1 unstrided conv's backward takes the measured Conv/1x1 ratio, a 3x3
+// conv's the Conv ratio; without a Conv/1x1 figure (an older file) the Conv one.
+TEST(FitLatency, OneByOneConvBackwardUsesItsOwnMeasuredRatio) {
+  DeviceCeilings c = flat_ceilings();
+  OpCost conv, pointwise;
+  conv.op = "Conv";
+  conv.backward_ratio = 2.0;  // 1.0 forward per gradient product
+  pointwise.op = "Conv/1x1";
+  pointwise.backward_ratio = 3.0;  // 1.5 forward per gradient product
+  c.op_costs = {conv, pointwise};
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  auto conv_node = [](int64_t k, int64_t stride) {
+    NodeBuilder b("Conv");
+    b.input({1, 32, 28, 28}).weight({32, 32, k, k}).output({1, 32, 28 / stride, 28 / stride});
+    b.attr("strides", std::vector<int64_t>{stride, stride});
+    if (k == 3) b.attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    return one_node_analysis(b);
+  };
+  // The image needs no gradient, the weight does: one product, at half the ratio.
+  const FitReport one = forecast_fit(conv_node(1, 1), c, train);
+  EXPECT_NEAR(one.nodes[0].backward_seconds, 1.5 * one.nodes[0].forward_seconds, 1e-15);
+  const FitReport three = forecast_fit(conv_node(3, 1), c, train);
+  EXPECT_NEAR(three.nodes[0].backward_seconds, 1.0 * three.nodes[0].forward_seconds, 1e-15);
+  // A strided 1x1 conv is not the plain GEMM: the Conv ratio.
+  const FitReport strided = forecast_fit(conv_node(1, 2), c, train);
+  EXPECT_NEAR(strided.nodes[0].backward_seconds, 1.0 * strided.nodes[0].forward_seconds, 1e-15);
+  c.op_costs = {conv};
+  const FitReport older = forecast_fit(conv_node(1, 1), c, train);
+  EXPECT_NEAR(older.nodes[0].backward_seconds, 1.0 * older.nodes[0].forward_seconds, 1e-15);
+}
+
 TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackwardRatio) {
   DeviceCeilings c = flat_ceilings();
   OpCost dw;
