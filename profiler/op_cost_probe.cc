@@ -33,27 +33,31 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-// A one-node graph with known shapes (weights have no data: the executor's
-// weight store fills them from its fixed seed).
+// A graph of known shapes built node by node, each node with one output that
+// becomes the graph's output (weights have no data: the executor's weight
+// store fills them from its fixed seed).
 class ProbeGraph {
  public:
   ProbeGraph() { model.opsets = {{"", 17}}; }
   int input(const Dims& dims) { return add("x" + std::to_string(model.graph.inputs.size()), dims, DType::Float, TensorRole::Input, true); }
   int weight(const Dims& dims) { return add("w" + std::to_string(model.graph.initializers.size()), dims, DType::Float, TensorRole::Initializer, false); }
-  void node(const std::string& op, const std::vector<int>& inputs, const Dims& out_dims,
-            std::map<std::string, AttrValue> attributes = {}) {
+  // Appends a node reading `inputs`; returns its output.
+  int node(const std::string& op, const std::vector<int>& inputs, const Dims& out_dims,
+           std::map<std::string, AttrValue> attributes = {}) {
     Graph& g = model.graph;
+    const int index = int(g.nodes.size());
     Node n;
     n.op_type = op;
-    n.name = op;
+    n.name = op + "_" + std::to_string(index);
     n.inputs = inputs;
     n.attributes = std::move(attributes);
-    for (int t : inputs) g.tensors[size_t(t)].consumers.push_back(0);
-    const int y = add("y", out_dims, DType::Float, TensorRole::Activation, false);
-    g.tensors[size_t(y)].producer = 0;
+    for (int t : inputs) g.tensors[size_t(t)].consumers.push_back(index);
+    const int y = add("y" + std::to_string(index), out_dims, DType::Float, TensorRole::Activation, false);
+    g.tensors[size_t(y)].producer = index;
     n.outputs = {y};
     g.nodes.push_back(std::move(n));
     g.outputs = {y};
+    return y;
   }
   Model model;
 
@@ -329,29 +333,8 @@ constexpr int64_t kOptimizerSmall = 16, kOptimizerLarge = int64_t(1) << 20;
 // y = x * w_0 * w_1 * ... * w_15, x [1, n], each w_i [n]: every weight trained.
 Model mul_chain_model(int64_t n) {
   ProbeGraph p;
-  Graph& g = p.model.graph;
   int y = p.input({1, n});
-  for (int i = 0; i < kOptimizerWeights; ++i) {
-    const int w = p.weight({n});
-    Node node;
-    node.op_type = "Mul";
-    node.name = "mul_" + std::to_string(i);
-    node.inputs = {y, w};
-    g.tensors[size_t(y)].consumers.push_back(i);
-    g.tensors[size_t(w)].consumers.push_back(i);
-    Tensor out;
-    out.name = "y" + std::to_string(i);
-    out.dtype = DType::Float;
-    out.role = TensorRole::Activation;
-    out.shape.rank_known = true;
-    out.shape.dims = {Dim{1, {}}, Dim{n, {}}};
-    out.producer = i;
-    g.tensors.push_back(out);
-    y = int(g.tensors.size()) - 1;
-    node.outputs = {y};
-    g.nodes.push_back(node);
-  }
-  g.outputs = {y};
+  for (int i = 0; i < kOptimizerWeights; ++i) y = p.node("Mul", {y, p.weight({n})}, {1, n});
   return p.model;
 }
 

@@ -646,7 +646,18 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   if (!cpu)
     r.notices.push_back("workspace is not forecast on " + ceilings.device_kind +
                         " (library algorithm choice); memory is weights + activations");
+  // ATen's CPU kernel rules per node (workspace, scratch traffic, call cost).
+  std::vector<CpuKernel> kernels(g.nodes.size());
   std::vector<int64_t> workspace(g.nodes.size(), 0);
+  if (cpu)
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      kernels[i] = cpu_kernel(g, g.nodes[i], ceilings.threads);
+      workspace[i] = kernels[i].workspace_bytes;
+    }
+  // In a training step MaxPool keeps its indices for backward (counted as saved), not as scratch.
+  std::vector<int64_t> train_workspace = workspace;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].domain.empty() && g.nodes[i].op_type == "MaxPool") train_workspace[i] = 0;
   const size_t n_nodes = std::min(g.nodes.size(), analysis.nodes.size());
   std::vector<bool> requires_grad(g.tensors.size(), false);
   const std::vector<bool> trainable = trainable_initializers(g);
@@ -655,16 +666,9 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   const int64_t fresh_threshold = ceilings.fresh_allocation_threshold_bytes;
   const double fresh_seconds_per_byte = fresh_threshold > 0 ? ceilings.fresh_allocation_seconds_per_byte : 0.0;
   std::vector<int64_t> fresh_bytes(g.nodes.size(), 0);
-  if (fresh_seconds_per_byte > 0) {
-    std::vector<int64_t> scratch(g.nodes.size(), 0);
-    if (cpu)
-      for (size_t i = 0; i < g.nodes.size(); ++i) {
-        scratch[i] = cpu_kernel(g, g.nodes[i], ceilings.threads).workspace_bytes;
-        // In training MaxPool's indices are kept for backward: an output, not scratch.
-        if (options.train && g.nodes[i].domain.empty() && g.nodes[i].op_type == "MaxPool") scratch[i] = 0;
-      }
-    fresh_bytes = fresh_forward_bytes(g, /*allow_in_place=*/!options.train, scratch, fresh_threshold);
-  }
+  if (fresh_seconds_per_byte > 0)
+    fresh_bytes = fresh_forward_bytes(g, /*allow_in_place=*/!options.train,
+                                      options.train ? train_workspace : workspace, fresh_threshold);
   const OpCost* thin = ceilings.op_cost("Gemm/thin");
   if (thin && !(thin->seconds_per_byte > 0)) thin = nullptr;
   for (size_t i = 0; i < n_nodes; ++i) {
@@ -681,9 +685,8 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     const std::string class_key = op_cost_key(g, node);
     const OpCost* measured = class_key.empty() ? nullptr : ceilings.op_cost(class_key);
     if (measured && measured->seconds_per_byte <= 0 && measured->fixed_seconds <= 0) measured = nullptr;
-    CpuKernel kernel;
-    if (cpu) kernel = cpu_kernel(g, node, ceilings.threads);
-    workspace[i] = f.workspace_bytes = kernel.workspace_bytes;
+    const CpuKernel& kernel = kernels[i];
+    f.workspace_bytes = kernel.workspace_bytes;
     f.contraction = is_contraction(a);
     if (f.contraction) {
       f.equivalent_gemm_n = equivalent_gemm_n(g, node, a.cost.macs);
@@ -794,6 +797,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   bool lower_bound = false;
   Peak peak_at;
   if (options.train) {
+    const OptimizerCost oc = optimizer_cost(options.optimizer);
     int64_t trainable_bytes = 0, trainable_tensors = 0, largest_tensor_bytes = 0;
     for (size_t t = 0; t < g.tensors.size(); ++t)
       if (trainable[t]) {
@@ -802,18 +806,13 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
         trainable_bytes += bytes;
         largest_tensor_bytes = std::max(largest_tensor_bytes, bytes);
         ++trainable_tensors;
+        // Each of the optimizer's temporaries of a weight above the threshold is a fresh mapping, every step.
+        if (fresh_seconds_per_byte > 0 && bytes > fresh_threshold)
+          r.latency.optimizer_fresh_bytes += oc.temporaries * bytes;
       }
     mem.gradient_bytes = trainable_bytes;
     const int state_copies = options.optimizer == Optimizer::Adam ? 2 : options.optimizer == Optimizer::Momentum ? 1 : 0;
     mem.optimizer_state_bytes = state_copies * trainable_bytes;
-    const OptimizerCost oc = optimizer_cost(options.optimizer);
-    for (size_t t = 0; t < g.tensors.size(); ++t)
-      if (trainable[t] && fresh_seconds_per_byte > 0 && tensor_bytes(g, int(t)) > fresh_threshold)
-        r.latency.optimizer_fresh_bytes += oc.temporaries * tensor_bytes(g, int(t));
-    // In training MaxPool keeps its indices for backward (counted as saved), not as scratch.
-    std::vector<int64_t> train_workspace = workspace;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (g.nodes[i].domain.empty() && g.nodes[i].op_type == "MaxPool") train_workspace[i] = 0;
     const TrainingMemory tm = training_peak(g, train_workspace, oc.temporaries * largest_tensor_bytes, &lower_bound);
     peak_at = tm.peak;
     mem.saved_activation_bytes = tm.saved_bytes;
@@ -822,15 +821,14 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     // fixed cost per weight tensor; where `modelstat device` timed this
     // optimizer's update (on weights past the last-level cache), its measured
     // cost per element and per tensor instead.
-    const double streamed = double(mem.trainable_params) * oc.element_accesses * element_bytes / ceilings.memory_bandwidth;
     const OptimizerUpdateCost* measured = ceilings.optimizer_cost(optimizer_name(options.optimizer));
     if (measured && (measured->seconds_per_element > 0 || measured->per_tensor_seconds > 0))
       r.latency.optimizer_seconds = double(mem.trainable_params) * measured->seconds_per_element +
                                     double(trainable_tensors) * measured->per_tensor_seconds;
     else
       r.latency.optimizer_seconds =
-          streamed + double(trainable_tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;
-    // Each temporary of a weight above the threshold is a fresh mapping, every step.
+          double(mem.trainable_params) * oc.element_accesses * element_bytes / ceilings.memory_bandwidth +
+          double(trainable_tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;
     r.latency.optimizer_seconds += double(r.latency.optimizer_fresh_bytes) * fresh_seconds_per_byte;
   } else {
     peak_at = inference_peak(g, workspace, &lower_bound);
