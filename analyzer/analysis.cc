@@ -350,6 +350,10 @@ AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& 
   return r;
 }
 
+Model load_model(const std::string& path, const LoadOptions& options) {
+  return loader::load_model_file(path, options);
+}
+
 AnalysisResult analyze_file(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<Model>(loader::load_model_file(path, options));

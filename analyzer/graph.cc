@@ -1,5 +1,7 @@
 #include "modelstat/graph.hpp"
 
+#include "analyzer/op_traits.hpp"
+
 #include "modelstat/error.hpp"
 #include "modelstat/op_key.hpp"
 
@@ -163,19 +165,11 @@ std::vector<bool> trainable_initializers(const Graph& g) {
     const Tensor& w = g.tensors[size_t(t)];
     candidate[size_t(t)] = dtype_is_floating(w.dtype) && w.shape.element_count().value_or(0) > 0;
   }
-  auto one_element = [&](int t) { return g.tensors[size_t(t)].shape.element_count().value_or(0) == 1; };
   for (const Node& n : g.nodes) {
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const int t = n.inputs[k];
       if (t < 0 || !candidate[size_t(t)]) continue;
-      bool constant_use = false;
-      if (n.domain.empty()) {
-        if (n.op_type == "BatchNormalization") constant_use = k == 3 || k == 4;
-        else if (n.op_type == "Clip") constant_use = k == 1 || k == 2;
-        else if (n.op_type == "Pow") constant_use = k == 1;
-        else if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div")
-          constant_use = one_element(t);
-      }
+      const bool constant_use = op_input_is_constant(g, n, k);
       if (!constant_use) other_use[size_t(t)] = true;
     }
   }

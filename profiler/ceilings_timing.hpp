@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/insight/statistics.hpp"
+#include "analyzer/stats/statistics.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/device.hpp"
 #include "profiler/progress.hpp"

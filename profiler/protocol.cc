@@ -14,8 +14,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "analyzer/insight/statistics.hpp"
-#include "analyzer/loader/loader.hpp"
+#include "analyzer/stats/statistics.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/profile.hpp"
 #include "profiler/device.hpp"
@@ -152,7 +151,7 @@ LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batc
 void check_batch_can_vary(const std::string& path, const Model& model, const LoadOptions& load) {
   const int64_t base = leading_batch(model);
   try {
-    (void)loader::load_model_file(path, with_batch(model, load, base == 2 ? 3 : 2));
+    (void)load_model(path, with_batch(model, load, base == 2 ? 3 : 2));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Runtime) throw;
     throw Error(ErrorKind::Usage,
@@ -173,7 +172,7 @@ BatchRun run_batch(const std::string& path, const Model& base_model, const LoadO
                    const ProfileOptions& o, Device& device, int64_t batch) {
   BatchRun r;
   try {
-    Model model = loader::load_model_file(path, with_batch(base_model, load, batch));
+    Model model = load_model(path, with_batch(base_model, load, batch));
     ExecOptions eo;
     eo.device = device.torch_device();
     eo.float_dtype = float_dtype(o);
@@ -301,7 +300,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
 
   // Cold path 1: model load (read, parse, bind, infer shapes).
   auto t = Clock::now();
-  Model model = loader::load_model_file(path, load);
+  Model model = load_model(path, load);
   result.cold.model_load = since(t);
   result.analysis = analyze_model(model);
   if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(path, model, load);

@@ -21,7 +21,7 @@
 #include <set>
 #include <sstream>
 
-#include "analyzer/loader/loader.hpp"
+#include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/ops/exec_helpers.hpp"
@@ -262,7 +262,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
       const auto sizes = set_inputs[0][i].sizes();
       load.input_shapes[input_names[i]] = std::vector<int64_t>(sizes.begin(), sizes.end());
     }
-    const Model model = loader::load_model_file(model_path.string(), load);
+    const Model model = load_model(model_path.string(), load);
     ExecOptions exec;
     exec.device = at::kCPU;
     exec.float_dtype = at::kFloat;

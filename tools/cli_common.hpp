@@ -13,7 +13,7 @@
 #include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
 #include "modelstat/error.hpp"
-#include "modelstat/report.hpp"
+#include "tools/writers/writers.hpp"
 
 namespace modelstat::cli {
 

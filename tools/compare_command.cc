@@ -9,7 +9,7 @@
 
 #include "modelstat/compare.hpp"
 #include "tools/cli_common.hpp"
-#include "tools/report/compare_writers.hpp"
+#include "tools/writers/compare_writers.hpp"
 
 namespace modelstat::cli {
 

@@ -8,7 +8,7 @@
 #include "modelstat/ceilings.hpp"
 #include "profiler/ceilings_probe.hpp"
 #include "tools/cli_common.hpp"
-#include "tools/report/ceilings_writer.hpp"
+#include "tools/writers/ceilings_writer.hpp"
 
 namespace modelstat::cli {
 

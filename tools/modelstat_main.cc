@@ -15,7 +15,7 @@
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
-#include "modelstat/report.hpp"
+#include "tools/writers/writers.hpp"
 #include "tools/cli_common.hpp"
 
 using modelstat::cli::add_model_flags;

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "modelstat/profile.hpp"
-#include "modelstat/profile_report.hpp"
+#include "tools/writers/writers.hpp"
 #include "profiler/verify.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/profile_flags.hpp"

@@ -118,6 +118,9 @@ AnalysisResult analyze_file(const std::string& path, const LoadOptions& options)
 // The same on an in-memory model (external data resolved against base_dir; "" refuses it).
 AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& options,
                               const std::string& base_dir = {});
+// Loading alone: file -> validated, shape-bound, shape-inferred IR (what the
+// profiler executes). Throws Error(Input) on a bad model.
+Model load_model(const std::string& path, const LoadOptions& options);
 // Costing on an already-loaded model.
 AnalysisResult analyze_model(const Model& model);
 

@@ -1,14 +1,14 @@
 // Comparing two profile runs (`modelstat compare BASE.json NEW.json`): per-node and
 // whole-model deltas of the median, each with a significance test on the raw samples,
 // and a gate that CI pipelines can fail on. compare_runs() computes every figure
-// (analyzer/insight/compare.cc); the writers (tools/report/compare_*_writer.cc) only
+// (analyzer/measurements/compare.cc); the writers (tools/writers/compare_*_writer.cc) only
 // format a Comparison. Plain data, no LibTorch.
 //
 // The test, per sample pair (base A, new B), times in seconds:
 //   delta       = median(B) / median(A) - 1                 (+0.20: 20% slower)
 //   p           = two-sided Mann-Whitney U p-value of A vs B: exact for small samples
 //                 without ties (n_a * n_b <= 2500), else the normal approximation with
-//                 tie and continuity corrections (analyzer/insight/statistics.hpp)
+//                 tie and continuity corrections (analyzer/stats/statistics.hpp)
 //   ratio CI    = percentile-bootstrap (1 - alpha) interval of median(B) / median(A),
 //                 fixed seed, so a comparison is reproducible; for a node only when
 //                 p < alpha (otherwise the verdict cannot need it), always for the whole model
@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "modelstat/profile.hpp"
-#include "modelstat/report.hpp"
 
 namespace modelstat {
 
@@ -139,14 +138,5 @@ struct Comparison {
 // Compares `next` against `base`. Throws Error(Usage) for options out of range.
 Comparison compare_runs(const RunSamples& base, const RunSamples& next, const CompareOptions& options = {});
 
-class CompareWriter {
- public:
-  virtual ~CompareWriter() = default;
-  // options.top: node rows shown in table and Markdown (ranked_nodes order; 0: none).
-  virtual void write(const Comparison& comparison, const ReportOptions& options, std::ostream& out) const = 0;
-};
-
-// "table", "json", "md". Throws Error(Usage) for an unknown name.
-std::unique_ptr<CompareWriter> make_compare_writer(const std::string& format);
 
 }  // namespace modelstat

@@ -2,8 +2,8 @@
 // running it. A forecast of memory (inference or one training step) and
 // latency from the static analysis and the device's ceilings, a verdict
 // against budgets, and the largest batch predicted to fit them.
-// Every rule is written down in docs/FIT.md; analyzer/insight/fit.cc computes,
-// the writers (tools/report/fit_*_writer.cc) only format. Plain data, no LibTorch.
+// Every rule is written down in docs/FIT.md; analyzer/fit/fit.cc computes,
+// the writers (tools/writers/fit_*_writer.cc) only format. Plain data, no LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -157,13 +157,5 @@ FitReport fit_model(const AnalyzeAtBatch& analyze_at_batch, int64_t batch, const
 // columns) and MaxPool (int64 indices). 0 for other nodes.
 int64_t cpu_workspace_bytes(const Graph& graph, const Node& node, int threads);
 
-class FitWriter {
- public:
-  virtual ~FitWriter() = default;
-  virtual void write(const FitReport& report, std::ostream& out) const = 0;
-};
-
-// "table" or "json" (docs/FIT.md). Throws Error(Usage) for another name.
-std::unique_ptr<FitWriter> make_fit_writer(const std::string& format);
 
 }  // namespace modelstat

@@ -1,6 +1,6 @@
 // The joined report: the static cost and the measured time of every node side
 // by side, placed on the device's roofline. join_profile() computes every
-// figure (analyzer/insight/join.cc); the writers (tools/report/joined_*.cc)
+// figure (analyzer/measurements/join.cc); the writers (tools/writers/joined_*.cc)
 // only format a JoinedReport. Plain data, no LibTorch.
 #pragma once
 
@@ -12,7 +12,6 @@
 
 #include "modelstat/ceilings.hpp"
 #include "modelstat/profile.hpp"
-#include "modelstat/report.hpp"
 
 namespace modelstat {
 
@@ -75,14 +74,5 @@ struct JoinedReport {
 // per-layer timings.
 JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings);
 
-class JoinedWriter {
- public:
-  virtual ~JoinedWriter() = default;
-  virtual void write(const JoinedReport& report, const ReportOptions& options, std::ostream& out) const = 0;
-};
-
-// "table", "json", "csv", "md", "html", "trace" (Chrome trace JSON of one
-// instrumented iteration). Throws Error(Usage) for an unknown name.
-std::unique_ptr<JoinedWriter> make_joined_writer(const std::string& format);
 
 }  // namespace modelstat

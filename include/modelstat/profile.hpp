@@ -1,5 +1,5 @@
 // Runtime profiling results: plain data, no LibTorch types. Produced by
-// profiler/protocol.cc, formatted by tools/report/profile_*_writer.cc.
+// profiler/protocol.cc, formatted by tools/writers/profile_*_writer.cc.
 // Times are in seconds.
 #pragma once
 

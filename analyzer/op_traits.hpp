@@ -1,0 +1,30 @@
+// What the rest of modelstat may ask about an op beyond its cost: whether its
+// output is a view of its input, whether a runtime may run it in place, what
+// autograd saves for its backward, and which of its inputs are constants of
+// the op rather than weights a framework would train. Answered from the op's
+// one record (see analyzer/cost/cost_rule.hpp); nothing else keeps op lists.
+#pragma once
+
+#include <cstddef>
+
+#include "modelstat/graph.hpp"
+
+namespace modelstat {
+
+// What backward needs of a node (PyTorch autograd's saved tensors, by op class).
+enum class BackwardSaves { Inputs, Output, Nothing };
+
+// Output 0 is a view of input 0: no new buffer, no bytes moved.
+bool op_output_is_view(const Node& node);
+// An elementwise op a runtime may run in place on input 0 when that input dies
+// at the node and has the output's size (what modelstat's executor does, and
+// PyTorch's inplace=True activations). Inference only.
+bool op_may_run_in_place(const Node& node);
+// What autograd keeps of this node for its backward.
+BackwardSaves op_backward_saves(const Node& node);
+// Whether input `k` of `node` (an initializer of `graph`) is a constant of the
+// op (BatchNormalization's running statistics, Clip's bounds, Pow's exponent,
+// a one-element arithmetic constant) rather than a trainable weight.
+bool op_input_is_constant(const Graph& graph, const Node& node, size_t k);
+
+}  // namespace modelstat

@@ -1,0 +1,747 @@
+// `modelstat fit` (analyzer/fit/fit.cc, tools/fit_command.cc): every
+// expectation is computed by hand in the comment next to it from the rules in
+// docs/FIT.md and a hand-written ceilings file, not read back from the code.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/ceilings.hpp"
+#include "modelstat/error.hpp"
+#include "modelstat/fit.hpp"
+#include "test_support.hpp"
+#include "tools/writers/writers.hpp"
+
+namespace modelstat {
+namespace {
+
+namespace fs = std::filesystem;
+using test::NodeBuilder;
+
+// Bandwidth 10 GB/s, 5 us per op, fp32 matmul 25 GFLOP/s at n=64 rising to
+// 100 GFLOP/s at n=1024 (log-log in between).
+DeviceCeilings hand_ceilings() {
+  DeviceCeilings c;
+  c.device_kind = "cpu";
+  c.device_name = "hand cpu";
+  c.threads = 1;
+  c.source = "measured";
+  c.memory_bandwidth = 1e10;
+  c.op_overhead_seconds = 5e-6;
+  MatmulCeiling m;
+  m.dtype = "fp32";
+  m.flops_per_second = 1e11;
+  m.best_size = 1024;
+  m.curve = {{64, 2.5e10}, {1024, 1e11}};
+  c.matmul.push_back(m);
+  return c;
+}
+
+// The same with a flat 100 GFLOP/s matmul (one point): latency is then linear in batch.
+DeviceCeilings flat_ceilings() {
+  DeviceCeilings c = hand_ceilings();
+  c.matmul[0].curve = {{1024, 1e11}};
+  return c;
+}
+
+// Gemm Y[b,256] = A[b,128] x B[128,256] + C[256], fp32, as an analysed model.
+AnalysisResult gemm_analysis(int64_t batch) {
+  Model m;
+  m.opsets = {{"", 17}};
+  m.graph = NodeBuilder("Gemm").input({batch, 128}).weight({128, 256}).weight({256}).output({batch, 256}).build();
+  AnalysisResult r = analyze_model(m);
+  r.model = std::make_shared<Model>(m);
+  return r;
+}
+
+AnalysisResult file_analysis(const std::string& relative, int64_t batch = 1) {
+  LoadOptions o;
+  o.default_batch = batch;
+  return analyze_file(std::string(MODELSTAT_SOURCE_DIR) + "/" + relative, o);
+}
+
+// ------------------------------------------------------------------ parsing
+
+TEST(FitParse, ByteSizes) {
+  EXPECT_EQ(parse_byte_size("8GiB"), 8LL * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_byte_size("512MiB"), 512LL * 1024 * 1024);
+  EXPECT_EQ(parse_byte_size("1KiB"), 1024);
+  EXPECT_EQ(parse_byte_size("2TiB"), 2LL * 1024 * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_byte_size("1.5GB"), 1500000000);
+  EXPECT_EQ(parse_byte_size("10KB"), 10000);
+  EXPECT_EQ(parse_byte_size("3MB"), 3000000);
+  EXPECT_EQ(parse_byte_size("4096"), 4096);
+  EXPECT_EQ(parse_byte_size("4096B"), 4096);
+  EXPECT_EQ(parse_byte_size("8 GiB"), 8LL * 1024 * 1024 * 1024);
+  for (const char* bad : {"", "GiB", "8XB", "8gib", "-1GiB", "1e9", "1.2.3MB", "8 GiB extra", "99999999TiB"})
+    EXPECT_THROW(parse_byte_size(bad), Error) << bad;
+  try {
+    parse_byte_size("8XB");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+  }
+}
+
+TEST(FitParse, Durations) {
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("10ms"), 0.010);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("0.5s"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("250us"), 250e-6);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("250\xC2\xB5s"), 250e-6);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("40ns"), 40e-9);
+  for (const char* bad : {"", "10", "10m", "ms", "10 min", "-3ms"}) EXPECT_THROW(parse_duration_seconds(bad), Error) << bad;
+}
+
+TEST(FitParse, Optimizers) {
+  EXPECT_EQ(parse_optimizer("sgd"), Optimizer::Sgd);
+  EXPECT_EQ(parse_optimizer("momentum"), Optimizer::Momentum);
+  EXPECT_EQ(parse_optimizer("adam"), Optimizer::Adam);
+  EXPECT_THROW(parse_optimizer("adamw"), Error);
+}
+
+// ---------------------------------------------------------------- latency
+
+// The hand-computed matmul rate of gemm_analysis(64) on hand_ceilings() (below).
+double gemm_rate_hand() { return 25e9 * std::pow(4.0, std::log(3.0 * 256.0 / 7.0 / 64.0) / std::log(16.0)); }
+
+TEST(FitLatency, SingleGemmAgainstHandComputation) {
+  const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), FitOptions{});
+  ASSERT_EQ(r.nodes.size(), 1u);
+  const NodeForecast& n = r.nodes[0];
+  // M = 64, K = 128, N = 256: the square product of the same arithmetic
+  // intensity has n = 3 / (1/64 + 1/128 + 1/256) = 3 * 256 / 7.
+  EXPECT_TRUE(n.contraction);
+  const double n_eff = 3.0 * 256.0 / 7.0;
+  EXPECT_NEAR(n.equivalent_gemm_n, n_eff, 1e-9);
+  // log-log between (64, 25e9) and (1024, 100e9): t = log(n_eff / 64) / log(16),
+  // rate = 25e9 * 4^t.
+  const double rate = 25e9 * std::pow(4.0, std::log(n_eff / 64.0) / std::log(16.0));
+  EXPECT_NEAR(n.compute_flops_per_second, rate, rate * 1e-12);
+  // FLOPs = 2*MACs + bias M*N = 4194304 + 16384 = 4210688.
+  EXPECT_NEAR(n.compute_seconds, 4210688.0 / rate, 1e-15);
+  // Bytes: A 32768 + B 131072 + C 1024 read, Y 65536 written = 230400 at 10 GB/s.
+  EXPECT_NEAR(n.memory_seconds, 230400.0 / 1e10, 1e-15);
+  EXPECT_DOUBLE_EQ(n.overhead_seconds, 5e-6);
+  EXPECT_NEAR(n.forward_seconds, 4210688.0 / rate + 5e-6, 1e-15);
+  EXPECT_EQ(n.bound, "compute");
+  EXPECT_NEAR(r.latency.total_seconds, 4210688.0 / rate + 5e-6, 1e-15);
+  EXPECT_EQ(r.latency.backward_seconds, 0.0);
+}
+
+TEST(FitLatency, TrainingStepGemmAdam) {
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), o);
+  const double forward = 4210688.0 / gemm_rate_hand() + 5e-6;
+  // The input A needs no gradient, the weight does: one gradient product,
+  // priced like the forward product.
+  EXPECT_NEAR(r.latency.backward_seconds, forward, 1e-15);
+  // Adam: 33024 params * 20 accesses * 4 bytes / 10 GB/s + 2 tensors * 8 ops * 5 us.
+  const double optimizer = 33024.0 * 20 * 4 / 1e10 + 2 * 8 * 5e-6;
+  EXPECT_NEAR(r.latency.optimizer_seconds, optimizer, 1e-15);
+  EXPECT_NEAR(r.latency.total_seconds, 2 * forward + optimizer, 1e-15);
+}
+
+TEST(FitLatency, MeasuredOptimizerUpdateCostPricesTheUpdate) {
+  DeviceCeilings c = hand_ceilings();
+  OptimizerUpdateCost adam;
+  adam.optimizer = "adam";
+  adam.per_tensor_seconds = 40e-6;
+  adam.seconds_per_element = 1e-8;  // the streamed rule would say 20 accesses x 4 B at 10 GB/s (8 ns)
+  c.optimizer_costs = {adam};
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  // 33024 params in 2 tensors (B and C of the Gemm).
+  const FitReport r = forecast_fit(gemm_analysis(64), c, o);
+  EXPECT_NEAR(r.latency.optimizer_seconds, 33024.0 * 1e-8 + 2 * 40e-6, 1e-15);
+  // Also when it is below the streamed rule's 8 ns (caches serve part of the
+  // accesses): the measurement, taken past the last-level cache, wins.
+  c.optimizer_costs[0].seconds_per_element = 1e-9;
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 1e-9 + 2 * 40e-6, 1e-15);
+  // Another optimizer without a measurement keeps the rule of the table.
+  o.optimizer = Optimizer::Sgd;
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 3 * 4 / 1e10 + 2 * 1 * 5e-6,
+              1e-15);
+}
+
+// A one-row product streams its weight at the device's measured Gemm/thin
+// rate (in the bytes of B); with enough rows the compute term takes over.
+TEST(FitLatency, ThinGemmIsPricedAtItsWeightsMeasuredRate) {
+  DeviceCeilings c = hand_ceilings();
+  OpCost thin;
+  thin.op = "Gemm/thin";
+  thin.fixed_seconds = 4e-6;
+  thin.seconds_per_byte = 5e-10;
+  thin.backward_fixed_seconds = 3e-5;
+  thin.backward_seconds_per_byte = 2e-9;
+  c.op_costs = {thin};
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  {
+    // Batch 1: B is 128 x 256 floats = 131072 bytes: kernel 131072 x 0.5 ns =
+    // 65.536 us, above the compute (n_eff = 3/(1 + 1/128 + 1/256) < 64: 25
+    // GFLOP/s, 65792 FLOPs = 2.63 us) and the copy (A 512 + B 131072 + C 1024
+    // + Y 1024 = 133632 bytes at 10 GB/s = 13.4 us) terms; plus the 5 us per op.
+    const FitReport r = forecast_fit(gemm_analysis(1), c, FitOptions{});
+    const NodeForecast& n = r.nodes[0];
+    EXPECT_EQ(n.op_cost, "Gemm/thin");
+    EXPECT_NEAR(n.kernel_seconds, 131072 * 5e-10, 1e-18);
+    EXPECT_NEAR(n.compute_seconds, 65792 / 25e9, 1e-18);
+    EXPECT_NEAR(n.memory_seconds, 133632 / 1e10, 1e-18);
+    EXPECT_EQ(n.bound, "kernel");
+    EXPECT_NEAR(n.forward_seconds, 131072 * 5e-10 + 5e-6, 1e-15);
+    // Backward: the class's measured backward in the bytes of B, 3e-5 + 131072 x 2 ns.
+    const FitReport t = forecast_fit(gemm_analysis(1), c, train);
+    EXPECT_NEAR(t.nodes[0].backward_seconds, 3e-5 + 131072 * 2e-9, 1e-15);
+  }
+  {
+    // Batch 64: compute (4210688 FLOPs at the curve's rate for n_eff = 768/7,
+    // 128.7 us) is above the kernel's 65.5 us: priced as before, and its
+    // backward by the contraction rule (one product, like the forward).
+    const FitReport r = forecast_fit(gemm_analysis(64), c, FitOptions{});
+    EXPECT_EQ(r.nodes[0].bound, "compute");
+    EXPECT_NEAR(r.nodes[0].forward_seconds, 4210688.0 / gemm_rate_hand() + 5e-6, 1e-15);
+    const FitReport t = forecast_fit(gemm_analysis(64), c, train);
+    EXPECT_NEAR(t.nodes[0].backward_seconds, 4210688.0 / gemm_rate_hand() + 5e-6, 1e-15);
+  }
+}
+
+// Buffers above the fresh-allocation threshold cost their bytes at the
+// measured first-touch rate: outputs in the forward, gradients in the
+// backward, Adam's two temporaries per weight in the update.
+TEST(FitLatency, FreshAllocationsAboveTheThresholdArePricedPerByte) {
+  DeviceCeilings c = flat_ceilings();
+  c.fresh_allocation_threshold_bytes = 100000;
+  c.fresh_allocation_seconds_per_byte = 1e-9;
+  // Batch 128: Y is 128 x 256 floats = 131072 bytes (above 100000), A
+  // 65536 (below), B 131072 (above), C 1024. Flat 100 GFLOP/s: FLOPs
+  // 2 x 128 x 128 x 256 + 128 x 256 = 8421376, 84.21376 us.
+  const double compute = 8421376.0 / 1e11;
+  const FitReport inference = forecast_fit(gemm_analysis(128), c, FitOptions{});
+  const NodeForecast& n = inference.nodes[0];
+  EXPECT_EQ(n.fresh_bytes, 131072);
+  EXPECT_NEAR(n.fresh_seconds, 131072e-9, 1e-18);
+  EXPECT_NEAR(n.forward_seconds, compute + 5e-6 + 131072e-9, 1e-15);
+  EXPECT_EQ(n.bound, "fresh");  // 131 us of first touch against 84 us of compute
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  const FitReport t = forecast_fit(gemm_analysis(128), c, o);
+  // Backward: the weight's gradient (131072 bytes) is fresh, A needs none;
+  // one product priced like the forward without its fresh output.
+  EXPECT_EQ(t.nodes[0].backward_fresh_bytes, 131072);
+  EXPECT_NEAR(t.nodes[0].backward_seconds, compute + 5e-6 + 131072e-9, 1e-15);
+  // Adam: 33024 params x 20 accesses x 4 B at 10 GB/s + 2 tensors x 8 ops x 5 us,
+  // plus two temporaries of B (2 x 131072 bytes) mapped afresh.
+  EXPECT_EQ(t.latency.optimizer_fresh_bytes, 2 * 131072);
+  EXPECT_NEAR(t.latency.optimizer_seconds, 33024.0 * 20 * 4 / 1e10 + 2 * 8 * 5e-6 + 2 * 131072e-9, 1e-15);
+  // SGD updates in place: nothing fresh.
+  o.optimizer = Optimizer::Sgd;
+  EXPECT_EQ(forecast_fit(gemm_analysis(128), c, o).latency.optimizer_fresh_bytes, 0);
+  // Below the threshold (batch 64: Y 65536 bytes), or with no threshold measured, nothing is fresh.
+  EXPECT_EQ(forecast_fit(gemm_analysis(64), c, FitOptions{}).nodes[0].fresh_bytes, 0);
+  c.fresh_allocation_threshold_bytes = 0;
+  EXPECT_EQ(forecast_fit(gemm_analysis(128), c, FitOptions{}).nodes[0].fresh_seconds, 0.0);
+}
+
+TEST(FitLatency, TrainingStepAddsAutogradCostPerDifferentiatedNode) {
+  DeviceCeilings c = hand_ceilings();
+  c.node_overhead_seconds = 6e-6;
+  c.train_node_overhead_seconds = 20e-6;  // 20 - 2 x 6 = 8 us of autograd per node
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Sgd;
+  const FitReport r = forecast_fit(gemm_analysis(64), c, o);
+  const double forward = 4210688.0 / gemm_rate_hand() + 5e-6;
+  EXPECT_NEAR(r.latency.backward_seconds, forward + 8e-6, 1e-15);
+  // Inference is unchanged: autograd's cost is a training cost.
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, FitOptions{}).latency.total_seconds, forward, 1e-15);
+}
+
+TEST(FitLatency, CpuConvScratchPassAndCallCost) {
+  // One Conv as a model; flat 100 GFLOP/s, 10 GB/s, 5 us per op, 1 thread.
+  auto conv_analysis = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t group) {
+    Model m;
+    m.opsets = {{"", 17}};
+    m.graph = NodeBuilder("Conv")
+                  .input(x)
+                  .weight(w)
+                  .output(y)
+                  .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                  .attr("group", group)
+                  .build();
+    AnalysisResult r = analyze_model(m);
+    r.model = std::make_shared<Model>(m);
+    return r;
+  };
+  // 3x3 64->64 at 56x56 (oneDNN, dense): MACs 64*56*56*64*9 = 115605504,
+  // compute 231211008 / 1e11; the reorder moves 2 * (802816 + 147456) bytes;
+  // call 5 op overheads.
+  FitReport r = forecast_fit(conv_analysis({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1), flat_ceilings(), {});
+  EXPECT_NEAR(r.nodes[0].compute_seconds, 231211008.0 / 1e11, 1e-15);
+  EXPECT_NEAR(r.nodes[0].scratch_seconds, 2.0 * 950272 / 1e10, 1e-15);
+  EXPECT_NEAR(r.nodes[0].overhead_seconds, 5 * 5e-6, 1e-15);
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 231211008.0 / 1e11 + 2.0 * 950272 / 1e10 + 25e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, "compute");
+  // Depthwise 3x3 on 32x112x112 (oneDNN, grouped): memory-bound, x + w + y =
+  // 1605632 + 1152 + 1605632 bytes; reorder 2 * 1606784; call 36 op overheads.
+  r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), {});
+  // One product per group: M = 112*112 positions, N = 1 channel, K = 9 taps.
+  EXPECT_NEAR(r.nodes[0].equivalent_gemm_n, 3.0 / (1.0 / 12544 + 1.0 + 1.0 / 9), 1e-9);
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 3212416.0 / 1e10 + 2.0 * 1606784 / 1e10 + 36 * 5e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, "scratch");
+}
+
+// One node as an analysed model.
+AnalysisResult one_node_analysis(const NodeBuilder& b) {
+  Model m;
+  m.opsets = {{"", 17}};
+  m.graph = b.build();
+  AnalysisResult r = analyze_model(m);
+  r.model = std::make_shared<Model>(m);
+  return r;
+}
+
+TEST(FitLatency, MeasuredOpClassPricesItsNodeForwardAndBackward) {
+  // Mul of x[1,1000] by a trainable w[1000]: 8000 bytes read, 4000 written.
+  DeviceCeilings c = hand_ceilings();
+  c.node_overhead_seconds = 6e-6;
+  c.train_node_overhead_seconds = 20e-6;  // not added: the class's backward was measured with autograd
+  OpCost mul;
+  mul.op = "Mul";
+  mul.fixed_seconds = 2e-6;
+  mul.seconds_per_byte = 1e-9;           // 1 GB/s, below the 10 GB/s copy: the class's own ceiling
+  mul.backward_fixed_seconds = 9e-6;
+  mul.backward_seconds_per_byte = 3e-9;
+  c.op_costs = {mul};
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Sgd;
+  const FitReport r =
+      forecast_fit(one_node_analysis(NodeBuilder("Mul").input({1, 1000}).weight({1000}).output({1, 1000})), c, o);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  const NodeForecast& n = r.nodes[0];
+  EXPECT_EQ(n.op_cost, "Mul");
+  EXPECT_NEAR(n.memory_seconds, 12000.0 / 1e10, 1e-15);
+  EXPECT_NEAR(n.kernel_seconds, 12000.0 * 1e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(n.overhead_seconds, 2e-6);  // the class's fixed cost, not the op overhead
+  EXPECT_NEAR(n.forward_seconds, 12e-6 + 2e-6, 1e-15);
+  EXPECT_EQ(n.bound, "kernel");
+  EXPECT_NEAR(n.backward_seconds, 12000.0 * 3e-9 + 9e-6, 1e-15);
+
+  // Without the class: the roofline, the op overhead, the forward again plus autograd's cost.
+  c.op_costs.clear();
+  const FitReport plain =
+      forecast_fit(one_node_analysis(NodeBuilder("Mul").input({1, 1000}).weight({1000}).output({1, 1000})), c, o);
+  EXPECT_EQ(plain.nodes[0].op_cost, "");
+  auto says_no_op_costs = [](const FitReport& f) {
+    for (const auto& n : f.notices)
+      if (n.find("no op costs") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says_no_op_costs(plain)) << "measured ceilings without op costs say how to get them";
+  EXPECT_FALSE(says_no_op_costs(r));
+  EXPECT_NEAR(plain.nodes[0].forward_seconds, 12000.0 / 1e10 + 5e-6, 1e-15);
+  EXPECT_NEAR(plain.nodes[0].backward_seconds, 12000.0 / 1e10 + 5e-6 + (20e-6 - 2 * 6e-6), 1e-15);
+}
+
+// A 1x1 unstrided conv's backward takes the measured Conv/1x1 ratio, a 3x3
+// conv's the Conv ratio; without a Conv/1x1 figure (an older file) the Conv one.
+TEST(FitLatency, OneByOneConvBackwardUsesItsOwnMeasuredRatio) {
+  DeviceCeilings c = flat_ceilings();
+  OpCost conv, pointwise;
+  conv.op = "Conv";
+  conv.backward_ratio = 2.0;  // 1.0 forward per gradient product
+  pointwise.op = "Conv/1x1";
+  pointwise.backward_ratio = 3.0;  // 1.5 forward per gradient product
+  c.op_costs = {conv, pointwise};
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  auto conv_node = [](int64_t k, int64_t stride) {
+    NodeBuilder b("Conv");
+    b.input({1, 32, 28, 28}).weight({32, 32, k, k}).output({1, 32, 28 / stride, 28 / stride});
+    b.attr("strides", std::vector<int64_t>{stride, stride});
+    if (k == 3) b.attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    return one_node_analysis(b);
+  };
+  // The image needs no gradient, the weight does: one product, at half the ratio.
+  const FitReport one = forecast_fit(conv_node(1, 1), c, train);
+  EXPECT_NEAR(one.nodes[0].backward_seconds, 1.5 * one.nodes[0].forward_seconds, 1e-15);
+  const FitReport three = forecast_fit(conv_node(3, 1), c, train);
+  EXPECT_NEAR(three.nodes[0].backward_seconds, 1.0 * three.nodes[0].forward_seconds, 1e-15);
+  // A strided 1x1 conv is not the plain GEMM: the Conv ratio.
+  const FitReport strided = forecast_fit(conv_node(1, 2), c, train);
+  EXPECT_NEAR(strided.nodes[0].backward_seconds, 1.0 * strided.nodes[0].forward_seconds, 1e-15);
+  c.op_costs = {conv};
+  const FitReport older = forecast_fit(conv_node(1, 1), c, train);
+  EXPECT_NEAR(older.nodes[0].backward_seconds, 1.0 * older.nodes[0].forward_seconds, 1e-15);
+}
+
+TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackwardRatio) {
+  DeviceCeilings c = flat_ceilings();
+  OpCost dw;
+  dw.op = "Conv/depthwise";
+  dw.fixed_seconds = 30e-6;
+  dw.seconds_per_byte = 2e-11;  // 50 GB/s: under the 10 GB/s copy roofline here
+  dw.backward_fixed_seconds = 100e-6;
+  dw.backward_seconds_per_byte = 5e-10;  // 2 GB/s
+  OpCost gemm;
+  gemm.op = "Gemm";
+  gemm.backward_ratio = 3.0;  // both gradients together: 1.5 forward each
+  c.op_costs = {dw, gemm};
+  // Depthwise 3x3 on 1x32x112x112: x 1605632 + w 1152 read, y 1605632 written.
+  const FitReport r = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                         .input({1, 32, 112, 112})
+                                                         .weight({32, 1, 3, 3})
+                                                         .output({1, 32, 112, 112})
+                                                         .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                                                         .attr("group", int64_t(32))),
+                                   c, FitOptions{});
+  const NodeForecast& n = r.nodes[0];
+  EXPECT_EQ(n.op_cost, "Conv/depthwise");
+  EXPECT_EQ(n.scratch_seconds, 0.0);  // the class was measured with oneDNN's reorders in it
+  EXPECT_NEAR(n.forward_seconds, 3212416.0 / 1e10 + 30e-6, 1e-15);  // memory 321 us > kernel 64 us
+  EXPECT_EQ(n.bound, "memory");
+  // Its backward (the weight needs a gradient) is the class's measured one, not
+  // the dense ratio: 3212416 bytes at 2 GB/s + 100 us.
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  const FitReport rt = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                          .input({1, 32, 112, 112})
+                                                          .weight({32, 1, 3, 3})
+                                                          .output({1, 32, 112, 112})
+                                                          .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+                                                          .attr("group", int64_t(32))),
+                                    c, train);
+  EXPECT_NEAR(rt.nodes[0].backward_seconds, 3212416.0 * 5e-10 + 100e-6, 1e-15);
+  // A dense conv belongs to no class: priced on the curve, as before.
+  const FitReport dense = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                             .input({1, 32, 56, 56})
+                                                             .weight({32, 32, 3, 3})
+                                                             .output({1, 32, 56, 56})
+                                                             .attr("pads", std::vector<int64_t>{1, 1, 1, 1})),
+                                       c, FitOptions{});
+  EXPECT_EQ(dense.nodes[0].op_cost, "");
+
+  // The Gemm's one gradient product (the weight's) at half the measured ratio.
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Sgd;
+  const FitReport g = forecast_fit(gemm_analysis(64), c, o);
+  EXPECT_NEAR(g.latency.backward_seconds, 1.5 * g.latency.forward_seconds, 1e-15);
+}
+
+// ----------------------------------------------------------------- memory
+
+// A graph built tensor by tensor: y = Clip(Pow(BN(Conv(x, w) * 0.5), e), lo, hi) * slope,
+// with an unused initializer beside it.
+TEST(FitMemory, TrainableWeightsAreTheParametersNotTheExportedConstants) {
+  Graph g;
+  auto tensor = [&](const std::string& name, std::vector<int64_t> dims, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.dtype = DType::Float;
+    t.role = role;
+    t.shape.rank_known = true;
+    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    g.tensors.push_back(t);
+    const int id = int(g.tensors.size()) - 1;
+    if (role == TensorRole::Initializer) g.initializers.push_back(id);
+    return id;
+  };
+  auto node = [&](const std::string& op, std::vector<int> inputs, int output) {
+    Node n;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g.nodes.push_back(n);
+  };
+  const auto I = TensorRole::Initializer, A = TensorRole::Activation;
+  const int x = tensor("x", {1, 4, 8, 8}, TensorRole::Input);
+  const int w = tensor("w", {4, 4, 3, 3}, I), half = tensor("half", {}, I), scale = tensor("scale", {4}, I),
+            bias = tensor("bias", {4}, I), mean = tensor("mean", {4}, I), var = tensor("var", {4}, I),
+            e = tensor("e", {}, I), lo = tensor("lo", {}, I), hi = tensor("hi", {}, I),
+            slope = tensor("slope", {1}, I), unused = tensor("unused", {16}, I);
+  const int a = tensor("a", {1, 4, 8, 8}, A), b = tensor("b", {1, 4, 8, 8}, A), c = tensor("c", {1, 4, 8, 8}, A),
+            d = tensor("d", {1, 4, 8, 8}, A), f = tensor("f", {1, 4, 8, 8}, A), y = tensor("y", {1, 4, 8, 8}, A);
+  node("Conv", {x, w}, a);
+  node("Mul", {a, half}, b);
+  node("BatchNormalization", {b, scale, bias, mean, var}, c);
+  node("Pow", {c, e}, d);
+  node("Clip", {d, lo, hi}, f);
+  node("PRelu", {f, slope}, y);  // a one-element slope outside Add/Sub/Mul/Div is a parameter
+  const std::vector<bool> t = trainable_initializers(g);
+  for (int k : {w, scale, bias, slope}) EXPECT_TRUE(t[size_t(k)]) << g.tensors[size_t(k)].name;
+  for (int k : {half, mean, var, e, lo, hi, unused, x, a, y}) EXPECT_FALSE(t[size_t(k)]) << g.tensors[size_t(k)].name;
+}
+
+TEST(FitMemory, GemmInference) {
+  const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), FitOptions{});
+  // Weights: B 128*256*4 + C 256*4 = 132096; activations A 32768 + Y 65536 live together.
+  EXPECT_EQ(r.memory.weights_bytes, 132096);
+  EXPECT_EQ(r.memory.activation_peak_bytes, 98304);
+  EXPECT_EQ(r.memory.workspace_bytes, 0);
+  EXPECT_EQ(r.memory.gradient_bytes, 0);
+  EXPECT_EQ(r.memory.total_bytes, 132096 + 98304);
+}
+
+TEST(FitMemory, GemmTrainingWeightsGradientsOptimizerState) {
+  // Weights B + C = 132096 bytes (33024 floats). Forward: A (32768) and Y
+  // (65536); Gemm saves its inputs, so A stays. Backward: dY (65536) first,
+  // then the node's weight gradients dB + dC (132096); A needs no gradient.
+  // So the backward peak is 32768 + 65536 + 65536 activations + 132096
+  // gradients. The update then holds every gradient, the input A and the
+  // output Y (the caller's) and, for Adam, two temporaries of the largest
+  // weight (2 * 131072).
+  struct Case {
+    Optimizer optimizer;
+    int64_t state, activations, workspace, total;
+    const char* phase;
+  };
+  for (const Case& c : {Case{Optimizer::Sgd, 0, 163840, 0, 132096 + 132096 + 163840, "backward"},
+                        Case{Optimizer::Momentum, 132096, 163840, 0, 132096 + 132096 + 132096 + 163840, "backward"},
+                        Case{Optimizer::Adam, 264192, 98304, 262144, 132096 + 264192 + 132096 + 98304 + 262144,
+                             "optimizer"}}) {
+    FitOptions o;
+    o.train = true;
+    o.optimizer = c.optimizer;
+    const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), o);
+    SCOPED_TRACE(optimizer_name(c.optimizer));
+    EXPECT_EQ(r.memory.trainable_params, 128 * 256 + 256);
+    EXPECT_EQ(r.memory.gradient_bytes, 132096);
+    EXPECT_EQ(r.memory.gradient_bytes_at_peak, 132096);
+    EXPECT_EQ(r.memory.optimizer_state_bytes, c.state);
+    EXPECT_EQ(r.memory.saved_activation_bytes, 32768 + 65536);
+    EXPECT_EQ(r.memory.activation_peak_bytes, c.activations);
+    EXPECT_EQ(r.memory.workspace_bytes, c.workspace);
+    EXPECT_EQ(r.memory.peak_phase, c.phase);
+    EXPECT_EQ(r.memory.total_bytes, c.total);
+  }
+}
+
+TEST(FitMemory, TinyCnnInferenceWithIm2colWorkspace) {
+  const FitReport r = forecast_fit(file_analysis("sample_models/tiny_cnn.onnx"), hand_ceilings(), FitOptions{});
+  // Params (docs: sample_models/README.md): conv 16*3*3*3+16 = 448, dw 16*9+16 = 160,
+  // pw 16*16+16 = 272, bn 4*16 = 64, down 32*16*9+32 = 4640, fc 32*10+10 = 330:
+  // 5914 floats = 23656 bytes.
+  EXPECT_EQ(r.memory.weights_bytes, 23656);
+  // The peak is the stem conv: input 1x3x32x32 (12288 B) + output 1x16x32x32
+  // (65536 B) + its im2col columns: input numel 3072 <= 20480 and batch 1, so
+  // ATen takes the THNN path, 3*3*3 x 32*32 floats = 110592 B.
+  EXPECT_EQ(r.memory.peak_node, "/stem/stem.0/Conv");
+  EXPECT_EQ(r.memory.activation_peak_bytes, 12288 + 65536);
+  EXPECT_EQ(r.memory.workspace_bytes, 110592);
+  EXPECT_EQ(r.memory.total_bytes, 23656 + 12288 + 65536 + 110592);
+}
+
+// The CPU workspace rule against the values measured with a counting
+// allocator around at::convolution and at::max_pool2d (docs/FIT.md, "Workspace").
+TEST(FitMemory, CpuWorkspaceRule) {
+  auto conv = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t stride,
+                 int64_t pad, int64_t group) {
+    return NodeBuilder("Conv")
+        .input(x)
+        .weight(w)
+        .output(y)
+        .attr("strides", std::vector<int64_t>{stride, stride})
+        .attr("pads", std::vector<int64_t>{pad, pad, pad, pad})
+        .attr("group", group)
+        .build();
+  };
+  // 3x3 64->64 at 56x56, batch 1: oneDNN; input 802816 + weight 147456 reordered.
+  Graph g = conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1, 1, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 950272);
+  // 1x1 64->256, one thread: THNN, no columns.
+  g = conv({1, 64, 56, 56}, {256, 64, 1, 1}, {1, 256, 56, 56}, 1, 0, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 0);
+  // ... with two threads: oneDNN, the blocked output (3211264) is the larger stage.
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 2), 3211264);
+  // 3x3 8->16 at 32x32: input numel 8192 <= 20480: THNN im2col 8*9*1024*4.
+  g = conv({1, 8, 32, 32}, {16, 8, 3, 3}, {1, 16, 32, 32}, 1, 1, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 294912);
+  // Depthwise 3x3 on 32x112x112: oneDNN (groups > 1), input 1605632 + weight 1152.
+  g = conv({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 1, 1, 32);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1606784);
+  // Strided 3x3 128->256 at 28x28: oneDNN, input 401408 + weight 1179648.
+  g = conv({1, 128, 28, 28}, {256, 128, 3, 3}, {1, 256, 14, 14}, 2, 1, 1);
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1581056);
+  // MaxPool 3x3 s2, 64x112x112 -> 64x56x56: int64 indices, 200704 * 8 (measured 1605632).
+  g = NodeBuilder("MaxPool")
+          .input({1, 64, 112, 112})
+          .output({1, 64, 56, 56})
+          .attr("kernel_shape", std::vector<int64_t>{3, 3})
+          .attr("strides", std::vector<int64_t>{2, 2})
+          .build();
+  EXPECT_EQ(cpu_workspace_bytes(g, g.nodes[0], 1), 1605632);
+}
+
+// ---------------------------------------------------------------- verdicts
+
+TEST(FitVerdict, BudgetsAndBatchSearch) {
+  // Inference memory(b) = 132096 + (128 + 256) * 4 * b = 132096 + 1536 b.
+  // 1 MiB: b <= (1048576 - 132096) / 1536 = 596.7 -> 596.
+  // Flat 100 GFLOP/s: compute(b) = (2*32768 + 256) b / 1e11 = 6.5792e-7 b, memory
+  // (1536 b + 132096) / 1e10; compute dominates past b = 26, so 100 us allows
+  // 6.5792e-7 b + 5e-6 <= 1e-4 -> b <= 144.4 -> 144.
+  FitOptions o;
+  o.memory_budget_bytes = 1048576;
+  o.latency_budget_seconds = 100e-6;
+  const FitReport r = fit_model(gemm_analysis, 1, flat_ceilings(), o);
+  EXPECT_EQ(r.fits_memory, std::optional<bool>(true));
+  EXPECT_EQ(r.meets_latency, std::optional<bool>(true));
+  EXPECT_TRUE(r.within_budgets());
+  ASSERT_TRUE(r.batch_search.searched);
+  EXPECT_EQ(r.batch_search.largest_fitting_memory, std::optional<int64_t>(596));
+  EXPECT_EQ(r.batch_search.largest_meeting_latency, std::optional<int64_t>(144));
+
+  // At batch 600 the memory budget is exceeded (132096 + 921600 > 1048576).
+  const FitReport over = fit_model(gemm_analysis, 600, flat_ceilings(), o);
+  EXPECT_EQ(over.fits_memory, std::optional<bool>(false));
+  EXPECT_FALSE(over.within_budgets());
+
+  // A budget nothing meets: 0. A budget everything meets: the search limit.
+  FitOptions tiny;
+  tiny.memory_budget_bytes = 1000;
+  tiny.max_batch_limit = 1000;
+  EXPECT_EQ(fit_model(gemm_analysis, 1, flat_ceilings(), tiny).batch_search.largest_fitting_memory,
+            std::optional<int64_t>(0));
+  FitOptions huge;
+  huge.memory_budget_bytes = int64_t(1) << 40;
+  huge.max_batch_limit = 1000;
+  EXPECT_EQ(fit_model(gemm_analysis, 1, flat_ceilings(), huge).batch_search.largest_fitting_memory,
+            std::optional<int64_t>(1000));
+}
+
+TEST(FitVerdict, FixedBatchIsNotSearched) {
+  FitOptions o;
+  o.memory_budget_bytes = 1048576;
+  const FitReport r = fit_model([](int64_t) { return gemm_analysis(4); }, 4, flat_ceilings(), o);
+  EXPECT_FALSE(r.batch_search.searched);
+  EXPECT_TRUE(test::contains(r.batch_search.note, "fixes its batch dim"));
+  EXPECT_FALSE(r.batch_search.largest_fitting_memory.has_value());
+}
+
+// -------------------------------------------------------------------- writers
+
+TEST(FitWriters, JsonCarriesTheForecast) {
+  FitOptions o;
+  o.train = true;
+  o.memory_budget_bytes = 1048576;
+  const FitReport r = fit_model(gemm_analysis, 64, flat_ceilings(), o);
+  std::ostringstream out;
+  make_fit_writer("json")->write(r, out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema_version"], kFitJsonSchemaVersion);
+  EXPECT_EQ(j["mode"], "train");
+  EXPECT_EQ(j["optimizer"], "adam");
+  EXPECT_EQ(j["batch"], 64);
+  EXPECT_EQ(j["memory"]["total_bytes"], r.memory.total_bytes);
+  EXPECT_EQ(j["memory"]["optimizer_state_bytes"], 264192);
+  EXPECT_EQ(j["budgets"]["memory_bytes"], 1048576);
+  EXPECT_TRUE(j["budgets"]["latency_seconds"].is_null());
+  EXPECT_EQ(j["verdict"]["fits_memory"], true);
+  EXPECT_TRUE(j["verdict"]["meets_latency"].is_null());
+  EXPECT_DOUBLE_EQ(j["latency"]["total_seconds"].get<double>(), r.latency.total_seconds);
+  ASSERT_EQ(j["nodes"].size(), 1u);
+  EXPECT_EQ(j["nodes"][0]["op_type"], "Gemm");
+  EXPECT_THROW(make_fit_writer("csv"), Error);
+
+  std::ostringstream table;
+  make_fit_writer("table")->write(r, table);
+  EXPECT_TRUE(test::contains(table.str(), "optimizer state"));
+  EXPECT_TRUE(test::contains(table.str(), "fits against 1.00 MiB"));
+}
+
+// ------------------------------------------------------------------------ CLI
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // standard output, then standard error
+};
+
+RunResult run_modelstat(const std::string& args, const std::string& env = {}) {
+  const test::CliResult r = test::run_modelstat_cli(args, env, 60);
+  return {r.exit_code, r.out + r.err};
+}
+
+class FitCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("modelstat_fit_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    ceilings_ = (dir_ / "ceilings-cpu.json").string();
+    std::ofstream(ceilings_) << ceilings_to_json(hand_ceilings());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string model(const std::string& name) const { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/" + name; }
+
+  fs::path dir_;
+  std::string ceilings_;
+};
+
+TEST_F(FitCli, ExitCodesFollowTheBudgets) {
+  const std::string base = "fit " + model("tiny_cnn.onnx") + " --ceilings " + ceilings_;
+  // tiny_cnn needs 212072 bytes (FitMemory.TinyCnnInferenceWithIm2colWorkspace).
+  EXPECT_EQ(run_modelstat(base + " --memory 1MiB").exit_code, 0);
+  EXPECT_EQ(run_modelstat(base + " --memory 212072B").exit_code, 0);
+  RunResult over = run_modelstat(base + " --memory 212071B");
+  EXPECT_EQ(over.exit_code, kFitBudgetExceededExitCode) << over.output;
+  EXPECT_TRUE(test::contains(over.output, "EXCEEDS")) << over.output;
+  // 14 nodes at 5 us of overhead each already take 70 us.
+  EXPECT_EQ(run_modelstat(base + " --latency-budget 50us").exit_code, kFitBudgetExceededExitCode);
+  EXPECT_EQ(run_modelstat(base + " --latency-budget 1s").exit_code, 0);
+  EXPECT_EQ(run_modelstat(base).exit_code, 0);  // no budget: nothing to exceed
+}
+
+TEST_F(FitCli, UsageErrorsExitTwo) {
+  const std::string base = "fit " + model("tiny_cnn.onnx") + " --ceilings " + ceilings_;
+  RunResult r = run_modelstat(base + " --memory 8XB");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(test::contains(r.output, "not a memory size")) << r.output;
+  EXPECT_EQ(run_modelstat(base + " --latency-budget 10").exit_code, 2);
+  EXPECT_EQ(run_modelstat(base + " --train --optimizer adamw").exit_code, 2);
+  EXPECT_EQ(run_modelstat(base + " --batch 0").exit_code, 2);
+  EXPECT_EQ(run_modelstat(base + " --datasheet h100-sxm").exit_code, 2);  // --ceilings excludes it
+}
+
+TEST_F(FitCli, MissingCeilingsSayWhatToRun) {
+  const fs::path empty = dir_ / "empty";
+  fs::create_directories(empty);
+  RunResult r = run_modelstat("fit " + model("tiny_cnn.onnx"), "MODELSTAT_CEILINGS_DIR=" + empty.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(test::contains(r.output, "modelstat device")) << r.output;
+  // The saved file is found there once it exists.
+  std::ofstream((empty / "ceilings-cpu.json").string()) << ceilings_to_json(hand_ceilings());
+  EXPECT_EQ(run_modelstat("fit " + model("tiny_cnn.onnx"), "MODELSTAT_CEILINGS_DIR=" + empty.string()).exit_code, 0);
+}
+
+TEST_F(FitCli, JsonOutputAndBatchSearchOnSymbolicBatch) {
+  const std::string out = (dir_ / "fit.json").string();
+  RunResult r = run_modelstat("fit " + model("custom_model.onnx") + " --ceilings " + ceilings_ +
+                              " --train --optimizer sgd --batch 2 --memory 8GiB -f json -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["batch"], 2);
+  EXPECT_EQ(j["optimizer"], "sgd");
+  EXPECT_EQ(j["memory"]["optimizer_state_bytes"], 0);
+  EXPECT_EQ(j["batch_search"]["searched"], true);
+  EXPECT_GE(j["batch_search"]["largest_fitting_memory"].get<int64_t>(), 2);
+}
+
+}  // namespace
+}  // namespace modelstat

@@ -1,0 +1,226 @@
+// join_profile (analyzer/measurements/join.cc) against figures worked out by hand
+// in this file: shares, achieved rates, intensity, the bound on each side of
+// the ridge, efficiency, op-type sums, hotspot order, and the usage errors.
+//
+// The device: peak 100 GFLOP/s (fp32), bandwidth 10 GB/s, so the ridge is at
+// 1e11 / 1e10 = 10 FLOP/B. The nodes (FLOPs, bytes read + written, median):
+//   0 conv_a  Conv               2,000,000 FLOPs  150,000 + 50,000 B  100 us   I = 10 (on the ridge)
+//   1 relu    Relu                  10,000 FLOPs   40,000 + 40,000 B   20 us   I = 0.125
+//   2 conv_b  Conv               4,000,000 FLOPs   80,000 + 20,000 B  300 us   I = 40
+//   3 nms     NonMaxSuppression  (no cost rule)                        80 us
+//   4 flat    Flatten                    0 FLOPs        0 B            10 us
+// Layer sum = 100 + 20 + 300 + 80 + 10 = 510 us; total FLOPs = 6,010,000;
+// whole-model median 500 us.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "modelstat/error.hpp"
+#include "modelstat/joined.hpp"
+
+namespace modelstat {
+namespace {
+
+NodeReport cost_node(int index, std::string name, std::string op, CostStatus status, int64_t macs, int64_t flops,
+                     int64_t read, int64_t written) {
+  NodeReport n;
+  n.index = index;
+  n.name = std::move(name);
+  n.op_type = std::move(op);
+  n.cost.status = status;
+  n.cost.macs = macs;
+  n.cost.flops = flops;
+  n.cost.bytes_read = read;
+  n.cost.bytes_written = written;
+  return n;
+}
+
+LayerTiming timed_layer(const NodeReport& n, double median) {
+  LayerTiming l;
+  l.index = n.index;
+  l.name = n.name;
+  l.op_type = n.op_type;
+  l.time.count = 3;
+  l.time.median = median;
+  l.time.samples = {median, median, median};
+  return l;
+}
+
+ProfileResult hand_profile() {
+  ProfileResult p;
+  AnalysisResult& a = p.analysis;
+  a.model_path = "hand.onnx";
+  a.nodes = {cost_node(0, "conv_a", "Conv", CostStatus::Exact, 1000000, 2000000, 150000, 50000),
+             cost_node(1, "relu", "Relu", CostStatus::Exact, 0, 10000, 40000, 40000),
+             cost_node(2, "conv_b", "Conv", CostStatus::Exact, 2000000, 4000000, 80000, 20000),
+             cost_node(3, "nms", "NonMaxSuppression", CostStatus::UnknownOp, 0, 0, 0, 0),
+             cost_node(4, "flat", "Flatten", CostStatus::Exact, 0, 0, 0, 0)};
+  a.totals.nodes = 5;
+  a.totals.nodes_exact = 4;
+  a.totals.nodes_unknown_op = 1;
+  a.totals.flops = 6010000;
+  p.context.device_kind = "cpu";
+  p.context.device_name = "Test CPU";
+  p.context.threads = 4;
+  p.context.dtype = "fp32";
+  p.whole.count = 3;
+  p.whole.median = 500e-6;
+  const double medians[] = {100e-6, 20e-6, 300e-6, 80e-6, 10e-6};
+  for (size_t i = 0; i < a.nodes.size(); ++i) p.layers.push_back(timed_layer(a.nodes[i], medians[i]));
+  return p;
+}
+
+DeviceCeilings hand_ceilings() {
+  DeviceCeilings c;
+  c.device_kind = "cpu";
+  c.device_name = "Test CPU";
+  c.threads = 4;
+  c.source = "measured";
+  c.memory_bandwidth = 1e10;
+  c.matmul = {MatmulCeiling{"fp32", 1e11, 1024, {}}};
+  return c;
+}
+
+bool mentions(const std::vector<std::string>& notices, const std::string& text) {
+  for (const std::string& n : notices)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(JoinProfile, RooflineHeader) {
+  const JoinedReport r = join_profile(hand_profile(), hand_ceilings());
+  EXPECT_EQ(r.compute_dtype, "fp32");
+  EXPECT_DOUBLE_EQ(r.peak_flops_per_second, 1e11);
+  EXPECT_DOUBLE_EQ(r.memory_bandwidth, 1e10);
+  EXPECT_DOUBLE_EQ(r.ridge_intensity, 10.0);
+  EXPECT_DOUBLE_EQ(r.layer_sum_seconds, 510e-6);
+  // 6,010,000 FLOPs / 500 us = 12.02 GFLOP/s, 12.02% of 100 GFLOP/s.
+  EXPECT_DOUBLE_EQ(r.whole_achieved_flops_per_second, 1.202e10);
+  EXPECT_DOUBLE_EQ(r.whole_efficiency, 0.1202);
+  EXPECT_TRUE(mentions(r.notices, "1 node(s) have no exact cost")) << ::testing::PrintToString(r.notices);
+  EXPECT_FALSE(mentions(r.notices, "datasheet"));
+  EXPECT_EQ(r.profile.analysis.model_path, "hand.onnx") << "the profile travels with the report";
+}
+
+TEST(JoinProfile, PerNodeFigures) {
+  const JoinedReport r = join_profile(hand_profile(), hand_ceilings());
+  ASSERT_EQ(r.nodes.size(), 5u);
+  const JoinedNode& conv_a = r.nodes[0];
+  EXPECT_EQ(conv_a.name, "conv_a");
+  EXPECT_EQ(conv_a.macs, 1000000);
+  EXPECT_EQ(conv_a.bytes, 200000);
+  EXPECT_DOUBLE_EQ(conv_a.share_of_time, 100.0 / 510.0);
+  EXPECT_DOUBLE_EQ(conv_a.share_of_flops, 2000000.0 / 6010000.0);
+  EXPECT_DOUBLE_EQ(conv_a.achieved_flops_per_second, 2e10);  // 2e6 / 1e-4
+  EXPECT_DOUBLE_EQ(conv_a.achieved_bytes_per_second, 2e9);   // 2e5 / 1e-4
+  EXPECT_DOUBLE_EQ(conv_a.arithmetic_intensity, 10.0);
+  EXPECT_EQ(conv_a.bound, Bound::Compute) << "on the ridge counts as compute-bound";
+  EXPECT_DOUBLE_EQ(conv_a.attainable_flops_per_second, 1e11);  // min(1e11, 1e10 * 10)
+  EXPECT_DOUBLE_EQ(conv_a.efficiency, 0.2);                    // 2e10 / 1e11
+
+  const JoinedNode& relu = r.nodes[1];
+  EXPECT_DOUBLE_EQ(relu.arithmetic_intensity, 0.125);
+  EXPECT_EQ(relu.bound, Bound::Memory);
+  EXPECT_DOUBLE_EQ(relu.achieved_bytes_per_second, 4e9);          // 8e4 / 2e-5
+  EXPECT_DOUBLE_EQ(relu.achieved_flops_per_second, 5e8);          // 1e4 / 2e-5
+  EXPECT_DOUBLE_EQ(relu.attainable_flops_per_second, 1.25e9);     // 1e10 * 0.125
+  EXPECT_DOUBLE_EQ(relu.efficiency, 0.4);                         // 4e9 / 1e10
+
+  const JoinedNode& conv_b = r.nodes[2];
+  EXPECT_DOUBLE_EQ(conv_b.arithmetic_intensity, 40.0);
+  EXPECT_EQ(conv_b.bound, Bound::Compute);
+  EXPECT_DOUBLE_EQ(conv_b.achieved_flops_per_second, 4e6 / 300e-6);
+  EXPECT_DOUBLE_EQ(conv_b.efficiency, 4e6 / 300e-6 / 1e11);
+  EXPECT_DOUBLE_EQ(conv_b.share_of_time, 300.0 / 510.0);
+
+  const JoinedNode& nms = r.nodes[3];
+  EXPECT_EQ(nms.status, CostStatus::UnknownOp);
+  EXPECT_EQ(nms.bound, Bound::None) << "unknown cost: no bound";
+  EXPECT_EQ(nms.efficiency, 0.0);
+  EXPECT_DOUBLE_EQ(nms.share_of_time, 80.0 / 510.0) << "its time still counts";
+
+  EXPECT_EQ(r.nodes[4].bound, Bound::None) << "no FLOPs and no bytes: no bound";
+
+  double shares = 0;
+  for (const JoinedNode& n : r.nodes) shares += n.share_of_time;
+  EXPECT_NEAR(shares, 1.0, 1e-12);
+}
+
+TEST(JoinProfile, JustBelowTheRidgeIsMemoryBound) {
+  ProfileResult p = hand_profile();
+  p.analysis.nodes[0].cost.bytes_written = 50001;  // I = 2e6 / 200,001 < 10
+  const JoinedReport r = join_profile(std::move(p), hand_ceilings());
+  EXPECT_EQ(r.nodes[0].bound, Bound::Memory);
+  EXPECT_DOUBLE_EQ(r.nodes[0].efficiency, 200001 / 100e-6 / 1e10);
+  EXPECT_DOUBLE_EQ(r.nodes[0].attainable_flops_per_second, 1e10 * (2e6 / 200001.0));
+}
+
+TEST(JoinProfile, OpTypeSumsAndHotspotOrder) {
+  const JoinedReport r = join_profile(hand_profile(), hand_ceilings());
+  // By time: Conv 400 us, NonMaxSuppression 80, Relu 20, Flatten 10.
+  ASSERT_EQ(r.by_op_type.size(), 4u);
+  const JoinedOpType& conv = r.by_op_type[0];
+  EXPECT_EQ(conv.op_type, "Conv");
+  EXPECT_EQ(conv.count, 2);
+  EXPECT_EQ(conv.flops, 6000000);
+  EXPECT_EQ(conv.bytes, 300000);
+  EXPECT_DOUBLE_EQ(conv.seconds, 400e-6);
+  EXPECT_DOUBLE_EQ(conv.share_of_time, 400.0 / 510.0);
+  EXPECT_DOUBLE_EQ(conv.share_of_flops, 6000000.0 / 6010000.0);
+  EXPECT_DOUBLE_EQ(conv.achieved_flops_per_second, 1.5e10);  // 6e6 / 4e-4
+  EXPECT_EQ(conv.nodes_not_exact, 0);
+  EXPECT_EQ(r.by_op_type[1].op_type, "NonMaxSuppression");
+  EXPECT_EQ(r.by_op_type[1].nodes_not_exact, 1);
+  EXPECT_EQ(r.by_op_type[2].op_type, "Relu");
+  EXPECT_EQ(r.by_op_type[3].op_type, "Flatten");
+  // Hotspots: node positions by median time, descending.
+  EXPECT_EQ(r.hotspots, (std::vector<int>{2, 0, 3, 1, 4}));
+}
+
+TEST(JoinProfile, NoticesSayWhereTheCeilingsComeFrom) {
+  DeviceCeilings c = hand_ceilings();
+  c.source = "datasheet: something";
+  c.device_name = "Other CPU";
+  c.threads = 8;
+  const JoinedReport r = join_profile(hand_profile(), c);
+  EXPECT_TRUE(mentions(r.notices, "datasheet: something"));
+  EXPECT_TRUE(mentions(r.notices, "'Other CPU'"));
+  EXPECT_TRUE(mentions(r.notices, "8 threads"));
+}
+
+TEST(JoinProfile, MissingDtypeFallsBackToTheFp32Roof) {
+  ProfileResult p = hand_profile();
+  p.context.dtype = "bf16";
+  const JoinedReport r = join_profile(std::move(p), hand_ceilings());
+  EXPECT_EQ(r.compute_dtype, "bf16");
+  EXPECT_DOUBLE_EQ(r.peak_flops_per_second, 1e11);
+  EXPECT_TRUE(mentions(r.notices, "no bf16 matmul figure"));
+}
+
+TEST(JoinProfile, MismatchedDeviceKindIsAUsageError) {
+  ProfileResult p = hand_profile();
+  p.context.device_kind = "cuda";
+  try {
+    join_profile(std::move(p), hand_ceilings());
+    FAIL() << "no error for cpu ceilings on a cuda profile";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JoinProfile, NoLayersIsAUsageError) {
+  ProfileResult p = hand_profile();
+  p.layers.clear();
+  try {
+    join_profile(std::move(p), hand_ceilings());
+    FAIL() << "no error for a profile without per-layer timings";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("--no-layers"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace modelstat

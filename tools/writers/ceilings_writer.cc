@@ -1,0 +1,152 @@
+#include "tools/writers/ceilings_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+
+#include <set>
+
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat::report {
+
+namespace {
+
+using report_detail::Align;
+using report_detail::Column;
+using report_detail::KeyValueBlock;
+using report_detail::Style;
+using report_detail::TextTable;
+
+// 3 significant digits, no exponent: 1234 -> "1234", 95.34 -> "95.3", 0.5 -> "0.500".
+std::string three_digits(double v) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  const double a = std::fabs(v);
+  const char* fmt = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f";
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string mib(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / double(1 << 20));
+  return buf;
+}
+
+}  // namespace
+
+std::string human_flops_rate(double f) {
+  if (f >= 1e12) return three_digits(f / 1e12) + " TFLOP/s";
+  return three_digits(f / 1e9) + " GFLOP/s";
+}
+
+std::string human_bandwidth(double b) { return three_digits(b / 1e9) + " GB/s"; }
+
+void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& extras, std::ostream& out) {
+  const Style plain(false);
+  out << "Device ceilings (" << (c.measured() ? "measured" : c.source) << ")\n";
+  KeyValueBlock context;
+  context.add("device", c.device_name.empty() ? "-" : c.device_name);
+  std::string kind = c.device_kind;
+  if (c.device_kind == "cpu" && c.threads > 0)
+    kind += ", " + std::to_string(c.threads) + " intra-op thread" + (c.threads == 1 ? "" : "s");
+  context.add("kind", kind);
+  if (!c.torch_version.empty()) context.add("torch", c.torch_version);
+  if (!c.date.empty()) context.add("measured", c.date + (c.host.empty() ? "" : " on " + c.host));
+  if (extras.probe_seconds >= 0) context.add("probe took", report_detail::human_seconds(extras.probe_seconds));
+  context.print(out);
+  out << "\n";
+
+  KeyValueBlock scalars;
+  scalars.add("memory bandwidth",
+              human_bandwidth(c.memory_bandwidth) +
+                  (c.copy_bytes > 0 ? "  (device-to-device copy of " + mib(c.copy_bytes) + ", read + written counted)"
+                                    : ""));
+  const char* overhead_is = c.device_kind == "cuda" ? "  (per small op: kernel launches back to back)"
+                                                    : "  (per small op: dispatch and allocation)";
+  scalars.add("op overhead", c.op_overhead_seconds > 0
+                                 ? report_detail::human_seconds(c.op_overhead_seconds) + overhead_is
+                                 : std::string("-"));
+  scalars.add("node overhead", c.node_overhead_seconds > 0
+                                   ? report_detail::human_seconds(c.node_overhead_seconds) +
+                                         "  (per node run by modelstat's executor, forward)"
+                                   : std::string("-"));
+  scalars.add("train node", c.train_node_overhead_seconds > 0
+                                ? report_detail::human_seconds(c.train_node_overhead_seconds) +
+                                      "  (per node of a training step: forward with autograd + backward)"
+                                : std::string("-"));
+  if (c.fresh_allocation_threshold_bytes > 0)
+    scalars.add("fresh memory",
+                c.fresh_allocation_seconds_per_byte > 0
+                    ? fmt::format("{:.3g} ns/byte  (first touch of an allocation above {}: a new mapping each time)",
+                                  c.fresh_allocation_seconds_per_byte * 1e9, mib(c.fresh_allocation_threshold_bytes))
+                    : std::string("-"));
+  scalars.print(out);
+  out << "\n";
+
+  out << "Matmul peak (square n x n x n products, 2n^3 FLOPs; median time per size)\n";
+  TextTable peaks({{"dtype", Align::Left}, {"peak"}, {"at n"}});
+  for (const auto& m : c.matmul)
+    peaks.add_row({m.dtype, human_flops_rate(m.flops_per_second), m.best_size > 0 ? std::to_string(m.best_size) : "-"});
+  peaks.print(out, plain);
+
+  // The curve: one row per n, one column per dtype, in one unit for the whole table.
+  std::set<int64_t> sizes;
+  double largest = 0;
+  for (const auto& m : c.matmul)
+    for (const auto& p : m.curve) {
+      sizes.insert(p.n);
+      largest = std::max(largest, p.flops_per_second);
+    }
+  if (!sizes.empty()) {
+    const bool tera = largest >= 1e12;
+    const double scale = tera ? 1e12 : 1e9;
+    out << "\nMatmul curve (" << (tera ? "TFLOP/s" : "GFLOP/s") << " by n)\n";
+    std::vector<Column> columns{{"n"}};
+    for (const auto& m : c.matmul) columns.push_back({m.dtype});
+    TextTable curve(columns);
+    for (int64_t n : sizes) {
+      std::vector<std::string> row{std::to_string(n)};
+      for (const auto& m : c.matmul) {
+        auto it = std::find_if(m.curve.begin(), m.curve.end(), [n](const auto& p) { return p.n == n; });
+        row.push_back(it == m.curve.end() ? "-" : three_digits(it->flops_per_second / scale));
+      }
+      curve.add_row(row);
+    }
+    curve.print(out, plain);
+  }
+
+  if (!c.op_costs.empty()) {
+    // Per op class: fixed cost and effective bytes/s (read + written) of one
+    // node as the executor runs it, forward and backward (what `fit` prices with).
+    out << "\nOp costs (one node run by modelstat's executor; fixed + bytes / rate)\n";
+    TextTable ops({{"op", Align::Left}, {"fixed"}, {"rate"}, {"backward fixed"}, {"backward rate"}, {"bwd/fwd"}});
+    auto rate = [](double seconds_per_byte) {
+      return seconds_per_byte > 0 ? three_digits(1e-9 / seconds_per_byte) + " GB/s" : std::string("-");
+    };
+    for (const auto& o : c.op_costs)
+      ops.add_row({o.op, report_detail::human_seconds(o.fixed_seconds), rate(o.seconds_per_byte),
+                   report_detail::human_seconds(o.backward_fixed_seconds), rate(o.backward_seconds_per_byte),
+                   fmt::format("{:.2f}", o.backward_ratio)});
+    ops.print(out, plain);
+  }
+  if (!c.optimizer_costs.empty()) {
+    out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";
+    TextTable opt({{"optimizer", Align::Left}, {"per tensor"}, {"per element"}});
+    for (const auto& o : c.optimizer_costs)
+      opt.add_row({o.optimizer, report_detail::human_seconds(o.per_tensor_seconds),
+                   fmt::format("{:.3g} ns", o.seconds_per_element * 1e9)});
+    opt.print(out, plain);
+  }
+
+  if (!c.notes.empty()) {
+    out << "\nNotes\n";
+    for (const auto& n : c.notes) out << report_detail::word_wrap(n, 100, "  - ", "    ") << "\n";
+  }
+  if (!extras.saved_path.empty())
+    out << "\nSaved to " << extras.saved_path << " ('modelstat report' and 'modelstat fit' read it from there)\n";
+}
+
+}  // namespace modelstat::report

@@ -1,0 +1,28 @@
+// The compare writers, one file each (tools/writers/compare_*_writer.cc), behind
+// make_compare_writer (modelstat/compare.hpp). They only format a Comparison;
+// every figure and verdict comes from compare_runs (analyzer/measurements/compare.cc).
+#pragma once
+
+#include <memory>
+
+#include "modelstat/compare.hpp"
+#include "tools/writers/writers.hpp"
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat::report {
+
+std::unique_ptr<CompareWriter> make_compare_table_writer();
+std::unique_ptr<CompareWriter> make_compare_json_writer();
+std::unique_ptr<CompareWriter> make_compare_markdown_writer();
+
+// The human comparison (table and Markdown) as data, rendered by
+// print_text_document / print_markdown_document: warnings first, then the
+// conditions, the whole model, the top options.top nodes in ranked order, the
+// nodes found in one run only, notices, and the gate's outcome.
+// One line for logs and the exit message: "regression beyond 5%: whole model +20.0% (1.00 s
+// -> 1.20 s, p <0.0001, ratio CI 1.151-1.249)", or "no regression beyond 5%: ...".
+std::string gate_summary(const Comparison& comparison);
+
+report_detail::ProfileDocument compare_document(const Comparison& comparison, const ReportOptions& options);
+
+}  // namespace modelstat::report

@@ -1,0 +1,102 @@
+// Fit report, JSON (docs/FIT.md, "JSON"). Formats only.
+#include <nlohmann/json.hpp>
+
+#include "tools/writers/fit_writers.hpp"
+
+namespace modelstat::report {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+template <typename T>
+Json optional_value(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+class FitJsonWriter : public FitWriter {
+ public:
+  void write(const FitReport& r, std::ostream& out) const override {
+    Json j;
+    j["schema_version"] = kFitJsonSchemaVersion;
+    j["model"] = r.model_path;
+    j["batch"] = r.batch;
+    j["mode"] = r.train ? "train" : "inference";
+    j["optimizer"] = r.train ? Json(optimizer_name(r.optimizer)) : Json(nullptr);
+    j["budgets"] = {{"memory_bytes", optional_value(r.memory_budget_bytes)},
+                    {"latency_seconds", optional_value(r.latency_budget_seconds)}};
+    j["verdict"] = {{"fits_memory", optional_value(r.fits_memory)},
+                    {"meets_latency", optional_value(r.meets_latency)},
+                    {"within_budgets", r.within_budgets()}};
+    const DeviceCeilings& c = r.ceilings;
+    j["ceilings"] = {{"device_kind", c.device_kind},
+                     {"device_name", c.device_name},
+                     {"source", c.source},
+                     {"threads", c.threads},
+                     {"date", c.date},
+                     {"compute_dtype", r.compute_dtype},
+                     {"peak_flops_per_second", r.compute_peak_flops_per_second},
+                     {"memory_bandwidth_bytes_per_second", c.memory_bandwidth},
+                     {"op_overhead_seconds", c.op_overhead_seconds},
+                     {"fresh_allocation_threshold_bytes", c.fresh_allocation_threshold_bytes},
+                     {"fresh_allocation_seconds_per_byte", c.fresh_allocation_seconds_per_byte}};
+    const MemoryForecast& m = r.memory;
+    j["memory"] = {{"total_bytes", m.total_bytes},
+                   {"weights_bytes", m.weights_bytes},
+                   {"trainable_params", m.trainable_params},
+                   {"gradient_bytes", m.gradient_bytes},
+                   {"gradient_bytes_at_peak", m.gradient_bytes_at_peak},
+                   {"optimizer_state_bytes", m.optimizer_state_bytes},
+                   {"saved_activation_bytes", m.saved_activation_bytes},
+                   {"activation_peak_bytes", m.activation_peak_bytes},
+                   {"workspace_bytes", m.workspace_bytes},
+                   {"peak_node", m.peak_node},
+                   {"peak_phase", m.peak_phase},
+                   {"largest_workspace_bytes", m.largest_workspace_bytes},
+                   {"largest_workspace_node", m.largest_workspace_node},
+                   {"lower_bound", m.lower_bound}};
+    const LatencyForecast& l = r.latency;
+    j["latency"] = {{"total_seconds", l.total_seconds},
+                    {"forward_seconds", l.forward_seconds},
+                    {"backward_seconds", l.backward_seconds},
+                    {"optimizer_seconds", l.optimizer_seconds},
+                    {"optimizer_fresh_bytes", l.optimizer_fresh_bytes}};
+    const BatchSearch& s = r.batch_search;
+    j["batch_search"] = {{"searched", s.searched},
+                         {"method", "doubling then binary search, re-analysing the model per batch"},
+                         {"analyses", s.analyses},
+                         {"largest_fitting_memory", optional_value(s.largest_fitting_memory)},
+                         {"largest_meeting_latency", optional_value(s.largest_meeting_latency)},
+                         {"note", s.note}};
+    Json nodes = Json::array();
+    for (const NodeForecast& n : r.nodes)
+      nodes.push_back({{"index", n.index},
+                       {"name", n.name},
+                       {"op_type", n.op_type},
+                       {"contraction", n.contraction},
+                       {"equivalent_gemm_n", n.equivalent_gemm_n},
+                       {"compute_flops_per_second", n.compute_flops_per_second},
+                       {"compute_seconds", n.compute_seconds},
+                       {"memory_seconds", n.memory_seconds},
+                       {"scratch_seconds", n.scratch_seconds},
+                       {"overhead_seconds", n.overhead_seconds},
+                       {"op_cost", n.op_cost.empty() ? Json(nullptr) : Json(n.op_cost)},
+                       {"kernel_seconds", n.kernel_seconds},
+                       {"fresh_bytes", n.fresh_bytes},
+                       {"fresh_seconds", n.fresh_seconds},
+                       {"backward_fresh_bytes", n.backward_fresh_bytes},
+                       {"forward_seconds", n.forward_seconds},
+                       {"backward_seconds", n.backward_seconds},
+                       {"workspace_bytes", n.workspace_bytes},
+                       {"bound", n.bound}});
+    j["nodes"] = std::move(nodes);
+    j["notices"] = r.notices;
+    out << j.dump(2) << "\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FitWriter> make_fit_json_writer() { return std::make_unique<FitJsonWriter>(); }
+
+}  // namespace modelstat::report

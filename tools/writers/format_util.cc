@@ -1,0 +1,410 @@
+#include "tools/writers/format_util.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iterator>
+
+#include "modelstat/error.hpp"
+
+namespace modelstat {
+
+namespace {
+
+// Magnitude of n as an unsigned value (correct for INT64_MIN too).
+uint64_t magnitude(int64_t n) {
+  return n < 0 ? uint64_t(0) - uint64_t(n) : uint64_t(n);
+}
+
+}  // namespace
+
+// Decimal (SI) prefixes: these are counts of operations and elements, not bytes.
+// Always two decimals above 1000 so columns of them line up: 1.81 G, 11.69 M, 4.20 K.
+std::string human_count(int64_t n) {
+  static const char* const kUnits[] = {"", "K", "M", "G", "T", "P", "E"};
+  const uint64_t mag = magnitude(n);
+  if (mag < 1000) return std::to_string(n);
+  double v = double(mag);
+  size_t unit = 0;
+  while (v >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  // 999,999 is 999.999 K, which two decimals would print as "1000.00 K".
+  if (std::round(v * 100.0) / 100.0 >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  return fmt::format("{}{:.2f} {}", n < 0 ? "-" : "", v, kUnits[unit]);
+}
+
+// Binary (IEC) prefixes for bytes. Two decimals under 10 of a unit, one above:
+// 1.50 KiB, 44.6 MiB.
+std::string human_bytes(int64_t n) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  const uint64_t mag = magnitude(n);
+  if (mag < 1024) return fmt::format("{} B", n);
+  double v = double(mag);
+  size_t unit = 0;
+  while (v >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1024.0;
+    ++unit;
+  }
+  int decimals = v < 10.0 ? 2 : 1;
+  // 1023.96 KiB would print as "1024.0 KiB": show it as the next unit instead.
+  if (std::round(v * 10.0) / 10.0 >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1024.0;
+    ++unit;
+    decimals = 2;
+  }
+  return fmt::format("{}{:.{}f} {}", n < 0 ? "-" : "", v, decimals, kUnits[unit]);
+}
+
+std::unique_ptr<AnalysisWriter> make_analysis_writer(const std::string& format) {
+  if (format == "table") return report_detail::make_table_writer();
+  if (format == "json") return report_detail::make_json_writer();
+  if (format == "csv") return report_detail::make_csv_writer();
+  if (format == "md") return report_detail::make_markdown_writer();
+  throw Error(ErrorKind::Usage,
+              fmt::format("unknown output format '{}' (expected table, json, csv or md)", format));
+}
+
+namespace report_detail {
+
+const char* status_marker(CostStatus s) {
+  switch (s) {
+    case CostStatus::Exact:
+      return "";
+    case CostStatus::UnknownShape:
+      return "?";
+    case CostStatus::UnknownOp:
+      return "!";
+  }
+  return "!";
+}
+
+const char* const kStatusLegend = "? unknown shape (cost not fully counted), ! unknown op (not counted)";
+
+std::string group_digits(int64_t n) {
+  const std::string digits = std::to_string(magnitude(n));
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3 + 1);
+  if (n < 0) out += '-';
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string percent(int64_t part, int64_t whole) {
+  if (whole == 0) return "-";
+  const double pct = 100.0 * double(part) / double(whole);
+  // A share that is neither nothing nor everything never prints as 0.0% or 100.0%.
+  if (part > 0 && part < whole && pct < 0.05) return "<0.1%";
+  if (part > 0 && part < whole && pct >= 99.95) return ">99.9%";
+  return fmt::format("{:.1f}%", pct);
+}
+
+size_t display_width(const std::string& text) {
+  // Count every byte that is not a UTF-8 continuation byte (10xxxxxx).
+  return size_t(std::count_if(text.begin(), text.end(),
+                              [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string ellipsize(const std::string& text, size_t max_width) {
+  if (display_width(text) <= max_width) return text;
+  if (max_width == 0) return {};
+  static const std::string kEllipsis = "\xE2\x80\xA6";  // U+2026 "…", one column
+  // Byte offset at which each code point starts.
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  const size_t keep = max_width - 1;
+  const size_t head = (keep + 1) / 2, tail = keep / 2;
+  const size_t head_end = head < starts.size() ? starts[head] : text.size();
+  const size_t tail_begin = tail == 0 ? text.size() : starts[starts.size() - tail];
+  return text.substr(0, head_end) + kEllipsis + text.substr(tail_begin);
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string op_label(const NodeReport& node) {
+  if (node.domain.empty() || node.domain == "ai.onnx") return node.op_type;
+  return node.domain + ":" + node.op_type;
+}
+
+std::vector<const NodeReport*> hotspot_nodes(const AnalysisResult& result, int n) {
+  std::vector<const NodeReport*> nodes;
+  if (n <= 0) return nodes;
+  for (const NodeReport& node : result.nodes)
+    if (node.cost.flops > 0) nodes.push_back(&node);
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const NodeReport* a, const NodeReport* b) { return a->cost.flops > b->cost.flops; });
+  if (nodes.size() > size_t(n)) nodes.resize(size_t(n));
+  return nodes;
+}
+
+std::vector<std::string> unknown_op_types(const AnalysisResult& result) {
+  std::vector<std::string> ops;
+  for (const NodeReport& node : result.nodes) {
+    if (node.cost.status != CostStatus::UnknownOp) continue;
+    const std::string label = op_label(node);
+    if (std::find(ops.begin(), ops.end(), label) == ops.end()) ops.push_back(label);
+  }
+  return ops;
+}
+
+std::string coverage_percent(const AnalysisTotals& totals) {
+  if (totals.nodes <= 0) return "100.0%";
+  int64_t tenths = std::llround(1000.0 * double(totals.nodes_exact) / double(totals.nodes));
+  // Round to nearest, but never claim 100.0% (or 0.0%) when that is not literally true.
+  if (totals.nodes_exact < totals.nodes) tenths = std::min<int64_t>(tenths, 999);
+  if (totals.nodes_exact > 0) tenths = std::max<int64_t>(tenths, 1);
+  return fmt::format("{}.{}%", tenths / 10, tenths % 10);
+}
+
+std::string coverage_summary(const AnalysisResult& result) {
+  const AnalysisTotals& t = result.totals;
+  std::string out = fmt::format("{}/{} nodes exact ({})", t.nodes_exact, t.nodes, coverage_percent(t));
+  std::vector<std::string> parts;
+  if (t.nodes_unknown_shape > 0)
+    parts.push_back(
+        fmt::format("{} unknown shape{}", t.nodes_unknown_shape, t.nodes_unknown_shape == 1 ? "" : "s"));
+  if (t.nodes_unknown_op > 0) {
+    std::string part = fmt::format("{} unknown op{}", t.nodes_unknown_op, t.nodes_unknown_op == 1 ? "" : "s");
+    const std::vector<std::string> ops = unknown_op_types(result);
+    if (!ops.empty()) part += " (" + join(ops, ", ") + ")";
+    parts.push_back(part);
+  }
+  if (!parts.empty()) out += "; " + join(parts, ", ");
+  return out;
+}
+
+std::string count_with_exact(int64_t n) {
+  if (magnitude(n) < 1000) return std::to_string(n);
+  return fmt::format("{} ({})", human_count(n), group_digits(n));
+}
+
+std::string bytes_with_exact(int64_t n) {
+  if (magnitude(n) < 1024) return fmt::format("{} B", n);
+  return fmt::format("{} ({} bytes)", human_bytes(n), group_digits(n));
+}
+
+// ---------------------------------------------------------------- human units
+
+std::string human_seconds(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  if (seconds == 0) return "0 s";
+  static const char* const kUnits[] = {"ns", "\xC2\xB5s", "ms", "s"};  // "µs"
+  const double mag = std::fabs(seconds);
+  const char* sign = seconds < 0 ? "-" : "";
+  if (mag < 1e-9) return fmt::format("{}{:.3g} ns", sign, mag * 1e9);
+  size_t unit = 0;
+  double v = mag * 1e9;
+  while (v >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  // Decimals for 3 significant digits; 999.6 µs rounds to 1000, so it is 1.00 ms.
+  auto decimals = [](double x) { return x < 10.0 ? 2 : x < 100.0 ? 1 : 0; };
+  const int d = decimals(v);
+  if (std::round(v * std::pow(10.0, d)) / std::pow(10.0, d) >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  return fmt::format("{}{:.{}f} {}", sign, v, decimals(v), kUnits[unit]);
+}
+
+std::string percent_of(double part, double whole) {
+  if (!std::isfinite(part) || !std::isfinite(whole) || whole == 0) return "-";
+  const double pct = 100.0 * part / whole;
+  if (part > 0 && part < whole && pct < 0.05) return "<0.1%";
+  if (part > 0 && part < whole && pct >= 99.95) return ">99.9%";
+  return fmt::format("{:.1f}%", pct);
+}
+
+std::string signed_percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  const double pct = 100.0 * fraction;
+  // "+0.0%" / "-0.0%" would claim a sign that one decimal cannot show.
+  if (std::fabs(pct) < 0.05) return "0.0%";
+  return fmt::format("{:+.1f}%", pct);
+}
+
+// ------------------------------------------------------------ terminal tables
+
+void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
+  cells.resize(columns_.size());
+  for (size_t c = 0; c < cells.size(); ++c)
+    if (columns_[c].max_width > 0) cells[c] = ellipsize(cells[c], columns_[c].max_width);
+  rows_.push_back({std::move(cells), highlight});
+}
+
+void TextTable::print(std::ostream& out, const Style& style, const std::string& indent) const {
+  std::vector<size_t> widths(columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    widths[c] = display_width(columns_[c].header);
+    for (const Row& row : rows_) widths[c] = std::max(widths[c], display_width(row.cells[c]));
+  }
+  std::vector<std::string> header;
+  for (const Column& col : columns_) header.push_back(col.header);
+  out << indent << style.bold(line(header, widths)) << '\n';
+  size_t total = 0;
+  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c ? 2 : 0);
+  out << indent << std::string(total, '-') << '\n';
+  for (const Row& row : rows_) {
+    const std::string text = line(row.cells, widths);
+    out << indent << (row.highlight ? style.yellow(text) : text) << '\n';
+  }
+}
+
+std::string TextTable::line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) const {
+  std::string out;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (c) out += "  ";
+    const std::string pad(widths[c] - display_width(cells[c]), ' ');
+    out += columns_[c].align == Align::Right ? pad + cells[c] : cells[c] + pad;
+  }
+  out.erase(out.find_last_not_of(' ') + 1);  // no trailing blanks
+  return out;
+}
+
+void KeyValueBlock::add(std::string key, std::vector<std::string> values) {
+  if (values.empty()) values.push_back("-");
+  entries_.push_back({std::move(key), std::move(values)});
+}
+
+void KeyValueBlock::print(std::ostream& out, const std::string& indent) const {
+  size_t width = 0;
+  for (const auto& e : entries_) width = std::max(width, display_width(e.key));
+  for (const auto& e : entries_) {
+    for (size_t i = 0; i < e.values.size(); ++i) {
+      const std::string key = i == 0 ? e.key : std::string();
+      out << indent << key << std::string(width - display_width(key) + 2, ' ') << e.values[i] << '\n';
+    }
+  }
+}
+
+std::string word_wrap(const std::string& text, size_t width, const std::string& first_prefix,
+                      const std::string& indent) {
+  std::string out = first_prefix;
+  size_t column = display_width(first_prefix);
+  bool line_has_word = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t start = text.find_first_not_of(" \n\t", pos);
+    if (start == std::string::npos) break;
+    size_t end = text.find_first_of(" \n\t", start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const size_t w = display_width(word);
+    if (line_has_word && column + 1 + w > width) {
+      out += '\n' + indent;
+      column = display_width(indent);
+      line_has_word = false;
+    }
+    if (line_has_word) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += w;
+    line_has_word = true;
+    pos = end;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------ CSV
+
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string csv_double(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+// ------------------------------------------------------------------- Markdown
+
+namespace {
+
+bool is_alnum(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
+
+}  // namespace
+
+// Text that renders literally inside a GFM table cell: '|' would end the cell,
+// and *, `, [, ], <, > would start emphasis, code, links or HTML (ONNX names
+// such as "/blocks.0/attn/*" or "<unnamed>" exist). '_' is escaped only where
+// it could open or close emphasis: GFM never does so between two letters or
+// digits, and ONNX names are full of "conv_1_bn" that should stay readable in
+// the raw text. A backslash is escaped first so that a name's own backslash
+// cannot escape a '|'. Line breaks would end the row, so they become spaces.
+std::string md_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (c) {
+      case '_':
+        if (i > 0 && i + 1 < text.size() && is_alnum(text[i - 1]) && is_alnum(text[i + 1])) {
+          out += c;
+          break;
+        }
+        [[fallthrough]];
+      case '\\':
+      case '|':
+      case '*':
+      case '`':
+      case '[':
+      case ']':
+      case '<':
+      case '>':
+        out += '\\';
+        out += c;
+        break;
+      case '\r':
+      case '\n':
+        out += ' ';
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void MdTable::add_row(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+void MdTable::print(std::ostream& out) const {
+  auto row = [](const std::vector<std::string>& cells) { return "| " + join(cells, " | ") + " |"; };
+  out << row(headers_) << '\n' << '|';
+  for (Align a : aligns_) out << (a == Align::Right ? " ---: |" : " :--- |");
+  out << '\n';
+  for (const auto& cells : rows_) out << row(cells) << '\n';
+  out << '\n';
+}
+
+}  // namespace report_detail
+}  // namespace modelstat

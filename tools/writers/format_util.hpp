@@ -1,0 +1,263 @@
+// Private helpers shared by the report writers (tools/writers/*_writer.cc).
+// Everything here formats or selects; nothing computes a cost.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/profile.hpp"
+#include "tools/writers/writers.hpp"
+
+namespace modelstat {
+namespace report_detail {
+
+// Factories, one per file (table_writer.cc, json_writer.cc, ...).
+std::unique_ptr<AnalysisWriter> make_table_writer();
+std::unique_ptr<AnalysisWriter> make_json_writer();
+std::unique_ptr<AnalysisWriter> make_csv_writer();
+std::unique_ptr<AnalysisWriter> make_markdown_writer();
+
+// One-character marker of a non-exact row in the human tables ("" when exact)
+// and the legend line that explains the markers.
+const char* status_marker(CostStatus s);
+extern const char* const kStatusLegend;
+
+// 1234567 -> "1,234,567" (exact, for totals next to their human form).
+std::string group_digits(int64_t n);
+
+// "12.3%" of part in whole, one decimal; "-" when whole is 0; "<0.1%" and
+// ">99.9%" for shares that would otherwise round to nothing or to everything.
+std::string percent(int64_t part, int64_t whole);
+
+// Display width of UTF-8 text in terminal columns, counting one column per
+// code point (wide CJK glyphs are not special-cased).
+size_t display_width(const std::string& text);
+
+// Shortens text to at most max_width columns by cutting its middle and
+// putting "…" there: ONNX node names carry the most information at both ends
+// ("/encoder/layer.11/…/attention/MatMul"). Never splits a UTF-8 sequence.
+std::string ellipsize(const std::string& text, size_t max_width);
+
+// Joins strings with sep.
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+// Op label for humans: "Conv", or "com.microsoft:FusedConv" outside the
+// default domain.
+std::string op_label(const NodeReport& node);
+
+// The top-n nodes by FLOPs (descending; ties keep execution order), leaving
+// out nodes with no FLOPs. Empty when n <= 0.
+std::vector<const NodeReport*> hotspot_nodes(const AnalysisResult& result, int n);
+
+// Distinct op types of the nodes with status UnknownOp, in first-seen order.
+std::vector<std::string> unknown_op_types(const AnalysisResult& result);
+
+// Coverage as a percentage with one decimal, never showing 100.0% unless
+// every node is exact (rounds down): "98.4%".
+std::string coverage_percent(const AnalysisTotals& totals);
+
+// "123/125 nodes exact (98.4%); 1 unknown shape, 1 unknown op (NonMaxSuppression)"
+std::string coverage_summary(const AnalysisResult& result);
+
+// "11.69 M (11,689,512)": the human form followed by the exact count, or just
+// the exact count when it is under 1000.
+std::string count_with_exact(int64_t n);
+// "44.59 MiB (46,758,048 bytes)", or "512 B" under 1 KiB.
+std::string bytes_with_exact(int64_t n);
+
+// ---------------------------------------------------------------- human units
+
+// A duration in seconds with 3 significant digits and the unit that keeps the
+// number between 1 and 999: "230 ns", "5.00 µs", "1.23 ms", "47.0 s". Never
+// "1000 µs" (that is "1.00 ms"). "-" when not finite (a statistic of no samples).
+std::string human_seconds(double seconds);
+
+// percent() for measured (floating-point) quantities, with the same rules:
+// one decimal, "-" when whole is 0 or either is not finite, "<0.1%" / ">99.9%".
+std::string percent_of(double part, double whole);
+
+// Rates for humans, about 3 significant digits: "0.52", "12.3", "813",
+// "12,345"; "-" when not finite or (optional) empty.
+std::string rate_text(double v);
+std::string rate_text(const std::optional<double>& v);
+
+// A relative difference as a signed percentage with one decimal: 0.031 -> "+3.1%",
+// -0.004 -> "-0.4%"; "-" when not finite.
+std::string signed_percent(double fraction);
+
+// ------------------------------------------------------------ terminal tables
+
+// ANSI styling that is a no-op unless colour was asked for.
+class Style {
+ public:
+  explicit Style(bool color) : color_(color) {}
+  std::string bold(const std::string& s) const { return wrap("\x1b[1m", s); }
+  std::string yellow(const std::string& s) const { return wrap("\x1b[33m", s); }
+  std::string dim(const std::string& s) const { return wrap("\x1b[2m", s); }
+
+ private:
+  std::string wrap(const char* code, const std::string& s) const {
+    return color_ && !s.empty() ? code + s + "\x1b[0m" : s;
+  }
+  bool color_;
+};
+
+enum class Align { Left, Right };
+
+struct Column {
+  std::string header;
+  Align align = Align::Right;
+  size_t max_width = 0;  // TextTable ellipsizes wider cells (0: no limit)
+};
+
+// A table whose column widths are the widest cell of each column. Cells are
+// padded by display width (UTF-8 aware); colour is applied after padding so
+// escape codes never disturb the alignment.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
+
+  void add_row(std::vector<std::string> cells, bool highlight = false);
+  bool empty() const { return rows_.empty(); }
+  void print(std::ostream& out, const Style& style, const std::string& indent = "  ") const;
+
+ private:
+  struct Row {
+    std::vector<std::string> cells;
+    bool highlight;
+  };
+  std::string line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) const;
+
+  std::vector<Column> columns_;
+  std::vector<Row> rows_;
+};
+
+// "key   value" lines with the keys padded to one width; a key with several
+// values prints them on continuation lines under the first.
+class KeyValueBlock {
+ public:
+  void add(std::string key, std::vector<std::string> values);
+  void add(std::string key, std::string value) { add(std::move(key), std::vector<std::string>{std::move(value)}); }
+  void print(std::ostream& out, const std::string& indent = "  ") const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::vector<std::string> values;
+  };
+  std::vector<Entry> entries_;
+};
+
+// Greedy word wrap at `width` columns; the first line starts with
+// first_prefix, continuation lines with `indent`.
+std::string word_wrap(const std::string& text, size_t width, const std::string& first_prefix,
+                      const std::string& indent);
+
+// ------------------------------------------------------------------------ CSV
+
+// RFC 4180 field: enclosed in double quotes (inner quotes doubled) when it
+// holds a comma, a double quote, CR or LF; otherwise as is.
+std::string csv_field(const std::string& value);
+// Shortest decimal that reads back as the same double; empty when non-finite.
+std::string csv_double(double v);
+
+// ------------------------------------------------------------------- Markdown
+
+// Text that renders literally inside a GFM table cell (see markdown_writer.cc
+// for the escaping rules).
+std::string md_text(const std::string& text);
+
+// A GFM table; cells are escaped by the caller (numbers need none).
+class MdTable {
+ public:
+  MdTable(std::vector<std::string> headers, std::vector<Align> aligns)
+      : headers_(std::move(headers)), aligns_(std::move(aligns)) {}
+  void add_row(std::vector<std::string> cells);
+  void print(std::ostream& out) const;  // ends with a blank line
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<Align> aligns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// ----------------------------------------------------------------------- JSON
+
+// The analysis JSON document (docs/json-schema.md), without a trailing
+// newline. Every line after the first is prefixed with `indent`, so the
+// object can be nested inside another document (the profile's "analysis").
+void write_analysis_json(const AnalysisResult& result, const ReportOptions& options, std::ostream& out,
+                         const std::string& indent = {});
+
+// ------------------------------------------------------------ profile reports
+
+std::unique_ptr<ProfileWriter> make_profile_table_writer();
+std::unique_ptr<ProfileWriter> make_profile_json_writer();
+std::unique_ptr<ProfileWriter> make_profile_csv_writer();
+std::unique_ptr<ProfileWriter> make_profile_markdown_writer();
+
+// The analysis node a layer was timed for (analysis.nodes[layer.index]), or
+// nullptr when the analysis has no such node.
+const NodeReport* layer_node(const ProfileResult& result, const LayerTiming& layer);
+
+// Everything derived from one layer's timing and its static cost. An empty
+// optional is "not computable": no samples, no analysis node, or an op whose
+// cost is unknown (unknown is not zero).
+struct LayerFigures {
+  const NodeReport* node = nullptr;
+  std::optional<int64_t> flops, macs, bytes;  // from the analysis; empty for unknown ops
+  std::optional<double> share;                // median / sum of all layers' medians, 0..1
+  std::optional<double> gflops;               // flops / median / 1e9  (GFLOP/s)
+  std::optional<double> gbps;                 // bytes / median / 1e9  (GB/s)
+};
+// Sum of the layers' medians: the denominator of every share.
+double layer_median_sum(const ProfileResult& result);
+// median_sum: layer_median_sum(result), computed once by the caller.
+LayerFigures layer_figures(const ProfileResult& result, const LayerTiming& layer, double median_sum);
+
+// Layers in graph order (by index), and the top n by median time (descending,
+// ties in graph order; layers without samples left out).
+std::vector<const LayerTiming*> layers_in_order(const ProfileResult& result);
+std::vector<const LayerTiming*> hotspot_layers(const ProfileResult& result, int n);
+
+// count / seconds, empty unless both are positive and finite.
+std::optional<double> rate(double count, double seconds);
+// layer_sum.median / whole.median - 1 (the instrumentation overhead), when both are measured.
+std::optional<double> instrumentation_overhead(const ProfileResult& result);
+
+// The human (table and Markdown) profile report as data: one list of
+// sections that both writers render, so they never disagree on content.
+enum class LineStyle {
+  Plain,  // ordinary text
+  Dim,    // conventions: dim in the terminal, a quote in Markdown
+  Warn,   // notices: yellow in the terminal, a list in Markdown
+};
+struct ProfileSection {
+  std::string title;                                        // empty: no heading
+  std::vector<std::pair<std::string, std::string>> fields;  // "key  value" lines
+  std::vector<Column> columns;                              // a table, when not empty
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> highlight;     // per row
+  std::vector<std::string> lines;  // free text after the fields and the table
+  LineStyle line_style = LineStyle::Plain;
+};
+struct ProfileDocument {
+  std::string title;
+  std::vector<ProfileSection> sections;
+};
+ProfileDocument profile_document(const ProfileResult& result, const ReportOptions& options);
+
+// Render a document as aligned terminal text (profile_table_writer.cc) or as
+// GitHub-flavoured Markdown (profile_markdown_writer.cc). The joined report
+// builds its own document and renders it with these.
+void print_text_document(const ProfileDocument& doc, const Style& style, std::ostream& out);
+void print_markdown_document(const ProfileDocument& doc, std::ostream& out);
+
+}  // namespace report_detail
+}  // namespace modelstat

@@ -1,0 +1,232 @@
+// What the joined-report writers share: rates with SI prefixes, the ceilings'
+// provenance, and the human report as data (joined_document), rendered by
+// joined_table_writer.cc and joined_markdown_writer.cc through the same
+// renderers as the profile report. Everything here selects and formats; the
+// figures are join_profile's.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tools/writers/joined_writers.hpp"
+
+namespace modelstat::report {
+
+using report_detail::Align;
+using report_detail::Column;
+using report_detail::count_with_exact;
+using report_detail::human_seconds;
+using report_detail::LineStyle;
+using report_detail::percent_of;
+using report_detail::ProfileDocument;
+using report_detail::ProfileSection;
+using report_detail::rate_text;
+
+namespace {
+
+constexpr size_t kNameWidth = 36;  // node names wider than this are ellipsized in the terminal
+
+std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") : s; }
+
+// "?" after a count that is a lower bound (a shape was unknown).
+std::string inexact_mark(const JoinedNode& n) { return n.status == CostStatus::UnknownShape ? "?" : ""; }
+
+std::string count_text(const JoinedNode& n, int64_t v) {
+  return cost_known(n) ? human_count(v) + inexact_mark(n) : std::string("unknown");
+}
+
+std::string bytes_text(const JoinedNode& n) {
+  return cost_known(n) ? human_bytes(n.bytes) + inexact_mark(n) : std::string("unknown");
+}
+
+// The cells every node row has, after its rank (hotspots) or on its own (all nodes).
+std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
+  const bool shares_of_time = timed(n) && r.layer_sum_seconds > 0;
+  const bool shares_of_flops = cost_known(n) && r.profile.analysis.totals.flops > 0;
+  return {std::to_string(n.index),
+          n.name,
+          n.op_type,
+          count_text(n, n.macs),
+          count_text(n, n.flops),
+          bytes_text(n),
+          timed(n) ? human_seconds(n.median_seconds) : "-",
+          shares_of_time ? percent_of(n.share_of_time, 1.0) : "-",
+          shares_of_flops ? percent_of(n.share_of_flops, 1.0) : "-",
+          has_rates(n) ? rate_text(n.achieved_flops_per_second / 1e9) : "-",
+          has_rates(n) ? rate_text(n.achieved_bytes_per_second / 1e9) : "-",
+          has_intensity(n) ? rate_text(n.arithmetic_intensity) : "-",
+          has_bound(n) ? bound_name(n.bound) : "-",
+          has_bound(n) ? percent_of(n.efficiency, 1.0) : "-"};
+}
+
+std::vector<Column> node_columns() {
+  return {{"#"},     {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"MACs"},    {"FLOPs"},
+          {"bytes"}, {"median"},                        {"%time"},           {"%FLOPs"},  {"GFLOP/s"},
+          {"GB/s"},  {"FLOP/B"},                        {"bound", Align::Left}, {"eff"}};
+}
+
+ProfileSection context_section(const JoinedReport& r) {
+  const RunContext& c = r.profile.context;
+  ProfileSection s;
+  s.title = "Context";
+  std::string device = or_dash(c.device_name);
+  if (!c.device_kind.empty()) device += " (" + c.device_kind + ")";
+  s.fields = {{"model", or_dash(r.profile.analysis.model_path)},
+              {"device", device},
+              {"LibTorch", or_dash(c.torch_version)},
+              {"threads", std::to_string(c.threads)},
+              {"dtype", or_dash(c.dtype)},
+              {"batch", std::to_string(c.batch)},
+              {"date", or_dash(c.date)},
+              {"host", or_dash(c.host)}};
+  return s;
+}
+
+ProfileSection ceilings_section(const JoinedReport& r) {
+  const DeviceCeilings& c = r.ceilings;
+  ProfileSection s;
+  s.title = "Roofline ceilings";
+  std::string of = or_dash(c.device_name);
+  if (c.device_kind == "cpu" && c.threads > 0) of += fmt::format(", {} thread{}", c.threads, c.threads == 1 ? "" : "s");
+  s.fields = {{"source", ceilings_source_text(c)},
+              {"ceilings of", of},
+              {"peak", si_rate(r.peak_flops_per_second, "FLOP/s") + " (" + r.compute_dtype + " matmul)"},
+              {"memory bandwidth", si_rate(r.memory_bandwidth, "B/s") + " (bytes read + written, large copy)"},
+              {"ridge intensity", r.ridge_intensity > 0
+                                      ? rate_text(r.ridge_intensity) + " FLOP/B (compute-bound at or above it)"
+                                      : std::string("-")}};
+  return s;
+}
+
+ProfileSection whole_section(const JoinedReport& r) {
+  const ProfileResult& p = r.profile;
+  ProfileSection s;
+  s.title = "Whole model";
+  const bool whole = p.whole.count > 0 && p.whole.median > 0;
+  s.fields = {{"whole model (median)", whole ? human_seconds(p.whole.median) + " (clean pass)" : "-"},
+              {"layer sum", human_seconds(r.layer_sum_seconds) + " (sum of per-node medians, instrumented pass)"},
+              {"FLOPs", count_with_exact(p.analysis.totals.flops)},
+              {"achieved", whole ? si_rate(r.whole_achieved_flops_per_second, "FLOP/s") + " (FLOPs / whole-model median)"
+                                 : "-"},
+              {"efficiency", whole && r.peak_flops_per_second > 0
+                                 ? percent_of(r.whole_efficiency, 1.0) + " of the " + r.compute_dtype + " peak"
+                                 : "-"}};
+  if (p.analysis.totals.nodes_exact < p.analysis.totals.nodes)
+    s.lines.push_back("FLOPs coverage: " + report_detail::coverage_summary(p.analysis));
+  return s;
+}
+
+ProfileSection hotspot_section(const JoinedReport& r, size_t n) {
+  ProfileSection s;
+  s.title = fmt::format("Hotspots (top {} by median time)", n);
+  s.columns = node_columns();
+  s.columns.insert(s.columns.begin(), Column{"rank"});
+  for (size_t i = 0; i < n; ++i) {
+    const JoinedNode& node = r.nodes[size_t(r.hotspots[i])];
+    std::vector<std::string> cells = node_cells(r, node);
+    cells.insert(cells.begin(), std::to_string(i + 1));
+    s.rows.push_back(std::move(cells));
+    s.highlight.push_back(node.status != CostStatus::Exact);
+  }
+  return s;
+}
+
+ProfileSection nodes_section(const JoinedReport& r) {
+  ProfileSection s;
+  s.title = fmt::format("Per-node roofline ({} nodes, graph order)", r.nodes.size());
+  s.columns = node_columns();
+  for (const JoinedNode& n : r.nodes) {
+    s.rows.push_back(node_cells(r, n));
+    s.highlight.push_back(n.status != CostStatus::Exact);
+  }
+  return s;
+}
+
+ProfileSection op_type_section(const JoinedReport& r) {
+  ProfileSection s;
+  s.title = "By op type (by time)";
+  s.columns = {{"op", Align::Left}, {"nodes"}, {"FLOPs"}, {"bytes"}, {"time"}, {"%time"}, {"%FLOPs"}, {"GFLOP/s"}};
+  const int64_t total_flops = r.profile.analysis.totals.flops;
+  bool any_partial = false;
+  for (const JoinedOpType& t : r.by_op_type) {
+    const bool none_known = t.nodes_not_exact == t.count;
+    // Nothing counted: "unknown". Some nodes not exact: the count is a lower bound, "?".
+    const bool unknown = none_known && t.flops == 0 && t.bytes == 0;
+    const std::string mark = t.nodes_not_exact > 0 ? "?" : "";
+    any_partial = any_partial || (t.nodes_not_exact > 0 && !unknown);
+    s.rows.push_back({t.op_type, std::to_string(t.count), unknown ? "unknown" : human_count(t.flops) + mark,
+                      unknown ? "unknown" : human_bytes(t.bytes) + mark,
+                      human_seconds(t.seconds),
+                      r.layer_sum_seconds > 0 ? percent_of(t.share_of_time, 1.0) : "-",
+                      total_flops > 0 && !none_known ? percent_of(t.share_of_flops, 1.0) : "-",
+                      !none_known && t.seconds > 0 ? rate_text(t.achieved_flops_per_second / 1e9) : "-"});
+    s.highlight.push_back(t.nodes_not_exact > 0);
+  }
+  if (any_partial)
+    s.lines.push_back("?: some nodes of this type have no exact cost; the FLOPs and bytes are a lower bound");
+  return s;
+}
+
+}  // namespace
+
+std::string si_rate(double per_second, const std::string& unit) {
+  if (!std::isfinite(per_second) || per_second <= 0) return "-";
+  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  size_t prefix = 0;
+  double v = per_second;
+  while (v >= 999.5 && prefix + 1 < std::size(kPrefixes)) {  // 999.7 G prints as 1.00 T, not 1000 G
+    v /= 1000.0;
+    ++prefix;
+  }
+  const int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+  return fmt::format("{:.{}f} {}{}", v, decimals, kPrefixes[prefix], unit);
+}
+
+std::string ceilings_source_text(const DeviceCeilings& c) {
+  if (!c.measured()) return or_dash(c.source) + " (vendor figures, not measured on this device)";
+  std::string out = "measured";
+  if (!c.date.empty()) out += " " + c.date;
+  if (!c.host.empty()) out += " on " + c.host;
+  return out;
+}
+
+ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& options) {
+  ProfileDocument doc;
+  doc.title = "modelstat report: " + or_dash(r.profile.analysis.model_path);
+  doc.sections.push_back(context_section(r));
+  doc.sections.push_back(ceilings_section(r));
+
+  ProfileSection conventions;
+  conventions.lines = {
+      std::string("convention: ") + (kCostConvention ? kCostConvention : ""),
+      "time: per-node medians of the instrumented pass; %time: share of their sum (the layer sum); "
+      "%FLOPs: share of the model's FLOPs",
+      "roofline: GFLOP/s = FLOPs / median, GB/s = bytes / median, FLOP/B = FLOPs / bytes; bound = compute "
+      "when FLOP/B >= the ridge intensity, else memory; eff = GFLOP/s / peak (compute) or GB/s / bandwidth "
+      "(memory)"};
+  conventions.line_style = LineStyle::Dim;
+  doc.sections.push_back(std::move(conventions));
+
+  doc.sections.push_back(whole_section(r));
+  const size_t top = std::min(r.hotspots.size(), size_t(std::max(options.top, 0)));
+  if (top > 0) doc.sections.push_back(hotspot_section(r, top));
+  if (options.show_all_nodes && !r.nodes.empty()) doc.sections.push_back(nodes_section(r));
+  if (!r.by_op_type.empty()) doc.sections.push_back(op_type_section(r));
+
+  ProfileSection notices;
+  notices.title = "Notices";
+  notices.line_style = LineStyle::Warn;
+  const auto above = std::count_if(r.nodes.begin(), r.nodes.end(),
+                                   [](const JoinedNode& n) { return has_bound(n) && n.efficiency > 1.0; });
+  if (above > 0)
+    notices.lines.push_back(fmt::format(
+        "note: {} node(s) run above their roof (eff > 100%): a memory-bound node whose data stayed in a cache "
+        "beats the measured bandwidth; otherwise the ceilings are low (quick, or from another device)",
+        above));
+  for (const std::string& notice : r.notices) notices.lines.push_back("note: " + notice);
+  for (const std::string& notice : r.profile.notices) notices.lines.push_back("note: " + notice);
+  if (!notices.lines.empty()) doc.sections.push_back(std::move(notices));
+  return doc;
+}
+
+}  // namespace modelstat::report

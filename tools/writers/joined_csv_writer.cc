@@ -1,0 +1,58 @@
+// Joined report, CSV: one header row, then one row per node in graph order,
+// every node whatever ReportOptions says. One record type only, so a
+// spreadsheet or pandas.read_csv reads it as is; the run's conditions and the
+// ceilings are in the JSON report. Units: seconds, FLOP/s, bytes/s, FLOPs per
+// byte, shares and efficiency as fractions (0.25 = 25%); doubles as the
+// shortest decimal that reads back as the same double, integers exact. An
+// empty field is "does not exist": an unknown op's cost, a rate of a node with
+// no time, the efficiency of a node with no bound. RFC 4180 quoting.
+#include <ostream>
+
+#include "tools/writers/joined_writers.hpp"
+
+namespace modelstat::report {
+
+namespace {
+
+using report_detail::csv_double;
+using report_detail::csv_field;
+
+class JoinedCsvWriter final : public JoinedWriter {
+ public:
+  void write(const JoinedReport& r, const ReportOptions& /*options*/, std::ostream& out) const override {
+    out << "index,name,op_type,cost_status,macs,flops,bytes,median_s,share_of_time,share_of_flops,"
+           "achieved_flops_per_s,achieved_bytes_per_s,arithmetic_intensity,bound,attainable_flops_per_s,"
+           "efficiency\n";
+    const bool any_time = r.layer_sum_seconds > 0;
+    const bool any_flops = r.profile.analysis.totals.flops > 0;
+    for (const JoinedNode& n : r.nodes) {
+      auto count = [&](int64_t v) { return cost_known(n) ? std::to_string(v) : std::string(); };
+      auto real = [](bool exists, double v) { return exists ? csv_double(v) : std::string(); };
+      const std::vector<std::string> fields = {
+          std::to_string(n.index),
+          csv_field(n.name),
+          csv_field(n.op_type),
+          cost_status_name(n.status),
+          count(n.macs),
+          count(n.flops),
+          count(n.bytes),
+          real(timed(n), n.median_seconds),
+          real(timed(n) && any_time, n.share_of_time),
+          real(cost_known(n) && any_flops, n.share_of_flops),
+          real(has_rates(n), n.achieved_flops_per_second),
+          real(has_rates(n), n.achieved_bytes_per_second),
+          real(has_intensity(n), n.arithmetic_intensity),
+          has_bound(n) ? bound_name(n.bound) : "",
+          real(has_bound(n), n.attainable_flops_per_second),
+          real(has_bound(n), n.efficiency),
+      };
+      out << report_detail::join(fields, ",") << '\n';
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<JoinedWriter> make_joined_csv_writer() { return std::make_unique<JoinedCsvWriter>(); }
+
+}  // namespace modelstat::report

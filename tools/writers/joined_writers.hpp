@@ -1,0 +1,55 @@
+// The joined-report writers, one file each (tools/writers/joined_*_writer.cc),
+// behind make_joined_writer (modelstat/joined.hpp). They only format; every
+// figure comes from join_profile (analyzer/measurements/join.cc).
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "modelstat/joined.hpp"
+#include "tools/writers/writers.hpp"
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat::report {
+
+std::unique_ptr<JoinedWriter> make_joined_table_writer();
+std::unique_ptr<JoinedWriter> make_joined_json_writer();
+std::unique_ptr<JoinedWriter> make_joined_csv_writer();
+std::unique_ptr<JoinedWriter> make_joined_markdown_writer();
+std::unique_ptr<JoinedWriter> make_joined_html_writer();
+std::unique_ptr<JoinedWriter> make_joined_trace_writer();
+
+// What a writer may show of a node. join_profile stores 0 for a figure it
+// could not compute; these say which zeros mean "does not exist", so a writer
+// prints "-" / null / an empty field instead ("unknown is not zero").
+inline bool cost_known(const JoinedNode& n) { return n.status != CostStatus::UnknownOp; }
+inline bool timed(const JoinedNode& n) { return std::isfinite(n.median_seconds) && n.median_seconds > 0; }
+inline bool has_rates(const JoinedNode& n) { return cost_known(n) && timed(n); }          // achieved FLOP/s, B/s
+inline bool has_intensity(const JoinedNode& n) { return cost_known(n) && n.bytes > 0; }   // FLOPs / bytes
+inline bool has_bound(const JoinedNode& n) { return n.bound != Bound::None; }            // attainable, efficiency
+
+// A rate with an SI prefix and about 3 significant digits: si_rate(5.12e13,
+// "FLOP/s") = "51.2 TFLOP/s", si_rate(2.0e9, "B/s") = "2.00 GB/s"; "-" when not
+// positive and finite.
+std::string si_rate(double per_second, const std::string& unit);
+
+// "measured 2024-05-01 on host (16 threads)" or "datasheet: h100-sxm (not measured)".
+std::string ceilings_source_text(const DeviceCeilings& c);
+
+// The instrumented iteration the trace writer draws: the one whose layer sum
+// (its per-node samples added up) is the median of all iterations' layer sums
+// (the lower median for an even count; ties go to the earliest). count: the
+// iterations every timed layer has a sample of. Throws Error(Usage) when no
+// layer has samples.
+struct TraceIteration {
+  size_t index = 0, count = 0;
+};
+TraceIteration median_iteration(const ProfileResult& profile);
+
+// The human report (table and Markdown) as data, like profile_document():
+// header, ceilings, whole model, hotspots, per-node table (unless
+// options.show_all_nodes is false), by op type, notices.
+report_detail::ProfileDocument joined_document(const JoinedReport& report, const ReportOptions& options);
+
+}  // namespace modelstat::report

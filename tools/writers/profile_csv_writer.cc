@@ -1,0 +1,64 @@
+// CSV profile report: one header row, then one row per layer in graph order.
+// Times in seconds and rates as the shortest decimal that reads back as the
+// same double; integers exact. An empty field is "not computable": no samples,
+// or a cost the analysis does not know (unknown is not zero). Quoting is
+// RFC 4180 (csv_field), rows end in "\n" like the analysis CSV.
+#include <ostream>
+
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat {
+namespace report_detail {
+namespace {
+
+std::string optional_int(const std::optional<int64_t>& v) {
+  return v ? std::to_string(*v) : std::string();
+}
+
+std::string optional_double(const std::optional<double>& v) {
+  return v ? csv_double(*v) : std::string();
+}
+
+class ProfileCsvWriter final : public ProfileWriter {
+ public:
+  void write(const ProfileResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {
+    out << "index,name,op_type,median_s,mean_s,p90_s,p99_s,min_s,max_s,stddev_s,runs,share_of_layer_sum,"
+           "flops,macs,bytes,achieved_gflops,achieved_gbps\n";
+    const double sum = layer_median_sum(r);
+    for (const LayerTiming* layer : layers_in_order(r)) {
+      const TimingSummary& t = layer->time;
+      const bool measured = t.count > 0;
+      auto time = [&](double v) { return measured ? csv_double(v) : std::string(); };
+      const LayerFigures f = layer_figures(r, *layer, sum);
+      const std::vector<std::string> fields = {
+          std::to_string(layer->index),
+          csv_field(layer->name),
+          csv_field(layer->op_type),
+          time(t.median),
+          time(t.mean),
+          time(t.p90),
+          time(t.p99),
+          time(t.min),
+          time(t.max),
+          time(t.stddev),
+          std::to_string(t.count),
+          optional_double(f.share),
+          optional_int(f.flops),
+          optional_int(f.macs),
+          optional_int(f.bytes),
+          optional_double(f.gflops),  // GFLOP/s = flops / median / 1e9
+          optional_double(f.gbps),    // GB/s = bytes / median / 1e9
+      };
+      out << join(fields, ",") << '\n';
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ProfileWriter> make_profile_csv_writer() {
+  return std::make_unique<ProfileCsvWriter>();
+}
+
+}  // namespace report_detail
+}  // namespace modelstat

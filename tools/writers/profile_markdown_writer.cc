@@ -1,0 +1,70 @@
+// GitHub-flavoured Markdown profile report: the same content as the terminal
+// table (profile_document()), for pasting into an issue or a pull request.
+// print_markdown_document renders any ProfileDocument; the joined report's
+// Markdown uses it too.
+#include <ostream>
+
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat {
+namespace report_detail {
+namespace {
+
+class ProfileMarkdownWriter final : public ProfileWriter {
+ public:
+  void write(const ProfileResult& r, const ReportOptions& options, std::ostream& out) const override {
+    print_markdown_document(profile_document(r, options), out);
+  }
+};
+
+}  // namespace
+
+void print_markdown_document(const ProfileDocument& doc, std::ostream& out) {
+  out << "# " << md_text(doc.title) << "\n\n";
+  for (const ProfileSection& s : doc.sections) {
+    if (!s.title.empty()) out << "## " << md_text(s.title) << "\n\n";
+    if (!s.fields.empty()) {
+      MdTable fields({"metric", "value"}, {Align::Left, Align::Right});
+      for (const auto& [key, value] : s.fields) fields.add_row({md_text(key), md_text(value)});
+      fields.print(out);
+    }
+    if (!s.columns.empty()) {
+      std::vector<std::string> headers;
+      std::vector<Align> aligns;
+      for (const Column& c : s.columns) {
+        headers.push_back(md_text(c.header));
+        aligns.push_back(c.align);
+      }
+      MdTable table(std::move(headers), std::move(aligns));
+      for (const std::vector<std::string>& row : s.rows) {
+        std::vector<std::string> cells;
+        for (const std::string& cell : row) cells.push_back(md_text(cell));  // full names: no ellipsis
+        table.add_row(std::move(cells));
+      }
+      table.print(out);
+    }
+    if (s.lines.empty()) continue;
+    for (size_t i = 0; i < s.lines.size(); ++i) {
+      const std::string text = md_text(s.lines[i]);
+      switch (s.line_style) {
+        case LineStyle::Plain:
+          out << text << "\n\n";  // one paragraph each
+          break;
+        case LineStyle::Dim:
+          out << (i ? ">\n" : "") << "> " << text << '\n';  // one quote, a paragraph per line
+          break;
+        case LineStyle::Warn:
+          out << "- " << text << '\n';
+          break;
+      }
+    }
+    if (s.line_style != LineStyle::Plain) out << '\n';
+  }
+}
+
+std::unique_ptr<ProfileWriter> make_profile_markdown_writer() {
+  return std::make_unique<ProfileMarkdownWriter>();
+}
+
+}  // namespace report_detail
+}  // namespace modelstat

@@ -1,0 +1,64 @@
+// Terminal profile report: profile_document() rendered as aligned plain-text
+// blocks and tables in human units, optional ANSI colour. print_text_document
+// renders any ProfileDocument; the joined report's table uses it too.
+#include <ostream>
+
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat {
+namespace report_detail {
+namespace {
+
+constexpr size_t kWrapWidth = 100;  // free-text lines are wrapped here
+
+class ProfileTableWriter final : public ProfileWriter {
+ public:
+  void write(const ProfileResult& r, const ReportOptions& options, std::ostream& out) const override {
+    print_text_document(profile_document(r, options), Style(options.color), out);
+  }
+};
+
+}  // namespace
+
+void print_text_document(const ProfileDocument& doc, const Style& style, std::ostream& out) {
+  out << style.bold(doc.title) << '\n';
+  for (const ProfileSection& s : doc.sections) {
+    out << '\n';
+    if (!s.title.empty()) out << style.bold(s.title) << '\n';
+    if (!s.fields.empty()) {
+      KeyValueBlock block;
+      for (const auto& [key, value] : s.fields) block.add(key, value);
+      block.print(out);
+    }
+    if (!s.columns.empty()) {
+      TextTable table(s.columns);
+      for (size_t i = 0; i < s.rows.size(); ++i) table.add_row(s.rows[i], i < s.highlight.size() && s.highlight[i]);
+      table.print(out, style);
+    }
+    // Titled sections indent their text under the heading; the untitled
+    // conventions block starts at the margin, like the analysis report.
+    const std::string indent = s.title.empty() ? "" : "  ";
+    for (const std::string& line : s.lines) {
+      const std::string text = word_wrap(line, kWrapWidth, indent, indent + "    ");
+      switch (s.line_style) {
+        case LineStyle::Plain:
+          out << text;
+          break;
+        case LineStyle::Dim:
+          out << style.dim(text);
+          break;
+        case LineStyle::Warn:
+          out << style.yellow(text);
+          break;
+      }
+      out << '\n';
+    }
+  }
+}
+
+std::unique_ptr<ProfileWriter> make_profile_table_writer() {
+  return std::make_unique<ProfileTableWriter>();
+}
+
+}  // namespace report_detail
+}  // namespace modelstat

@@ -1,0 +1,174 @@
+// Terminal report: aligned plain-text tables in human units, optional ANSI colour.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "tools/writers/format_util.hpp"
+
+namespace modelstat {
+namespace report_detail {
+namespace {
+
+constexpr size_t kNameWidth = 40;   // node names wider than this are ellipsized
+constexpr size_t kShapeWidth = 32;  // so are output-shape lists
+constexpr size_t kWrapWidth = 100;  // the convention paragraph is wrapped here
+
+std::string seconds_text(double seconds) {
+  if (seconds < 1.0) return fmt::format("{:.1f} ms", seconds * 1e3);
+  return fmt::format("{:.2f} s", seconds);
+}
+
+std::string opset_text(const OpsetImport& opset) {
+  return fmt::format("{} {}", opset.domain.empty() ? "ai.onnx" : opset.domain, opset.version);
+}
+
+class TableWriter final : public AnalysisWriter {
+ public:
+  void write(const AnalysisResult& r, const ReportOptions& options, std::ostream& out) const override {
+    const Style style(options.color);
+    const AnalysisTotals& t = r.totals;
+
+    // Header block: what was read.
+    out << style.bold("modelstat: " + r.model_path) << '\n';
+    {
+      KeyValueBlock header;
+      header.add("producer", r.producer.empty() ? std::string("-") : r.producer);
+      header.add("IR version", std::to_string(r.ir_version));
+      std::vector<std::string> opsets;
+      for (const OpsetImport& o : r.opsets) opsets.push_back(opset_text(o));
+      header.add("opsets", join(opsets, ", "));
+      header.add("file size", bytes_with_exact(r.file_size_bytes));
+      header.add("inputs", r.inputs);
+      header.add("outputs", r.outputs);
+      header.print(out);
+    }
+    out << '\n';
+    const char* convention = kCostConvention ? kCostConvention : "";
+    out << style.dim(word_wrap(convention, kWrapWidth, "convention: ", "            ")) << "\n\n";
+
+    // Per-layer table.
+    bool any_inexact = false;
+    if (options.show_all_nodes) {
+      out << style.bold(fmt::format("Per-layer costs ({} nodes)", r.nodes.size())) << '\n';
+      TextTable layers({{"#"},
+                        {"node", Align::Left},
+                        {"op", Align::Left},
+                        {"output shape", Align::Left},
+                        {"params"},
+                        {"MACs"},
+                        {"FLOPs"},
+                        {"bytes"},
+                        {"%FLOPs"},
+                        {"st", Align::Left}});
+      for (const NodeReport& n : r.nodes) {
+        const bool inexact = n.cost.status != CostStatus::Exact;
+        any_inexact = any_inexact || inexact;
+        layers.add_row({std::to_string(n.index), ellipsize(n.name, kNameWidth), op_label(n),
+                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), human_count(n.cost.params),
+                        human_count(n.cost.macs), human_count(n.cost.flops), human_bytes(n.cost.bytes()),
+                        percent(n.cost.flops, t.flops), status_marker(n.cost.status)},
+                       inexact);
+      }
+      layers.print(out, style);
+      if (any_inexact) out << "  " << style.dim(std::string("st: ") + kStatusLegend) << '\n';
+      out << '\n';
+    }
+
+    // Totals.
+    out << style.bold("Totals") << '\n';
+    {
+      KeyValueBlock totals;
+      totals.add("nodes", std::to_string(t.nodes));
+      totals.add("params", count_with_exact(t.params) + ", deduplicated");
+      totals.add("MACs", count_with_exact(t.macs));
+      totals.add("FLOPs", count_with_exact(t.flops));
+      totals.add("bytes read", bytes_with_exact(t.bytes_read));
+      totals.add("bytes written", bytes_with_exact(t.bytes_written));
+      totals.add("weight size", bytes_with_exact(t.weight_bytes));
+      std::string peak = bytes_with_exact(t.peak_activation_bytes);
+      if (!t.peak_at_node.empty()) peak += " at node " + t.peak_at_node;
+      if (t.peak_is_lower_bound) peak += " (lower bound: some activation sizes unknown)";
+      totals.add("peak activations", peak);
+      totals.add("input bytes", bytes_with_exact(t.input_bytes));
+      totals.add("output bytes", bytes_with_exact(t.output_bytes));
+      totals.print(out);
+    }
+    out << '\n';
+
+    if (!r.size_by_dtype.empty()) {
+      out << style.bold("Model size by dtype") << '\n';
+      TextTable sizes({{"dtype", Align::Left}, {"tensors"}, {"elements"}, {"bytes"}, {"share"}});
+      for (const DTypeSize& d : r.size_by_dtype)
+        sizes.add_row({d.dtype, std::to_string(d.tensors), human_count(d.elements), human_bytes(d.bytes),
+                       percent(d.bytes, t.weight_bytes)});
+      sizes.print(out, style);
+      out << '\n';
+    }
+
+    if (!r.shared_weights.empty()) {
+      out << style.bold(fmt::format("Shared weights: {} weight{} shared by several nodes, counted once",
+                                    r.shared_weights.size(), r.shared_weights.size() == 1 ? "" : "s"))
+          << '\n';
+      TextTable shared({{"weight", Align::Left}, {"elements"}, {"consumers", Align::Left}});
+      for (const SharedWeight& w : r.shared_weights) {
+        std::vector<std::string> consumers;
+        for (const std::string& c : w.consumers) consumers.push_back(ellipsize(c, kNameWidth));
+        shared.add_row({ellipsize(w.name, kNameWidth), human_count(w.elements),
+                        ellipsize(join(consumers, ", "), 2 * kNameWidth)});
+      }
+      shared.print(out, style);
+      out << '\n';
+    }
+
+    if (!r.by_op_type.empty()) {
+      out << style.bold("By op type") << '\n';
+      TextTable ops(
+          {{"op", Align::Left}, {"count"}, {"params"}, {"MACs"}, {"FLOPs"}, {"%FLOPs"}, {"unknown"}});
+      for (const OpTypeSummary& s : r.by_op_type)
+        ops.add_row({s.op_type, std::to_string(s.count), human_count(s.params), human_count(s.macs),
+                     human_count(s.flops), percent(s.flops, t.flops),
+                     s.unknown ? std::to_string(s.unknown) : std::string()},
+                    s.unknown > 0);
+      ops.print(out, style);
+      out << '\n';
+    }
+
+    const std::vector<const NodeReport*> hot = hotspot_nodes(r, options.top);
+    if (!hot.empty()) {
+      out << style.bold(fmt::format("Hotspots (top {} by FLOPs)", hot.size())) << '\n';
+      TextTable hotspots({{"rank"},
+                          {"#"},
+                          {"node", Align::Left},
+                          {"op", Align::Left},
+                          {"MACs"},
+                          {"FLOPs"},
+                          {"%FLOPs"},
+                          {"FLOPs/byte"}});
+      for (size_t i = 0; i < hot.size(); ++i) {
+        const NodeReport& n = *hot[i];
+        hotspots.add_row({std::to_string(i + 1), std::to_string(n.index), ellipsize(n.name, kNameWidth),
+                          op_label(n), human_count(n.cost.macs), human_count(n.cost.flops),
+                          percent(n.cost.flops, t.flops),
+                          fmt::format("{:.1f}", n.cost.arithmetic_intensity())});
+      }
+      hotspots.print(out, style);
+      out << '\n';
+    }
+
+    const std::string coverage = "coverage: " + coverage_summary(r);
+    out << (t.nodes_exact < t.nodes ? style.yellow(coverage) : coverage) << '\n';
+    if (!r.unknown_dims.empty()) out << "unknown dims: " << join(r.unknown_dims, ", ") << '\n';
+    for (const std::string& notice : r.notices) out << style.yellow("note: " + notice) << '\n';
+    out << "analysis time: " << seconds_text(r.analysis_seconds) << '\n';
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AnalysisWriter> make_table_writer() {
+  return std::make_unique<TableWriter>();
+}
+
+}  // namespace report_detail
+}  // namespace modelstat
