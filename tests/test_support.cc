@@ -5,9 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <utility>
 
 namespace modelstat::test {
@@ -118,6 +124,72 @@ cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset) {
   }
   return rule->fn(cost::CostContext(graph, node));
 }
+
+std::string normalise_volatile(std::string text, const std::vector<std::string>& volatile_values) {
+  for (const std::string& v : volatile_values) {
+    if (v.empty()) continue;
+    for (size_t at = text.find(v); at != std::string::npos; at = text.find(v, at + 1))
+      text.replace(at, v.size(), "<VOLATILE>");
+  }
+  static const std::regex date(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)");
+  return std::regex_replace(text, date, "<DATE>");
+}
+
+#ifdef MODELSTAT_SOURCE_DIR
+namespace {
+
+// "@@ -a,n +b,m @@" and the differing run of lines between the common head
+// and the common tail, with up to three lines of context before it; each side
+// shows at most 20 lines.
+std::string first_difference(const std::vector<std::string>& expected, const std::vector<std::string>& actual) {
+  size_t head = 0;
+  while (head < expected.size() && head < actual.size() && expected[head] == actual[head]) ++head;
+  size_t tail = 0;
+  while (tail < expected.size() - head && tail < actual.size() - head &&
+         expected[expected.size() - 1 - tail] == actual[actual.size() - 1 - tail])
+    ++tail;
+  const size_t context = std::min<size_t>(head, 3), kMost = 20;
+  const size_t removed = expected.size() - head - tail, added = actual.size() - head - tail;
+  std::ostringstream out;
+  out << "@@ -" << head - context + 1 << "," << context + removed << " +" << head - context + 1 << ","
+      << context + added << " @@\n";
+  for (size_t i = head - context; i < head; ++i) out << " " << expected[i] << "\n";
+  for (size_t i = 0; i < std::min(removed, kMost); ++i) out << "-" << expected[head + i] << "\n";
+  if (removed > kMost) out << "-... " << removed - kMost << " more lines\n";
+  for (size_t i = 0; i < std::min(added, kMost); ++i) out << "+" << actual[head + i] << "\n";
+  if (added > kMost) out << "+... " << added - kMost << " more lines\n";
+  return out.str();
+}
+
+}  // namespace
+
+void expect_golden(const std::string& name, const std::string& actual, const std::vector<std::string>& volatile_values) {
+  const std::string relative = "tests/data/golden/" + name;
+  const std::string path = std::string(MODELSTAT_SOURCE_DIR) + "/" + relative;
+  const std::string text = normalise_volatile(actual, volatile_values);
+  const char* update = std::getenv("MODELSTAT_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+    std::printf("modelstat: wrote %s\n", path.c_str());
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in.good()) {
+    ADD_FAILURE() << "no golden file " << relative << "; create it with\n  MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R '"
+                  << testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() << "'";
+    return;
+  }
+  std::stringstream expected;
+  expected << in.rdbuf();
+  if (expected.str() == text) return;
+  ADD_FAILURE() << relative << " differs from the writer's output (normalised):\n"
+                << first_difference(lines_of(expected.str()), lines_of(text))
+                << "If the change is intended, regenerate the file and review it with git diff:\n"
+                << "  MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R '"
+                << testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() << "'";
+}
+#endif
 
 #ifdef MODELSTAT_BINARY
 CliResult run_modelstat_cli(const std::string& args, const std::string& env, int timeout_seconds) {

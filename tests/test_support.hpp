@@ -179,6 +179,27 @@ struct CliResult {
 CliResult run_modelstat_cli(const std::string& args, const std::string& env = {}, int timeout_seconds = 300);
 #endif
 
+// ------------------------------------------------------------ golden files
+
+// Replaces what differs from run to run or machine to machine with a fixed
+// token, so a writer's output can be compared with a checked-in file:
+// ISO 8601 dates and timestamps ("2024-04-30", "2024-04-30T12:00:00Z") become
+// <DATE>, and each `volatile_values` entry (a host name, a LibTorch version, a
+// temporary path, a timing measured at run time as the writer prints it)
+// becomes <VOLATILE>. Plain text in, plain text out.
+std::string normalise_volatile(std::string text, const std::vector<std::string>& volatile_values = {});
+
+#ifdef MODELSTAT_SOURCE_DIR
+// Compares `actual` (normalised) with tests/data/golden/NAME. On a mismatch
+// the calling test fails with a unified-style diff of the first differing
+// lines and the command that regenerates the file. With MODELSTAT_UPDATE_GOLDEN=1
+// in the environment the file is (re)written instead, and the test passes:
+//   MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
+// then review the change with `git diff tests/data/golden`.
+void expect_golden(const std::string& name, const std::string& actual,
+                   const std::vector<std::string>& volatile_values = {});
+#endif
+
 // ------------------------------------------------------- report text helpers
 
 inline std::vector<std::string> lines_of(const std::string& text) {

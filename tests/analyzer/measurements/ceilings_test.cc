@@ -486,5 +486,22 @@ TEST(CeilingsTable, DatasheetIsLabelledAndUnsavedSaysNothingAboutSaving) {
   EXPECT_FALSE(contains(out.str(), "probe took")) << out.str();
 }
 
+// The whole `device` output for the full record, as a table and as JSON, and
+// the table of a datasheet. The probe's run time, the save path, the date, the
+// host and the LibTorch version differ from run to run: normalised away.
+TEST(WritersGolden, CeilingsTableAndJson) {
+  report::CeilingsTableExtras extras;
+  extras.probe_seconds = 41.5;
+  extras.saved_path = "/tmp/x/ceilings-cuda.json";
+  const std::vector<std::string> volatile_values = {"41.5 s", extras.saved_path, "node-7", "2.5.1"};
+  std::ostringstream table;
+  report::write_ceilings_table(sample_ceilings(), extras, table);
+  test::expect_golden("ceilings.txt", table.str(), volatile_values);
+  test::expect_golden("ceilings.json", ceilings_to_json(sample_ceilings()), volatile_values);
+  std::ostringstream datasheet;
+  report::write_ceilings_table(datasheet_ceilings("l4"), {}, datasheet);
+  test::expect_golden("ceilings-datasheet.txt", datasheet.str());
+}
+
 }  // namespace
 }  // namespace modelstat

@@ -468,6 +468,15 @@ TEST(CompareWriters, JsonCarriesEveryNodeAndTheGate) {
   EXPECT_THROW(make_compare_writer("csv"), Error);
 }
 
+// The whole output of every format for the regression example.
+TEST(WritersGolden, CompareEveryFormat) {
+  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
+           {"table", "compare.txt"}, {"json", "compare.json"}, {"md", "compare.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(regression_example(), format));
+  }
+}
+
 // ------------------------------------------------------------------ the command
 
 struct RunResult {

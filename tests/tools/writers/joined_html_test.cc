@@ -1,10 +1,12 @@
-// Golden-shape tests of the HTML joined report (tools/writers/joined_html_writer.cc)
-// and its SVG helpers (tools/writers/svg_chart.*). The page is pinned by its
-// structure: one document, every section and chart present, nothing loaded from
-// the network, model strings escaped, one scatter point per plottable node, no
-// NaN/Inf for degenerate input. The JoinedReport comes from the real
-// join_profile on hand-built profiles, so the expected figures below are
-// worked out by hand from the fixture, not copied from the writer.
+// Tests of the HTML joined report (tools/writers/joined_html_writer.cc) and its
+// SVG helpers (tools/writers/svg_chart.*). The page's markup is pinned by golden
+// files (tests/data/golden/joined-small*.html, JoinedHtmlGolden below;
+// regenerate with MODELSTAT_UPDATE_GOLDEN=1); the tests here check behaviour:
+// nothing loaded from the network, model strings escaped, which nodes each
+// chart plots, the options, no NaN/Inf for degenerate input. The JoinedReport
+// comes from the real join_profile on hand-built profiles, so the expected
+// figures below are worked out by hand from the fixture, not copied from the
+// writer.
 //
 // MODELSTAT_HTML_EXAMPLE=path.html makes JoinedHtml.ExamplePage write its
 // page (a synthetic ResNet-18-like profile) there, to look at it:
@@ -31,6 +33,7 @@
 #include "modelstat/profile.hpp"
 #include "tools/writers/writers.hpp"
 #include "tools/writers/svg_chart.hpp"
+#include "test_support.hpp"
 
 namespace modelstat {
 namespace {
@@ -162,25 +165,23 @@ std::string html_of(const JoinedReport& r, ReportOptions options = {}) {
 
 // ------------------------------------------------------------ page shape
 
-TEST(JoinedHtml, OneDocumentWithEverySectionAndChart) {
+// The whole page for the small profile against measured ceilings, and with a
+// batch sweep against a datasheet whose long source name keeps its kind in the
+// badge: one document, every section and chart, the summary's figures.
+TEST(WritersGolden, JoinedHtmlPages) {
+  test::expect_golden("joined-small.html", html_of(join_profile(small_profile(), cpu_ceilings(50e9, 100e9))));
+  ProfileResult p = small_profile();
+  p.batch_sweep = {{1, true, "", 2e-3, 500}, {4, true, "", 5e-3, 800}, {16, true, "", 1.6e-2, 1000},
+                   {64, false, "out of memory", 0, 0}};
+  test::expect_golden("joined-small-sweep-datasheet.html",
+                      html_of(join_profile(p, cpu_ceilings(50e9, 100e9, "datasheet: a very long accelerator name, rev 2"))));
+}
+
+TEST(JoinedHtml, OneDocumentEndingWithIt) {
   const std::string html = html_of(join_profile(small_profile(), cpu_ceilings(50e9, 100e9)));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(count_of(html, "<html"), 1u);
   EXPECT_EQ(count_of(html, "</html>"), 1u);
-  EXPECT_EQ(count_of(html, "<body"), 1u);
-  EXPECT_EQ(count_of(html, "<head>"), 1u);
-  EXPECT_NE(html.find("<meta charset=\"utf-8\">"), std::string::npos);
-  for (const char* id :
-       {"summary", "charts", "chart-scatter", "chart-roofline", "chart-optype", "chart-latency",
-        "chart-batch", "hotspots", "layers", "op-types", "notices", "conventions"})
-    EXPECT_EQ(count_of(html, std::string("id=\"") + id + "\""), 1u) << id;
-  // Five charts, four with an SVG here (the batch one is a note: no sweep).
-  EXPECT_EQ(count_of(html, "<figure"), 5u);
-  EXPECT_EQ(count_of(html, "</figure>"), 5u);
-  EXPECT_EQ(count_of(html, "<svg"), 4u);
-  EXPECT_EQ(count_of(html, "</svg>"), 4u);
-  EXPECT_EQ(count_of(html, "<table"), 3u);
-  EXPECT_EQ(count_of(html, "</table>"), 3u);
   // The page ends with the document, nothing after it.
   EXPECT_EQ(html.substr(html.size() - 8), "</html>\n");
 }
@@ -278,14 +279,11 @@ TEST(JoinedHtml, RooflineHasRoofsRidgeAndOneMarkerPerCostedNode) {
   EXPECT_NE(roof.find("intensity 20 FLOP/B, compute-bound, efficiency 2.0%"), std::string::npos);
 }
 
-TEST(JoinedHtml, SummaryShowsTheRunAndTheCeilings) {
+TEST(JoinedHtml, SummaryFiguresAreWorkedOutFromTheRun) {
   const std::string html = html_of(join_profile(small_profile(), cpu_ceilings(50e9, 100e9)));
   const std::string summary = element(html, "summary", "</header>");
   ASSERT_FALSE(summary.empty());
-  EXPECT_NE(summary.find("Test CPU (cpu)"), std::string::npos);
-  EXPECT_NE(summary.find("dtype <b>fp32</b>"), std::string::npos);
-  EXPECT_NE(summary.find("threads <b>4</b>"), std::string::npos);
-  EXPECT_NE(summary.find("Whole-model median</div><div class=\"v\">2.50 ms</div>"), std::string::npos);
+  EXPECT_NE(summary.find("2.50 ms"), std::string::npos);
   EXPECT_NE(summary.find("p90 3.00 ms"), std::string::npos);
   EXPECT_NE(summary.find("p99 4.00 ms"), std::string::npos);
   // Layer medians: 1 + 0.2 + 0.006 + 0.4 + 0.3 + 0 = 1.906 ms; 1.906 / 2.5 - 1 = -23.8%.
@@ -296,17 +294,6 @@ TEST(JoinedHtml, SummaryShowsTheRunAndTheCeilings) {
   EXPECT_NE(summary.find("1.2% of the fp32 peak"), std::string::npos);
   EXPECT_NE(summary.find("100 GFLOP/s"), std::string::npos);
   EXPECT_NE(summary.find("50 GB/s"), std::string::npos);
-  EXPECT_NE(summary.find("<span class=\"badge measured\" title=\"measured\">measured</span>"),
-            std::string::npos);
-}
-
-TEST(JoinedHtml, LongCeilingSourceKeepsItsKindInTheBadge) {
-  const std::string source = "datasheet: a very long accelerator name, rev 2";
-  const std::string html = html_of(join_profile(small_profile(), cpu_ceilings(50e9, 100e9, source)));
-  EXPECT_NE(html.find("<span class=\"badge datasheet\" title=\"" + source + "\">datasheet</span>"),
-            std::string::npos);
-  // The whole source is in the run details.
-  EXPECT_NE(element(html, "summary", "</header>").find("<dd>" + source), std::string::npos);
 }
 
 TEST(JoinedHtml, OpTypeBarsAndHistogram) {

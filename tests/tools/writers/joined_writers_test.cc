@@ -577,11 +577,20 @@ TEST(JoinedWriterTest, ANodeWithoutSamplesIsShownAsNotMeasured) {
   EXPECT_NEAR(tracks[1][1]["ts"].get<double>() + tracks[1][1]["dur"].get<double>(), 4 + 15.0, 1e-9);
 }
 
-// Prints the sample report in every format, for eyeballing a change:
-//   modelstat_tests --gtest_also_run_disabled_tests --gtest_filter='*PrintSampleJoinedReports'
-TEST(JoinedWriterTest, DISABLED_PrintSampleJoinedReports) {
-  for (const char* format : {"table", "md", "csv", "json", "trace"})
-    std::cout << "==== " << format << "\n" << render(format, sample_report()) << '\n';
+// The whole output of every format for the sample report (what
+// DISABLED_PrintSampleJoinedReports printed to eyeball): a change shows as a
+// diff of tests/data/golden/joined.*. The run's and the ceilings' dates and
+// hosts and the LibTorch version are normalised away.
+TEST(WritersGolden, JoinedEveryFormat) {
+  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{{"table", "joined.txt"},
+                                                                                     {"json", "joined.json"},
+                                                                                     {"csv", "joined.csv"},
+                                                                                     {"md", "joined.md"},
+                                                                                     {"html", "joined.html"},
+                                                                                     {"trace", "joined.trace.json"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, sample_report()), {"gpu-node-7", "2.3.0"});
+  }
 }
 
 }  // namespace

@@ -586,11 +586,16 @@ TEST(ProfileWriterTest, EveryFormatHandlesAnEmptyResult) {
   EXPECT_EQ(parse_csv(render("csv", empty)).size(), 1u);
 }
 
-// Prints the sample profile in every format, for eyeballing a change:
-//   modelstat_tests --gtest_also_run_disabled_tests --gtest_filter='*PrintSampleReports'
-TEST(ProfileWriterTest, DISABLED_PrintSampleReports) {
-  for (const char* format : {"table", "md", "csv", "json"})
-    std::cout << "==== " << format << "\n" << render(format, sample_profile()) << '\n';
+// The whole output of every format for the sample profile (what
+// DISABLED_PrintSampleReports printed to eyeball): a change shows as a diff of
+// tests/data/golden/profile.*. The run's date, host and LibTorch version are
+// normalised away.
+TEST(WritersGolden, ProfileEveryFormat) {
+  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
+           {"table", "profile.txt"}, {"json", "profile.json"}, {"csv", "profile.csv"}, {"md", "profile.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, sample_profile()), {"gpu-node-7", "2.3.0"});
+  }
 }
 
 }  // namespace

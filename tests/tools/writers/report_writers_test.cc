@@ -1,6 +1,7 @@
-// Golden-shape tests of the report writers: each format is pinned by its
-// structure (parses, right columns, exact integers, required lines), not by a
-// byte-for-byte golden file that every wording change would break.
+// Tests of the analysis writers: every format's whole output is pinned by a
+// golden file (tests/data/golden/analysis.*, WritersGolden below; regenerate
+// with MODELSTAT_UPDATE_GOLDEN=1), and the behaviour behind it by the other
+// tests: exact integers, escaping, the schema, the options, empty input.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -445,6 +446,16 @@ TEST(ReportWriterTest, EveryFormatHandlesAnEmptyResult) {
     EXPECT_FALSE(render(format, empty).empty()) << format;
   EXPECT_TRUE(contains(render("table", empty), "coverage: 0/0 nodes exact (100.0%)"));
   EXPECT_EQ(parse_csv(render("csv", empty)).size(), 1u);
+}
+
+// The whole output of every format for the sample result. The analysis time
+// is what a run measures; it is normalised away.
+TEST(WritersGolden, AnalysisEveryFormat) {
+  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
+           {"table", "analysis.txt"}, {"json", "analysis.json"}, {"csv", "analysis.csv"}, {"md", "analysis.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, sample_result()));
+  }
 }
 
 }  // namespace
