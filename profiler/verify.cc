@@ -279,6 +279,9 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
       for (auto& t : inputs)
         if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) t = t.to(at::kFloat);
       const auto outputs = executor.run(inputs);
+      if (options.shapes && s == 0)
+        for (size_t o = 0; o < outputs.size() && int(o) < proto.graph().output_size(); ++o)
+          options.shapes->push_back({proto.graph().output(int(o)).name(), outputs[o].sizes().vec()});
       const auto& expected = set_outputs[s];
       if (outputs.size() != expected.size()) {
         report << sets[s].filename().string() << ": " << outputs.size() << " outputs, expected " << expected.size()

@@ -4,6 +4,7 @@
 // tolerances ONNX's runner uses.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,11 +17,22 @@ enum class VerifyStatus {
   CannotRun = 2,  // unsupported op or mode, non-tensor values, unreadable case
 };
 
+// One graph output of a case's first data set and the shape the executor
+// produced for it (the analyzer's shapes are compared with these in
+// tests/profiler/onnx_node_tests_test.cc).
+struct OutputShapes {
+  std::string name;
+  std::vector<int64_t> produced;
+};
+
 struct VerifyOptions {
   // numpy.testing.assert_allclose(rtol=1e-3, atol=1e-7), as onnx/backend/test/runner does:
   // |actual - expected| <= atol + rtol * |expected|; NaN matches NaN. Integer and bool outputs: exact.
   double rtol = 1e-3;
   double atol = 1e-7;
+  // When set, filled with every graph output's OutputShapes once the first
+  // data set has run (left empty when the case cannot run).
+  std::vector<OutputShapes>* shapes = nullptr;
 };
 
 // What keeps the case's model from running: ops of top-level nodes without
