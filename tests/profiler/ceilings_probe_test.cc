@@ -4,11 +4,15 @@
 // the numbers themselves are measured in bench/ and reported, not asserted.
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -30,14 +34,37 @@ using test::contains;
 
 constexpr int64_t kMiB = int64_t(1) << 20;
 
-// One quick probe for the in-process tests (a few seconds on two cores).
+// One quick probe for all the in-process tests (some 15 s of CPU time on two
+// cores). ctest runs each test in a process of its own, so the first test of a
+// ctest run to need it measures, under a lock, and leaves the result (as the
+// JSON that round-trips it exactly, CeilingsProbe.ProbeResultRoundTripsThroughJson)
+// in a file named for the parent process, the ctest run; the others read it
+// back. Run by hand, the binary's tests share it the same way.
 const DeviceCeilings& quick_cpu_probe() {
   static const DeviceCeilings c = [] {
-    CeilingsProbeOptions o;
-    o.device = "cpu";
-    o.threads = 1;
-    o.quick = true;
-    return profiler::measure_ceilings(o);
+    const std::string file = testing::TempDir() + "/modelstat_quick_probe." + std::to_string(getppid()) + ".json";
+    const int lock = open((file + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
+    if (lock >= 0) flock(lock, LOCK_EX);
+    DeviceCeilings measured;
+    // A file left by an earlier run whose pid came round again counts only when newer than this binary.
+    std::error_code ec;
+    const bool fresh = std::filesystem::exists(file, ec) &&
+                       std::filesystem::last_write_time(file, ec) > std::filesystem::last_write_time("/proc/self/exe", ec);
+    if (std::ifstream in(file); fresh && in.good()) {
+      std::stringstream text;
+      text << in.rdbuf();
+      measured = ceilings_from_json(text.str(), file);
+    } else {
+      CeilingsProbeOptions o;
+      o.device = "cpu";
+      o.threads = 1;
+      o.quick = true;
+      measured = profiler::measure_ceilings(o);
+      std::ofstream(file + ".tmp") << ceilings_to_json(measured);
+      std::rename((file + ".tmp").c_str(), file.c_str());
+    }
+    if (lock >= 0) close(lock);  // releases the lock
+    return measured;
   }();
   return c;
 }
