@@ -227,9 +227,6 @@ TEST(JoinedHtml, ScatterHasOnePointPerNodeWithFlopsAndTime) {
   // and Add (0 s) have no place on log axes.
   EXPECT_EQ(count_of(scatter, "class=\"pt\""), 3u);
   EXPECT_NE(scatter.find("3 nodes with no FLOPs or no time not shown"), std::string::npos);
-  // Each point's tooltip names its node and op.
-  EXPECT_NE(scatter.find("<title>/stem/Conv&#10;Conv"), std::string::npos);
-  EXPECT_NE(scatter.find("<title>/fc/Gemm&#10;Gemm"), std::string::npos);
   // Log-log with decade ticks: FLOPs from 50 K to 2 M span 10 K .. 10 M,
   // times from 0.2 to 1 ms span 100 µs .. 1 ms.
   for (const char* tick : {">10K<", ">100K<", ">1M<", ">10M<", ">100 µs<", ">1 ms<"})
@@ -252,7 +249,7 @@ TEST(JoinedHtml, PlottedOpTypesGetThePaletteFirst) {
   const std::string html = html_of(join_profile(profile_of(specs), cpu_ceilings(50e9, 100e9)));
   const std::string scatter = element(html, "chart-scatter", "</figure>");
   EXPECT_EQ(count_of(scatter, "class=\"pt\""), 1u);
-  EXPECT_NE(scatter.find("r=\"4.5\" fill=\"#4e79a7\""), std::string::npos);
+  EXPECT_NE(scatter.find("fill=\"#4e79a7\""), std::string::npos);
   EXPECT_EQ(scatter.find("other type"), std::string::npos);
   const std::string bars = element(html, "chart-optype", "</figure>");
   EXPECT_NE(bars.find(">ShapeOp0</text><rect"), std::string::npos);
