@@ -113,6 +113,20 @@ Graph NodeBuilder::build() const {
   return g;
 }
 
+DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source) {
+  DeviceCeilings c;
+  c.device_kind = "cpu";
+  c.device_name = "Test CPU";
+  c.threads = 4;
+  c.source = source;
+  c.memory_bandwidth = bandwidth;
+  MatmulCeiling m;
+  m.dtype = "fp32";
+  m.flops_per_second = peak;
+  c.matmul.push_back(m);
+  return c;
+}
+
 cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset) {
   const Node& node = graph.nodes.at(0);
   const cost::CostRule* rule = cost::find_rule(node.domain, node.op_type, opset);

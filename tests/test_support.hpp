@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "modelstat/ceilings.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::test {
@@ -63,6 +64,10 @@ class NodeBuilder {
 // domain). Fails the calling test (ADD_FAILURE) and returns an UnknownOp result
 // when no rule is registered.
 cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset = 17);
+
+// Ceilings of a 4-thread "Test CPU": `bandwidth` bytes/s and an fp32 matmul
+// peak of `peak` FLOP/s (no curve), from `source` ("measured", "datasheet: ...").
+DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source = "measured");
 
 // ------------------------------------------------------------ JSON Schema
 

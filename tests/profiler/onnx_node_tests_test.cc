@@ -6,14 +6,7 @@
 // analyzer infers (the loaded model, as `modelstat` reports it) equal the
 // shapes the executor produces, but for the expected differences listed in
 // docs/node-tests.md.
-// As in profiler/verify.cc: the values ONNX's package exports, so the
-// generated protobuf classes match the library's.
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
+// ONNX_NAMESPACE and ONNX_ML come with the onnx_proto target this binary links.
 #include <onnx/onnx_pb.h>
 
 #include <ATen/Parallel.h>
