@@ -7,7 +7,7 @@
 #include <string>
 
 #include "analyzer/loader/loader.hpp"
-#include "analyzer/memory.hpp"
+#include "analyzer/lifetimes.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
 

@@ -121,7 +121,7 @@ class FitTableWriter : public FitWriter {
       for (const NodeForecast* n : slowest) {
         std::vector<std::string> row = {std::to_string(n->index), n->name, n->op_type,
                                         n->contraction ? fmt::format("{:.0f}", n->equivalent_gemm_n) : "-",
-                                        human_seconds(n->forward_seconds), n->bound};
+                                        human_seconds(n->forward_seconds), bound_name(n->bound)};
         if (r.train) row.push_back(human_seconds(n->backward_seconds));
         row.push_back(percent_of(n->forward_seconds + n->backward_seconds, l.total_seconds));
         t.add_row(row);
