@@ -190,6 +190,7 @@ MemoryForecast forecast_memory(const AnalysisResult& analysis, const FitOptions&
     peak_at = inference_peak(g, workspace, &lower_bound);
   }
   mem.activation_peak_bytes = peak_at.activation_bytes;
+  mem.activation_sharing = buffer_sharing_rule(forecast_sharing(options.train));
   mem.workspace_bytes = peak_at.workspace_bytes;
   mem.gradient_bytes_at_peak = peak_at.gradient_bytes;
   mem.peak_phase = peak_at.phase == Phase::Forward ? "forward" : peak_at.phase == Phase::Backward ? "backward" : "optimizer";

@@ -56,7 +56,7 @@ class FitTableWriter : public FitWriter {
       mem.add("optimizer state", bytes_with_exact(m.optimizer_state_bytes));
       mem.add("saved for backward", bytes_with_exact(m.saved_activation_bytes) + " (end of forward)");
     }
-    mem.add("activations", bytes_with_exact(m.activation_peak_bytes) + " at the peak");
+    mem.add("activations", bytes_with_exact(m.activation_peak_bytes) + " at the peak (" + m.activation_sharing + ")");
     mem.add("workspace", bytes_with_exact(m.workspace_bytes) + " at the peak");
     mem.add("total", bytes_with_exact(m.total_bytes));
     mem.add("peak during", m.peak_node + " (" + m.peak_phase + ")");
