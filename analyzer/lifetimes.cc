@@ -29,12 +29,9 @@ TensorLifetimes tensor_lifetimes(const Graph& g) {
 }
 
 const char* buffer_sharing_rule(BufferSharing sharing) {
-  switch (sharing) {
-    case BufferSharing::None: return "no buffer sharing";
-    case BufferSharing::Views: return "views share their input's buffer";
-    case BufferSharing::ViewsAndInPlace: return "views share their input's buffer, elementwise ops run in place";
-  }
-  return "?";
+  if (sharing == BufferSharing::None) return "no buffer sharing";
+  if (sharing == BufferSharing::Views) return "views share their input's buffer";
+  return "views share their input's buffer, elementwise ops run in place";
 }
 
 Buffers map_buffers(const Graph& g, BufferSharing sharing, bool keep_graph_inputs) {

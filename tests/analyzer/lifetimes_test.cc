@@ -11,24 +11,40 @@
 namespace modelstat {
 namespace {
 
+// A graph built by hand: float tensors of a given element count, nodes that
+// record their producers and consumers.
+struct GraphBuilder {
+  Graph g;
+  int tensor(const std::string& name, int64_t floats, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.dtype = DType::Float;
+    t.shape.rank_known = true;
+    t.shape.dims.push_back(Dim{floats, {}});
+    t.role = role;
+    g.tensors.push_back(t);
+    return int(g.tensors.size() - 1);
+  }
+  void node(const std::string& name, const std::string& op, std::vector<int> in, std::vector<int> out) {
+    Node n;
+    n.name = name;
+    n.op_type = op;
+    n.inputs = in;
+    n.outputs = out;
+    const int idx = int(g.nodes.size());
+    for (int i : in) g.tensors[size_t(i)].consumers.push_back(idx);
+    for (int o : out) g.tensors[size_t(o)].producer = idx;
+    g.nodes.push_back(n);
+  }
+};
+
 // x (input, 400 B) -> Relu -> a (400 B) -> Reshape -> b (400 B, a view of a)
 //   -> Mul(b, x) -> c (400 B) -> MatMul(c, w) -> y (40 B, graph output)
 //   and Relu(x) -> d (400 B, never read)
 // w is a weight (not an activation).
-struct Chain {
-  Graph g;
+struct Chain : GraphBuilder {
   int x, a, b, c, w, y, d;
   Chain() {
-    auto tensor = [&](const std::string& name, int64_t floats, TensorRole role) {
-      Tensor t;
-      t.name = name;
-      t.dtype = DType::Float;
-      t.shape.rank_known = true;
-      t.shape.dims.push_back(Dim{floats, {}});
-      t.role = role;
-      g.tensors.push_back(t);
-      return int(g.tensors.size() - 1);
-    };
     x = tensor("x", 100, TensorRole::Input);
     a = tensor("a", 100, TensorRole::Activation);
     b = tensor("b", 100, TensorRole::Activation);
@@ -45,18 +61,31 @@ struct Chain {
     g.outputs = {y};
     g.initializers = {w};
   }
-  void node(const std::string& name, const std::string& op, std::vector<int> in, std::vector<int> out) {
-    Node n;
-    n.name = name;
-    n.op_type = op;
-    n.inputs = in;
-    n.outputs = out;
-    const int idx = int(g.nodes.size());
-    for (int i : in) g.tensors[size_t(i)].consumers.push_back(idx);
-    for (int o : out) g.tensors[size_t(o)].producer = idx;
-    g.nodes.push_back(n);
-  }
 };
+
+// x(1000 B) -> n0 -> a(2000 B) -> n1 -> b(500 B); n2 reads x and b -> y(4 B, graph output).
+//   n0: live = x + a = 3000
+//   n1: live = x + a + b = 3500 (peak), then a is freed -> 1500
+//   n2: live = x + b + y = 1504, then x, b freed -> 4
+TEST(Lifetimes, PeakOverExecutionOrder) {
+  GraphBuilder gb;
+  Graph& g = gb.g;
+  const int x = gb.tensor("x", 250, TensorRole::Input);
+  const int a = gb.tensor("a", 500, TensorRole::Activation);
+  const int b = gb.tensor("b", 125, TensorRole::Activation);
+  const int y = gb.tensor("y", 1, TensorRole::Activation);
+  gb.node("n0", "Op", {x}, {a});
+  gb.node("n1", "Op", {a}, {b});
+  gb.node("n2", "Op", {x, b}, {y});
+  g.inputs = {x};
+  g.outputs = {y};
+  const PeakMemory peak = peak_activation_memory(g);
+  EXPECT_EQ(peak.peak_bytes, 3500);
+  EXPECT_EQ(peak.peak_node, 1);
+  EXPECT_FALSE(peak.lower_bound);
+  EXPECT_EQ(peak.input_bytes, 1000);
+  EXPECT_EQ(peak.output_bytes, 4);
+}
 
 TEST(Lifetimes, ReleasePointsPerNode) {
   const Chain ch;
