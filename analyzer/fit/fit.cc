@@ -11,6 +11,7 @@
 #include "modelstat/fit.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "analyzer/fit/latency.hpp"
@@ -25,15 +26,9 @@ namespace modelstat {
 const char* const kFitJsonSchemaVersion = "1.2";
 
 const char* bound_name(ForecastBound bound) {
-  switch (bound) {
-    case ForecastBound::Compute: return "compute";
-    case ForecastBound::Memory: return "memory";
-    case ForecastBound::Kernel: return "kernel";
-    case ForecastBound::Scratch: return "scratch";
-    case ForecastBound::Overhead: return "overhead";
-    case ForecastBound::Fresh: return "fresh";
-  }
-  return "?";
+  // In the enum's order.
+  static const char* const kNames[] = {"compute", "memory", "kernel", "scratch", "overhead", "fresh"};
+  return kNames[size_t(bound)];
 }
 
 FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& ceilings, const FitOptions& options) {
@@ -177,20 +172,14 @@ FitReport fit_model(const AnalyzeAtBatch& analyze_at_batch, int64_t batch, const
   }
   s.searched = true;
   s.limit = options.max_batch_limit;
+  // The largest batch whose forecast meets `within`.
+  auto search = [&](const std::function<bool(const Point&)>& within) {
+    return largest_batch([&](int64_t b) { return at(b).valid && within(at(b)); }, options.max_batch_limit);
+  };
   if (options.memory_budget_bytes)
-    s.largest_fitting_memory = largest_batch(
-        [&](int64_t b) {
-          const Point& p = at(b);
-          return p.valid && p.memory <= *options.memory_budget_bytes;
-        },
-        options.max_batch_limit);
+    s.largest_fitting_memory = search([&](const Point& p) { return p.memory <= *options.memory_budget_bytes; });
   if (options.latency_budget_seconds)
-    s.largest_meeting_latency = largest_batch(
-        [&](int64_t b) {
-          const Point& p = at(b);
-          return p.valid && p.seconds <= *options.latency_budget_seconds;
-        },
-        options.max_batch_limit);
+    s.largest_meeting_latency = search([&](const Point& p) { return p.seconds <= *options.latency_budget_seconds; });
   s.analyses = int(points.size());
   return report;
 }
