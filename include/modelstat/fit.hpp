@@ -2,7 +2,7 @@
 // running it. A forecast of memory (inference or one training step) and
 // latency from the static analysis and the device's ceilings, a verdict
 // against budgets, and the largest batch predicted to fit them.
-// Every rule is written down in docs/FIT.md; analyzer/fit/fit.cc computes,
+// Every rule is written down in docs/FIT.md; analyzer/fit/ computes,
 // the writers (tools/writers/fit_*_writer.cc) only format. Plain data, no LibTorch.
 #pragma once
 

@@ -1,4 +1,4 @@
-// `modelstat fit` (analyzer/fit/fit.cc, tools/fit_command.cc): every
+// `modelstat fit` (analyzer/fit/, tools/fit_command.cc): every
 // expectation is computed by hand in the comment next to it from the rules in
 // docs/FIT.md and a hand-written ceilings file, not read back from the code.
 #include <gtest/gtest.h>
