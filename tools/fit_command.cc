@@ -18,10 +18,12 @@ namespace modelstat::cli {
 
 namespace {
 
-// Budgets as typed: a number and a unit. CLI11's AsNumberWithUnit (2.1) would
-// accept exponents, negative numbers and any letter case, and prints its
-// result back with six significant digits, so the two units flags transform
-// with their own tables here instead; the forecast takes bytes and seconds.
+// Budgets as typed: a number and a unit, turned into bytes and seconds here,
+// in the command line (the forecast API takes numbers). Not CLI11's
+// AsSizeValue / AsNumberWithUnit (2.1.2 here): they take letters-only units
+// (no "µs"), accept exponents, negative numbers and any letter case, and print
+// a double result back with six significant digits (8GiB would become
+// 8.58993e+09), so the two flags transform with their own unit tables.
 
 // Splits "12.5 ms" into 12.5 and "ms"; nullopt when there is no plain decimal number.
 std::optional<std::pair<double, std::string>> split_number_unit(const std::string& text) {
@@ -53,7 +55,7 @@ CLI::Validator number_with_unit(const std::map<std::string, double>& units, cons
     text = integral ? std::to_string(std::llround(value)) : fmt::format("{:.17g}", value);
     return {};
   };
-  return CLI::Validator(transform, "NUMBER UNIT", what);
+  return CLI::Validator(transform, "", what);
 }
 
 // "8GiB", "512 MiB", "1.5GB", "4096", "4096B": B, KiB/MiB/GiB/TiB (powers of
@@ -142,10 +144,12 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--batch", args->batch, "Batch size: binds the leading dim of the inputs (as --default-batch)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--memory", args->memory_bytes, "Memory budget, e.g. 8GiB, 512MiB, 2GB (B, KiB..TiB, KB..TB)")
-      ->transform(byte_size());
+      ->transform(byte_size())
+      ->type_name("SIZE");
   cmd->add_option("--latency-budget", args->latency_seconds,
                   "Latency budget per batch (per training step with --train), e.g. 10ms, 0.5s, 250us")
-      ->transform(duration_seconds());
+      ->transform(duration_seconds())
+      ->type_name("DURATION");
   cmd->add_flag("--train", args->train, "Forecast one training step instead of inference");
   cmd->add_option("--optimizer", args->optimizer, "Optimizer of the training step: sgd, momentum or adam")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
