@@ -11,6 +11,7 @@
 #include <limits>
 #include <set>
 
+#include "analyzer/lifetimes.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -64,21 +65,10 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                 {}, first->name, first->op_type);
   }
 
-  // Release each activation after its last consumer; graph outputs stay.
+  // Release each tensor after its last reader (analyzer/lifetimes.hpp); graph outputs stay.
+  const TensorLifetimes lifetimes = tensor_lifetimes(g);
   steps_.resize(g.nodes.size());
-  std::vector<int> dies_at(g.tensors.size(), -1);  // node after which a tensor is released
-  std::vector<bool> keep(g.tensors.size(), false);
-  for (int t : g.outputs) keep[size_t(t)] = true;
-  for (size_t t = 0; t < g.tensors.size(); ++t) {
-    const auto& consumers = g.tensors[t].consumers;
-    if (keep[t]) continue;
-    if (!consumers.empty()) {
-      dies_at[t] = *std::max_element(consumers.begin(), consumers.end());
-      steps_[size_t(dies_at[t])].release_after.push_back(int(t));
-    } else if (g.tensors[t].producer >= 0) {  // an unused output (e.g. a mask): dropped at once
-      steps_[size_t(g.tensors[t].producer)].release_after.push_back(int(t));
-    }
-  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) steps_[i].release_after = lifetimes.release_after[i];
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     NodeStep& step = steps_[i];
@@ -90,7 +80,8 @@ Executor::Executor(const Model& model, const ExecOptions& options)
       const int t = node.inputs[k];
       // Graph inputs and weights belong to the caller: only activations qualify.
       step.last_read[k] = t >= 0 && g.tensors[size_t(t)].role == TensorRole::Activation &&
-                          dies_at[size_t(t)] == int(i) && std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
+                          !lifetimes.kept[size_t(t)] && lifetimes.last_use[size_t(t)] == int(i) &&
+                          std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
     }
   }
 }

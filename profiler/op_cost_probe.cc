@@ -377,7 +377,7 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
   const Model small = mul_chain_model(kOptimizerSmall);
   const Model large = mul_chain_model(kOptimizerLarge);
   for (Optimizer kind : {Optimizer::Sgd, Optimizer::Momentum, Optimizer::Adam}) {
-    const std::string name = to_string(kind);
+    const std::string name = optimizer_name(kind);
     try {
       const double t_small = median_update_seconds(device, plan, small, kind, "update " + name + " small", notes);
       const double t_large = median_update_seconds(device, plan, large, kind, "update " + name + " large", notes);

@@ -271,7 +271,7 @@ TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Exec
     optimizer_s.push_back(optimizer->seconds());
     return seconds;
   });
-  r.optimizer = to_string(config.kind);
+  r.optimizer = optimizer_name(config.kind);
   r.loss = kTrainLossDescription;
   r.trainable_params = train.trainable_params();
   r.forward_seconds = stats::summarize(forward_s).median;

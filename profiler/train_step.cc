@@ -33,25 +33,6 @@ namespace modelstat::profiler {
 const char* const kTrainLossDescription =
     "sum over the float graph outputs that depend on a trainable weight of mean(output^2)";
 
-Optimizer parse_optimizer(const std::string& name) {
-  if (name == "sgd") return Optimizer::Sgd;
-  if (name == "momentum") return Optimizer::Momentum;
-  if (name == "adam") return Optimizer::Adam;
-  throw Error(ErrorKind::Usage, "--optimizer must be sgd, momentum or adam, got '" + name + "'");
-}
-
-const char* to_string(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::Sgd:
-      return "sgd";
-    case Optimizer::Momentum:
-      return "momentum";
-    case Optimizer::Adam:
-      return "adam";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr uint64_t kNoSequence = std::numeric_limits<uint64_t>::max();  // AccumulateGrad and other leaves

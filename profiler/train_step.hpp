@@ -21,16 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "modelstat/optimizer.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/timer.hpp"
 
 namespace modelstat::profiler {
-
-enum class Optimizer { Sgd, Momentum, Adam };
-
-// "sgd", "momentum", "adam"; Error(Usage) for anything else.
-Optimizer parse_optimizer(const std::string& name);
-const char* to_string(Optimizer optimizer);
 
 // The update rules, as PyTorch's torch.optim writes them (single-tensor form),
 // g the gradient of parameter p, t the step number from 1:

@@ -1,7 +1,14 @@
 // `modelstat fit`: memory and latency forecast for inference or one training
 // step, against budgets (docs/FIT.md). Pure arithmetic on the static analysis
 // and the device ceilings: no LibTorch, nothing is run.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "modelstat/ceilings.hpp"
 #include "modelstat/fit.hpp"
@@ -11,10 +18,74 @@ namespace modelstat::cli {
 
 namespace {
 
+// Budgets as typed: a number and a unit, turned into bytes and seconds here,
+// in the command line (the forecast API takes numbers). Not CLI11's
+// AsSizeValue / AsNumberWithUnit (2.1.2 here): they take letters-only units
+// (no "µs"), accept exponents, negative numbers and any letter case, and print
+// a double result back with six significant digits (8GiB would become
+// 8.58993e+09), so the two flags transform with their own unit tables.
+
+// Splits "12.5 ms" into 12.5 and "ms"; nullopt when there is no plain decimal number.
+std::optional<std::pair<double, std::string>> split_number_unit(const std::string& text) {
+  size_t begin = 0;
+  while (begin < text.size() && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  size_t end = begin;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+  if (end == begin) return std::nullopt;
+  const std::string number = text.substr(begin, end - begin);
+  if (std::count(number.begin(), number.end(), '.') > 1 || number == ".") return std::nullopt;
+  std::string unit = text.substr(end);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(unit.begin());
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.back()))) unit.pop_back();
+  return std::make_pair(std::stod(number), unit);
+}
+
+// A CLI11 transform: the number times its unit's factor, or a ValidationError
+// saying what was expected (`hint`). `integral`: rounded to a whole number.
+CLI::Validator number_with_unit(const std::map<std::string, double>& units, const std::string& what,
+                                const std::string& examples, bool integral) {
+  auto transform = [units, what, examples, integral](std::string& text) -> std::string {
+    const std::string hint = "'" + text + "' is not " + what + " (e.g. " + examples + ")";
+    const auto parsed = split_number_unit(text);
+    if (!parsed) throw CLI::ValidationError(hint);
+    const auto unit = units.find(parsed->second);
+    if (unit == units.end()) throw CLI::ValidationError(hint);
+    const double value = parsed->first * unit->second;
+    if (!std::isfinite(value) || (integral && value >= 9.2e18)) throw CLI::ValidationError(hint + ": too large");
+    text = integral ? std::to_string(std::llround(value)) : fmt::format("{:.17g}", value);
+    return {};
+  };
+  return CLI::Validator(transform, "", what);
+}
+
+// "8GiB", "512 MiB", "1.5GB", "4096", "4096B": B, KiB/MiB/GiB/TiB (powers of
+// 1024), KB/MB/GB/TB (powers of 1000); a bare number is bytes.
+CLI::Validator byte_size() {
+  return number_with_unit({{"", 1},
+                           {"B", 1},
+                           {"KiB", 1024.0},
+                           {"MiB", 1024.0 * 1024},
+                           {"GiB", 1024.0 * 1024 * 1024},
+                           {"TiB", 1024.0 * 1024 * 1024 * 1024},
+                           {"KB", 1e3},
+                           {"kB", 1e3},
+                           {"MB", 1e6},
+                           {"GB", 1e9},
+                           {"TB", 1e12}},
+                          "a memory size", "8GiB, 512MiB, 1.5GB, 4096B", /*integral=*/true);
+}
+
+// "10ms", "0.5s", "250us" (also "µs"), "40ns": a unit is required.
+CLI::Validator duration_seconds() {
+  return number_with_unit({{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ns", 1e-9}}, "a duration",
+                          "10ms, 0.5s, 250us", /*integral=*/false);
+}
+
 struct FitArgs {
   ModelArgs model;
   int64_t batch = 0;  // 0: --default-batch
-  std::string memory, latency;
+  std::optional<int64_t> memory_bytes;
+  std::optional<double> latency_seconds;
   bool train = false;
   std::string optimizer = "adam";
   std::string ceilings_file, datasheet;
@@ -40,8 +111,8 @@ int run_fit(const FitArgs& a) {
   options.train = a.train;
   options.optimizer = parse_optimizer(a.optimizer);
   options.compute_dtype = a.dtype;
-  if (!a.memory.empty()) options.memory_budget_bytes = parse_byte_size(a.memory);
-  if (!a.latency.empty()) options.latency_budget_seconds = parse_duration_seconds(a.latency);
+  options.memory_budget_bytes = a.memory_bytes;
+  options.latency_budget_seconds = a.latency_seconds;
   const LoadOptions base = a.model.load_options();
   const int64_t batch = a.batch > 0 ? a.batch : base.default_batch;
   const DeviceCeilings ceilings = resolve_ceilings(a);
@@ -72,9 +143,13 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
   add_model_flags(*cmd, args->model);
   cmd->add_option("--batch", args->batch, "Batch size: binds the leading dim of the inputs (as --default-batch)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--memory", args->memory, "Memory budget, e.g. 8GiB, 512MiB, 2GB (B, KiB..TiB, KB..TB)");
-  cmd->add_option("--latency-budget", args->latency, "Latency budget per batch (per training step with --train), "
-                                                     "e.g. 10ms, 0.5s, 250us");
+  cmd->add_option("--memory", args->memory_bytes, "Memory budget, e.g. 8GiB, 512MiB, 2GB (B, KiB..TiB, KB..TB)")
+      ->transform(byte_size())
+      ->type_name("SIZE");
+  cmd->add_option("--latency-budget", args->latency_seconds,
+                  "Latency budget per batch (per training step with --train), e.g. 10ms, 0.5s, 250us")
+      ->transform(duration_seconds())
+      ->type_name("DURATION");
   cmd->add_flag("--train", args->train, "Forecast one training step instead of inference");
   cmd->add_option("--optimizer", args->optimizer, "Optimizer of the training step: sgd, momentum or adam")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))

@@ -2,7 +2,7 @@
 // running it. A forecast of memory (inference or one training step) and
 // latency from the static analysis and the device's ceilings, a verdict
 // against budgets, and the largest batch predicted to fit them.
-// Every rule is written down in docs/FIT.md; analyzer/fit/fit.cc computes,
+// Every rule is written down in docs/FIT.md; analyzer/fit/ computes,
 // the writers (tools/writers/fit_*_writer.cc) only format. Plain data, no LibTorch.
 #pragma once
 
@@ -16,6 +16,7 @@
 
 #include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
+#include "modelstat/optimizer.hpp"
 
 namespace modelstat {
 
@@ -24,18 +25,6 @@ extern const char* const kFitJsonSchemaVersion;
 // `modelstat fit` exits with this code when a budget given is predicted to be
 // exceeded (0 when every budget given is met; 1 and 2 keep their meaning).
 constexpr int kFitBudgetExceededExitCode = 3;
-
-enum class Optimizer { Sgd, Momentum, Adam };
-const char* optimizer_name(Optimizer o);  // "sgd", "momentum", "adam"
-// Throws Error(Usage) naming the accepted values.
-Optimizer parse_optimizer(const std::string& name);
-
-// "8GiB", "512 MiB", "1.5GB", "4096", "4096B": B, KiB/MiB/GiB/TiB (powers of
-// 1024), KB/MB/GB/TB (powers of 1000); a bare number is bytes. Throws
-// Error(Usage) for anything else, a negative or a non-finite size.
-int64_t parse_byte_size(const std::string& text);
-// "10ms", "0.5s", "250us" (also "µs"), "40ns". Throws Error(Usage) otherwise.
-double parse_duration_seconds(const std::string& text);
 
 struct FitOptions {
   bool train = false;
@@ -62,6 +51,7 @@ struct MemoryForecast {
   int64_t optimizer_state_bytes = 0;   // sgd 0, momentum 1x, adam 2x the trainable bytes
   int64_t saved_activation_bytes = 0;  // held for backward at the end of forward (training)
   int64_t activation_peak_bytes = 0;   // activation-side bytes live at the peak (workspace apart)
+  std::string activation_sharing;      // which activations share a buffer (analyzer/lifetimes.hpp), for the output
   int64_t workspace_bytes = 0;         // transient scratch of the node at the peak
   int64_t total_bytes = 0;             // the predicted peak: the sum of the above that apply
   std::string peak_node;               // node during which the peak occurs
@@ -70,6 +60,17 @@ struct MemoryForecast {
   std::string largest_workspace_node;
   bool lower_bound = false;            // some activation sizes were unknown (counted as 0)
 };
+
+// The largest term of a node's forward time (docs/FIT.md, "Latency").
+enum class ForecastBound {
+  Compute,   // FLOPs at the rate its class is priced at
+  Memory,    // bytes at the copy bandwidth
+  Kernel,    // a measured op class's cost per byte (or Gemm/thin's stream of B)
+  Scratch,   // the CPU scratch pass before the kernel
+  Overhead,  // the fixed cost of the call
+  Fresh,     // buffers mapped afresh
+};
+const char* bound_name(ForecastBound bound);  // "compute", "memory", "kernel", "scratch", "overhead", "fresh"
 
 // Why a node costs what it costs (docs/FIT.md, "Latency").
 struct NodeForecast {
@@ -93,7 +94,7 @@ struct NodeForecast {
   double backward_seconds = 0;       // training only (its fresh gradients included)
   int64_t backward_fresh_bytes = 0;  // training: gradients it allocates above that threshold
   int64_t workspace_bytes = 0;       // forward scratch
-  std::string bound;                 // "compute", "memory", "kernel", "scratch" or "overhead": the largest term
+  ForecastBound bound = ForecastBound::Compute;  // the largest term
 };
 
 struct LatencyForecast {

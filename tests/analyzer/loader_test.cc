@@ -1,4 +1,4 @@
-// Loader internals: the payload stripper, peak-memory lifetimes, and the
+// Loader internals: the payload stripper and the
 // --input / --dim parsers.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -7,7 +7,6 @@
 #include <string>
 
 #include "analyzer/loader/loader.hpp"
-#include "analyzer/memory.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
 
@@ -113,51 +112,6 @@ TEST(WireStrip, DeepNestingIsRefused) {
   EXPECT_THROW(modelstat::loader::strip_tensor_payloads(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                                                         4096, nullptr),
                Error);
-}
-
-// x(1000 B) -> n0 -> a(2000 B) -> n1 -> b(500 B); n2 reads x and b -> y(4 B, graph output).
-//   n0: live = x + a = 3000
-//   n1: live = x + a + b = 3500 (peak), then a is freed -> 1500
-//   n2: live = x + b + y = 1504, then x, b freed -> 4
-TEST(PeakMemory, LifetimesOverExecutionOrder) {
-  using namespace modelstat;
-  Graph g;
-  auto tensor = [&](const std::string& name, int64_t floats, TensorRole role) {
-    Tensor t;
-    t.name = name;
-    t.dtype = DType::Float;
-    t.shape.rank_known = true;
-    t.shape.dims.push_back(Dim{floats, {}});
-    t.role = role;
-    g.tensors.push_back(t);
-    return int(g.tensors.size() - 1);
-  };
-  const int x = tensor("x", 250, TensorRole::Input);
-  const int a = tensor("a", 500, TensorRole::Activation);
-  const int b = tensor("b", 125, TensorRole::Activation);
-  const int y = tensor("y", 1, TensorRole::Activation);
-  auto node = [&](const std::string& name, std::vector<int> in, std::vector<int> out) {
-    Node n;
-    n.name = name;
-    n.op_type = "Op";
-    n.inputs = in;
-    n.outputs = out;
-    const int idx = int(g.nodes.size());
-    for (int i : in) g.tensors[size_t(i)].consumers.push_back(idx);
-    for (int o : out) g.tensors[size_t(o)].producer = idx;
-    g.nodes.push_back(n);
-  };
-  node("n0", {x}, {a});
-  node("n1", {a}, {b});
-  node("n2", {x, b}, {y});
-  g.inputs = {x};
-  g.outputs = {y};
-  const PeakMemory peak = peak_activation_memory(g);
-  EXPECT_EQ(peak.peak_bytes, 3500);
-  EXPECT_EQ(peak.peak_node, 1);
-  EXPECT_FALSE(peak.lower_bound);
-  EXPECT_EQ(peak.input_bytes, 1000);
-  EXPECT_EQ(peak.output_bytes, 4);
 }
 
 TEST(ShapeSpec, ParsesInputsAndDims) {

@@ -88,7 +88,7 @@ class FitJsonWriter : public FitWriter {
                        {"forward_seconds", n.forward_seconds},
                        {"backward_seconds", n.backward_seconds},
                        {"workspace_bytes", n.workspace_bytes},
-                       {"bound", n.bound}});
+                       {"bound", bound_name(n.bound)}});
     j["nodes"] = std::move(nodes);
     j["notices"] = r.notices;
     out << j.dump(2) << "\n";

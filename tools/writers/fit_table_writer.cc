@@ -56,7 +56,7 @@ class FitTableWriter : public FitWriter {
       mem.add("optimizer state", bytes_with_exact(m.optimizer_state_bytes));
       mem.add("saved for backward", bytes_with_exact(m.saved_activation_bytes) + " (end of forward)");
     }
-    mem.add("activations", bytes_with_exact(m.activation_peak_bytes) + " at the peak");
+    mem.add("activations", bytes_with_exact(m.activation_peak_bytes) + " at the peak (" + m.activation_sharing + ")");
     mem.add("workspace", bytes_with_exact(m.workspace_bytes) + " at the peak");
     mem.add("total", bytes_with_exact(m.total_bytes));
     mem.add("peak during", m.peak_node + " (" + m.peak_phase + ")");
@@ -121,7 +121,7 @@ class FitTableWriter : public FitWriter {
       for (const NodeForecast* n : slowest) {
         std::vector<std::string> row = {std::to_string(n->index), n->name, n->op_type,
                                         n->contraction ? fmt::format("{:.0f}", n->equivalent_gemm_n) : "-",
-                                        human_seconds(n->forward_seconds), n->bound};
+                                        human_seconds(n->forward_seconds), bound_name(n->bound)};
         if (r.train) row.push_back(human_seconds(n->backward_seconds));
         row.push_back(percent_of(n->forward_seconds + n->backward_seconds, l.total_seconds));
         t.add_row(row);

@@ -55,6 +55,7 @@ class MarkdownWriter final : public AnalysisWriter {
     std::string peak = bytes_with_exact(t.peak_activation_bytes);
     if (!t.peak_at_node.empty()) peak += " at node " + md_text(t.peak_at_node);
     if (t.peak_is_lower_bound) peak += " (lower bound)";
+    peak += " (no buffer sharing)";
     summary.add_row({"peak activations", peak});
     summary.add_row({"input bytes", bytes_with_exact(t.input_bytes)});
     summary.add_row({"output bytes", bytes_with_exact(t.output_bytes)});

@@ -89,6 +89,7 @@ class TableWriter final : public AnalysisWriter {
       std::string peak = bytes_with_exact(t.peak_activation_bytes);
       if (!t.peak_at_node.empty()) peak += " at node " + t.peak_at_node;
       if (t.peak_is_lower_bound) peak += " (lower bound: some activation sizes unknown)";
+      peak += " (no buffer sharing)";
       totals.add("peak activations", peak);
       totals.add("input bytes", bytes_with_exact(t.input_bytes));
       totals.add("output bytes", bytes_with_exact(t.output_bytes));

@@ -1,0 +1,170 @@
+// The fit forecast's latency (latency.hpp); each rule and its reason in
+// docs/FIT.md, "Latency" and "Training step".
+#include "analyzer/fit/latency.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "analyzer/fit/op_classes.hpp"
+#include "analyzer/op_traits.hpp"
+
+namespace modelstat::fit {
+
+namespace {
+
+// The measured op class (DeviceCeilings::op_costs) that prices a node, if the
+// device measured one for it.
+const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeilings& ceilings) {
+  const std::string class_key = op_cost_key(g, node);
+  const OpCost* measured = class_key.empty() ? nullptr : ceilings.op_cost(class_key);
+  if (measured && measured->seconds_per_byte <= 0 && measured->fixed_seconds <= 0) return nullptr;
+  return measured;
+}
+
+// The device's one-row product (Gemm/thin), if measured.
+const OpCost* thin_gemm(const DeviceCeilings& ceilings) {
+  const OpCost* thin = ceilings.op_cost("Gemm/thin");
+  return thin && thin->seconds_per_byte > 0 ? thin : nullptr;
+}
+
+// A training step's backward of a differentiated node, its fresh gradients included.
+void price_backward(const Pricing& p, const Node& node, const NodeReport& report, const GradientFlow& flow,
+                    NodeForecast& f) {
+  const Graph& g = p.graph;
+  const DeviceCeilings& ceilings = p.ceilings;
+  const OpCost* measured = measured_class(g, node, ceilings);
+  const OpCost* thin = thin_gemm(ceilings);
+  const double bytes = double(report.cost.bytes());
+  int gradient_products = 0;  // contractions: one product per operand that needs a gradient
+  std::set<int> fresh_gradients;  // inputs whose gradient is a fresh mapping
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const int t = node.inputs[k];
+    if (t < 0 || !flow.requires_grad[size_t(t)]) continue;
+    if (k < 2) ++gradient_products;
+    if (p.fresh_seconds_per_byte > 0 && !op_output_is_view(node) && tensor_bytes(g, t) > p.fresh_threshold)
+      fresh_gradients.insert(t);
+  }
+  for (int t : fresh_gradients) f.backward_fresh_bytes += tensor_bytes(g, t);
+  // Autograd's own cost per differentiated node (recording the graph in the
+  // forward, scheduling it in backward), measured by `modelstat device` on a
+  // chain of small nodes: the training cost per node beyond the forward and
+  // backward dispatches.
+  const double autograd =
+      std::max(0.0, ceilings.train_node_overhead_seconds - 2.0 * ceilings.node_overhead_seconds);
+  if (measured) {
+    // The class's measured backward (autograd's share included; a
+    // depthwise conv's with both gradients), never faster than reading
+    // and writing the forward's bytes once more.
+    f.backward_seconds =
+        std::max(class_bytes(g, node, bytes) * measured->backward_seconds_per_byte, f.memory_seconds) +
+        measured->backward_fixed_seconds;
+  } else if (f.op_cost == "Gemm/thin" && f.bound == ForecastBound::Kernel) {
+    // A product bound by streaming its B operand: the one-row product's
+    // measured backward (both gradients), in the bytes of B.
+    f.backward_seconds = double(tensor_bytes(g, node.inputs[1])) * thin->backward_seconds_per_byte +
+                         thin->backward_fixed_seconds;
+  } else if (f.contraction) {
+    // One product per operand that needs a gradient, each priced like the
+    // forward product; where the device measured a dense contraction's
+    // backward / forward ratio (both gradients), that ratio instead of 2.
+    const OpCost* dense = ceilings.op_cost(dense_class(g, node));
+    if (!dense && node.op_type == "Conv") dense = ceilings.op_cost("Conv");  // saved before Conv/1x1 existed
+    const double per_product = dense && dense->backward_ratio > 0 ? dense->backward_ratio / 2.0 : 1.0;
+    f.backward_seconds = std::max(1, gradient_products) * per_product * (f.forward_seconds - f.fresh_seconds) + autograd;
+  } else {
+    f.backward_seconds = f.forward_seconds - f.fresh_seconds + autograd;
+  }
+  f.backward_seconds += double(f.backward_fresh_bytes) * p.fresh_seconds_per_byte;
+}
+
+}  // namespace
+
+NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report, const CpuKernel& kernel,
+                           int64_t fresh_bytes, const GradientFlow& flow) {
+  const Graph& g = p.graph;
+  const DeviceCeilings& ceilings = p.ceilings;
+  const Node& node = g.nodes[i];
+  const NodeReport& a = report;
+  NodeForecast f;
+  f.index = int(i);
+  f.name = a.name;
+  f.op_type = a.op_type;
+  // A measured op class (DeviceCeilings::op_costs) prices the node when there
+  // is one: its own fixed cost, and its own cost per byte as one more
+  // ceiling beside the roofline's. It replaces the CPU scratch and call-cost
+  // rules (the class was measured with them).
+  const OpCost* measured = measured_class(g, node, ceilings);
+  const OpCost* thin = thin_gemm(ceilings);
+  f.workspace_bytes = kernel.workspace_bytes;
+  f.contraction = is_contraction(a);
+  if (f.contraction) {
+    f.equivalent_gemm_n = equivalent_gemm_n(g, node, a.cost.macs);
+    f.compute_flops_per_second = ceilings.matmul_flops_at(p.options.compute_dtype, f.equivalent_gemm_n);
+  } else {
+    f.compute_flops_per_second = p.peak_flops_per_second;
+  }
+  if (f.compute_flops_per_second > 0) f.compute_seconds = double(a.cost.flops) / f.compute_flops_per_second;
+  const double bytes = double(a.cost.bytes());
+  f.memory_seconds = bytes / ceilings.memory_bandwidth;
+  if (measured) {
+    f.op_cost = measured->op;
+    f.kernel_seconds = class_bytes(g, node, bytes) * measured->seconds_per_byte;
+    f.overhead_seconds = measured->fixed_seconds;
+  } else {
+    // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
+    f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
+    // The executor loads Constant outputs with the weights: no per-run op.
+    f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
+    // A Gemm or MatMul: the fixed cost the device measured for a small Gemm
+    // (BLAS call, bias, output allocation), when it is larger.
+    const OpCost* gemm = ceilings.op_cost("Gemm");
+    if (gemm && is_gemm_or_matmul(node))
+      f.overhead_seconds = std::max(f.overhead_seconds, gemm->fixed_seconds);
+    // A Gemm or MatMul streams its B operand no faster than the device's
+    // one-row product does (Gemm/thin, in the bytes of B): the bound of a
+    // classifier at batch 1, below the compute and copy ceilings' times
+    // once there are enough rows.
+    if (thin && is_gemm_or_matmul(node) && node.inputs.size() >= 2 && node.inputs[1] >= 0) {
+      f.op_cost = thin->op;
+      f.kernel_seconds = double(tensor_bytes(g, node.inputs[1])) * thin->seconds_per_byte;
+    }
+  }
+  f.fresh_bytes = fresh_bytes;
+  f.fresh_seconds = double(f.fresh_bytes) * p.fresh_seconds_per_byte;
+  const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
+  f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds + f.fresh_seconds;
+  const double largest = std::max({roofline, f.scratch_seconds, f.overhead_seconds, f.fresh_seconds});
+  f.bound = largest == f.overhead_seconds ? ForecastBound::Overhead
+            : largest == f.scratch_seconds ? ForecastBound::Scratch
+            : largest == f.fresh_seconds ? ForecastBound::Fresh
+            : roofline == f.kernel_seconds && f.kernel_seconds > std::max(f.compute_seconds, f.memory_seconds)
+                ? ForecastBound::Kernel
+                : (f.compute_seconds >= f.memory_seconds ? ForecastBound::Compute : ForecastBound::Memory);
+  if (p.options.train && i < flow.any_input.size() && flow.any_input[i]) price_backward(p, node, report, flow, f);
+  return f;
+}
+
+void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency) {
+  const DeviceCeilings& ceilings = p.ceilings;
+  const OptimizerCost oc = optimizer_cost(p.options.optimizer);
+  // Each of the optimizer's temporaries of a weight above the threshold is a fresh mapping, every step.
+  if (p.fresh_seconds_per_byte > 0)
+    for (int64_t bytes : weights.tensor_bytes)
+      if (bytes > p.fresh_threshold) latency.optimizer_fresh_bytes += oc.temporaries * bytes;
+  const double element_bytes = weights.params > 0 ? double(weights.bytes) / double(weights.params) : 4.0;
+  // The update streams its element accesses at the copy bandwidth, plus a
+  // fixed cost per weight tensor; where `modelstat device` timed this
+  // optimizer's update (on weights past the last-level cache), its measured
+  // cost per element and per tensor instead.
+  const OptimizerUpdateCost* measured = ceilings.optimizer_cost(optimizer_name(p.options.optimizer));
+  if (measured && (measured->seconds_per_element > 0 || measured->per_tensor_seconds > 0))
+    latency.optimizer_seconds = double(weights.params) * measured->seconds_per_element +
+                                double(weights.tensors) * measured->per_tensor_seconds;
+  else
+    latency.optimizer_seconds =
+        double(weights.params) * oc.element_accesses * element_bytes / ceilings.memory_bandwidth +
+        double(weights.tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;
+  latency.optimizer_seconds += double(latency.optimizer_fresh_bytes) * p.fresh_seconds_per_byte;
+}
+
+}  // namespace modelstat::fit

@@ -1,0 +1,36 @@
+// The fit forecast's latency (docs/FIT.md, "Latency" and "Training step"):
+// each node's forward time (roofline, measured op class, CPU scratch pass,
+// fixed call cost, fresh allocations) and the term that bounds it, its
+// backward in a training step, and the optimizer update.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analyzer/fit/libtorch_1_13_kernels.hpp"
+#include "analyzer/fit/training_step.hpp"
+#include "modelstat/fit.hpp"
+
+namespace modelstat::fit {
+
+// What every node is priced with.
+struct Pricing {
+  const Graph& graph;
+  const DeviceCeilings& ceilings;
+  const FitOptions& options;
+  double peak_flops_per_second = 0;  // non-contractions' compute rate
+  int64_t fresh_threshold = 0;       // DeviceCeilings::fresh_allocation_threshold_bytes
+  double fresh_seconds_per_byte = 0; // 0 when the ceilings measured no fresh-allocation cost
+};
+
+// Node `index` of the graph: its forward (and, when options.train, backward)
+// forecast. `kernel` is its CPU kernel rule ({} off CPU); `fresh_bytes` what
+// its forward allocates afresh (fresh_forward_bytes).
+NodeForecast forecast_node(const Pricing& p, size_t index, const NodeReport& report, const CpuKernel& kernel,
+                           int64_t fresh_bytes, const GradientFlow& flow);
+
+// The optimizer update of a training step: sets optimizer_seconds and
+// optimizer_fresh_bytes of `latency`.
+void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency);
+
+}  // namespace modelstat::fit

@@ -1,0 +1,35 @@
+// The fit forecast's memory (docs/FIT.md, "Memory"): the peak of inference or
+// of one training step over the activation buffers of analyzer/lifetimes.hpp,
+// and the bytes each node allocates afresh ("Fresh memory").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analyzer/fit/training_step.hpp"
+#include "analyzer/lifetimes.hpp"
+#include "modelstat/fit.hpp"
+
+namespace modelstat::fit {
+
+// How activations share buffers in each forecast: inference lets views share
+// their input's buffer and elementwise ops run in place; a training step keeps
+// views only (autograd saves the inputs an in-place op would overwrite).
+BufferSharing forecast_sharing(bool train);
+
+// A node's workspace during a training step: MaxPool keeps its indices for
+// backward (counted as saved), not as scratch.
+std::vector<int64_t> training_workspace(const Graph& g, const std::vector<int64_t>& workspace);
+
+// The memory forecast; `workspace`: each node's scratch in a forward pass
+// (training_workspace derives the step's). lower_bound: some activation size is unknown.
+MemoryForecast forecast_memory(const AnalysisResult& analysis, const FitOptions& options, const GradientFlow& flow,
+                               const TrainableWeights& weights, const std::vector<int64_t>& workspace);
+
+// Bytes each node allocates in buffers above `threshold`: the buffers it
+// creates (views and in-place results share their input's, as in the memory
+// forecast) and its scratch.
+std::vector<int64_t> fresh_forward_bytes(const Graph& g, bool train, const std::vector<int64_t>& workspace,
+                                         int64_t threshold);
+
+}  // namespace modelstat::fit

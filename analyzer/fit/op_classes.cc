@@ -1,0 +1,127 @@
+// Op classes of the fit forecast (op_classes.hpp); the rules with their
+// reasons are in docs/FIT.md, "Latency".
+#include "analyzer/fit/op_classes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace modelstat::fit {
+
+bool is_contraction(const NodeReport& r) { return r.cost.macs > 0; }
+
+bool is_gemm_or_matmul(const Node& n) { return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "MatMul"); }
+
+int64_t tensor_bytes(const Graph& g, int t) {
+  if (t < 0) return 0;
+  return g.tensors[size_t(t)].size_bytes().value_or(0);
+}
+
+std::vector<int64_t> known_dims(const Shape& s) {
+  std::vector<int64_t> dims;
+  if (!s.rank_known) return dims;
+  for (const Dim& d : s.dims) {
+    if (!d.known()) return {};
+    dims.push_back(d.value);
+  }
+  return dims;
+}
+
+// Equivalent square-GEMM size of a contraction: the n of the n x n x n product
+// with the same arithmetic intensity as one of its products (M x K by K x N).
+// A product moves 4(MK + KN + MN) bytes for 2MNK FLOPs, intensity
+// 1 / (2 (1/M + 1/N + 1/K)); a square one n/6. Equal when
+//     n_eff = 3 / (1/M + 1/N + 1/K)     (the harmonic mean of M, N, K),
+// so a skinny product (a 1x1 conv over 16 channels, a GEMV) is read low on the
+// matmul curve, where its data reuse puts it, and a square one at its size.
+// Convolutions: M = batch x output positions, N = C_out / group,
+// K = C_in / group x kernel (one product per group); MatMul: the last two dims of
+// one matrix of the batch; Gemm: M x N from the output, K from the MACs.
+// When the shapes are not known: cbrt(MACs / products).
+namespace {
+
+double harmonic_n(double m, double nn, double k) { return 3.0 / (1.0 / m + 1.0 / nn + 1.0 / k); }
+
+}  // namespace
+
+double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
+  const bool conv =
+      n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "ConvInteger" || n.op_type == "QLinearConv";
+  const double products = conv ? double(std::max<int64_t>(1, n.attr_int("group", 1))) : 1.0;
+  const auto out = !n.outputs.empty() && n.outputs[0] >= 0 ? known_dims(g.tensors[size_t(n.outputs[0])].shape)
+                                                           : std::vector<int64_t>{};
+  if (conv && out.size() >= 3 && n.op_type != "ConvTranspose") {
+    double m = double(out[0]);
+    for (size_t i = 2; i < out.size(); ++i) m *= double(out[i]);
+    const double c_out = double(out[1]);
+    const double k = double(macs) / (m * c_out);  // C_in / group x kernel
+    if (m > 0 && c_out >= products && k > 0) return harmonic_n(m, c_out / products, k);
+  } else if ((n.op_type == "MatMul" || n.op_type == "MatMulInteger") && n.inputs.size() >= 2 && n.inputs[0] >= 0 &&
+             n.inputs[1] >= 0) {
+    const auto a = known_dims(g.tensors[size_t(n.inputs[0])].shape);
+    const auto b = known_dims(g.tensors[size_t(n.inputs[1])].shape);
+    if (!a.empty() && !b.empty()) {
+      const double m = a.size() >= 2 ? double(a[a.size() - 2]) : 1.0;
+      const double k = double(a.back());
+      const double nn = b.size() >= 2 ? double(b.back()) : 1.0;
+      if (m > 0 && nn > 0 && k > 0) return harmonic_n(m, nn, k);
+    }
+  } else if (n.op_type == "Gemm" && out.size() == 2 && out[0] > 0 && out[1] > 0) {
+    const double k = double(macs) / (double(out[0]) * double(out[1]));
+    if (k > 0) return harmonic_n(double(out[0]), double(out[1]), k);
+  }
+  return std::cbrt(double(macs) / products);
+}
+
+// The measured op class (DeviceCeilings::op_costs) a node belongs to: its op
+// type, or "Conv/depthwise" for a convolution with one input channel per group
+// (MobileNet's 3x3 depthwise); "" for dense contractions, which are priced on
+// the matmul curve.
+std::string op_cost_key(const Graph& g, const Node& n) {
+  if (!n.domain.empty()) return {};
+  if (n.op_type == "Conv") {
+    const int64_t group = n.attr_int("group", 1);
+    if (group > 1 && n.inputs.size() >= 2 && n.inputs[1] >= 0) {
+      const auto w = known_dims(g.tensors[size_t(n.inputs[1])].shape);
+      if (w.size() >= 2 && w[1] == 1 && w[0] == group) return "Conv/depthwise";
+    }
+    return {};
+  }
+  if (n.op_type == "Gemm" || n.op_type == "MatMul") return {};
+  return n.op_type;
+}
+
+// The dense contraction class whose backward / forward ratio prices a
+// contraction's backward: "Conv/1x1" for a 1x1 unstrided conv (a plain GEMM
+// over the positions; measured apart, its backward differs from a 3x3's),
+// "Conv" for other convolutions, "Gemm" for the rest.
+std::string dense_class(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv") return "Gemm";
+  if (n.inputs.size() >= 2 && n.inputs[1] >= 0) {
+    const auto w = known_dims(g.tensors[size_t(n.inputs[1])].shape);
+    const auto strides = n.attr_ints("strides");
+    const bool one_by_one = w.size() > 2 && std::all_of(w.begin() + 2, w.end(), [](int64_t k) { return k == 1; });
+    const bool unstrided = std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; });
+    if (one_by_one && unstrided) return "Conv/1x1";
+  }
+  return "Conv";
+}
+
+// The bytes a node of a measured class is priced at. A windowed pool's work is
+// its output elements x window taps, not its bytes: the class was measured on
+// a 3x3 window at stride 2, which reads 4 and writes 1 float per output (20
+// bytes for 9 taps), so a pool is priced at the bytes of that pool doing the
+// same work, outputs x taps x 20 / 9 (a 2x2 pool at stride 2: 4/9 of its bytes'
+// worth; a 3x3 pool at stride 1: 2.2x).
+double class_bytes(const Graph& g, const Node& n, double bytes) {
+  if (!n.domain.empty() || (n.op_type != "MaxPool" && n.op_type != "AveragePool") || n.outputs.empty() ||
+      n.outputs[0] < 0)
+    return bytes;
+  const auto kernel = n.attr_ints("kernel_shape");
+  const auto outputs = g.tensors[size_t(n.outputs[0])].shape.element_count();
+  if (kernel.empty() || !outputs) return bytes;
+  double taps = 1;
+  for (int64_t k : kernel) taps *= double(k);
+  return double(*outputs) * taps * 20.0 / 9.0;
+}
+
+}  // namespace modelstat::fit
