@@ -31,7 +31,7 @@ DeviceCeilings fit_ceilings() {
 }
 
 NodeForecast node(int index, std::string name, std::string op, bool contraction, double compute, double memory,
-                  double overhead, const char* bound) {
+                  double overhead, ForecastBound bound) {
   NodeForecast n;
   n.index = index;
   n.name = std::move(name);
@@ -57,20 +57,21 @@ FitReport inference_report() {
   r.compute_dtype = "fp32";
   r.compute_peak_flops_per_second = 1e11;
   r.latency_budget_seconds = 1e-4;
-  NodeForecast conv = node(0, "/stem/Conv", "Conv", true, 2.4e-4, 6.0e-5, 5e-6, "compute");
+  NodeForecast conv = node(0, "/stem/Conv", "Conv", true, 2.4e-4, 6.0e-5, 5e-6, ForecastBound::Compute);
   conv.scratch_seconds = 1.2e-5;
   conv.workspace_bytes = 245760;
   conv.forward_seconds += conv.scratch_seconds;
-  NodeForecast relu = node(1, "/stem/Relu", "Relu", false, 1e-7, 3.2e-5, 5e-6, "memory");
+  NodeForecast relu = node(1, "/stem/Relu", "Relu", false, 1e-7, 3.2e-5, 5e-6, ForecastBound::Memory);
   relu.op_cost = "Relu";
   relu.kernel_seconds = 2.8e-5;
   relu.fresh_bytes = 4194304;
   relu.fresh_seconds = 2.1e-6;
   relu.forward_seconds += relu.fresh_seconds;
-  NodeForecast reshape = node(2, "/head/Reshape", "Reshape", false, 0, 0, 5e-6, "overhead");
+  NodeForecast reshape = node(2, "/head/Reshape", "Reshape", false, 0, 0, 5e-6, ForecastBound::Overhead);
   r.nodes = {conv, relu, reshape};
   r.memory.weights_bytes = 1792;
   r.memory.activation_peak_bytes = 8388608;
+  r.memory.activation_sharing = "views share their input's buffer, elementwise ops run in place";
   r.memory.workspace_bytes = 245760;
   r.memory.total_bytes = 1792 + 8388608 + 245760;
   r.memory.peak_node = "/stem/Relu";
@@ -102,6 +103,7 @@ FitReport training_report() {
   r.fits_memory = true;
   for (NodeForecast& n : r.nodes) n.backward_seconds = 2 * n.forward_seconds;
   r.nodes[0].backward_fresh_bytes = 1048576;
+  r.memory.activation_sharing = "views share their input's buffer";
   r.memory.trainable_params = 448;
   r.memory.gradient_bytes = 1792;
   r.memory.gradient_bytes_at_peak = 1792;
