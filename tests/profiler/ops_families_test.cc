@@ -29,18 +29,21 @@ at::Tensor i32(std::vector<int32_t> v, std::vector<int64_t> shape) {
   return at::tensor(v, at::TensorOptions().dtype(at::kInt)).reshape(shape);
 }
 
-// Runs one node of `op` at `opset`; undefined inputs are omitted optional
-// inputs. float_dtype: the run's compute dtype (ExecOptions::float_dtype).
+// Runs one node of `op` (of `domain`, "" = ai.onnx) at `opset`; undefined
+// inputs are omitted optional inputs. float_dtype: the run's compute dtype
+// (ExecOptions::float_dtype).
 std::vector<at::Tensor> run(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs,
-                            Attrs attrs = {}, int num_outputs = 1, at::ScalarType float_dtype = at::kFloat) {
+                            Attrs attrs = {}, int num_outputs = 1, at::ScalarType float_dtype = at::kFloat,
+                            const std::string& domain = "") {
   Graph graph;
   Node node;
   node.name = op + "_0";
   node.op_type = op;
+  node.domain = domain;
   for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].defined() ? int(i) : -1);
   for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(int(inputs.size()) + i);
   node.attributes = std::move(attrs);
-  const ExecRule* rule = find_executor("", op, opset);
+  const ExecRule* rule = find_executor(domain, op, opset);
   if (!rule) throw std::runtime_error("no executor for " + op + " at opset " + std::to_string(opset));
   ExecContext ctx(graph, node, opset, std::move(inputs), at::kCPU, float_dtype);
   rule->fn(ctx);
