@@ -145,6 +145,10 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"HardSigmoid", 1, per_element<4>, "4 per element: max(0, min(1, alpha*x+beta)) = mul, add, min, max"},
       {"HardSwish", 14, per_element<5>, "5 per element: x*HardSigmoid(x) = mul, add, min, max, mul"},
       {"Gelu", 20, gelu, "5 per element (erf form: div, erf, add, mul, mul); 9 with approximate=tanh"},
+      // ONNX Runtime's contrib QuickGelu (com.microsoft, CLIP/OpenAI exports): x*sigmoid(alpha*x),
+      // alpha = 1.702 by default. ONNX has no schema for it: its output has input 0's shape.
+      {"QuickGelu", 1, per_element<6>, "6 per element: x*sigmoid(alpha*x) = mul, neg, exp, add, div, mul",
+       OpTraits{}.shape_of_input(), nullptr, "com.microsoft"},
       {"Softplus", 1, per_element<3>, "3 per element: log(exp(x)+1) = exp, add, log"},
       {"Softsign", 1, per_element<3>, "3 per element: x/(1+|x|) = abs, add, div"},
       {"Elu", 1, per_element<4>, "4 per element: compare, exp, sub, mul"},

@@ -160,6 +160,7 @@ int onnx_first_opset(const std::string& op, const std::string& domain) {
 const std::map<std::pair<std::string, std::string>, int64_t> kFirstOpsetNotInOnnx112 = {
     {{"", "BitwiseAnd"}, 18}, {{"", "BitwiseNot"}, 18}, {{"", "BitwiseOr"}, 18}, {{"", "BitwiseXor"}, 18},
     {{"", "CenterCropPad"}, 18}, {{"", "GroupNormalization"}, 18}, {{"", "Mish"}, 18}, {{"", "Gelu"}, 20},
+    {{"com.microsoft", "QuickGelu"}, 1},
 };
 
 // A record covers an op from the opset ONNX introduced it in (Sin from 7, not 1):

@@ -359,6 +359,16 @@ TEST(OpsFamilies, Opset18FormsAxesInputsCropPadAndActivations) {
   expect_equal(run1("Gelu", 20, {v}), v * 0.5 * (1 + at::erf(v / std::sqrt(2.0))));
 }
 
+// x*sigmoid(alpha*x) by hand: sigmoid(1.702) = 1/(1+e^-1.702) = 1/1.182327 = 0.8457958, so
+// x = 1 gives 0.8457958, x = -1 gives -(1-0.8457958) = -0.1542042, x = 2 gives
+// 2/(1+e^-3.404) = 1.9356586; with alpha = 1, x = 1 gives sigmoid(1) = 0.7310586.
+TEST(OpsFamilies, QuickGeluOfOnnxRuntime) {
+  const at::Tensor v = f32({-1, 0, 1, 2}, {4});
+  auto quick_gelu = [&](Attrs attrs) { return run("QuickGelu", 1, {v}, attrs, 1, at::kFloat, "com.microsoft").at(0); };
+  expect_equal(quick_gelu({}), f32({-0.1542042f, 0.f, 0.8457958f, 1.9356586f}, {4}));
+  expect_equal(quick_gelu({{"alpha", 1.0}}), f32({-0.2689414f, 0.f, 0.7310586f, 1.7615942f}, {4}));
+}
+
 TEST(OpsFamilies, DropoutIsIdentityWithAllTrueMask) {
   const at::Tensor x = f32({1, 2}, {2});
   auto out = run("Dropout", 13, {x}, {}, 2);
