@@ -11,6 +11,7 @@
 #define ONNX_ML 1
 #endif
 #include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +25,8 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/op_traits.hpp"
+#include "modelstat/analysis.hpp"
+#include "modelstat/error.hpp"
 
 namespace modelstat {
 namespace {
@@ -275,6 +278,48 @@ TEST(OpRecords, ConvPoolWeightInputs) {
     EXPECT_EQ(rule.traits.conv_pool_weight_input, it == expected.end() ? cost::OpTraits::kNotConvPool : it->second)
         << rule.key.op_type;
   }
+}
+
+// A one-node model of `domain`.`op` on a float [2, 3] input, importing
+// ai.onnx 17 and the op's domain at version 1.
+std::string one_node_model(const std::string& domain, const std::string& op) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* contrib = m.add_opset_import();
+  contrib->set_domain(domain);
+  contrib->set_version(1);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(2);
+  tt->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_domain(domain);
+  n->set_name("n0");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m.SerializeAsString();
+}
+
+// A contrib-domain op with a record loads without --allow-custom-domains and
+// is costed like any op (its shape comes from the record: ONNX has no schema);
+// an op of that domain without a record is refused as an unknown domain is.
+TEST(OpRecords, ContribOpWithARecordIsKnown) {
+  const std::string known = one_node_model("com.microsoft", "QuickGelu");
+  const AnalysisResult r = analyze_buffer(known.data(), known.size(), LoadOptions{});
+  EXPECT_EQ(r.totals.nodes_exact, 1);
+  EXPECT_EQ(r.totals.flops, 6 * 6) << "6 per element of the [2, 3] output";
+  const std::string unknown = one_node_model("com.microsoft", "NoSuchContribOp");
+  EXPECT_THROW(analyze_buffer(unknown.data(), unknown.size(), LoadOptions{}), Error);
+  LoadOptions allow;
+  allow.allow_custom_domains = true;
+  EXPECT_EQ(analyze_buffer(unknown.data(), unknown.size(), allow).totals.nodes_unknown_op, 1);
 }
 
 // ---- docs/COST_MODEL.md "Op records" -------------------------------------
