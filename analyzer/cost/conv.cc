@@ -97,7 +97,7 @@ void add_conv_rules(std::vector<CostRule>& rules) {
       {"Conv", 1, conv,
        "MACs = N*C_out*prod(out_spatial)*(C_in/group)*prod(kernel); FLOPs = 2*MACs + "
        "(bias ? N*C_out*prod(out_spatial) : 0)",
-       OpTraits{}.conv_pool(1)},
+       OpTraits{}.conv_pool(1).dense(DenseFamily::Conv)},
       {"ConvTranspose", 1, conv_transpose,
        "MACs = N*C_in*prod(in_spatial)*(C_out/group)*prod(kernel); FLOPs = 2*MACs + "
        "(bias ? output elements : 0)",

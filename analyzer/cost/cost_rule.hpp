@@ -5,7 +5,8 @@
 // family they belong to). A record holds the
 // op's cost rule and its documented formula, its traits (view, may run in
 // place, what backward saves, which inputs are constants, the conv/pool weight
-// input) and its integer shape-value folding. Everything in the analyzer that
+// input, the dense-contraction family fit prices it with) and its integer
+// shape-value folding. Everything in the analyzer that
 // needs an op fact reads it here: analyzer/op_traits.hpp, the shape-value
 // folding of analyzer/loader/shape_values.cc, the loader's conv/pool checks and
 // its domain check, `modelstat ops` and docs/COST_MODEL.md (checked by
@@ -112,41 +113,24 @@ struct OpTraits {
   int conv_pool_weight_input = kNotConvPool;
   bool same_shape_as_input = false;  // output 0 has input 0's type and shape (used for
                                      // ops ONNX has no schema for, e.g. contrib ops)
+  DenseFamily dense_family = DenseFamily::None;  // the measured contraction classes it is priced with
 
-  constexpr OpTraits as_view() const {
-    OpTraits t = *this;
-    t.view = true;
-    t.backward_saves = BackwardSaves::Nothing;
-    return t;
-  }
-  constexpr OpTraits in_place() const {
-    OpTraits t = *this;
-    t.may_run_in_place = true;
-    return t;
-  }
-  constexpr OpTraits saves(BackwardSaves s) const {
-    OpTraits t = *this;
-    t.backward_saves = s;
-    return t;
-  }
+  constexpr OpTraits as_view() const { return with(&OpTraits::view, true).saves(BackwardSaves::Nothing); }
+  constexpr OpTraits in_place() const { return with(&OpTraits::may_run_in_place, true); }
+  constexpr OpTraits saves(BackwardSaves s) const { return with(&OpTraits::backward_saves, s); }
   constexpr OpTraits constant_input(int k) const {
-    OpTraits t = *this;
-    t.constant_inputs |= uint32_t(1) << k;
-    return t;
+    return with(&OpTraits::constant_inputs, constant_inputs | (uint32_t(1) << k));
   }
-  constexpr OpTraits scalar_operand_constant() const {
+  constexpr OpTraits scalar_operand_constant() const { return with(&OpTraits::scalar_operands_constant, true); }
+  constexpr OpTraits conv_pool(int weight_input) const { return with(&OpTraits::conv_pool_weight_input, weight_input); }
+  constexpr OpTraits shape_of_input() const { return with(&OpTraits::same_shape_as_input, true); }
+  constexpr OpTraits dense(DenseFamily f) const { return with(&OpTraits::dense_family, f); }
+
+ private:
+  template <typename T>
+  constexpr OpTraits with(T OpTraits::*field, T value) const {
     OpTraits t = *this;
-    t.scalar_operands_constant = true;
-    return t;
-  }
-  constexpr OpTraits conv_pool(int weight_input) const {
-    OpTraits t = *this;
-    t.conv_pool_weight_input = weight_input;
-    return t;
-  }
-  constexpr OpTraits shape_of_input() const {
-    OpTraits t = *this;
-    t.same_shape_as_input = true;
+    t.*field = value;
     return t;
   }
 };

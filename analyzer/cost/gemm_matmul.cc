@@ -203,10 +203,12 @@ void add_gemm_matmul_rules(std::vector<CostRule>& rules) {
   static const OpRow kRows[] = {
       {"Gemm", 1, gemm,
        "MACs = M*N*K; FLOPs = 2*MACs + (C ? M*N : 0) + (alpha != 1 ? M*N : 0) + "
-       "(C and beta != 1 ? M*N : 0)"},
+       "(C and beta != 1 ? M*N : 0)",
+       OpTraits{}.dense(DenseFamily::Gemm)},
       {"MatMul", 1, matmul,
        "numpy matmul (1-D operands promoted): MACs = prod(broadcast batch dims)*M*N*K; "
-       "FLOPs = 2*MACs"},
+       "FLOPs = 2*MACs",
+       OpTraits{}.dense(DenseFamily::Gemm)},
       {"MatMulInteger", 10, matmul, "as MatMul (integer MACs); zero points not counted"},
       {"QLinearMatMul", 10, qlinear_matmul,
        "as MatMul (integer MACs); FLOPs = 2*MACs + 2 per output element (requantisation)"},

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/exec_rule.hpp"
 
 namespace modelstat::profiler {
@@ -120,6 +121,20 @@ TEST(ExecRegistry, AnalyzerAndExecutorOpsetRangesAgree) {
   }
   for (const auto& [op, ranges] : run)
     EXPECT_TRUE(costed.count(op)) << op.first << "::" << op.second << " runs but has no record";
+}
+
+// The device probe measures op classes named after an op ("Relu", "Conv/1x1"):
+// each names an op with a record, and "Conv..."/"Gemm..." classes are the
+// dense families the records give Conv and Gemm/MatMul.
+TEST(ExecRegistry, ProbeClassesNameOpsWithRecords) {
+  for (const std::string& key : op_cost_classes()) {
+    const std::string op = key.substr(0, key.find('/'));
+    const cost::OpRecord* record = cost::find_op("", op);
+    ASSERT_NE(record, nullptr) << key;
+    EXPECT_NE(find_executor("", op, 17), nullptr) << key << " is measured through the executor";
+    const DenseFamily want = op == "Conv" ? DenseFamily::Conv : op == "Gemm" ? DenseFamily::Gemm : DenseFamily::None;
+    EXPECT_EQ(int(record->traits.dense_family), int(want)) << key;
+  }
 }
 
 TEST(ExecRegistry, MyFamiliesAreComplete) {
