@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/op_traits.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -367,6 +368,35 @@ TEST(OpsFamilies, QuickGeluOfOnnxRuntime) {
   auto quick_gelu = [&](Attrs attrs) { return run("QuickGelu", 1, {v}, attrs, 1, at::kFloat, "com.microsoft").at(0); };
   expect_equal(quick_gelu({}), f32({-0.1542042f, 0.f, 0.8457958f, 1.9356586f}, {4}));
   expect_equal(quick_gelu({{"alpha", 1.0}}), f32({-0.2689414f, 0.f, 0.7310586f, 1.7615942f}, {4}));
+}
+
+// The "may run in place" trait of an op's record is what its executor does:
+// given a reusable input 0 of the output's shape, exactly the ops with the
+// trait write their result into it (fit's inference memory counts on it).
+TEST(OpsFamilies, InPlaceTraitMatchesTheExecutors) {
+  const std::vector<std::pair<const char*, int>> ops = {
+      {"Add", 2}, {"Sub", 2},     {"Mul", 2},  {"Div", 2},  {"Pow", 2},  {"Max", 2},     {"Min", 2},
+      {"Relu", 1}, {"Clip", 3},   {"Sigmoid", 1}, {"Tanh", 1}, {"Exp", 1}, {"Neg", 1}, {"Abs", 1},
+      {"Sqrt", 1}, {"Erf", 1},    {"LeakyRelu", 1}, {"Softplus", 1}, {"HardSigmoid", 1}, {"Elu", 1}};
+  for (const auto& [op, arity] : ops) {
+    Graph graph;
+    Node node;
+    node.name = std::string(op) + "_0";
+    node.op_type = op;
+    std::vector<at::Tensor> inputs = {f32({0.5f, 1.f, 2.f, 3.f}, {4})};
+    if (arity == 2) inputs.push_back(f32({2.f, 2.f, 2.f, 2.f}, {4}));
+    if (arity == 3) inputs = {inputs[0], f32({0.f}, {}), f32({2.5f}, {})};
+    for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(int(i));
+    node.outputs = {int(inputs.size())};
+    const void* input_data = inputs[0].data_ptr();
+    const ExecRule* rule = find_executor("", op, 17);
+    ASSERT_NE(rule, nullptr) << op;
+    ExecContext ctx(graph, node, 17, std::move(inputs));
+    ctx.set_reusable(std::vector<bool>(node.inputs.size(), true));
+    rule->fn(ctx);
+    ASSERT_EQ(ctx.outputs.size(), 1u) << op;
+    EXPECT_EQ(ctx.outputs[0].data_ptr() == input_data, op_may_run_in_place(node)) << op;
+  }
 }
 
 TEST(OpsFamilies, DropoutIsIdentityWithAllTrueMask) {
