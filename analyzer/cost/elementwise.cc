@@ -86,9 +86,12 @@ RuleResult window(const CostContext& ctx) {
 void add_elementwise_rules(std::vector<CostRule>& rules) {
   static const OpRow kRows[] = {
       // Binary arithmetic, comparison and logic: 1 per output element (broadcast).
-      {"Add", 1, per_element<1>, "1 FLOP per output element", kSavesNothing.in_place().scalar_operand_constant(), fold::add},
-      {"Sub", 1, per_element<1>, "1 FLOP per output element", kSavesNothing.in_place().scalar_operand_constant(), fold::sub},
-      {"Mul", 1, per_element<1>, "1 FLOP per output element", OpTraits{}.in_place().scalar_operand_constant(), fold::mul},
+      {"Add", 1, per_element<1>, "1 FLOP per output element",
+       kSavesNothing.in_place().scalar_operand_constant(), fold::add},
+      {"Sub", 1, per_element<1>, "1 FLOP per output element",
+       kSavesNothing.in_place().scalar_operand_constant(), fold::sub},
+      {"Mul", 1, per_element<1>, "1 FLOP per output element",
+       OpTraits{}.in_place().scalar_operand_constant(), fold::mul},
       {"Div", 1, per_element<1>, "1 FLOP per output element", OpTraits{}.scalar_operand_constant(), fold::div},
       {"Pow", 1, per_element<1>, "1 FLOP per output element (pow counted as 1)", OpTraits{}.constant_input(1)},
       {"Mod", 10, per_element<1>, "1 op per output element", OpTraits{}, fold::mod},
@@ -164,7 +167,8 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"LogSoftmax", 1, softmax<5>, "5 per element: max, sub, exp, sum, sub (log per row not counted)", kSavesOutput},
       {"Hardmax", 1, softmax<1>, "1 comparison per element (argmax; one-hot write is data movement)"},
       // Quantisation.
-      {"QuantizeLinear", 10, quantize<2>, "2 per element: divide by scale, add zero point (rounding/saturation not counted)"},
+      {"QuantizeLinear", 10, quantize<2>,
+       "2 per element: divide by scale, add zero point (rounding/saturation not counted)"},
       {"DequantizeLinear", 10, quantize<2>, "2 per element: subtract zero point, multiply by scale"},
       {"DynamicQuantizeLinear", 11, dynamic_quantize, "4 per input element: min, max, divide, add zero point"},
       // Generated windows (opset 17), per output element.

@@ -343,7 +343,8 @@ std::string traits_text(const cost::OpRecord& r) {
   for (int k = 0; k < 32; ++k)
     if ((r.traits.constant_inputs >> k) & 1u) t.push_back("input " + std::to_string(k) + " constant");
   if (r.traits.scalar_operands_constant) t.push_back("1-element operand constant");
-  if (r.traits.conv_pool_weight_input >= 0) t.push_back("weight input " + std::to_string(r.traits.conv_pool_weight_input));
+  if (r.traits.conv_pool_weight_input >= 0)
+    t.push_back("weight input " + std::to_string(r.traits.conv_pool_weight_input));
   if (r.traits.same_shape_as_input) t.push_back("output shape = input 0");
   if (r.traits.dense_family == DenseFamily::Conv) t.push_back("dense: Conv classes");
   if (r.traits.dense_family == DenseFamily::Gemm) t.push_back("dense: Gemm classes");
@@ -361,7 +362,8 @@ std::string record_table() {
     std::string doc = r.doc;
     for (size_t p = 0; (p = doc.find('|', p)) != std::string::npos; p += 2) doc.replace(p, 1, "\\|");
     out << "| " << (r.key.domain.empty() ? "" : r.key.domain + ".") << r.key.op_type << " | " << r.key.since_version
-        << (r.key.until_version == std::numeric_limits<int64_t>::max() ? "+" : "-" + std::to_string(r.key.until_version))
+        << (r.key.until_version == std::numeric_limits<int64_t>::max() ? std::string("+")
+                                                                        : "-" + std::to_string(r.key.until_version))
         << " | " << traits_text(r) << " | " << doc << " |\n";
   }
   out << "\n" << kTableEnd;
@@ -387,8 +389,8 @@ TEST(OpRecords, CostModelDocListsEveryRecord) {
     std::ofstream(path) << doc;
     return;
   }
-  EXPECT_EQ(current, expected) << "docs/COST_MODEL.md's op-record table is stale: run "
-                                  "MODELSTAT_UPDATE_GOLDEN=1 ./build/tests/modelstat_tests --gtest_filter='OpRecords.*'";
+  EXPECT_EQ(current, expected) << "docs/COST_MODEL.md's op-record table is stale: run MODELSTAT_UPDATE_GOLDEN=1 "
+                                  "./build/tests/modelstat_tests --gtest_filter='OpRecords.*'";
 }
 
 }  // namespace

@@ -112,8 +112,9 @@ std::string text(const Ranges& r) {
 // from opset 1 and run from 7).
 TEST(ExecRegistry, AnalyzerAndExecutorOpsetRangesAgree) {
   std::map<std::pair<std::string, std::string>, Ranges> costed, run;
-  for (const auto& r : cost::all_rules()) costed[{r.key.domain, r.key.op_type}].push_back({r.key.since_version, r.key.until_version});
-  for (const auto& r : all_executors()) run[{r.key.domain, r.key.op_type}].push_back({r.key.since_version, r.key.until_version});
+  auto range = [](const OpKey& k) { return std::make_pair(k.since_version, k.until_version); };
+  for (const auto& r : cost::all_rules()) costed[{r.key.domain, r.key.op_type}].push_back(range(r.key));
+  for (const auto& r : all_executors()) run[{r.key.domain, r.key.op_type}].push_back(range(r.key));
   for (const auto& [op, ranges] : costed) {
     if (op.first.empty() && analysis_only(op.second)) continue;
     EXPECT_EQ(text(merged(ranges)), text(merged(run[op])))

@@ -365,7 +365,9 @@ TEST(OpsFamilies, Opset18FormsAxesInputsCropPadAndActivations) {
 // 2/(1+e^-3.404) = 1.9356586; with alpha = 1, x = 1 gives sigmoid(1) = 0.7310586.
 TEST(OpsFamilies, QuickGeluOfOnnxRuntime) {
   const at::Tensor v = f32({-1, 0, 1, 2}, {4});
-  auto quick_gelu = [&](Attrs attrs) { return run("QuickGelu", 1, {v}, attrs, 1, at::kFloat, "com.microsoft").at(0); };
+  auto quick_gelu = [&](Attrs attrs) {
+    return run("QuickGelu", 1, {v}, std::move(attrs), 1, at::kFloat, "com.microsoft").at(0);
+  };
   expect_equal(quick_gelu({}), f32({-0.1542042f, 0.f, 0.8457958f, 1.9356586f}, {4}));
   expect_equal(quick_gelu({{"alpha", 1.0}}), f32({-0.2689414f, 0.f, 0.7310586f, 1.7615942f}, {4}));
 }
