@@ -14,6 +14,13 @@ namespace modelstat {
 // What backward needs of a node (PyTorch autograd's saved tensors, by op class).
 enum class BackwardSaves { Inputs, Output, Nothing };
 
+// The dense-contraction family of an op: fit prices its forward on the matmul
+// curve, and its backward with the backward / forward ratio the device probe
+// measured for the family's op classes (profiler/op_cost_probe.cc: "Conv",
+// "Conv/1x1", "Conv/depthwise"; "Gemm", "Gemm/thin"). None: the op is its own
+// measured class, when the probe measured it.
+enum class DenseFamily { None, Conv, Gemm };
+
 // Output 0 is a view of input 0: no new buffer, no bytes moved.
 bool op_output_is_view(const Node& node);
 // An elementwise op a runtime may run in place on input 0 when that input dies
@@ -22,6 +29,8 @@ bool op_output_is_view(const Node& node);
 bool op_may_run_in_place(const Node& node);
 // What autograd keeps of this node for its backward.
 BackwardSaves op_backward_saves(const Node& node);
+// The node's dense-contraction family (DenseFamily above).
+DenseFamily op_dense_family(const Node& node);
 // Whether input `k` of `node` (an initializer of `graph`) is a constant of the
 // op (BatchNormalization's running statistics, Clip's bounds, Pow's exponent,
 // a one-element arithmetic constant) rather than a trainable weight.

@@ -98,6 +98,10 @@ struct ProbeClass {
   int64_t large_c = kLargeC, large_h = kLargeH;
 };
 
+// Each class is named after its op (before any '/'), an op with a record whose
+// dense family (OpTraits::dense_family, analyzer/op_traits.hpp) says which
+// classes fit prices it with: "Conv..." classes for Conv, "Gemm..." for Gemm
+// and MatMul, the op's own class otherwise (tests/profiler/exec_registry_test.cc).
 std::vector<ProbeClass> classes() {
   std::vector<ProbeClass> out;
   auto same = [](int64_t c, int64_t h) { return Dims{1, c, h, h}; };

@@ -21,15 +21,25 @@ RuleResult container(const CostContext& ctx) { return data_movement("data_moveme
 
 void add_control_flow_rules(std::vector<CostRule>& rules) {
   const char* subgraph_doc = "0 FLOPs, 0 bytes itself; subgraph nodes counted once as their own rows";
-  add_rule(rules, "If", control_flow, subgraph_doc);
-  add_rule(rules, "Loop", control_flow, subgraph_doc);
-  add_rule(rules, "Scan", control_flow, subgraph_doc);
-  add_rule(rules, "SequenceMap", control_flow, subgraph_doc);
   const char* container_doc = "sequence/optional container: data movement, 0 FLOPs";
-  for (const char* op : {"SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
-                         "SequenceLength", "SplitToSequence", "ConcatFromSequence", "Optional",
-                         "OptionalGetElement", "OptionalHasElement"})
-    add_rule(rules, op, container, container_doc);
+  const OpRow rows[] = {
+      {"If", 1, control_flow, subgraph_doc},
+      {"Loop", 1, control_flow, subgraph_doc},
+      {"Scan", 8, control_flow, subgraph_doc},
+      {"SequenceMap", 17, control_flow, subgraph_doc},
+      {"SequenceAt", 11, container, container_doc},
+      {"SequenceConstruct", 11, container, container_doc},
+      {"SequenceEmpty", 11, container, container_doc},
+      {"SequenceErase", 11, container, container_doc},
+      {"SequenceInsert", 11, container, container_doc},
+      {"SequenceLength", 11, container, container_doc},
+      {"SplitToSequence", 11, container, container_doc},
+      {"ConcatFromSequence", 11, container, container_doc},
+      {"Optional", 15, container, container_doc},
+      {"OptionalGetElement", 15, container, container_doc},
+      {"OptionalHasElement", 15, container, container_doc},
+  };
+  add_rows(rules, rows);
 }
 
 }  // namespace modelstat::cost

@@ -93,17 +93,24 @@ RuleResult conv_transpose(const CostContext& ctx) {
 }  // namespace
 
 void add_conv_rules(std::vector<CostRule>& rules) {
-  add_rule(rules, "Conv", conv,
-           "MACs = N*C_out*prod(out_spatial)*(C_in/group)*prod(kernel); FLOPs = 2*MACs + "
-           "(bias ? N*C_out*prod(out_spatial) : 0)");
-  add_rule(rules, "ConvTranspose", conv_transpose,
-           "MACs = N*C_in*prod(in_spatial)*(C_out/group)*prod(kernel); FLOPs = 2*MACs + "
-           "(bias ? output elements : 0)");
-  add_rule(rules, "ConvInteger", conv_integer,
-           "as Conv (integer MACs); zero-point subtraction not counted; FLOPs = 2*MACs");
-  add_rule(rules, "QLinearConv", qlinear_conv,
-           "as Conv (integer MACs); FLOPs = 2*MACs + (bias ? output elements : 0) + 2 per output element "
-           "(requantisation: scale multiply, zero-point add)");
+  static const OpRow kRows[] = {
+      {"Conv", 1, conv,
+       "MACs = N*C_out*prod(out_spatial)*(C_in/group)*prod(kernel); FLOPs = 2*MACs + "
+       "(bias ? N*C_out*prod(out_spatial) : 0)",
+       OpTraits{}.conv_pool(1).dense(DenseFamily::Conv)},
+      {"ConvTranspose", 1, conv_transpose,
+       "MACs = N*C_in*prod(in_spatial)*(C_out/group)*prod(kernel); FLOPs = 2*MACs + "
+       "(bias ? output elements : 0)",
+       OpTraits{}.conv_pool(1)},
+      {"ConvInteger", 10, conv_integer,
+       "as Conv (integer MACs); zero-point subtraction not counted; FLOPs = 2*MACs",
+       OpTraits{}.conv_pool(1)},
+      {"QLinearConv", 10, qlinear_conv,
+       "as Conv (integer MACs); FLOPs = 2*MACs + (bias ? output elements : 0) + 2 per output element "
+       "(requantisation: scale multiply, zero-point add)",
+       OpTraits{}.conv_pool(3)},
+  };
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -4,9 +4,9 @@
 
 namespace modelstat::cost {
 
-void add_rule(std::vector<CostRule>& rules, const char* op_type, CostFn fn, const char* doc,
-              int64_t since_version, int64_t until_version) {
-  rules.push_back(CostRule{OpKey{"", op_type, since_version, until_version}, fn, doc});
+void add_rows(std::vector<CostRule>& rules, const OpRow* begin, const OpRow* end) {
+  for (const OpRow* r = begin; r != end; ++r)
+    rules.push_back(CostRule{OpKey{r->domain, r->op, r->since, r->until}, r->fn, r->doc, r->traits, r->fold});
 }
 
 RuleResult exact(std::string rule, int64_t macs, int64_t flops, std::string note) {

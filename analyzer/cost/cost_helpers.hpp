@@ -16,9 +16,32 @@ namespace modelstat::cost {
 
 constexpr int64_t kLatestOpset = std::numeric_limits<int64_t>::max();
 
-// Appends one rule for the default ONNX domain.
-void add_rule(std::vector<CostRule>& rules, const char* op_type, CostFn fn, const char* doc,
-              int64_t since_version = 1, int64_t until_version = kLatestOpset);
+// One row of a family's table: the op's whole record. `since` is ONNX's
+// since_version of the op's first schema (tests/analyzer/registry_test.cc
+// checks it against ONNX's schema registry); the executor registers the same
+// range (tests/profiler/exec_registry_test.cc).
+struct OpRow {
+  const char* op;
+  int64_t since;
+  CostFn fn;
+  const char* doc;
+  OpTraits traits = {};
+  FoldFn fold = nullptr;
+  const char* domain = "";  // "" = ai.onnx; "com.microsoft" for ONNX Runtime's contrib ops
+  int64_t until = kLatestOpset;
+};
+
+// Traits most rows use.
+constexpr OpTraits kSavesNothing = OpTraits{}.saves(BackwardSaves::Nothing);
+constexpr OpTraits kSavesOutput = OpTraits{}.saves(BackwardSaves::Output);
+constexpr OpTraits kView = OpTraits{}.as_view();
+
+// Appends the records of a family's table.
+void add_rows(std::vector<CostRule>& rules, const OpRow* begin, const OpRow* end);
+template <size_t N>
+void add_rows(std::vector<CostRule>& rules, const OpRow (&rows)[N]) {
+  add_rows(rules, rows, rows + N);
+}
 
 // An exact answer.
 RuleResult exact(std::string rule, int64_t macs, int64_t flops, std::string note = {});

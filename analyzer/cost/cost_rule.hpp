@@ -1,9 +1,22 @@
-// The cost-rule registry: one explicit list of (op key -> rule), one file per
-// op family (conv.cc, gemm_matmul.cc, elementwise.cc, normalization.cc,
-// pooling.cc, reduction.cc, shape_ops.cc, control_flow.cc). A rule computes
-// MACs and FLOPs for one node; the caller fills params and bytes from the
-// tensors (a rule may override bytes when the op moves less than its inputs,
-// e.g. Shape or Reshape).
+// The op records: one record per op (domain, op type, opset range), as ONNX's
+// defs.cc keeps one schema per op, one file per op family (conv.cc,
+// gemm_matmul.cc, elementwise.cc, normalization.cc, pooling.cc, reduction.cc,
+// shape_ops.cc, control_flow.cc, recurrent.cc; contrib-domain ops join the
+// family they belong to). A record holds the
+// op's cost rule and its documented formula, its traits (view, may run in
+// place, what backward saves, which inputs are constants, the conv/pool weight
+// input, the dense-contraction family fit prices it with) and its integer
+// shape-value folding. Everything in the analyzer that
+// needs an op fact reads it here: analyzer/op_traits.hpp, the shape-value
+// folding of analyzer/loader/shape_values.cc, the loader's conv/pool checks and
+// its domain check, `modelstat ops` and docs/COST_MODEL.md (checked by
+// tests/analyzer/registry_test.cc). The profiler registers executors against
+// the same keys (profiler/ops/exec_rule.hpp); tests/profiler/exec_registry_test.cc
+// checks that both sides cover the same opset ranges.
+//
+// A cost rule computes MACs and FLOPs for one node; the caller fills params and
+// bytes from the tensors (a rule may override bytes when the op moves less than
+// its inputs, e.g. Shape or Reshape).
 #pragma once
 
 #include <cstdint>
@@ -11,9 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/op_traits.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/graph.hpp"
 #include "modelstat/op_key.hpp"
+
+namespace onnx {
+class NodeProto;
+}
+namespace modelstat::loader {
+struct IntValue;
+class FoldContext;
+}  // namespace modelstat::loader
 
 namespace modelstat::cost {
 
@@ -71,11 +93,57 @@ struct RuleResult {
 
 using CostFn = RuleResult (*)(const CostContext&);
 
+// Integer shape-value folding of one node (analyzer/loader/shape_fold.hpp):
+// its output 0 from its evaluated inputs, nullopt when unknown.
+using FoldFn = std::optional<loader::IntValue> (*)(loader::FoldContext&, const onnx::NodeProto&);
+
+// What an op is beyond its cost (read through analyzer/op_traits.hpp). Built
+// by chaining from `OpTraits{}`: OpTraits{}.as_view(), .in_place(),
+// .saves(BackwardSaves::Output), .constant_input(3), ...
+struct OpTraits {
+  static constexpr int kNotConvPool = -2;
+
+  bool view = false;      // output 0 is a view of input 0 (no buffer, no bytes)
+  bool may_run_in_place = false;  // elementwise: may overwrite input 0 (inference)
+  BackwardSaves backward_saves = BackwardSaves::Inputs;  // what autograd keeps for backward
+  uint32_t constant_inputs = 0;        // bit k: input k is a constant of the op, never trained
+  bool scalar_operands_constant = false;  // a one-element initializer operand is a constant
+  // Conv/pool shape checks in the loader: the weight input's index, -1 for a
+  // pool (no weight), kNotConvPool otherwise.
+  int conv_pool_weight_input = kNotConvPool;
+  bool same_shape_as_input = false;  // output 0 has input 0's type and shape (used for
+                                     // ops ONNX has no schema for, e.g. contrib ops)
+  DenseFamily dense_family = DenseFamily::None;  // the measured contraction classes it is priced with
+
+  constexpr OpTraits as_view() const { return with(&OpTraits::view, true).saves(BackwardSaves::Nothing); }
+  constexpr OpTraits in_place() const { return with(&OpTraits::may_run_in_place, true); }
+  constexpr OpTraits saves(BackwardSaves s) const { return with(&OpTraits::backward_saves, s); }
+  constexpr OpTraits constant_input(int k) const {
+    return with(&OpTraits::constant_inputs, constant_inputs | (uint32_t(1) << k));
+  }
+  constexpr OpTraits scalar_operand_constant() const { return with(&OpTraits::scalar_operands_constant, true); }
+  constexpr OpTraits conv_pool(int weight_input) const { return with(&OpTraits::conv_pool_weight_input, weight_input); }
+  constexpr OpTraits shape_of_input() const { return with(&OpTraits::same_shape_as_input, true); }
+  constexpr OpTraits dense(DenseFamily f) const { return with(&OpTraits::dense_family, f); }
+
+ private:
+  template <typename T>
+  constexpr OpTraits with(T OpTraits::*field, T value) const {
+    OpTraits t = *this;
+    t.*field = value;
+    return t;
+  }
+};
+
+// The op's one record (also called its cost rule: `CostRule` is the same type).
 struct CostRule {
   OpKey key;
   CostFn fn;
   const char* doc;  // one line: the formula and its constants (shown by `modelstat ops`)
+  OpTraits traits;
+  FoldFn fold = nullptr;  // integer shape-value folding; nullptr: never folded
 };
+using OpRecord = CostRule;
 
 // Each op family appends its rules to the list (called from registry.cc, in a
 // fixed, visible order).
@@ -94,5 +162,10 @@ const std::vector<CostRule>& all_rules();
 // Rule for (domain, op_type, opset version); nullptr when none.
 const CostRule* find_rule(const std::string& domain, const std::string& op_type,
                           int64_t opset_version);
+// The newest record of (domain, op_type) whatever the opset, for questions
+// asked without one (op traits of a Node, shape-value folding); nullptr when none.
+const CostRule* find_op(const std::string& domain, const std::string& op_type);
+// Whether any record lives in `domain` (normalised), e.g. "com.microsoft".
+bool domain_has_records(const std::string& domain);
 
 }  // namespace modelstat::cost

@@ -1,13 +1,17 @@
-// Elementwise ops: a constant number of FLOPs per output element. Every
+// Elementwise ops: a constant number of FLOPs per output element. One row per
+// op: {op, first opset, cost rule, formula, traits, shape-value folding}. Every
 // arithmetic op, comparison, min/max and transcendental (exp, log, tanh, erf,
 // sin, ...) counts as 1; composite activations count the ops of the formula in
 // the ONNX spec. The constants are tabulated in docs/COST_MODEL.md.
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::cost {
 namespace {
+
+namespace fold = loader::fold;
 
 // Output elements; when the output shape is unknown, the broadcast of the inputs.
 std::optional<int64_t> result_elements(const CostContext& ctx) {
@@ -77,100 +81,102 @@ RuleResult window(const CostContext& ctx) {
   return exact(rule, 0, checked_mul(K, *n, ctx.node()));
 }
 
-struct Entry {
-  const char* op;
-  CostFn fn;
-  const char* doc;
-};
-
 }  // namespace
 
 void add_elementwise_rules(std::vector<CostRule>& rules) {
-  static const Entry kEntries[] = {
+  static const OpRow kRows[] = {
       // Binary arithmetic, comparison and logic: 1 per output element (broadcast).
-      {"Add", per_element<1>, "1 FLOP per output element"},
-      {"Sub", per_element<1>, "1 FLOP per output element"},
-      {"Mul", per_element<1>, "1 FLOP per output element"},
-      {"Div", per_element<1>, "1 FLOP per output element"},
-      {"Pow", per_element<1>, "1 FLOP per output element (pow counted as 1)"},
-      {"Mod", per_element<1>, "1 op per output element"},
-      {"BitShift", per_element<1>, "1 op per output element"},
-      {"Equal", per_element<1>, "1 comparison per output element"},
-      {"Less", per_element<1>, "1 comparison per output element"},
-      {"Greater", per_element<1>, "1 comparison per output element"},
-      {"LessOrEqual", per_element<1>, "1 comparison per output element"},
-      {"GreaterOrEqual", per_element<1>, "1 comparison per output element"},
-      {"And", per_element<1>, "1 op per output element"},
-      {"Or", per_element<1>, "1 op per output element"},
-      {"Xor", per_element<1>, "1 op per output element"},
-      {"BitwiseAnd", per_element<1>, "1 op per output element"},
-      {"BitwiseOr", per_element<1>, "1 op per output element"},
-      {"BitwiseXor", per_element<1>, "1 op per output element"},
-      {"Where", per_element<1>, "1 select per output element"},
+      {"Add", 1, per_element<1>, "1 FLOP per output element",
+       kSavesNothing.in_place().scalar_operand_constant(), fold::add},
+      {"Sub", 1, per_element<1>, "1 FLOP per output element",
+       kSavesNothing.in_place().scalar_operand_constant(), fold::sub},
+      {"Mul", 1, per_element<1>, "1 FLOP per output element",
+       OpTraits{}.in_place().scalar_operand_constant(), fold::mul},
+      {"Div", 1, per_element<1>, "1 FLOP per output element", OpTraits{}.scalar_operand_constant(), fold::div},
+      {"Pow", 1, per_element<1>, "1 FLOP per output element (pow counted as 1)", OpTraits{}.constant_input(1)},
+      {"Mod", 10, per_element<1>, "1 op per output element", OpTraits{}, fold::mod},
+      {"BitShift", 11, per_element<1>, "1 op per output element"},
+      {"Equal", 1, per_element<1>, "1 comparison per output element", OpTraits{}, fold::equal},
+      {"Less", 1, per_element<1>, "1 comparison per output element", OpTraits{}, fold::less},
+      {"Greater", 1, per_element<1>, "1 comparison per output element", OpTraits{}, fold::greater},
+      {"LessOrEqual", 12, per_element<1>, "1 comparison per output element", OpTraits{}, fold::less_or_equal},
+      {"GreaterOrEqual", 12, per_element<1>, "1 comparison per output element", OpTraits{}, fold::greater_or_equal},
+      {"And", 1, per_element<1>, "1 op per output element", OpTraits{}, fold::logical_and},
+      {"Or", 1, per_element<1>, "1 op per output element", OpTraits{}, fold::logical_or},
+      {"Xor", 1, per_element<1>, "1 op per output element", OpTraits{}, fold::logical_xor},
+      {"BitwiseAnd", 18, per_element<1>, "1 op per output element"},
+      {"BitwiseOr", 18, per_element<1>, "1 op per output element"},
+      {"BitwiseXor", 18, per_element<1>, "1 op per output element"},
+      {"Where", 9, per_element<1>, "1 select per output element", OpTraits{}, fold::where},
       // Variadic.
-      {"Sum", variadic, "(inputs-1) adds per output element"},
-      {"Max", variadic, "(inputs-1) comparisons per output element"},
-      {"Min", variadic, "(inputs-1) comparisons per output element"},
-      {"Mean", mean, "(inputs-1) adds + 1 divide per output element"},
+      {"Sum", 1, variadic, "(inputs-1) adds per output element", kSavesNothing, fold::sum},
+      {"Max", 1, variadic, "(inputs-1) comparisons per output element", OpTraits{}, fold::max},
+      {"Min", 1, variadic, "(inputs-1) comparisons per output element", OpTraits{}, fold::min},
+      {"Mean", 1, mean, "(inputs-1) adds + 1 divide per output element"},
       // Unary: 1 per element (transcendentals count as 1).
-      {"Relu", per_element<1>, "1 FLOP per element (max(0,x))"},
-      {"Neg", per_element<1>, "1 FLOP per element"},
-      {"Abs", per_element<1>, "1 FLOP per element"},
-      {"Exp", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Log", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Sqrt", per_element<1>, "1 FLOP per element"},
-      {"Reciprocal", per_element<1>, "1 FLOP per element"},
-      {"Floor", per_element<1>, "1 FLOP per element"},
-      {"Ceil", per_element<1>, "1 FLOP per element"},
-      {"Round", per_element<1>, "1 FLOP per element"},
-      {"Sign", per_element<1>, "1 FLOP per element"},
-      {"Erf", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Tanh", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Sin", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Cos", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Tan", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Asin", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Acos", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Atan", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Sinh", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Cosh", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Asinh", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Acosh", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Atanh", per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
-      {"Not", per_element<1>, "1 op per element"},
-      {"BitwiseNot", per_element<1>, "1 op per element"},
-      {"IsNaN", per_element<1>, "1 comparison per element"},
-      {"IsInf", per_element<1>, "1 comparison per element"},
-      {"ThresholdedRelu", per_element<1>, "1 per element (compare-select)"},
+      {"Relu", 1, per_element<1>, "1 FLOP per element (max(0,x))", kSavesOutput.in_place()},
+      {"Neg", 1, per_element<1>, "1 FLOP per element", kSavesNothing, fold::neg},
+      {"Abs", 1, per_element<1>, "1 FLOP per element", OpTraits{}, fold::abs},
+      {"Exp", 1, per_element<1>, "1 FLOP per element (transcendental counted as 1)", kSavesOutput},
+      {"Log", 1, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Sqrt", 1, per_element<1>, "1 FLOP per element", kSavesOutput},
+      {"Reciprocal", 1, per_element<1>, "1 FLOP per element", kSavesOutput},
+      {"Floor", 1, per_element<1>, "1 FLOP per element", OpTraits{}, fold::integer_noop},
+      {"Ceil", 1, per_element<1>, "1 FLOP per element", OpTraits{}, fold::integer_noop},
+      {"Round", 11, per_element<1>, "1 FLOP per element", OpTraits{}, fold::integer_noop},
+      {"Sign", 9, per_element<1>, "1 FLOP per element", OpTraits{}, fold::sign},
+      {"Erf", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Tanh", 1, per_element<1>, "1 FLOP per element (transcendental counted as 1)", kSavesOutput},
+      {"Sin", 7, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Cos", 7, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Tan", 7, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Asin", 7, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Acos", 7, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Atan", 7, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Sinh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Cosh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Asinh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Acosh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Atanh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
+      {"Not", 1, per_element<1>, "1 op per element", OpTraits{}, fold::logical_not},
+      {"BitwiseNot", 18, per_element<1>, "1 op per element"},
+      {"IsNaN", 9, per_element<1>, "1 comparison per element"},
+      {"IsInf", 10, per_element<1>, "1 comparison per element"},
+      {"ThresholdedRelu", 10, per_element<1>, "1 per element (compare-select)"},
       // Composite activations: the ops of the spec's formula.
-      {"Sigmoid", per_element<4>, "4 per element: 1/(1+exp(-x)) = neg, exp, add, div"},
-      {"HardSigmoid", per_element<4>, "4 per element: max(0, min(1, alpha*x+beta)) = mul, add, min, max"},
-      {"HardSwish", per_element<5>, "5 per element: x*HardSigmoid(x) = mul, add, min, max, mul"},
-      {"Gelu", gelu, "5 per element (erf form: div, erf, add, mul, mul); 9 with approximate=tanh"},
-      {"Softplus", per_element<3>, "3 per element: log(exp(x)+1) = exp, add, log"},
-      {"Softsign", per_element<3>, "3 per element: x/(1+|x|) = abs, add, div"},
-      {"Elu", per_element<4>, "4 per element: compare, exp, sub, mul"},
-      {"Selu", per_element<5>, "5 per element: compare, exp, mul, sub, mul (gamma)"},
-      {"Celu", per_element<7>, "7 per element: max(0,x) + min(0, alpha*(exp(x/alpha)-1))"},
-      {"LeakyRelu", per_element<2>, "2 per element: compare, mul"},
-      {"PRelu", per_element<2>, "2 per output element: compare, mul by slope"},
-      {"Mish", per_element<5>, "5 per element: x*tanh(log(1+exp(x))) = exp, add, log, tanh, mul"},
-      {"Clip", per_element<2>, "2 per element: min, max"},
-      {"Shrink", per_element<3>, "3 per element: two compares, one add/sub"},
+      {"Sigmoid", 1, per_element<4>, "4 per element: 1/(1+exp(-x)) = neg, exp, add, div", kSavesOutput},
+      {"HardSigmoid", 1, per_element<4>, "4 per element: max(0, min(1, alpha*x+beta)) = mul, add, min, max"},
+      {"HardSwish", 14, per_element<5>, "5 per element: x*HardSigmoid(x) = mul, add, min, max, mul"},
+      {"Gelu", 20, gelu, "5 per element (erf form: div, erf, add, mul, mul); 9 with approximate=tanh"},
+      // ONNX Runtime's contrib QuickGelu (com.microsoft, CLIP/OpenAI exports): x*sigmoid(alpha*x),
+      // alpha = 1.702 by default. ONNX has no schema for it: its output has input 0's shape.
+      {"QuickGelu", 1, per_element<6>, "6 per element: x*sigmoid(alpha*x) = mul, neg, exp, add, div, mul",
+       OpTraits{}.shape_of_input(), nullptr, "com.microsoft"},
+      {"Softplus", 1, per_element<3>, "3 per element: log(exp(x)+1) = exp, add, log"},
+      {"Softsign", 1, per_element<3>, "3 per element: x/(1+|x|) = abs, add, div"},
+      {"Elu", 1, per_element<4>, "4 per element: compare, exp, sub, mul"},
+      {"Selu", 1, per_element<5>, "5 per element: compare, exp, mul, sub, mul (gamma)"},
+      {"Celu", 12, per_element<7>, "7 per element: max(0,x) + min(0, alpha*(exp(x/alpha)-1))"},
+      {"LeakyRelu", 1, per_element<2>, "2 per element: compare, mul"},
+      {"PRelu", 1, per_element<2>, "2 per output element: compare, mul by slope"},
+      {"Mish", 18, per_element<5>, "5 per element: x*tanh(log(1+exp(x))) = exp, add, log, tanh, mul"},
+      {"Clip", 1, per_element<2>, "2 per element: min, max", OpTraits{}.in_place().constant_input(1).constant_input(2)},
+      {"Shrink", 9, per_element<3>, "3 per element: two compares, one add/sub"},
       // Softmax family, per element of the input/output.
-      {"Softmax", softmax<5>, "5 per element: max, sub, exp, sum, div"},
-      {"LogSoftmax", softmax<5>, "5 per element: max, sub, exp, sum, sub (log per row not counted)"},
-      {"Hardmax", softmax<1>, "1 comparison per element (argmax; one-hot write is data movement)"},
+      {"Softmax", 1, softmax<5>, "5 per element: max, sub, exp, sum, div", kSavesOutput},
+      {"LogSoftmax", 1, softmax<5>, "5 per element: max, sub, exp, sum, sub (log per row not counted)", kSavesOutput},
+      {"Hardmax", 1, softmax<1>, "1 comparison per element (argmax; one-hot write is data movement)"},
       // Quantisation.
-      {"QuantizeLinear", quantize<2>, "2 per element: divide by scale, add zero point (rounding/saturation not counted)"},
-      {"DequantizeLinear", quantize<2>, "2 per element: subtract zero point, multiply by scale"},
-      {"DynamicQuantizeLinear", dynamic_quantize, "4 per input element: min, max, divide, add zero point"},
+      {"QuantizeLinear", 10, quantize<2>,
+       "2 per element: divide by scale, add zero point (rounding/saturation not counted)"},
+      {"DequantizeLinear", 10, quantize<2>, "2 per element: subtract zero point, multiply by scale"},
+      {"DynamicQuantizeLinear", 11, dynamic_quantize, "4 per input element: min, max, divide, add zero point"},
       // Generated windows (opset 17), per output element.
-      {"HannWindow", window<5>, "5 per output element: 0.5 - 0.5*cos(2*pi*n/N) = div, mul, cos, mul, sub"},
-      {"HammingWindow", window<5>, "5 per output element: a0 - a1*cos(2*pi*n/N) = div, mul, cos, mul, sub"},
-      {"BlackmanWindow", window<9>, "9 per output element: a0 - a1*cos(2*pi*n/N) + a2*cos(4*pi*n/N)"},
+      {"HannWindow", 17, window<5>, "5 per output element: 0.5 - 0.5*cos(2*pi*n/N) = div, mul, cos, mul, sub"},
+      {"HammingWindow", 17, window<5>, "5 per output element: a0 - a1*cos(2*pi*n/N) = div, mul, cos, mul, sub"},
+      {"BlackmanWindow", 17, window<9>, "9 per output element: a0 - a1*cos(2*pi*n/N) + a2*cos(4*pi*n/N)"},
   };
-  for (const Entry& e : kEntries) add_rule(rules, e.op, e.fn, e.doc);
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -200,20 +200,25 @@ RuleResult det(const CostContext& ctx) {
 }  // namespace
 
 void add_gemm_matmul_rules(std::vector<CostRule>& rules) {
-  add_rule(rules, "Gemm", gemm,
-           "MACs = M*N*K; FLOPs = 2*MACs + (C ? M*N : 0) + (alpha != 1 ? M*N : 0) + "
-           "(C and beta != 1 ? M*N : 0)");
-  add_rule(rules, "MatMul", matmul,
-           "numpy matmul (1-D operands promoted): MACs = prod(broadcast batch dims)*M*N*K; "
-           "FLOPs = 2*MACs");
-  add_rule(rules, "MatMulInteger", matmul, "as MatMul (integer MACs); zero points not counted");
-  add_rule(rules, "QLinearMatMul", qlinear_matmul,
-           "as MatMul (integer MACs); FLOPs = 2*MACs + 2 per output element (requantisation)");
-  add_rule(rules, "Einsum", einsum,
-           "2+ operands with a summed index: MACs = (operands-1)*prod(sizes of all distinct "
-           "indices), FLOPs = 2*MACs; nothing summed: FLOPs = (operands-1)*prod(sizes); one "
-           "operand: FLOPs = input elements if it reduces, else 0");
-  add_rule(rules, "Det", det, "LU factorisation: FLOPs = batch * 2*M^3/3");
+  static const OpRow kRows[] = {
+      {"Gemm", 1, gemm,
+       "MACs = M*N*K; FLOPs = 2*MACs + (C ? M*N : 0) + (alpha != 1 ? M*N : 0) + "
+       "(C and beta != 1 ? M*N : 0)",
+       OpTraits{}.dense(DenseFamily::Gemm)},
+      {"MatMul", 1, matmul,
+       "numpy matmul (1-D operands promoted): MACs = prod(broadcast batch dims)*M*N*K; "
+       "FLOPs = 2*MACs",
+       OpTraits{}.dense(DenseFamily::Gemm)},
+      {"MatMulInteger", 10, matmul, "as MatMul (integer MACs); zero points not counted"},
+      {"QLinearMatMul", 10, qlinear_matmul,
+       "as MatMul (integer MACs); FLOPs = 2*MACs + 2 per output element (requantisation)"},
+      {"Einsum", 12, einsum,
+       "2+ operands with a summed index: MACs = (operands-1)*prod(sizes of all distinct "
+       "indices), FLOPs = 2*MACs; nothing summed: FLOPs = (operands-1)*prod(sizes); one "
+       "operand: FLOPs = input elements if it reduces, else 0"},
+      {"Det", 11, det, "LU factorisation: FLOPs = batch * 2*M^3/3"},
+  };
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -40,19 +40,22 @@ RuleResult lrn(const CostContext& ctx) {
 }  // namespace
 
 void add_normalization_rules(std::vector<CostRule>& rules) {
-  add_rule(rules, "BatchNormalization", batch_norm,
-           "2 per element (inference: folded scale+shift); 6 in training mode (+ mean 1, variance 3)");
-  add_rule(rules, "InstanceNormalization", per_element<8>,
-           "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias");
-  add_rule(rules, "LayerNormalization", per_element<8>,
-           "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias");
-  add_rule(rules, "GroupNormalization", per_element<8>,
-           "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias");
-  add_rule(rules, "MeanVarianceNormalization", per_element<6>,
-           "6 per element: mean 1, variance 3, sub, mul by 1/std");
-  add_rule(rules, "LpNormalization", per_element<3>,
-           "3 per element: |x| or x^2, sum, divide by the norm (root per row not counted)");
-  add_rule(rules, "LRN", lrn, "(2*size + 4) per element: square-sum over size channels, scale, pow, divide");
+  static const OpRow kRows[] = {
+      {"BatchNormalization", 1, batch_norm,
+       "2 per element (inference: folded scale+shift); 6 in training mode (+ mean 1, variance 3)",
+       OpTraits{}.constant_input(3).constant_input(4)},
+      {"InstanceNormalization", 1, per_element<8>,
+       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
+      {"LayerNormalization", 17, per_element<8>,
+       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
+      {"GroupNormalization", 18, per_element<8>,
+       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
+      {"MeanVarianceNormalization", 9, per_element<6>, "6 per element: mean 1, variance 3, sub, mul by 1/std"},
+      {"LpNormalization", 1, per_element<3>,
+       "3 per element: |x| or x^2, sum, divide by the norm (root per row not counted)"},
+      {"LRN", 1, lrn, "(2*size + 4) per element: square-sum over size channels, scale, pow, divide"},
+  };
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -120,21 +120,21 @@ RuleResult max_unpool(const CostContext& ctx) { return data_movement("data_movem
 }  // namespace
 
 void add_pooling_rules(std::vector<CostRule>& rules) {
-  add_rule(rules, "MaxPool", max_pool, "prod(kernel) comparisons per output element");
-  add_rule(rules, "AveragePool", average_pool, "prod(kernel) adds + 1 divide per output element");
-  add_rule(rules, "LpPool", lp_pool, "2*prod(kernel) (|x|^p, add) + 1 root per output element");
-  add_rule(rules, "GlobalAveragePool", global_average_pool, "input elements (adds) + N*C (divides)");
-  add_rule(rules, "GlobalMaxPool", global_max_pool, "input elements (comparisons)");
-  add_rule(rules, "GlobalLpPool", global_lp_pool, "2 per input element (|x|^p, add) + N*C (roots)");
-  add_rule(rules, "Resize", resize,
-           "nearest: 0; linear: 2*2^k FLOPs per output element, cubic: 2*4^k (k = resized axes)");
-  add_rule(rules, "Upsample", resize,
-           "nearest: 0; (bi)linear: 2*2^k FLOPs per output element (k = resized axes)");
-  add_rule(rules, "GridSample", grid_sample,
-           "nearest: 0; bilinear: 2*2^k, bicubic: 2*4^k FLOPs per output element (k = spatial dims)");
-  add_rule(rules, "RoiAlign", roi_align,
-           "(8*sampling_ratio^2 + 1) per output element; adaptive sampling (0) is unknown");
-  add_rule(rules, "MaxUnpool", max_unpool, "data movement: 0 FLOPs");
+  static const OpRow kRows[] = {
+      {"MaxPool", 1, max_pool, "prod(kernel) comparisons per output element", OpTraits{}.conv_pool(-1)},
+      {"AveragePool", 1, average_pool, "prod(kernel) adds + 1 divide per output element", OpTraits{}.conv_pool(-1)},
+      {"LpPool", 1, lp_pool, "2*prod(kernel) (|x|^p, add) + 1 root per output element", OpTraits{}.conv_pool(-1)},
+      {"GlobalAveragePool", 1, global_average_pool, "input elements (adds) + N*C (divides)", kSavesNothing},
+      {"GlobalMaxPool", 1, global_max_pool, "input elements (comparisons)"},
+      {"GlobalLpPool", 1, global_lp_pool, "2 per input element (|x|^p, add) + N*C (roots)"},
+      {"Resize", 10, resize, "nearest: 0; linear: 2*2^k FLOPs per output element, cubic: 2*4^k (k = resized axes)"},
+      {"Upsample", 1, resize, "nearest: 0; (bi)linear: 2*2^k FLOPs per output element (k = resized axes)"},
+      {"GridSample", 16, grid_sample,
+       "nearest: 0; bilinear: 2*2^k, bicubic: 2*4^k FLOPs per output element (k = spatial dims)"},
+      {"RoiAlign", 10, roi_align, "(8*sampling_ratio^2 + 1) per output element; adaptive sampling (0) is unknown"},
+      {"MaxUnpool", 9, max_unpool, "data movement: 0 FLOPs"},
+  };
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -61,15 +61,18 @@ RuleResult rnn(const CostContext& ctx) { return recurrent_cost(ctx, kRnn); }
 }  // namespace
 
 void add_recurrent_rules(std::vector<CostRule>& rules) {
-  add_rule(rules, "LSTM", lstm,
-           "MACs = dirs*seq*batch*4*hidden*(input+hidden); FLOPs = 2*MACs + dirs*seq*batch*hidden*"
-           "(18 + (B ? 8 : 0) + (P ? 6 : 0))");
-  add_rule(rules, "GRU", gru,
-           "MACs = dirs*seq*batch*3*hidden*(input+hidden); FLOPs = 2*MACs + dirs*seq*batch*hidden*"
-           "(15 + (B ? 6 : 0))");
-  add_rule(rules, "RNN", rnn,
-           "MACs = dirs*seq*batch*hidden*(input+hidden); FLOPs = 2*MACs + dirs*seq*batch*hidden*"
-           "(1 + (B ? 2 : 0))");
+  static const OpRow kRows[] = {
+      {"LSTM", 1, lstm,
+       "MACs = dirs*seq*batch*4*hidden*(input+hidden); FLOPs = 2*MACs + dirs*seq*batch*hidden*"
+       "(18 + (B ? 8 : 0) + (P ? 6 : 0))"},
+      {"GRU", 1, gru,
+       "MACs = dirs*seq*batch*3*hidden*(input+hidden); FLOPs = 2*MACs + dirs*seq*batch*hidden*"
+       "(15 + (B ? 6 : 0))"},
+      {"RNN", 1, rnn,
+       "MACs = dirs*seq*batch*hidden*(input+hidden); FLOPs = 2*MACs + dirs*seq*batch*hidden*"
+       "(1 + (B ? 2 : 0))"},
+  };
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -4,9 +4,12 @@
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::cost {
 namespace {
+
+namespace fold = loader::fold;
 
 RuleResult reduce_cost(const CostContext& ctx, int64_t per_input, int64_t per_output) {
   const std::string rule = "reduce:" + std::to_string(per_input) + "/in+" + std::to_string(per_output) + "/out";
@@ -83,26 +86,29 @@ RuleResult softmax_cross_entropy(const CostContext& ctx) {
 }  // namespace
 
 void add_reduction_rules(std::vector<CostRule>& rules) {
-  add_rule(rules, "ReduceSum", reduce<1, 0>, "1 add per input element");
-  add_rule(rules, "ReduceMean", reduce<1, 1>, "1 add per input element + 1 divide per output element");
-  add_rule(rules, "ReduceMax", reduce<1, 0>, "1 comparison per input element");
-  add_rule(rules, "ReduceMin", reduce<1, 0>, "1 comparison per input element");
-  add_rule(rules, "ReduceProd", reduce<1, 0>, "1 multiply per input element");
-  add_rule(rules, "ReduceL1", reduce<2, 0>, "2 per input element (abs, add)");
-  add_rule(rules, "ReduceL2", reduce<2, 1>, "2 per input element (square, add) + 1 sqrt per output element");
-  add_rule(rules, "ReduceLogSum", reduce<1, 1>, "1 add per input element + 1 log per output element");
-  add_rule(rules, "ReduceLogSumExp", reduce<2, 1>,
-           "2 per input element (exp, add) + 1 log per output element (stabilising max not counted)");
-  add_rule(rules, "ReduceSumSquare", reduce<2, 0>, "2 per input element (square, add)");
-  add_rule(rules, "ArgMax", reduce<1, 0>, "1 comparison per input element");
-  add_rule(rules, "ArgMin", reduce<1, 0>, "1 comparison per input element");
-  add_rule(rules, "CumSum", reduce<1, 0>, "1 add per input element");
-  add_rule(rules, "TopK", top_k, "max(1, ceil(log2(k))) comparisons per input element (heap selection)");
-  add_rule(rules, "Unique", unique, "n*ceil(log2(n)) comparisons for n input elements (sort)");
-  add_rule(rules, "NegativeLogLikelihoodLoss", nll_loss,
-           "per target element: 1 negate + 1 (weight) + 1 (reduction != none); + 1 divide for mean");
-  add_rule(rules, "SoftmaxCrossEntropyLoss", softmax_cross_entropy,
-           "6 per score element (log-softmax) + NLL work per label element as NegativeLogLikelihoodLoss");
+  static const OpRow kRows[] = {
+      {"ReduceSum", 1, reduce<1, 0>, "1 add per input element", kSavesNothing, fold::reduce_sum},
+      {"ReduceMean", 1, reduce<1, 1>, "1 add per input element + 1 divide per output element", kSavesNothing},
+      {"ReduceMax", 1, reduce<1, 0>, "1 comparison per input element", OpTraits{}, fold::reduce_max},
+      {"ReduceMin", 1, reduce<1, 0>, "1 comparison per input element", OpTraits{}, fold::reduce_min},
+      {"ReduceProd", 1, reduce<1, 0>, "1 multiply per input element", OpTraits{}, fold::reduce_prod},
+      {"ReduceL1", 1, reduce<2, 0>, "2 per input element (abs, add)"},
+      {"ReduceL2", 1, reduce<2, 1>, "2 per input element (square, add) + 1 sqrt per output element"},
+      {"ReduceLogSum", 1, reduce<1, 1>, "1 add per input element + 1 log per output element"},
+      {"ReduceLogSumExp", 1, reduce<2, 1>,
+       "2 per input element (exp, add) + 1 log per output element (stabilising max not counted)"},
+      {"ReduceSumSquare", 1, reduce<2, 0>, "2 per input element (square, add)"},
+      {"ArgMax", 1, reduce<1, 0>, "1 comparison per input element"},
+      {"ArgMin", 1, reduce<1, 0>, "1 comparison per input element"},
+      {"CumSum", 11, reduce<1, 0>, "1 add per input element"},
+      {"TopK", 1, top_k, "max(1, ceil(log2(k))) comparisons per input element (heap selection)"},
+      {"Unique", 11, unique, "n*ceil(log2(n)) comparisons for n input elements (sort)"},
+      {"NegativeLogLikelihoodLoss", 12, nll_loss,
+       "per target element: 1 negate + 1 (weight) + 1 (reduction != none); + 1 divide for mean"},
+      {"SoftmaxCrossEntropyLoss", 12, softmax_cross_entropy,
+       "6 per score element (log-softmax) + NLL work per label element as NegativeLogLikelihoodLoss"},
+  };
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

@@ -1,6 +1,6 @@
-// The one visible list of cost rules. Order matters only for readability:
+// The one visible list of op records. Order matters only for readability:
 // lookups match (domain, op_type, opset range), and the registry test checks
-// that no two rules overlap.
+// that no two records overlap.
 #include "analyzer/cost/cost_rule.hpp"
 
 #include <unordered_map>
@@ -27,6 +27,28 @@ const std::vector<CostRule>& all_rules() {
 const CostRule* find_rule(const std::string& domain, const std::string& op_type, int64_t opset_version) {
   static const OpIndex<CostRule> index(all_rules());
   return index.find(domain, op_type, opset_version);
+}
+
+const CostRule* find_op(const std::string& domain, const std::string& op_type) {
+  static const std::unordered_multimap<std::string, const CostRule*> by_op = [] {
+    std::unordered_multimap<std::string, const CostRule*> m;
+    for (const auto& r : all_rules()) m.emplace(r.key.op_type, &r);
+    return m;
+  }();
+  const std::string d = normalize_domain(domain);
+  const CostRule* newest = nullptr;
+  auto [begin, end] = by_op.equal_range(op_type);
+  for (auto it = begin; it != end; ++it)
+    if (it->second->key.domain == d && (!newest || it->second->key.since_version > newest->key.since_version))
+      newest = it->second;
+  return newest;
+}
+
+bool domain_has_records(const std::string& domain) {
+  const std::string d = normalize_domain(domain);
+  for (const auto& r : all_rules())
+    if (r.key.domain == d) return true;
+  return false;
 }
 
 }  // namespace modelstat::cost

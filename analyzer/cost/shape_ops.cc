@@ -1,13 +1,17 @@
 // Data movement: 0 FLOPs. Default bytes (inputs read, outputs written) except
 // metadata-only views (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
 // inference Dropout), which move nothing, and ops that read only metadata
-// (Shape, Size) or nothing (Constant).
+// (Shape, Size) or nothing (Constant). One row per op: {op, first opset, cost
+// rule, formula, traits, shape-value folding}.
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::cost {
 namespace {
+
+namespace fold = loader::fold;
 
 RuleResult move(const CostContext& ctx) { return data_movement("data_movement"); }
 RuleResult view_op(const CostContext& ctx) { return view("view"); }
@@ -38,51 +42,47 @@ RuleResult scatter(const CostContext& ctx) {
 }  // namespace
 
 void add_shape_ops_rules(std::vector<CostRule>& rules) {
-  static const struct {
-    const char* op;
-    CostFn fn;
-    const char* doc;
-  } kEntries[] = {
+  static const OpRow kRows[] = {
       // Copies: inputs read, outputs written.
-      {"Concat", move, "data movement: 0 FLOPs"},
-      {"Split", move, "data movement: 0 FLOPs"},
-      {"Slice", move, "data movement: 0 FLOPs"},
-      {"Transpose", move, "data movement: 0 FLOPs"},
-      {"Gather", move, "data movement: 0 FLOPs"},
-      {"GatherElements", move, "data movement: 0 FLOPs"},
-      {"GatherND", move, "data movement: 0 FLOPs"},
-      {"Scatter", move, "data movement: 0 FLOPs"},
-      {"ScatterElements", scatter, "data movement; reduction add/mul/max/min: 1 per update element"},
-      {"ScatterND", scatter, "data movement; reduction add/mul/max/min: 1 per update element"},
-      {"Pad", move, "data movement: 0 FLOPs"},
-      {"CenterCropPad", move, "data movement: 0 FLOPs"},
-      {"Tile", move, "data movement: 0 FLOPs"},
-      {"Expand", move, "data movement: 0 FLOPs"},
-      {"ConstantOfShape", move, "data movement (fill): 0 FLOPs"},
-      {"Range", move, "data movement (fill): 0 FLOPs"},
-      {"EyeLike", move, "data movement (fill): 0 FLOPs"},
-      {"Cast", move, "data movement (conversion counted as 0 FLOPs)"},
-      {"CastLike", move, "data movement (conversion counted as 0 FLOPs)"},
-      {"DepthToSpace", move, "data movement: 0 FLOPs"},
-      {"SpaceToDepth", move, "data movement: 0 FLOPs"},
-      {"NonZero", move, "data movement: 0 FLOPs"},
-      {"OneHot", move, "data movement: 0 FLOPs"},
-      {"Trilu", move, "data movement: 0 FLOPs"},
-      {"Compress", move, "data movement: 0 FLOPs"},
-      {"ReverseSequence", move, "data movement: 0 FLOPs"},
+      {"Concat", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::concat},
+      {"Split", 1, move, "data movement: 0 FLOPs", kSavesNothing},
+      {"Slice", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::slice},
+      {"Transpose", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::transpose},
+      {"Gather", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::gather},
+      {"GatherElements", 11, move, "data movement: 0 FLOPs"},
+      {"GatherND", 11, move, "data movement: 0 FLOPs"},
+      {"Scatter", 9, move, "data movement: 0 FLOPs"},
+      {"ScatterElements", 11, scatter, "data movement; reduction add/mul/max/min: 1 per update element"},
+      {"ScatterND", 11, scatter, "data movement; reduction add/mul/max/min: 1 per update element"},
+      {"Pad", 1, move, "data movement: 0 FLOPs", kSavesNothing},
+      {"CenterCropPad", 18, move, "data movement: 0 FLOPs"},
+      {"Tile", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::tile},
+      {"Expand", 8, move, "data movement: 0 FLOPs", kSavesNothing, fold::expand},
+      {"ConstantOfShape", 9, move, "data movement (fill): 0 FLOPs", kSavesNothing, fold::constant_of_shape},
+      {"Range", 11, move, "data movement (fill): 0 FLOPs", OpTraits{}, fold::range},
+      {"EyeLike", 9, move, "data movement (fill): 0 FLOPs"},
+      {"Cast", 1, move, "data movement (conversion counted as 0 FLOPs)", kSavesNothing, fold::cast},
+      {"CastLike", 15, move, "data movement (conversion counted as 0 FLOPs)"},
+      {"DepthToSpace", 1, move, "data movement: 0 FLOPs"},
+      {"SpaceToDepth", 1, move, "data movement: 0 FLOPs"},
+      {"NonZero", 9, move, "data movement: 0 FLOPs"},
+      {"OneHot", 9, move, "data movement: 0 FLOPs"},
+      {"Trilu", 14, move, "data movement: 0 FLOPs"},
+      {"Compress", 9, move, "data movement: 0 FLOPs"},
+      {"ReverseSequence", 10, move, "data movement: 0 FLOPs"},
       // Views: metadata only, 0 bytes moved.
-      {"Reshape", view_op, "view: 0 FLOPs, 0 bytes"},
-      {"Flatten", view_op, "view: 0 FLOPs, 0 bytes"},
-      {"Squeeze", view_op, "view: 0 FLOPs, 0 bytes"},
-      {"Unsqueeze", view_op, "view: 0 FLOPs, 0 bytes"},
-      {"Identity", view_op, "view: 0 FLOPs, 0 bytes"},
-      {"Dropout", view_op, "inference identity (view): 0 FLOPs, 0 bytes"},
+      {"Reshape", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::reshape},
+      {"Flatten", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::flatten},
+      {"Squeeze", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::squeeze},
+      {"Unsqueeze", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::unsqueeze},
+      {"Identity", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::identity},
+      {"Dropout", 1, view_op, "inference identity (view): 0 FLOPs, 0 bytes", kView},
       // Metadata readers and constants.
-      {"Shape", metadata, "reads metadata only: 0 FLOPs, 0 bytes read"},
-      {"Size", metadata, "reads metadata only: 0 FLOPs, 0 bytes read"},
-      {"Constant", constant, "0 FLOPs, 0 bytes read, output written"},
+      {"Shape", 1, metadata, "reads metadata only: 0 FLOPs, 0 bytes read", kSavesNothing, fold::shape},
+      {"Size", 1, metadata, "reads metadata only: 0 FLOPs, 0 bytes read", kSavesNothing, fold::size},
+      {"Constant", 1, constant, "0 FLOPs, 0 bytes read, output written", kSavesNothing, fold::constant},
   };
-  for (const auto& e : kEntries) add_rule(rules, e.op, e.fn, e.doc);
+  add_rows(rules, kRows);
 }
 
 }  // namespace modelstat::cost

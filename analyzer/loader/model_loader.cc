@@ -24,6 +24,7 @@
 #include <unordered_set>
 #include <set>
 
+#include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
 #include "analyzer/loader/shape_values.hpp"
@@ -119,7 +120,7 @@ std::string join_shape(const std::vector<int64_t>& v) {
 }
 
 void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices) {
-  std::set<std::string> imported;
+  std::set<std::string> imported, record_domains;
   for (const auto& o : m.opset_import()) {
     const std::string d = normalize_domain(o.domain());
     imported.insert(d);
@@ -132,6 +133,10 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
         throw Error(ErrorKind::Input, "opset " + std::to_string(o.version()) + " of domain '" +
                                           (d.empty() ? "ai.onnx" : d) + "' is newer than this build knows (up to " +
                                           std::to_string(max_v) + ")");
+    } else if (cost::domain_has_records(d)) {
+      // A contrib domain modelstat has op records for (com.microsoft): its
+      // nodes are checked one by one below.
+      record_domains.insert(d);
     } else if (!options.allow_custom_domains) {
       bool local_function = false;
       for (const auto& f : m.functions())
@@ -149,10 +154,17 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
     if (!imported.count(normalize_domain(n.domain())))
       throw Error(ErrorKind::Input, "uses domain '" + n.domain() + "' which the model does not import", {},
                   n.name(), n.op_type());
+    // In a contrib domain, only ops with a record are known; the others are
+    // refused as an unknown domain's are.
+    const std::string d = normalize_domain(n.domain());
+    if (!options.allow_custom_domains && record_domains.count(d) && !cost::find_op(d, n.op_type()))
+      throw Error(ErrorKind::Input, "unknown op '" + n.op_type() + "' of domain '" + n.domain() +
+                                        "' (pass --allow-custom-domains to list its nodes as unknown)",
+                  {}, n.name(), n.op_type());
   }
   if (options.allow_custom_domains)
     for (const auto& d : imported)
-      if (!is_known_domain(d)) notices.push_back("domain '" + d + "' has no cost rules: its nodes are listed as unknown");
+      if (!is_known_domain(d) && !cost::domain_has_records(d)) notices.push_back("domain '" + d + "' has no cost rules: its nodes are listed as unknown");
 }
 
 // Applies --input / --dim / default batch to the graph inputs. Clears
@@ -344,12 +356,11 @@ void check_conv_pool(onnx::InferenceContext& ctx, int weight_index) {
     fail_shape_inference("kernel_shape/strides/dilations/pads do not match the input rank");
 }
 
+// The conv/pool weight input from the op's record (-1: a pool, no weight;
+// OpTraits::kNotConvPool: not a conv/pool op).
 int conv_pool_weight_index(const std::string& op, const std::string& domain) {
-  if (!domain.empty() && domain != "ai.onnx") return -2;
-  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") return 1;
-  if (op == "QLinearConv") return 3;
-  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return -1;
-  return -2;  // not a conv/pool op
+  const cost::OpRecord* record = cost::find_op(domain, op);
+  return record ? record->traits.conv_pool_weight_input : cost::OpTraits::kNotConvPool;
 }
 
 class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
@@ -357,7 +368,7 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_version,
                                   const std::string& domain) const override {
     const onnx::OpSchema* base = onnx::OpSchemaRegistry::Schema(key, max_version, domain);
-    if (!base) return nullptr;
+    if (!base) return record_schema(key, max_version, domain);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(base);
     if (it != cache_.end()) return it->second.get();
@@ -384,8 +395,29 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
   }
 
  private:
+  // ONNX has no schema for contrib ops (com.microsoft): one whose record says
+  // its output has input 0's type and shape gets a schema saying so, so that
+  // shape inference carries shapes through it.
+  const onnx::OpSchema* record_schema(const std::string& key, int max_version, const std::string& domain) const {
+    const cost::OpRecord* record = cost::find_op(domain, key);
+    if (!record || !record->traits.same_shape_as_input || max_version < record->key.since_version) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& schema = record_schemas_[record];
+    if (!schema) {
+      schema = std::make_unique<onnx::OpSchema>(key, __FILE__, __LINE__);
+      schema->SetDomain(domain)
+          .SinceVersion(int(record->key.since_version))
+          .Input(0, "X", "", "T")
+          .Output(0, "Y", "", "T")
+          .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
+          .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+    }
+    return schema.get();
+  }
+
   mutable std::mutex mutex_;
   mutable std::unordered_map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> cache_;
+  mutable std::unordered_map<const cost::OpRecord*, std::unique_ptr<onnx::OpSchema>> record_schemas_;
 };
 
 const onnx::ISchemaRegistry* guarded_registry() {

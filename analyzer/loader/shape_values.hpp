@@ -29,7 +29,8 @@ constexpr int64_t kMaxIntValueElements = 4096;
 // initializers and Constant nodes with embedded data (stripped or external
 // payloads are unknown), and from the fully known shapes of graph.input /
 // graph.value_info / graph.output entries, initializer dims and already
-// evaluated tensors (for Shape/Size). Default-domain nodes only; subgraphs are
+// evaluated tensors (for Shape/Size). Default-domain nodes whose op record
+// names a fold function (analyzer/cost/cost_rule.hpp) only; subgraphs are
 // not entered. Returns name -> value for every tensor it could evaluate,
 // initializers included. Never throws: anything unknown, ill-formed or larger
 // than kMaxIntValueElements is simply absent from the map.

@@ -114,8 +114,8 @@ void qlinear_conv(ExecContext& ctx) {
 void add_conv_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "Conv", conv);
   add_executor(rules, "ConvTranspose", conv_transpose);
-  add_executor(rules, "ConvInteger", conv_integer);
-  add_executor(rules, "QLinearConv", qlinear_conv);
+  add_executor(rules, "ConvInteger", conv_integer, 10);
+  add_executor(rules, "QLinearConv", qlinear_conv, 10);
 }
 
 }  // namespace modelstat::profiler

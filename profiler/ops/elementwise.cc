@@ -228,6 +228,12 @@ void exec_gelu(ExecContext& ctx) {
   ctx.outputs = {at::gelu(need_input(ctx, 0), approximate)};
 }
 
+// com.microsoft QuickGelu (ONNX Runtime contrib op): x * sigmoid(alpha * x).
+void exec_quick_gelu(ExecContext& ctx) {
+  const at::Tensor& x = need_input(ctx, 0);
+  ctx.outputs = {x * at::sigmoid(x * ctx.node().attr_float("alpha", 1.702))};
+}
+
 void exec_shrink(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
   const double bias = ctx.node().attr_float("bias", 0.0);
@@ -456,6 +462,7 @@ void add_elementwise_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "ThresholdedRelu", exec_thresholded_relu, 10);
   add_executor(rules, "Mish", exec_mish, 18);
   add_executor(rules, "Gelu", exec_gelu, 20);
+  add_executor(rules, "QuickGelu", exec_quick_gelu, 1, "com.microsoft");
   add_executor(rules, "Shrink", exec_shrink, 9);
   add_executor(rules, "Clip", exec_clip);
   add_executor(rules, "Softmax", exec_softmax<SoftmaxKind::Softmax>);

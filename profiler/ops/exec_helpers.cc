@@ -13,8 +13,8 @@
 
 namespace modelstat::profiler {
 
-void add_executor(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since) {
-  rules.push_back(ExecRule{OpKey{"", op, since}, fn});
+void add_executor(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since, const char* domain) {
+  rules.push_back(ExecRule{OpKey{domain, op, since}, fn});
 }
 
 void fail_input(const ExecContext& ctx, const std::string& message) {

@@ -22,8 +22,11 @@ namespace modelstat::profiler {
 
 // ---- registration -----------------------------------------------------------
 
-// Registers `fn` for the default-domain op `op` from opset `since` on.
-void add_executor(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1);
+// Registers `fn` for the op `op` of `domain` ("" = ai.onnx) from opset `since`
+// on: the same key as the op's record (analyzer/cost/cost_rule.hpp), which
+// tests/profiler/exec_registry_test.cc checks.
+void add_executor(std::vector<ExecRule>& rules, const char* op, ExecFn fn, int64_t since = 1,
+                  const char* domain = "");
 
 // ---- errors and inputs --------------------------------------------------------
 

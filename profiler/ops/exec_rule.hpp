@@ -1,8 +1,9 @@
 // The executor's op registry: (domain, op type, opset range) -> a function
 // that runs one ONNX node with ATen calls. Same OpKey as the analyzer's cost
 // rules (include/modelstat/op_key.hpp); one file per op family, mirroring
-// analyzer/cost/. A test checks that every op with a cost rule has an
-// executor or is listed in analysis_only_ops().
+// analyzer/cost/. tests/profiler/exec_registry_test.cc checks that every op
+// record has an executor over the same opset range or is listed in
+// analysis_only_ops().
 #pragma once
 
 #include <ATen/ATen.h>
@@ -91,7 +92,7 @@ const std::vector<ExecRule>& all_executors();
 const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version);
 
 // Ops with a cost rule but no executor, each with the reason (e.g. If/Loop/Scan,
-// random generators, string ops). Checked by tests/profiler/registry_test.cc.
+// random generators, string ops). Checked by tests/profiler/exec_registry_test.cc.
 struct AnalysisOnlyOp {
   const char* op_type;
   const char* reason;

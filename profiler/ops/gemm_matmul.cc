@@ -64,10 +64,10 @@ void qlinear_matmul(ExecContext& ctx) {
 void add_gemm_matmul_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "Gemm", gemm);
   add_executor(rules, "MatMul", matmul);
-  add_executor(rules, "Einsum", einsum);
-  add_executor(rules, "Det", det);
-  add_executor(rules, "MatMulInteger", matmul_integer);
-  add_executor(rules, "QLinearMatMul", qlinear_matmul);
+  add_executor(rules, "Einsum", einsum, 12);
+  add_executor(rules, "Det", det, 11);
+  add_executor(rules, "MatMulInteger", matmul_integer, 10);
+  add_executor(rules, "QLinearMatMul", qlinear_matmul, 10);
 }
 
 }  // namespace modelstat::profiler

@@ -468,9 +468,9 @@ void add_pooling_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "GlobalAveragePool", global_average_pool);
   add_executor(rules, "GlobalMaxPool", global_max_pool);
   add_executor(rules, "GlobalLpPool", global_lp_pool);
-  add_executor(rules, "MaxUnpool", max_unpool);
-  add_executor(rules, "GridSample", grid_sample);
-  add_executor(rules, "Resize", resize);
+  add_executor(rules, "MaxUnpool", max_unpool, 9);
+  add_executor(rules, "GridSample", grid_sample, 16);
+  add_executor(rules, "Resize", resize, 10);
   add_executor(rules, "Upsample", resize);
 }
 

@@ -247,6 +247,8 @@ std::vector<ExactCase> exact_cases() {
   c.push_back({"mean_three", NodeBuilder("Mean").input({10}).input({10}).input({10}).output({10}).build(), 0, 30});
   // Gelu erf form 5 per element: 500; tanh approximation 9: 900.
   c.push_back({"gelu_erf", NodeBuilder("Gelu").input({100}).output({100}).build(), 0, 500, 20});
+  // com.microsoft QuickGelu x*sigmoid(alpha*x): mul, sigmoid (neg, exp, add, div), mul = 6 per element: 600.
+  c.push_back({"quick_gelu", NodeBuilder("QuickGelu", "com.microsoft").input({100}).output({100}).build(), 0, 600, 1});
   c.push_back({"gelu_tanh",
                NodeBuilder("Gelu").input({100}).output({100}).attr("approximate", str("tanh")).build(), 0, 900, 20});
   // Softmax 5 per element: 12*128*128 = 196608 *5 = 983040.

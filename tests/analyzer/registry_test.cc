@@ -1,14 +1,26 @@
-// The cost-rule registry: no overlapping keys, documented rules, domain
-// normalisation, and coverage of the ONNX operator set.
+// The op records: no overlapping keys, documented rules, domain
+// normalisation, coverage of the ONNX operator set, opset ranges that start
+// where ONNX defines each op, the traits derived from them, and the generated
+// record table of docs/COST_MODEL.md.
 #include <gtest/gtest.h>
 
-#include <map>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <iterator>
+#include <limits>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/op_traits.hpp"
+#include "modelstat/analysis.hpp"
+#include "modelstat/error.hpp"
 
 namespace modelstat {
 namespace {
@@ -53,7 +65,8 @@ TEST(CostRegistry, FindRuleNormalisesTheDefaultDomain) {
   EXPECT_EQ(find_rule("", "conv", 13), nullptr) << "op types are case-sensitive";
 }
 
-// Every op seen in torchvision classifiers, BERT, GPT-2 and YOLO exports.
+// Every op seen in torchvision classifiers, BERT, GPT-2 and YOLO exports, at
+// every opset where ONNX defines it.
 TEST(CostRegistry, OpsOfCommonExportsArePresent) {
   const char* required[] = {
       "Conv", "Gemm", "MatMul", "Relu", "Clip", "Add", "Mul", "Sigmoid", "HardSigmoid", "HardSwish",
@@ -67,7 +80,10 @@ TEST(CostRegistry, OpsOfCommonExportsArePresent) {
       "QuantizeLinear", "DequantizeLinear", "If", "Loop",
   };
   for (const char* op : required)
-    for (int64_t opset : {7, 11, 13, 17}) EXPECT_NE(find_rule("", op, opset), nullptr) << op << " at opset " << opset;
+    for (int opset : {7, 11, 13, 17}) {
+      if (!onnx::OpSchemaRegistry::Schema(op, opset, "")) continue;
+      EXPECT_NE(find_rule("", op, opset), nullptr) << op << " at opset " << opset;
+    }
 }
 
 // Ops whose cost cannot be known from shapes (random sampling, data-dependent
@@ -125,6 +141,256 @@ TEST(CostRegistry, NewerOpsAreCovered) {
   for (const char* op : {"Gelu", "GroupNormalization", "Mish", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
                          "BitwiseNot", "CenterCropPad"})
     EXPECT_NE(find_rule("", op, 20), nullptr) << op;
+}
+
+// The first opset of an op, from ONNX 1.12's schema registry (the one the
+// analyzer links); 0 when ONNX 1.12 does not define it.
+int onnx_first_opset(const std::string& op, const std::string& domain) {
+  for (int v = 1; v <= 17; ++v)
+    if (const auto* schema = onnx::OpSchemaRegistry::Schema(op, v, domain)) return schema->since_version();
+  return 0;
+}
+
+// Ops newer than ONNX 1.12, with the since_version of their first schema in
+// the ONNX operator spec (docs/Operators.md), and contrib ops with the version
+// of their domain they appear in (ONNX Runtime's docs/ContribOperators.md).
+const std::map<std::pair<std::string, std::string>, int64_t> kFirstOpsetNotInOnnx112 = {
+    {{"", "BitwiseAnd"}, 18}, {{"", "BitwiseNot"}, 18}, {{"", "BitwiseOr"}, 18}, {{"", "BitwiseXor"}, 18},
+    {{"", "CenterCropPad"}, 18}, {{"", "GroupNormalization"}, 18}, {{"", "Mish"}, 18}, {{"", "Gelu"}, 20},
+    {{"com.microsoft", "QuickGelu"}, 1},
+};
+
+// A record covers an op from the opset ONNX introduced it in (Sin from 7, not 1):
+// a model that uses an op before it existed gets no cost, as ONNX gives it no schema.
+TEST(OpRecords, EveryRecordStartsWhereTheOpIsDefined) {
+  for (const auto& rule : all_rules()) {
+    const OpKey& key = rule.key;
+    SCOPED_TRACE(key.domain + "::" + key.op_type);
+    auto newer = kFirstOpsetNotInOnnx112.find({key.domain, key.op_type});
+    const int onnx_first = onnx_first_opset(key.op_type, key.domain);
+    if (onnx_first > 0) {
+      EXPECT_EQ(key.since_version, onnx_first) << "ONNX defines the op from opset " << onnx_first;
+      EXPECT_EQ(newer, kFirstOpsetNotInOnnx112.end()) << "listed as newer than ONNX 1.12 but ONNX 1.12 has it";
+    } else {
+      ASSERT_NE(newer, kFirstOpsetNotInOnnx112.end())
+          << "unknown to ONNX 1.12: add its first opset to kFirstOpsetNotInOnnx112 from the spec";
+      EXPECT_EQ(key.since_version, newer->second);
+    }
+  }
+}
+
+TEST(OpRecords, FindOpIgnoresTheOpsetAndNormalisesTheDomain) {
+  const cost::OpRecord* sin = cost::find_op("ai.onnx", "Sin");
+  ASSERT_NE(sin, nullptr);
+  EXPECT_EQ(sin->key.since_version, 7);
+  EXPECT_EQ(find_rule("", "Sin", 6), nullptr) << "Sin does not exist before opset 7";
+  EXPECT_EQ(find_rule("", "Sin", 7), sin);
+  EXPECT_EQ(cost::find_op("", "NoSuchOp"), nullptr);
+  EXPECT_TRUE(cost::domain_has_records(""));
+  EXPECT_FALSE(cost::domain_has_records("com.example"));
+}
+
+// Shape-value folding runs on default-domain nodes only (shape_values.hpp).
+TEST(OpRecords, OnlyDefaultDomainOpsFold) {
+  size_t folding = 0;
+  for (const auto& rule : all_rules())
+    if (rule.fold) {
+      ++folding;
+      EXPECT_TRUE(rule.key.domain.empty()) << rule.key.op_type;
+    }
+  EXPECT_GE(folding, 40u) << "the shape-value evaluator folds ~45 ops";
+}
+
+Node node_of(const std::string& op, const std::string& domain = "") {
+  Node n;
+  n.op_type = op;
+  n.domain = domain;
+  return n;
+}
+
+// What fit and the trainable-weight rule ask, answered from the records
+// (docs/FIT.md "Activations"; PyTorch autograd's saved tensors).
+TEST(OpRecords, TraitsOfKnownOps) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    EXPECT_TRUE(op_output_is_view(node_of(op))) << op;
+    EXPECT_EQ(op_backward_saves(node_of(op)), BackwardSaves::Nothing) << op;
+  }
+  for (const char* op : {"Transpose", "Slice", "Relu", "Conv", "Add"})
+    EXPECT_FALSE(op_output_is_view(node_of(op))) << op;
+  for (const char* op : {"Add", "Sub", "Mul", "Relu", "Clip"}) EXPECT_TRUE(op_may_run_in_place(node_of(op))) << op;
+  for (const char* op : {"Div", "Sigmoid", "Conv", "Reshape"}) EXPECT_FALSE(op_may_run_in_place(node_of(op))) << op;
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Softmax", "LogSoftmax", "Reciprocal"})
+    EXPECT_EQ(op_backward_saves(node_of(op)), BackwardSaves::Output) << op;
+  for (const char* op : {"Add", "Sub", "Neg", "Sum", "Concat", "Split", "Slice", "Transpose", "Pad", "Expand",
+                         "Tile", "Cast", "ReduceSum", "ReduceMean", "GlobalAveragePool", "Shape", "Size",
+                         "Constant", "ConstantOfShape", "Gather"})
+    EXPECT_EQ(op_backward_saves(node_of(op)), BackwardSaves::Nothing) << op;
+  for (const char* op : {"Conv", "MatMul", "Mul", "Div", "Pow", "Clip", "Gelu", "Erf", "MaxPool", "LayerNormalization"})
+    EXPECT_EQ(op_backward_saves(node_of(op)), BackwardSaves::Inputs) << op;
+  // An op without a record keeps its inputs and is neither a view nor in place.
+  EXPECT_EQ(op_backward_saves(node_of("Relu", "com.example")), BackwardSaves::Inputs);
+  EXPECT_FALSE(op_output_is_view(node_of("Reshape", "com.example")));
+  EXPECT_FALSE(op_may_run_in_place(node_of("Add", "com.example")));
+}
+
+TEST(OpRecords, ConstantInputsOfKnownOps) {
+  Graph g;
+  auto tensor = [&](std::vector<int64_t> dims) {
+    Tensor t;
+    t.shape.rank_known = true;
+    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    g.tensors.push_back(t);
+    return int(g.tensors.size()) - 1;
+  };
+  const int x = tensor({1, 8}), scalar = tensor({}), vec = tensor({8});
+  auto node = [&](const char* op, std::vector<int> inputs) {
+    Node n = node_of(op);
+    n.inputs = std::move(inputs);
+    return n;
+  };
+  const Node bn = node("BatchNormalization", {x, vec, vec, vec, vec});
+  for (size_t k = 0; k < 5; ++k) EXPECT_EQ(op_input_is_constant(g, bn, k), k == 3 || k == 4) << k;
+  const Node clip = node("Clip", {x, scalar, scalar});
+  EXPECT_FALSE(op_input_is_constant(g, clip, 0));
+  EXPECT_TRUE(op_input_is_constant(g, clip, 1));
+  EXPECT_TRUE(op_input_is_constant(g, clip, 2));
+  EXPECT_TRUE(op_input_is_constant(g, node("Pow", {x, vec}), 1));
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    EXPECT_TRUE(op_input_is_constant(g, node(op, {x, scalar}), 1)) << op << ": a one-element operand";
+    EXPECT_FALSE(op_input_is_constant(g, node(op, {x, vec}), 1)) << op << ": a bias";
+  }
+  EXPECT_FALSE(op_input_is_constant(g, node("Conv", {x, vec, vec}), 1));
+  EXPECT_FALSE(op_input_is_constant(g, node("LayerNormalization", {x, vec, vec}), 1));
+}
+
+TEST(OpRecords, ConvPoolWeightInputs) {
+  const std::map<std::string, int> expected = {{"Conv", 1},    {"ConvTranspose", 1}, {"ConvInteger", 1},
+                                               {"QLinearConv", 3}, {"MaxPool", -1},     {"AveragePool", -1},
+                                               {"LpPool", -1}};
+  for (const auto& rule : all_rules()) {
+    auto it = expected.find(rule.key.op_type);
+    EXPECT_EQ(rule.traits.conv_pool_weight_input, it == expected.end() ? cost::OpTraits::kNotConvPool : it->second)
+        << rule.key.op_type;
+  }
+}
+
+// A one-node model of `domain`.`op` on a float [2, 3] input, importing
+// ai.onnx 17 and the op's domain at version 1.
+std::string one_node_model(const std::string& domain, const std::string& op) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* contrib = m.add_opset_import();
+  contrib->set_domain(domain);
+  contrib->set_version(1);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(2);
+  tt->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_domain(domain);
+  n->set_name("n0");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m.SerializeAsString();
+}
+
+// A contrib-domain op with a record loads without --allow-custom-domains and
+// is costed like any op (its shape comes from the record: ONNX has no schema);
+// an op of that domain without a record is refused as an unknown domain is.
+TEST(OpRecords, ContribOpWithARecordIsKnown) {
+  const std::string known = one_node_model("com.microsoft", "QuickGelu");
+  const AnalysisResult r = analyze_buffer(known.data(), known.size(), LoadOptions{});
+  EXPECT_EQ(r.totals.nodes_exact, 1);
+  EXPECT_EQ(r.totals.flops, 6 * 6) << "6 per element of the [2, 3] output";
+  const std::string unknown = one_node_model("com.microsoft", "NoSuchContribOp");
+  EXPECT_THROW(analyze_buffer(unknown.data(), unknown.size(), LoadOptions{}), Error);
+  LoadOptions allow;
+  allow.allow_custom_domains = true;
+  EXPECT_EQ(analyze_buffer(unknown.data(), unknown.size(), allow).totals.nodes_unknown_op, 1);
+}
+
+// fit prices Conv on the Conv classes and Gemm/MatMul on the Gemm classes; no other op.
+TEST(OpRecords, DenseFamilies) {
+  for (const auto& rule : all_rules()) {
+    const std::string& op = rule.key.op_type;
+    const DenseFamily want = op == "Conv" ? DenseFamily::Conv
+                             : op == "Gemm" || op == "MatMul" ? DenseFamily::Gemm
+                                                              : DenseFamily::None;
+    EXPECT_EQ(int(rule.traits.dense_family), int(want)) << op;
+  }
+  EXPECT_EQ(op_dense_family(node_of("MatMul")), DenseFamily::Gemm);
+  EXPECT_EQ(op_dense_family(node_of("Conv", "com.example")), DenseFamily::None);
+}
+
+// ---- docs/COST_MODEL.md "Op records" -------------------------------------
+
+const char* const kTableBegin = "<!-- op-records:begin (generated by tests/analyzer/registry_test.cc) -->";
+const char* const kTableEnd = "<!-- op-records:end -->";
+
+std::string traits_text(const cost::OpRecord& r) {
+  std::vector<std::string> t;
+  if (r.traits.view) t.push_back("view");
+  if (r.traits.may_run_in_place) t.push_back("in place");
+  if (r.traits.backward_saves == BackwardSaves::Output) t.push_back("backward saves output");
+  if (r.traits.backward_saves == BackwardSaves::Nothing && !r.traits.view) t.push_back("backward saves nothing");
+  for (int k = 0; k < 32; ++k)
+    if ((r.traits.constant_inputs >> k) & 1u) t.push_back("input " + std::to_string(k) + " constant");
+  if (r.traits.scalar_operands_constant) t.push_back("1-element operand constant");
+  if (r.traits.conv_pool_weight_input >= 0)
+    t.push_back("weight input " + std::to_string(r.traits.conv_pool_weight_input));
+  if (r.traits.same_shape_as_input) t.push_back("output shape = input 0");
+  if (r.traits.dense_family == DenseFamily::Conv) t.push_back("dense: Conv classes");
+  if (r.traits.dense_family == DenseFamily::Gemm) t.push_back("dense: Gemm classes");
+  if (r.fold) t.push_back("folds shape values");
+  std::string out;
+  for (const auto& s : t) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// The table of every record, in registry order: what `modelstat ops` prints, plus the traits.
+std::string record_table() {
+  std::ostringstream out;
+  out << kTableBegin << "\n\n| Op | Opsets | Traits | Rule |\n|---|---|---|---|\n";
+  for (const auto& r : all_rules()) {
+    std::string doc = r.doc;
+    for (size_t p = 0; (p = doc.find('|', p)) != std::string::npos; p += 2) doc.replace(p, 1, "\\|");
+    out << "| " << (r.key.domain.empty() ? "" : r.key.domain + ".") << r.key.op_type << " | " << r.key.since_version
+        << (r.key.until_version == std::numeric_limits<int64_t>::max() ? std::string("+")
+                                                                        : "-" + std::to_string(r.key.until_version))
+        << " | " << traits_text(r) << " | " << doc << " |\n";
+  }
+  out << "\n" << kTableEnd;
+  return out.str();
+}
+
+// docs/COST_MODEL.md carries the records' table between two markers; it is
+// regenerated with MODELSTAT_UPDATE_GOLDEN=1 and must otherwise match.
+TEST(OpRecords, CostModelDocListsEveryRecord) {
+  const std::string path = std::string(MODELSTAT_SOURCE_DIR) + "/docs/COST_MODEL.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string doc = buf.str();
+  const size_t begin = doc.find(kTableBegin), end = doc.find(kTableEnd);
+  ASSERT_NE(begin, std::string::npos) << "no '" << kTableBegin << "' in " << path;
+  ASSERT_NE(end, std::string::npos) << "no '" << kTableEnd << "' in " << path;
+  const std::string current = doc.substr(begin, end + std::string(kTableEnd).size() - begin);
+  const std::string expected = record_table();
+  if (current != expected && std::getenv("MODELSTAT_UPDATE_GOLDEN")) {
+    doc.replace(begin, current.size(), expected);
+    std::ofstream(path) << doc;
+    return;
+  }
+  EXPECT_EQ(current, expected) << "docs/COST_MODEL.md's op-record table is stale: run MODELSTAT_UPDATE_GOLDEN=1 "
+                                  "./build/tests/modelstat_tests --gtest_filter='OpRecords.*'";
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The executor registry against the cost registry: every op the analyzer
-// costs can be run, or is listed as analysis-only with a reason; no op is
-// both; no two executors claim the same (domain, op, opset).
+// The executor registry against the op records: every op the analyzer costs
+// can be run over the same opset range, or is listed as analysis-only with a
+// reason; no op is both; no two executors claim the same (domain, op, opset).
 #include <gtest/gtest.h>
 
 #ifndef ONNX_NAMESPACE
@@ -11,11 +11,14 @@
 #endif
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/exec_rule.hpp"
 
 namespace modelstat::profiler {
@@ -83,16 +86,73 @@ TEST(ExecRegistry, EveryExecutorHasACostRule) {
         << rule.key.op_type << " has an executor but no cost rule";
 }
 
+// Merged [since, until] ranges of the keys of one (domain, op).
+using Ranges = std::vector<std::pair<int64_t, int64_t>>;
+Ranges merged(Ranges r) {
+  std::sort(r.begin(), r.end());
+  Ranges out;
+  for (const auto& [a, b] : r)
+    if (!out.empty() && out.back().second != std::numeric_limits<int64_t>::max() && a == out.back().second + 1)
+      out.back().second = b;
+    else
+      out.push_back({a, b});
+  return out;
+}
+
+std::string text(const Ranges& r) {
+  std::string out;
+  for (const auto& [a, b] : r)
+    out += "[" + std::to_string(a) + ", " +
+           (b == std::numeric_limits<int64_t>::max() ? std::string("latest") : std::to_string(b)) + "] ";
+  return out.empty() ? "none" : out;
+}
+
+// An op's record and its executor cover the same opsets: a model the analyzer
+// costs runs, and nothing runs that the analyzer does not cost (Sin was costed
+// from opset 1 and run from 7).
+TEST(ExecRegistry, AnalyzerAndExecutorOpsetRangesAgree) {
+  std::map<std::pair<std::string, std::string>, Ranges> costed, run;
+  auto range = [](const OpKey& k) { return std::make_pair(k.since_version, k.until_version); };
+  for (const auto& r : cost::all_rules()) costed[{r.key.domain, r.key.op_type}].push_back(range(r.key));
+  for (const auto& r : all_executors()) run[{r.key.domain, r.key.op_type}].push_back(range(r.key));
+  for (const auto& [op, ranges] : costed) {
+    if (op.first.empty() && analysis_only(op.second)) continue;
+    EXPECT_EQ(text(merged(ranges)), text(merged(run[op])))
+        << op.first << "::" << op.second << ": the record's opsets and the executor's differ";
+  }
+  for (const auto& [op, ranges] : run)
+    EXPECT_TRUE(costed.count(op)) << op.first << "::" << op.second << " runs but has no record";
+}
+
+// The device probe measures op classes named after an op ("Relu", "Conv/1x1"):
+// each names an op with a record, and "Conv..."/"Gemm..." classes are the
+// dense families the records give Conv and Gemm/MatMul.
+TEST(ExecRegistry, ProbeClassesNameOpsWithRecords) {
+  for (const std::string& key : op_cost_classes()) {
+    const std::string op = key.substr(0, key.find('/'));
+    const cost::OpRecord* record = cost::find_op("", op);
+    ASSERT_NE(record, nullptr) << key;
+    EXPECT_NE(find_executor("", op, 17), nullptr) << key << " is measured through the executor";
+    const DenseFamily want = op == "Conv" ? DenseFamily::Conv : op == "Gemm" ? DenseFamily::Gemm : DenseFamily::None;
+    EXPECT_EQ(int(record->traits.dense_family), int(want)) << key;
+  }
+}
+
 TEST(ExecRegistry, MyFamiliesAreComplete) {
   // The contraction, recurrent, normalization and pooling families run every
-  // op they cost (RoiAlign excepted, documented in analysis_only_ops()).
+  // op they cost, at every opset from 7 to 18 where the op exists (RoiAlign
+  // excepted, documented in analysis_only_ops()).
   for (const char* op : {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "Gemm", "MatMul", "MatMulInteger",
                          "QLinearMatMul", "Einsum", "Det", "LSTM", "GRU", "RNN", "BatchNormalization",
                          "InstanceNormalization", "LayerNormalization", "GroupNormalization",
                          "MeanVarianceNormalization", "LpNormalization", "LRN", "MaxPool", "AveragePool", "LpPool",
                          "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MaxUnpool", "GridSample", "Resize",
                          "Upsample"})
-    for (int64_t v = 7; v <= 18; ++v) EXPECT_NE(find_executor("", op, v), nullptr) << op << " opset " << v;
+    for (int64_t v = 7; v <= 18; ++v) {
+      ASSERT_NE(cost::find_op("", op), nullptr) << op;
+      if (!cost::find_rule("", op, v)) continue;
+      EXPECT_NE(find_executor("", op, v), nullptr) << op << " opset " << v;
+    }
 }
 
 }  // namespace

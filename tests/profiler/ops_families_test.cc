@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/op_traits.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -29,18 +30,21 @@ at::Tensor i32(std::vector<int32_t> v, std::vector<int64_t> shape) {
   return at::tensor(v, at::TensorOptions().dtype(at::kInt)).reshape(shape);
 }
 
-// Runs one node of `op` at `opset`; undefined inputs are omitted optional
-// inputs. float_dtype: the run's compute dtype (ExecOptions::float_dtype).
+// Runs one node of `op` (of `domain`, "" = ai.onnx) at `opset`; undefined
+// inputs are omitted optional inputs. float_dtype: the run's compute dtype
+// (ExecOptions::float_dtype).
 std::vector<at::Tensor> run(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs,
-                            Attrs attrs = {}, int num_outputs = 1, at::ScalarType float_dtype = at::kFloat) {
+                            Attrs attrs = {}, int num_outputs = 1, at::ScalarType float_dtype = at::kFloat,
+                            const std::string& domain = "") {
   Graph graph;
   Node node;
   node.name = op + "_0";
   node.op_type = op;
+  node.domain = domain;
   for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].defined() ? int(i) : -1);
   for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(int(inputs.size()) + i);
   node.attributes = std::move(attrs);
-  const ExecRule* rule = find_executor("", op, opset);
+  const ExecRule* rule = find_executor(domain, op, opset);
   if (!rule) throw std::runtime_error("no executor for " + op + " at opset " + std::to_string(opset));
   ExecContext ctx(graph, node, opset, std::move(inputs), at::kCPU, float_dtype);
   rule->fn(ctx);
@@ -354,6 +358,47 @@ TEST(OpsFamilies, Opset18FormsAxesInputsCropPadAndActivations) {
   const at::Tensor v = f32({-1, 0, 1}, {3});
   expect_equal(run1("Mish", 18, {v}), v * at::tanh(at::log1p(at::exp(v))));
   expect_equal(run1("Gelu", 20, {v}), v * 0.5 * (1 + at::erf(v / std::sqrt(2.0))));
+}
+
+// x*sigmoid(alpha*x) by hand: sigmoid(1.702) = 1/(1+e^-1.702) = 1/1.182327 = 0.8457958, so
+// x = 1 gives 0.8457958, x = -1 gives -(1-0.8457958) = -0.1542042, x = 2 gives
+// 2/(1+e^-3.404) = 1.9356586; with alpha = 1, x = 1 gives sigmoid(1) = 0.7310586.
+TEST(OpsFamilies, QuickGeluOfOnnxRuntime) {
+  const at::Tensor v = f32({-1, 0, 1, 2}, {4});
+  auto quick_gelu = [&](Attrs attrs) {
+    return run("QuickGelu", 1, {v}, std::move(attrs), 1, at::kFloat, "com.microsoft").at(0);
+  };
+  expect_equal(quick_gelu({}), f32({-0.1542042f, 0.f, 0.8457958f, 1.9356586f}, {4}));
+  expect_equal(quick_gelu({{"alpha", 1.0}}), f32({-0.2689414f, 0.f, 0.7310586f, 1.7615942f}, {4}));
+}
+
+// The "may run in place" trait of an op's record is what its executor does:
+// given a reusable input 0 of the output's shape, exactly the ops with the
+// trait write their result into it (fit's inference memory counts on it).
+TEST(OpsFamilies, InPlaceTraitMatchesTheExecutors) {
+  const std::vector<std::pair<const char*, int>> ops = {
+      {"Add", 2}, {"Sub", 2},     {"Mul", 2},  {"Div", 2},  {"Pow", 2},  {"Max", 2},     {"Min", 2},
+      {"Relu", 1}, {"Clip", 3},   {"Sigmoid", 1}, {"Tanh", 1}, {"Exp", 1}, {"Neg", 1}, {"Abs", 1},
+      {"Sqrt", 1}, {"Erf", 1},    {"LeakyRelu", 1}, {"Softplus", 1}, {"HardSigmoid", 1}, {"Elu", 1}};
+  for (const auto& [op, arity] : ops) {
+    Graph graph;
+    Node node;
+    node.name = std::string(op) + "_0";
+    node.op_type = op;
+    std::vector<at::Tensor> inputs = {f32({0.5f, 1.f, 2.f, 3.f}, {4})};
+    if (arity == 2) inputs.push_back(f32({2.f, 2.f, 2.f, 2.f}, {4}));
+    if (arity == 3) inputs = {inputs[0], f32({0.f}, {}), f32({2.5f}, {})};
+    for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(int(i));
+    node.outputs = {int(inputs.size())};
+    const void* input_data = inputs[0].data_ptr();
+    const ExecRule* rule = find_executor("", op, 17);
+    ASSERT_NE(rule, nullptr) << op;
+    ExecContext ctx(graph, node, 17, std::move(inputs));
+    ctx.set_reusable(std::vector<bool>(node.inputs.size(), true));
+    rule->fn(ctx);
+    ASSERT_EQ(ctx.outputs.size(), 1u) << op;
+    EXPECT_EQ(ctx.outputs[0].data_ptr() == input_data, op_may_run_in_place(node)) << op;
+  }
 }
 
 TEST(OpsFamilies, DropoutIsIdentityWithAllTrueMask) {
