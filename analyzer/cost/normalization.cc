@@ -46,8 +46,12 @@ void add_normalization_rules(std::vector<CostRule>& rules) {
        OpTraits{}.constant_input(3).constant_input(4)},
       {"InstanceNormalization", 1, per_element<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
-      {"LayerNormalization", 17, per_element<8>,
-       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
+      // From opset 1, not ONNX's 17: ONNX Runtime registered its LayerNormalization
+      // contrib op in the ONNX domain for opsets 1-16, and its transformer optimizer
+      // writes it there; below 17 ONNX has no schema, so the record's shape trait
+      // carries the shape through.
+      {"LayerNormalization", 1, per_element<8>,
+       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias", OpTraits{}.shape_of_input()},
       {"GroupNormalization", 18, per_element<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
       {"MeanVarianceNormalization", 9, per_element<6>, "6 per element: mean 1, variance 3, sub, mul by 1/std"},

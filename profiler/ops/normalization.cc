@@ -116,7 +116,7 @@ void lrn(ExecContext& ctx) {
 void add_normalization_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "BatchNormalization", batch_norm);
   add_executor(rules, "InstanceNormalization", instance_norm);
-  add_executor(rules, "LayerNormalization", layer_norm, 17);
+  add_executor(rules, "LayerNormalization", layer_norm);  // from 1: see its cost record
   add_executor(rules, "GroupNormalization", group_norm, 18);
   add_executor(rules, "MeanVarianceNormalization", mean_variance_norm, 9);
   add_executor(rules, "LpNormalization", lp_norm);

@@ -160,6 +160,13 @@ const std::map<std::pair<std::string, std::string>, int64_t> kFirstOpsetNotInOnn
     {{"com.microsoft", "QuickGelu"}, 1},
 };
 
+// Records that start before ONNX defines the op, each with the reason.
+const std::map<std::pair<std::string, std::string>, int64_t> kOlderThanOnnx = {
+    // ONNX Runtime's LayerNormalization contrib op lives in the ONNX domain for
+    // opsets 1-16 (its kernels are registered so), and its optimizer writes it there.
+    {{"", "LayerNormalization"}, 1},
+};
+
 // A record covers an op from the opset ONNX introduced it in (Sin from 7, not 1):
 // a model that uses an op before it existed gets no cost, as ONNX gives it no schema.
 TEST(OpRecords, EveryRecordStartsWhereTheOpIsDefined) {
@@ -168,7 +175,10 @@ TEST(OpRecords, EveryRecordStartsWhereTheOpIsDefined) {
     SCOPED_TRACE(key.domain + "::" + key.op_type);
     auto newer = kFirstOpsetNotInOnnx112.find({key.domain, key.op_type});
     const int onnx_first = onnx_first_opset(key.op_type, key.domain);
-    if (onnx_first > 0) {
+    if (auto older = kOlderThanOnnx.find({key.domain, key.op_type}); older != kOlderThanOnnx.end()) {
+      EXPECT_EQ(key.since_version, older->second);
+      EXPECT_LT(older->second, onnx_first) << "listed as older than ONNX but starts where ONNX does";
+    } else if (onnx_first > 0) {
       EXPECT_EQ(key.since_version, onnx_first) << "ONNX defines the op from opset " << onnx_first;
       EXPECT_EQ(newer, kFirstOpsetNotInOnnx112.end()) << "listed as newer than ONNX 1.12 but ONNX 1.12 has it";
     } else {
@@ -327,6 +337,36 @@ TEST(OpRecords, DenseFamilies) {
   }
   EXPECT_EQ(op_dense_family(node_of("MatMul")), DenseFamily::Gemm);
   EXPECT_EQ(op_dense_family(node_of("Conv", "com.example")), DenseFamily::None);
+}
+
+// LayerNormalization at opset 13, as ONNX Runtime's transformer optimizer writes
+// it (its contrib op in the ONNX domain, opsets 1-16): costed, its shape carried.
+TEST(OpRecords, OnnxRuntimeLayerNormalizationBeforeOpset17IsKnown) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto add_input = [&](const std::string& name, std::vector<int64_t> dims) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  add_input("x", {2, 3});
+  add_input("scale", {3});
+  add_input("bias", {3});
+  auto* n = g->add_node();
+  n->set_op_type("LayerNormalization");
+  n->set_name("ln");
+  for (const char* in : {"x", "scale", "bias"}) n->add_input(in);
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  const std::string bytes = m.SerializeAsString();
+  const AnalysisResult r = analyze_buffer(bytes.data(), bytes.size(), LoadOptions{});
+  EXPECT_EQ(r.totals.nodes_exact, 1);
+  EXPECT_EQ(r.totals.flops, 8 * 6) << "8 per element of the [2, 3] output";
 }
 
 // ---- docs/COST_MODEL.md "Op records" -------------------------------------
