@@ -14,7 +14,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "1.0";
+const char* const kJoinedJsonSchemaVersion = "2.0";
 
 const char* bound_name(Bound b) {
   switch (b) {

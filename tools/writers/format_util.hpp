@@ -189,11 +189,14 @@ class MdTable {
 
 // ----------------------------------------------------------------------- JSON
 
+class JsonStream;  // json_stream.hpp
+
 // The analysis JSON document (docs/json-schema.md), without a trailing
-// newline. Every line after the first is prefixed with `indent`, so the
-// object can be nested inside another document (the profile's "analysis").
-void write_analysis_json(const AnalysisResult& result, const ReportOptions& options, std::ostream& out,
-                         const std::string& indent = {});
+// newline, as a value of `json`: the whole output, or nested in another
+// document (the profile's "analysis").
+void write_analysis_json(const AnalysisResult& result, const ReportOptions& options, JsonStream& json);
+// The profile JSON document (docs/profile-json.md), likewise (the report's "profile").
+void write_profile_json(const ProfileResult& result, const ReportOptions& options, JsonStream& json);
 
 // ------------------------------------------------------------ profile reports
 
