@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "modelstat/analysis.hpp"
+#include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
 #include "tools/writers/writers.hpp"
 
@@ -205,24 +206,10 @@ std::unique_ptr<ProfileWriter> make_profile_json_writer();
 std::unique_ptr<ProfileWriter> make_profile_csv_writer();
 std::unique_ptr<ProfileWriter> make_profile_markdown_writer();
 
-// The analysis node a layer was timed for (analysis.nodes[layer.index]), or
-// nullptr when the analysis has no such node.
-const NodeReport* layer_node(const ProfileResult& result, const LayerTiming& layer);
-
-// Everything derived from one layer's timing and its static cost. An empty
-// optional is "not computable": no samples, no analysis node, or an op whose
-// cost is unknown (unknown is not zero).
-struct LayerFigures {
-  const NodeReport* node = nullptr;
-  std::optional<int64_t> flops, macs, bytes;  // from the analysis; empty for unknown ops
-  std::optional<double> share;                // median / sum of all layers' medians, 0..1
-  std::optional<double> gflops;               // flops / median / 1e9  (GFLOP/s)
-  std::optional<double> gbps;                 // bytes / median / 1e9  (GB/s)
-};
-// Sum of the layers' medians: the denominator of every share.
-double layer_median_sum(const ProfileResult& result);
-// median_sum: layer_median_sum(result), computed once by the caller.
-LayerFigures layer_figures(const ProfileResult& result, const LayerTiming& layer, double median_sum);
+// A layer's figures are join_layer's (modelstat/joined.hpp: the one join of
+// time with cost, also behind the joined report); giga() puts its rates in
+// GFLOP/s and GB/s, keeping "not known" empty.
+std::optional<double> giga(const std::optional<double>& per_second);
 
 // Layers in graph order (by index), and the top n by median time (descending,
 // ties in graph order; layers without samples left out).

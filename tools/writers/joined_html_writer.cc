@@ -41,6 +41,13 @@ bool positive(double v) {
 }
 
 // A sort key for a table cell (data-v): full precision, never non-finite.
+// A figure join_profile could not compute, as NaN: every formatter here prints
+// "-" for it and sort_key sorts it with 0 (unknown is never shown as 0).
+template <typename T>
+double or_nan(const std::optional<T>& v) {
+  return v ? double(*v) : std::numeric_limits<double>::quiet_NaN();
+}
+
 std::string sort_key(double v) {
   return std::isfinite(v) ? fmt::format("{:.9g}", v) : "0";
 }
@@ -384,10 +391,10 @@ class Page {
   }
 
   std::string point_title(const JoinedNode& n) const {
-    return escape(n.name) + "&#10;" + escape(n.op_type) + " &#183; " + escape(human_count(n.flops)) +
-           "FLOP &#183; " + escape(human_seconds(n.median_seconds)) + " (" +
-           escape(percent_of(n.share_of_time, 1.0)) + " of time) &#183; " +
-           escape(rate_text(n.achieved_flops_per_second, "FLOP/s"));
+    return escape(n.name) + "&#10;" + escape(n.op_type) + " &#183; " + escape(human_count(n.flops.value_or(0))) +
+           "FLOP &#183; " + escape(human_seconds(or_nan(n.median_seconds))) + " (" +
+           escape(percent_of(or_nan(n.share_of_time), 1.0)) + " of time) &#183; " +
+           escape(rate_text(or_nan(n.achieved_flops_per_second), "FLOP/s"));
   }
 
   static std::string left_out_note(size_t count, const char* why) {
@@ -400,7 +407,7 @@ class Page {
   void scatter() {
     std::vector<const JoinedNode*> shown;
     for (const auto& n : r_.nodes)
-      if (n.flops > 0 && positive(n.median_seconds)) shown.push_back(&n);
+      if (n.flops.value_or(0) > 0 && positive(or_nan(n.median_seconds))) shown.push_back(&n);
     const size_t left_out = r_.nodes.size() - shown.size();
     figure_open("chart-scatter", "FLOPs vs latency per layer",
                 "Each point is one node: its analysed FLOPs against its median time in the per-layer pass. "
@@ -412,10 +419,10 @@ class Page {
     }
     double fmin = INFINITY, fmax = 0, tmin = INFINITY, tmax = 0;
     for (const JoinedNode* n : shown) {
-      fmin = std::min(fmin, double(n->flops));
-      fmax = std::max(fmax, double(n->flops));
-      tmin = std::min(tmin, n->median_seconds);
-      tmax = std::max(tmax, n->median_seconds);
+      fmin = std::min(fmin, double(*n->flops));
+      fmax = std::max(fmax, double(*n->flops));
+      tmin = std::min(tmin, *n->median_seconds);
+      tmax = std::max(tmax, *n->median_seconds);
     }
     const svg::Frame f = kPlotWithLegend;
     const svg::Scale x = svg::Scale::log10(fmin, fmax, f.left, f.right);
@@ -440,8 +447,8 @@ class Page {
     out_ << "<g class=\"points\">\n";
     for (const JoinedNode* n : shown) {
       types.insert(n->op_type);
-      out_ << "<circle class=\"pt\" cx=\"" << num(x(double(n->flops))) << "\" cy=\""
-           << num(y(n->median_seconds)) << "\" r=\"4.5\" fill=\"" << colour(n->op_type) << "\"><title>"
+      out_ << "<circle class=\"pt\" cx=\"" << num(x(double(*n->flops))) << "\" cy=\""
+           << num(y(*n->median_seconds)) << "\" r=\"4.5\" fill=\"" << colour(n->op_type) << "\"><title>"
            << point_title(*n) << "</title></circle>\n";
     }
     out_ << "</g>\n";
@@ -464,8 +471,8 @@ class Page {
             ".");
     std::vector<const JoinedNode*> shown;
     for (const auto& n : r_.nodes)
-      if (n.flops > 0 && n.bytes > 0 && positive(n.median_seconds) && positive(n.achieved_flops_per_second) &&
-          positive(n.arithmetic_intensity))
+      if (n.flops.value_or(0) > 0 && n.bytes.value_or(0) > 0 && positive(or_nan(n.median_seconds)) &&
+          positive(or_nan(n.achieved_flops_per_second)) && positive(or_nan(n.arithmetic_intensity)))
         shown.push_back(&n);
     const size_t left_out = r_.nodes.size() - shown.size();
     if (shown.empty() && !roofs) {
@@ -476,10 +483,10 @@ class Page {
     }
     double imin = INFINITY, imax = 0, pmin = INFINITY, pmax = 0;
     for (const JoinedNode* n : shown) {
-      imin = std::min(imin, n->arithmetic_intensity);
-      imax = std::max(imax, n->arithmetic_intensity);
-      pmin = std::min(pmin, n->achieved_flops_per_second);
-      pmax = std::max(pmax, n->achieved_flops_per_second);
+      imin = std::min(imin, *n->arithmetic_intensity);
+      imax = std::max(imax, *n->arithmetic_intensity);
+      pmin = std::min(pmin, *n->achieved_flops_per_second);
+      pmax = std::max(pmax, *n->achieved_flops_per_second);
     }
     if (roofs) {
       // Room on both sides of the ridge, and above the compute roof for its label.
@@ -521,19 +528,19 @@ class Page {
     // Biggest markers first, so the small ones stay visible on top.
     std::vector<const JoinedNode*> order = shown;
     std::stable_sort(order.begin(), order.end(), [](const JoinedNode* a, const JoinedNode* b) {
-      return a->share_of_time > b->share_of_time;
+      return a->share_of_time.value_or(0) > b->share_of_time.value_or(0);
     });
     std::set<std::string> types;
     out_ << "<g class=\"points\">\n";
     for (const JoinedNode* n : order) {
       types.insert(n->op_type);
       // Area proportional to the share of time: r = 3 px at 0, 21 px at 100%.
-      const double radius = 3.0 + 18.0 * std::sqrt(std::clamp(n->share_of_time, 0.0, 1.0));
-      out_ << "<circle class=\"rpt pt-roof\" cx=\"" << num(x(n->arithmetic_intensity)) << "\" cy=\""
-           << num(y(n->achieved_flops_per_second)) << "\" r=\"" << num(radius) << "\" fill=\""
+      const double radius = 3.0 + 18.0 * std::sqrt(std::clamp(n->share_of_time.value_or(0), 0.0, 1.0));
+      out_ << "<circle class=\"rpt pt-roof\" cx=\"" << num(x(*n->arithmetic_intensity)) << "\" cy=\""
+           << num(y(*n->achieved_flops_per_second)) << "\" r=\"" << num(radius) << "\" fill=\""
            << colour(n->op_type) << "\" fill-opacity=\"0.7\" stroke=\"#fff\"><title>" << point_title(*n)
-           << "&#10;intensity " << escape(intensity_text(n->arithmetic_intensity)) << " FLOP/B, "
-           << bound_name(n->bound) << "-bound, efficiency " << escape(percent_of(n->efficiency, 1.0))
+           << "&#10;intensity " << escape(intensity_text(*n->arithmetic_intensity)) << " FLOP/B, "
+           << bound_name(n->bound) << "-bound, efficiency " << escape(percent_of(or_nan(n->efficiency), 1.0))
            << "</title></circle>\n";
     }
     out_ << "</g>\n";
@@ -763,7 +770,7 @@ class Page {
   }
 
   static std::string efficiency_text(const JoinedNode& n) {
-    return n.bound == Bound::None ? "-" : percent_of(n.efficiency, 1.0);
+    return n.bound == Bound::None ? "-" : percent_of(or_nan(n.efficiency), 1.0);
   }
 
   void hotspot_table() {
@@ -784,13 +791,14 @@ class Page {
       const JoinedNode& n = r_.nodes[size_t(r_.hotspots[rank])];
       out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1))
            << "<td class=\"l name\" title=\"" << escape(n.name) << "\">" << escape(n.name) << "</td>"
-           << op_cell(n.op_type) << num_cell(human_seconds(n.median_seconds), n.median_seconds)
-           << num_cell(percent_of(n.share_of_time, 1.0), n.share_of_time)
-           << num_cell(human_count(n.flops), double(n.flops))
-           << num_cell(percent_of(n.share_of_flops, 1.0), n.share_of_flops)
-           << num_cell(table_rate(n.achieved_flops_per_second), n.achieved_flops_per_second)
-           << num_cell(intensity_text(n.arithmetic_intensity), n.arithmetic_intensity) << bound_cell(n)
-           << num_cell(efficiency_text(n), n.efficiency, "eff", n.efficiency) << "</tr>\n";
+           << op_cell(n.op_type) << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
+           << num_cell(percent_of(or_nan(n.share_of_time), 1.0), or_nan(n.share_of_time))
+           << num_cell(n.flops ? human_count(*n.flops) : "-", or_nan(n.flops))
+           << num_cell(percent_of(or_nan(n.share_of_flops), 1.0), or_nan(n.share_of_flops))
+           << num_cell(table_rate(or_nan(n.achieved_flops_per_second)), or_nan(n.achieved_flops_per_second))
+           << num_cell(intensity_text(or_nan(n.arithmetic_intensity)), or_nan(n.arithmetic_intensity))
+           << bound_cell(n) << num_cell(efficiency_text(n), or_nan(n.efficiency), "eff", or_nan(n.efficiency))
+           << "</tr>\n";
     }
     out_ << "</tbody></table></div>\n</section>\n";
   }
@@ -813,15 +821,16 @@ class Page {
       const bool exact = n.status == CostStatus::Exact;
       out_ << "<tr>" << num_cell(std::to_string(n.index), double(n.index)) << "<td class=\"l name\" title=\""
            << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type)
-           << num_cell(exact ? human_count(n.macs) : cost_status_name(n.status), double(n.macs))
-           << num_cell(exact ? human_count(n.flops) : "?", double(n.flops))
-           << num_cell(exact ? human_bytes(n.bytes) : "?", double(n.bytes))
-           << num_cell(human_seconds(n.median_seconds), n.median_seconds)
-           << num_cell(percent_of(n.share_of_time, 1.0), n.share_of_time)
-           << num_cell(table_rate(n.achieved_flops_per_second), n.achieved_flops_per_second)
-           << num_cell(table_rate(n.achieved_bytes_per_second), n.achieved_bytes_per_second)
-           << num_cell(intensity_text(n.arithmetic_intensity), n.arithmetic_intensity) << bound_cell(n)
-           << num_cell(efficiency_text(n), n.efficiency, "eff", n.efficiency) << "</tr>\n";
+           << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))
+           << num_cell(exact ? human_count(n.flops.value_or(0)) : "?", or_nan(n.flops))
+           << num_cell(exact ? human_bytes(n.bytes.value_or(0)) : "?", or_nan(n.bytes))
+           << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
+           << num_cell(percent_of(or_nan(n.share_of_time), 1.0), or_nan(n.share_of_time))
+           << num_cell(table_rate(or_nan(n.achieved_flops_per_second)), or_nan(n.achieved_flops_per_second))
+           << num_cell(table_rate(or_nan(n.achieved_bytes_per_second)), or_nan(n.achieved_bytes_per_second))
+           << num_cell(intensity_text(or_nan(n.arithmetic_intensity)), or_nan(n.arithmetic_intensity))
+           << bound_cell(n) << num_cell(efficiency_text(n), or_nan(n.efficiency), "eff", or_nan(n.efficiency))
+           << "</tr>\n";
     }
     out_ << "</tbody></table></div>\n</section>\n";
   }

@@ -52,24 +52,23 @@ Json whole_json(const JoinedReport& r) {
 }
 
 Json node_json(const JoinedReport& r, const JoinedNode& n) {
-  auto count = [&](int64_t v) { return cost_known(n) ? Json(v) : Json(nullptr); };
   Json j;
   j["index"] = n.index;
   j["name"] = n.name;
   j["op_type"] = n.op_type;
   j["cost_status"] = cost_status_name(n.status);
-  j["macs"] = count(n.macs);
-  j["flops"] = count(n.flops);
-  j["bytes"] = count(n.bytes);
-  j["median_s"] = real(timed(n), n.median_seconds);
-  j["share_of_time"] = real(timed(n) && r.layer_sum_seconds > 0, n.share_of_time);
-  j["share_of_flops"] = real(cost_known(n) && r.profile.analysis.totals.flops > 0, n.share_of_flops);
-  j["achieved_flops_per_s"] = real(has_rates(n), n.achieved_flops_per_second);
-  j["achieved_bytes_per_s"] = real(has_rates(n), n.achieved_bytes_per_second);
-  j["arithmetic_intensity"] = real(has_intensity(n), n.arithmetic_intensity);
+  j["macs"] = json_optional(n.macs);
+  j["flops"] = json_optional(n.flops);
+  j["bytes"] = json_optional(n.bytes);
+  j["median_s"] = json_optional(n.median_seconds);
+  j["share_of_time"] = json_optional(n.share_of_time);
+  j["share_of_flops"] = json_optional(n.share_of_flops);
+  j["achieved_flops_per_s"] = json_optional(n.achieved_flops_per_second);
+  j["achieved_bytes_per_s"] = json_optional(n.achieved_bytes_per_second);
+  j["arithmetic_intensity"] = json_optional(n.arithmetic_intensity);
   j["bound"] = bound_name(n.bound);
-  j["attainable_flops_per_s"] = real(has_bound(n), n.attainable_flops_per_second);
-  j["efficiency"] = real(has_bound(n), n.efficiency);
+  j["attainable_flops_per_s"] = json_optional(n.attainable_flops_per_second);
+  j["efficiency"] = json_optional(n.efficiency);
   return j;
 }
 

@@ -31,17 +31,17 @@ Json transfer_json(const TimingSummary& t, int64_t bytes) {
 }
 
 // The layer record with the figures of its join with the analysis cost
-// (layer_figures) between its name and its time, as docs/profile-json.md lists them.
-Json layer_json(const LayerTiming& layer, const LayerFigures& f) {
+// (join_layer) between its name and its time, as docs/profile-json.md lists them.
+Json layer_json(const LayerTiming& layer, const LayerCost& f) {
   Json j = layer;
   j.erase("time");
   j["cost_status"] = f.node ? Json(cost_status_name(f.node->cost.status)) : Json(nullptr);
   j["flops"] = json_optional(f.flops);
   j["macs"] = json_optional(f.macs);
   j["bytes"] = json_optional(f.bytes);
-  j["share_of_layer_sum"] = json_optional(f.share);
-  j["achieved_gflops"] = json_optional(f.gflops);
-  j["achieved_gbps"] = json_optional(f.gbps);
+  j["share_of_layer_sum"] = json_optional(f.share_of_time);
+  j["achieved_gflops"] = json_optional(giga(f.achieved_flops_per_second));
+  j["achieved_gbps"] = json_optional(giga(f.achieved_bytes_per_second));
   j["time"] = layer.time;
   return j;
 }
@@ -87,7 +87,7 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
       r.whole.count > 0 ? json_optional(rate(double(r.context.batch), r.whole.median)) : Json(nullptr);
   Json layers = Json::array();
   const double sum = layer_median_sum(r);
-  for (const LayerTiming* layer : layers_in_order(r)) layers.push_back(layer_json(*layer, layer_figures(r, *layer, sum)));
+  for (const LayerTiming* layer : layers_in_order(r)) layers.push_back(layer_json(*layer, join_layer(r, *layer, sum)));
   doc["layers"] = std::move(layers);
   doc["transfers"] = Json{{"h2d", transfer_json(r.h2d, r.h2d_bytes)},
                           {"d2h", transfer_json(r.d2h, r.d2h_bytes)},
