@@ -29,9 +29,6 @@ std::unique_ptr<AnalysisWriter> make_markdown_writer();
 const char* status_marker(CostStatus s);
 extern const char* const kStatusLegend;
 
-// 1234567 -> "1,234,567" (exact, for totals next to their human form).
-std::string group_digits(int64_t n);
-
 // "12.3%" of part in whole, one decimal; "-" when whole is 0; "<0.1%" and
 // ">99.9%" for shares that would otherwise round to nothing or to everything.
 std::string percent(int64_t part, int64_t whole);
@@ -66,27 +63,13 @@ std::string coverage_percent(const AnalysisTotals& totals);
 // "123/125 nodes exact (98.4%); 1 unknown shape, 1 unknown op (NonMaxSuppression)"
 std::string coverage_summary(const AnalysisResult& result);
 
-// "11.69 M (11,689,512)": the human form followed by the exact count, or just
-// the exact count when it is under 1000.
-std::string count_with_exact(int64_t n);
-// "44.59 MiB (46,758,048 bytes)", or "512 B" under 1 KiB.
-std::string bytes_with_exact(int64_t n);
-
 // ---------------------------------------------------------------- human units
 
-// A duration in seconds with 3 significant digits and the unit that keeps the
-// number between 1 and 999: "230 ns", "5.00 µs", "1.23 ms", "47.0 s". Never
-// "1000 µs" (that is "1.00 ms"). "-" when not finite (a statistic of no samples).
-std::string human_seconds(double seconds);
+// human_seconds, human_bytes, human_count, rate_text, ...: units.hpp.
 
 // percent() for measured (floating-point) quantities, with the same rules:
 // one decimal, "-" when whole is 0 or either is not finite, "<0.1%" / ">99.9%".
 std::string percent_of(double part, double whole);
-
-// Rates for humans, about 3 significant digits: "0.52", "12.3", "813",
-// "12,345"; "-" when not finite or (optional) empty.
-std::string rate_text(double v);
-std::string rate_text(const std::optional<double>& v);
 
 // A relative difference as a signed percentage with one decimal: 0.031 -> "+3.1%",
 // -0.004 -> "-0.4%"; "-" when not finite.

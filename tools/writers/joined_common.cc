@@ -172,19 +172,6 @@ ProfileSection op_type_section(const JoinedReport& r) {
 
 }  // namespace
 
-std::string si_rate(double per_second, const std::string& unit) {
-  if (!std::isfinite(per_second) || per_second <= 0) return "-";
-  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-  size_t prefix = 0;
-  double v = per_second;
-  while (v >= 999.5 && prefix + 1 < std::size(kPrefixes)) {  // 999.7 G prints as 1.00 T, not 1000 G
-    v /= 1000.0;
-    ++prefix;
-  }
-  const int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
-  return fmt::format("{:.{}f} {}{}", v, decimals, kPrefixes[prefix], unit);
-}
-
 std::string ceilings_source_text(const DeviceCeilings& c) {
   if (!c.measured()) return or_dash(c.source) + " (vendor figures, not measured on this device)";
   std::string out = "measured";

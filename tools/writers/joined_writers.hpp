@@ -25,10 +25,8 @@ std::unique_ptr<JoinedWriter> make_joined_trace_writer();
 // not zero"). has_bound: the node has a place on the roofline.
 inline bool has_bound(const JoinedNode& n) { return n.bound != Bound::None; }  // attainable, efficiency
 
-// A rate with an SI prefix and about 3 significant digits: si_rate(5.12e13,
-// "FLOP/s") = "51.2 TFLOP/s", si_rate(2.0e9, "B/s") = "2.00 GB/s"; "-" when not
-// positive and finite.
-std::string si_rate(double per_second, const std::string& unit);
+// si_rate(5.12e13, "FLOP/s") = "51.2 TFLOP/s": units.hpp.
+using modelstat::si_rate;
 
 // "measured 2024-05-01 on host (16 threads)" or "datasheet: h100-sxm (not measured)".
 std::string ceilings_source_text(const DeviceCeilings& c);

@@ -294,19 +294,6 @@ ProfileSection train_step_section(const TrainStepResult& t) {
 
 }  // namespace
 
-std::string rate_text(double v) {
-  if (!std::isfinite(v)) return "-";
-  const double mag = std::fabs(v);
-  if (mag >= 999.5) return group_digits(std::llround(v));
-  if (mag >= 99.95) return fmt::format("{:.0f}", v);
-  if (mag >= 9.995) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
-
-std::string rate_text(const std::optional<double>& v) {
-  return v ? rate_text(*v) : std::string("-");
-}
-
 std::optional<double> giga(const std::optional<double>& per_second) {
   if (!per_second) return std::nullopt;
   return *per_second / 1e9;
