@@ -84,24 +84,36 @@ void to_json(Json& j, const SharedWeight& w) {
 
 // ------------------------------------------------------------------- profile
 
+namespace {
+
+// The statistics of a TimingSummary and their keys, in document order: one
+// table read by both to_json and from_json, so the two cannot drift apart.
+struct StatKey {
+  const char* key;
+  double TimingSummary::*member;
+};
+constexpr StatKey kStatKeys[] = {
+    {"median_s", &TimingSummary::median},
+    {"mean_s", &TimingSummary::mean},
+    {"stddev_s", &TimingSummary::stddev},
+    {"cv", &TimingSummary::cv},
+    {"min_s", &TimingSummary::min},
+    {"max_s", &TimingSummary::max},
+    {"p50_s", &TimingSummary::p50},
+    {"p90_s", &TimingSummary::p90},
+    {"p95_s", &TimingSummary::p95},
+    {"p99_s", &TimingSummary::p99},
+    {"median_ci_low_s", &TimingSummary::median_ci_low},
+    {"median_ci_high_s", &TimingSummary::median_ci_high},
+    {"rel_ci", &TimingSummary::rel_ci},
+};
+
+}  // namespace
+
 void to_json(Json& j, const TimingSummary& t) {
-  const bool measured = t.count > 0;
-  auto stat = [&](double v) { return measured ? json_number(v) : Json(nullptr); };
   j = Json::object();
   j["count"] = t.count;
-  j["median_s"] = stat(t.median);
-  j["mean_s"] = stat(t.mean);
-  j["stddev_s"] = stat(t.stddev);
-  j["cv"] = stat(t.cv);
-  j["min_s"] = stat(t.min);
-  j["max_s"] = stat(t.max);
-  j["p50_s"] = stat(t.p50);
-  j["p90_s"] = stat(t.p90);
-  j["p95_s"] = stat(t.p95);
-  j["p99_s"] = stat(t.p99);
-  j["median_ci_low_s"] = stat(t.median_ci_low);
-  j["median_ci_high_s"] = stat(t.median_ci_high);
-  j["rel_ci"] = stat(t.rel_ci);
+  for (const StatKey& s : kStatKeys) j[s.key] = t.count > 0 ? json_number(t.*s.member) : Json(nullptr);
   j["stop_reason"] = t.stop_reason;
   j["samples_s"] = t.samples;  // non-finite entries dump as null
 }
@@ -118,19 +130,7 @@ void from_json(const Json& j, TimingSummary& t) {
   }
   const auto count = j.find("count");
   t.count = count != j.end() && count->is_number_integer() ? count->get<int64_t>() : int64_t(t.samples.size());
-  t.median = number_or_nan(j, "median_s");
-  t.mean = number_or_nan(j, "mean_s");
-  t.stddev = number_or_nan(j, "stddev_s");
-  t.cv = number_or_nan(j, "cv");
-  t.min = number_or_nan(j, "min_s");
-  t.max = number_or_nan(j, "max_s");
-  t.p50 = number_or_nan(j, "p50_s");
-  t.p90 = number_or_nan(j, "p90_s");
-  t.p95 = number_or_nan(j, "p95_s");
-  t.p99 = number_or_nan(j, "p99_s");
-  t.median_ci_low = number_or_nan(j, "median_ci_low_s");
-  t.median_ci_high = number_or_nan(j, "median_ci_high_s");
-  t.rel_ci = number_or_nan(j, "rel_ci");
+  for (const StatKey& s : kStatKeys) t.*s.member = number_or_nan(j, s.key);
   t.stop_reason = string_or_empty(j, "stop_reason");
 }
 
@@ -141,36 +141,50 @@ int64_t dropped_samples(const Json& timing) {
   return dropped;
 }
 
+namespace {
+
+// The run context's fields and their keys, in document order (threads and
+// batch are numbers, the rest strings), for both directions.
+struct ContextKey {
+  const char* key;
+  std::string RunContext::*text = nullptr;
+  int RunContext::*small = nullptr;
+  int64_t RunContext::*large = nullptr;
+};
+const ContextKey kContextKeys[] = {
+    {"device_name", &RunContext::device_name},
+    {"device_kind", &RunContext::device_kind},
+    {"driver_version", &RunContext::driver_version},
+    {"runtime_version", &RunContext::runtime_version},
+    {"torch_version", &RunContext::torch_version},
+    {"threads", nullptr, &RunContext::threads},
+    {"dtype", &RunContext::dtype},
+    {"batch", nullptr, nullptr, &RunContext::batch},
+    {"clocks", &RunContext::clocks},
+    {"timer", &RunContext::timer},
+    {"allocator", &RunContext::allocator},
+    {"date", &RunContext::date},
+    {"host", &RunContext::host},
+};
+
+}  // namespace
+
 void to_json(Json& j, const RunContext& c) {
-  j = Json{{"device_name", c.device_name},
-           {"device_kind", c.device_kind},
-           {"driver_version", c.driver_version},
-           {"runtime_version", c.runtime_version},
-           {"torch_version", c.torch_version},
-           {"threads", c.threads},
-           {"dtype", c.dtype},
-           {"batch", c.batch},
-           {"clocks", c.clocks},
-           {"timer", c.timer},
-           {"allocator", c.allocator},
-           {"date", c.date},
-           {"host", c.host}};
+  j = Json::object();
+  for (const ContextKey& k : kContextKeys) {
+    if (k.text) j[k.key] = c.*k.text;
+    if (k.small) j[k.key] = c.*k.small;
+    if (k.large) j[k.key] = c.*k.large;
+  }
 }
 
+// Every field is optional on read; a string of another type reads as empty.
 void from_json(const Json& j, RunContext& c) {
-  c.device_name = string_or_empty(j, "device_name");
-  c.device_kind = string_or_empty(j, "device_kind");
-  c.driver_version = string_or_empty(j, "driver_version");
-  c.runtime_version = string_or_empty(j, "runtime_version");
-  c.torch_version = string_or_empty(j, "torch_version");
-  c.threads = j.value("threads", 0);
-  c.dtype = string_or_empty(j, "dtype");
-  c.batch = j.value("batch", int64_t(0));
-  c.clocks = string_or_empty(j, "clocks");
-  c.timer = string_or_empty(j, "timer");
-  c.allocator = string_or_empty(j, "allocator");
-  c.date = string_or_empty(j, "date");
-  c.host = string_or_empty(j, "host");
+  for (const ContextKey& k : kContextKeys) {
+    if (k.text) c.*k.text = string_or_empty(j, k.key);
+    if (k.small) c.*k.small = j.value(k.key, 0);
+    if (k.large) c.*k.large = j.value(k.key, int64_t(0));
+  }
 }
 
 void to_json(Json& j, const ColdStart& c) {
