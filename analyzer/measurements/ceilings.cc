@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analyzer/measurements/record_json.hpp"
 #include "modelstat/error.hpp"
 
 namespace modelstat {
@@ -60,9 +60,66 @@ double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const
   return 0;
 }
 
-std::string ceilings_to_json(const DeviceCeilings& c) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = kCeilingsSchemaVersion;
+// ------------------------------------------------------------ the records' JSON
+// One key set (docs/ceilings.md) for the saved file, `modelstat device -f json`
+// and every document that embeds ceilings (report JSON, fit JSON).
+
+void to_json(Json& j, const MatmulCeiling& m) {
+  Json curve = Json::array();
+  for (const auto& p : m.curve) curve.push_back({{"n", p.n}, {"flops_per_second", p.flops_per_second}});
+  j = Json{{"dtype", m.dtype}, {"flops_per_second", m.flops_per_second}, {"best_size", m.best_size},
+           {"curve", std::move(curve)}};
+}
+
+void from_json(const Json& j, MatmulCeiling& m) {
+  m.dtype = j.at("dtype").get<std::string>();
+  m.flops_per_second = j.at("flops_per_second").get<double>();
+  m.best_size = j.value("best_size", int64_t(0));
+  m.curve.clear();
+  if (j.contains("curve"))
+    for (const auto& p : j.at("curve")) m.curve.push_back({p.at("n").get<int64_t>(), p.at("flops_per_second").get<double>()});
+}
+
+void to_json(Json& j, const OpCost& o) {
+  j = Json{{"op", o.op},
+           {"probe", o.probe},
+           {"small_bytes", o.small_bytes},
+           {"large_bytes", o.large_bytes},
+           {"fixed_seconds", o.fixed_seconds},
+           {"seconds_per_byte", o.seconds_per_byte},
+           {"backward_fixed_seconds", o.backward_fixed_seconds},
+           {"backward_seconds_per_byte", o.backward_seconds_per_byte},
+           {"backward_ratio", o.backward_ratio}};
+}
+
+void from_json(const Json& j, OpCost& o) {
+  o.op = j.at("op").get<std::string>();
+  o.probe = j.value("probe", "");
+  o.small_bytes = j.value("small_bytes", int64_t(0));
+  o.large_bytes = j.value("large_bytes", int64_t(0));
+  o.fixed_seconds = j.at("fixed_seconds").get<double>();
+  o.seconds_per_byte = j.at("seconds_per_byte").get<double>();
+  o.backward_fixed_seconds = j.value("backward_fixed_seconds", 0.0);
+  o.backward_seconds_per_byte = j.value("backward_seconds_per_byte", 0.0);
+  o.backward_ratio = j.value("backward_ratio", 0.0);
+}
+
+void to_json(Json& j, const OptimizerUpdateCost& o) {
+  j = Json{{"optimizer", o.optimizer},
+           {"probe", o.probe},
+           {"per_tensor_seconds", o.per_tensor_seconds},
+           {"seconds_per_element", o.seconds_per_element}};
+}
+
+void from_json(const Json& j, OptimizerUpdateCost& o) {
+  o.optimizer = j.at("optimizer").get<std::string>();
+  o.probe = j.value("probe", "");
+  o.per_tensor_seconds = j.at("per_tensor_seconds").get<double>();
+  o.seconds_per_element = j.at("seconds_per_element").get<double>();
+}
+
+void to_json(Json& j, const DeviceCeilings& c) {
+  j = Json::object();
   j["device_kind"] = c.device_kind;
   j["device_name"] = c.device_name;
   j["threads"] = c.threads;
@@ -77,42 +134,50 @@ std::string ceilings_to_json(const DeviceCeilings& c) {
   j["train_node_overhead_seconds"] = c.train_node_overhead_seconds;
   j["fresh_allocation_threshold_bytes"] = c.fresh_allocation_threshold_bytes;
   j["fresh_allocation_seconds_per_byte"] = c.fresh_allocation_seconds_per_byte;
-  auto& mm = j["matmul"] = nlohmann::ordered_json::array();
-  for (const auto& m : c.matmul) {
-    nlohmann::ordered_json e;
-    e["dtype"] = m.dtype;
-    e["flops_per_second"] = m.flops_per_second;
-    e["best_size"] = m.best_size;
-    auto& curve = e["curve"] = nlohmann::ordered_json::array();
-    for (const auto& p : m.curve) curve.push_back({{"n", p.n}, {"flops_per_second", p.flops_per_second}});
-    mm.push_back(std::move(e));
-  }
-  auto& ops = j["op_costs"] = nlohmann::ordered_json::array();
-  for (const auto& o : c.op_costs)
-    ops.push_back({{"op", o.op},
-                   {"probe", o.probe},
-                   {"small_bytes", o.small_bytes},
-                   {"large_bytes", o.large_bytes},
-                   {"fixed_seconds", o.fixed_seconds},
-                   {"seconds_per_byte", o.seconds_per_byte},
-                   {"backward_fixed_seconds", o.backward_fixed_seconds},
-                   {"backward_seconds_per_byte", o.backward_seconds_per_byte},
-                   {"backward_ratio", o.backward_ratio}});
-  auto& opt = j["optimizer_costs"] = nlohmann::ordered_json::array();
-  for (const auto& o : c.optimizer_costs)
-    opt.push_back({{"optimizer", o.optimizer},
-                   {"probe", o.probe},
-                   {"per_tensor_seconds", o.per_tensor_seconds},
-                   {"seconds_per_element", o.seconds_per_element}});
+  j["matmul"] = c.matmul;
+  j["op_costs"] = c.op_costs;
+  j["optimizer_costs"] = c.optimizer_costs;
   j["notes"] = c.notes;
+}
+
+void from_json(const Json& j, DeviceCeilings& c) {
+  c.device_kind = j.at("device_kind").get<std::string>();
+  c.device_name = j.value("device_name", "");
+  c.threads = j.value("threads", 0);
+  c.source = j.at("source").get<std::string>();
+  c.date = j.value("date", "");
+  c.host = j.value("host", "");
+  c.torch_version = j.value("torch_version", "");
+  c.memory_bandwidth = j.at("memory_bandwidth_bytes_per_second").get<double>();
+  c.copy_bytes = j.value("copy_bytes", int64_t(0));
+  c.op_overhead_seconds = j.value("op_overhead_seconds", 0.0);
+  c.node_overhead_seconds = j.value("node_overhead_seconds", 0.0);
+  c.train_node_overhead_seconds = j.value("train_node_overhead_seconds", 0.0);
+  c.fresh_allocation_threshold_bytes = j.value("fresh_allocation_threshold_bytes", int64_t(0));
+  c.fresh_allocation_seconds_per_byte = j.value("fresh_allocation_seconds_per_byte", 0.0);
+  c.matmul = j.at("matmul").get<std::vector<MatmulCeiling>>();
+  c.op_costs = j.contains("op_costs") ? j.at("op_costs").get<std::vector<OpCost>>() : std::vector<OpCost>{};
+  c.optimizer_costs = j.contains("optimizer_costs")
+                          ? j.at("optimizer_costs").get<std::vector<OptimizerUpdateCost>>()
+                          : std::vector<OptimizerUpdateCost>{};
+  c.notes = j.contains("notes") ? j.at("notes").get<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// ------------------------------------------------------------------ the file
+
+std::string ceilings_to_json(const DeviceCeilings& c) {
+  Json j;
+  j["schema_version"] = kCeilingsSchemaVersion;
+  const Json record = c;
+  for (auto it = record.begin(); it != record.end(); ++it) j[it.key()] = it.value();
   return j.dump(2) + "\n";
 }
 
 DeviceCeilings ceilings_from_json(const std::string& text, const std::string& origin) {
   const std::string where = origin.empty() ? std::string("ceilings JSON") : origin;
-  nlohmann::json j;
+  Json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = Json::parse(text);
   } catch (const std::exception& e) {
     throw Error(ErrorKind::Input, "not valid JSON: " + std::string(e.what()), origin);
   }
@@ -122,29 +187,8 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
       throw Error(ErrorKind::Input, "ceilings schema " + version + " is not supported (this modelstat reads " +
                                         kCeilingsSchemaVersion + ")",
                   origin);
-    DeviceCeilings c;
-    c.device_kind = j.at("device_kind").get<std::string>();
-    c.device_name = j.value("device_name", "");
-    c.threads = j.value("threads", 0);
-    c.source = j.at("source").get<std::string>();
-    c.date = j.value("date", "");
-    c.host = j.value("host", "");
-    c.torch_version = j.value("torch_version", "");
-    c.memory_bandwidth = j.at("memory_bandwidth_bytes_per_second").get<double>();
-    c.copy_bytes = j.value("copy_bytes", int64_t(0));
-    c.op_overhead_seconds = j.value("op_overhead_seconds", 0.0);
-    c.node_overhead_seconds = j.value("node_overhead_seconds", 0.0);
-    c.train_node_overhead_seconds = j.value("train_node_overhead_seconds", 0.0);
-    c.fresh_allocation_threshold_bytes = j.value("fresh_allocation_threshold_bytes", int64_t(0));
-    c.fresh_allocation_seconds_per_byte = j.value("fresh_allocation_seconds_per_byte", 0.0);
-    for (const auto& e : j.at("matmul")) {
-      MatmulCeiling m;
-      m.dtype = e.at("dtype").get<std::string>();
-      m.flops_per_second = e.at("flops_per_second").get<double>();
-      m.best_size = e.value("best_size", int64_t(0));
-      if (e.contains("curve"))
-        for (const auto& p : e.at("curve"))
-          m.curve.push_back({p.at("n").get<int64_t>(), p.at("flops_per_second").get<double>()});
+    DeviceCeilings c = j.get<DeviceCeilings>();
+    for (auto& m : c.matmul) {
       // Rates and sizes are logged by matmul_flops_at: a zero or negative one would
       // turn every forecast into NaN, so such a file is refused here, by name.
       if (!(m.flops_per_second > 0))
@@ -156,40 +200,17 @@ DeviceCeilings ceilings_from_json(const std::string& text, const std::string& or
                           std::to_string(p.n) + ")",
                       origin);
       std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
-      c.matmul.push_back(std::move(m));
     }
-    if (j.contains("op_costs"))
-      for (const auto& e : j.at("op_costs")) {
-        OpCost o;
-        o.op = e.at("op").get<std::string>();
-        o.probe = e.value("probe", "");
-        o.small_bytes = e.value("small_bytes", int64_t(0));
-        o.large_bytes = e.value("large_bytes", int64_t(0));
-        o.fixed_seconds = e.at("fixed_seconds").get<double>();
-        o.seconds_per_byte = e.at("seconds_per_byte").get<double>();
-        o.backward_fixed_seconds = e.value("backward_fixed_seconds", 0.0);
-        o.backward_seconds_per_byte = e.value("backward_seconds_per_byte", 0.0);
-        o.backward_ratio = e.value("backward_ratio", 0.0);
-        for (double v : {o.fixed_seconds, o.seconds_per_byte, o.backward_fixed_seconds, o.backward_seconds_per_byte,
-                         o.backward_ratio})
-          if (!(v >= 0) || !std::isfinite(v))
-            throw Error(ErrorKind::Input, "op_costs " + o.op + ": costs must be finite and not negative", origin);
-        c.op_costs.push_back(std::move(o));
-      }
-    if (j.contains("optimizer_costs"))
-      for (const auto& e : j.at("optimizer_costs")) {
-        OptimizerUpdateCost o;
-        o.optimizer = e.at("optimizer").get<std::string>();
-        o.probe = e.value("probe", "");
-        o.per_tensor_seconds = e.at("per_tensor_seconds").get<double>();
-        o.seconds_per_element = e.at("seconds_per_element").get<double>();
-        if (!(o.per_tensor_seconds >= 0) || !(o.seconds_per_element >= 0) || !std::isfinite(o.per_tensor_seconds) ||
-            !std::isfinite(o.seconds_per_element))
-          throw Error(ErrorKind::Input, "optimizer_costs " + o.optimizer + ": costs must be finite and not negative",
-                      origin);
-        c.optimizer_costs.push_back(std::move(o));
-      }
-    if (j.contains("notes")) c.notes = j.at("notes").get<std::vector<std::string>>();
+    for (const OpCost& o : c.op_costs)
+      for (double v : {o.fixed_seconds, o.seconds_per_byte, o.backward_fixed_seconds, o.backward_seconds_per_byte,
+                       o.backward_ratio})
+        if (!(v >= 0) || !std::isfinite(v))
+          throw Error(ErrorKind::Input, "op_costs " + o.op + ": costs must be finite and not negative", origin);
+    for (const OptimizerUpdateCost& o : c.optimizer_costs)
+      if (!(o.per_tensor_seconds >= 0) || !(o.seconds_per_element >= 0) || !std::isfinite(o.per_tensor_seconds) ||
+          !std::isfinite(o.seconds_per_element))
+        throw Error(ErrorKind::Input, "optimizer_costs " + o.optimizer + ": costs must be finite and not negative",
+                    origin);
     if (c.device_kind != "cpu" && c.device_kind != "cuda")
       throw Error(ErrorKind::Input, "device_kind must be cpu or cuda, got '" + c.device_kind + "'", origin);
     if (!(c.memory_bandwidth > 0)) throw Error(ErrorKind::Input, "memory bandwidth must be positive", origin);

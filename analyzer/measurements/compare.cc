@@ -9,9 +9,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analyzer/measurements/record_json.hpp"
 #include "analyzer/stats/statistics.hpp"
 #include "modelstat/error.hpp"
 
@@ -31,28 +31,7 @@ constexpr double kNoisyCv = 0.10;
   throw Error(ErrorKind::Input, origin + ": " + what, origin);
 }
 
-// samples_s of a timing object; null entries (non-finite timer values) are left out and counted.
-std::vector<double> read_samples(const nlohmann::json& timing, int64_t& dropped) {
-  std::vector<double> out;
-  const auto& arr = timing.at("samples_s");
-  if (!arr.is_array()) throw std::invalid_argument("samples_s is not an array");
-  out.reserve(arr.size());
-  for (const auto& v : arr) {
-    if (v.is_null()) {
-      ++dropped;
-      continue;
-    }
-    const double x = v.get<double>();
-    if (!std::isfinite(x)) {
-      ++dropped;
-      continue;
-    }
-    out.push_back(x);
-  }
-  return out;
-}
-
-std::string string_or_empty(const nlohmann::json& j, const char* key) {
+std::string string_or_empty(const Json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -202,9 +181,9 @@ const char* verdict_name(Verdict v) {
 }
 
 RunSamples read_run_samples(const std::string& json_text, const std::string& origin) {
-  nlohmann::json doc;
+  Json doc;
   try {
-    doc = nlohmann::json::parse(json_text);
+    doc = Json::parse(json_text);
   } catch (const std::exception& e) {
     bad_document(origin, "not valid JSON (" + std::string(e.what()) + ")");
   }
@@ -213,7 +192,7 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
   RunSamples run;
   run.origin = origin;
   run.document_kind = string_or_empty(doc, "kind");
-  const nlohmann::json* profile = &doc;
+  const Json* profile = &doc;
   if (run.document_kind == "report") {
     const auto it = doc.find("profile");
     if (it == doc.end() || !it->is_object())
@@ -233,16 +212,7 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
 
   try {
     const auto& p = *profile;
-    const auto& c = p.at("context");
-    run.context.device_name = string_or_empty(c, "device_name");
-    run.context.device_kind = string_or_empty(c, "device_kind");
-    run.context.torch_version = string_or_empty(c, "torch_version");
-    run.context.dtype = string_or_empty(c, "dtype");
-    run.context.timer = string_or_empty(c, "timer");
-    run.context.date = string_or_empty(c, "date");
-    run.context.host = string_or_empty(c, "host");
-    run.context.threads = c.value("threads", 0);
-    run.context.batch = c.value("batch", int64_t(0));
+    run.context = p.at("context").get<RunContext>();
     if (const auto a = p.find("analysis"); a != p.end() && a->is_object()) {
       if (const auto m = a->find("model"); m != a->end() && m->is_object())
         run.model_path = string_or_empty(*m, "path");
@@ -251,13 +221,17 @@ RunSamples read_run_samples(const std::string& json_text, const std::string& ori
         if (f != t->end() && f->is_number_integer()) run.total_flops = f->get<int64_t>();
       }
     }
-    run.whole = read_samples(p.at("whole"), run.dropped_samples);
+    // The records' own from_json (record_json.hpp), as the writers' to_json wrote them.
+    run.whole = p.at("whole").get<TimingSummary>().samples;
+    run.dropped_samples += dropped_samples(p.at("whole"));
     for (const auto& l : p.at("layers")) {
+      LayerTiming timing = l.get<LayerTiming>();
+      run.dropped_samples += dropped_samples(l.at("time"));
       RunSamples::Layer layer;
-      layer.index = l.at("index").get<int>();
-      layer.name = l.at("name").get<std::string>();
-      layer.op_type = l.at("op_type").get<std::string>();
-      layer.samples = read_samples(l.at("time"), run.dropped_samples);
+      layer.index = timing.index;
+      layer.name = std::move(timing.name);
+      layer.op_type = std::move(timing.op_type);
+      layer.samples = std::move(timing.time.samples);
       run.layers.push_back(std::move(layer));
     }
   } catch (const Error&) {

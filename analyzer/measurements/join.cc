@@ -7,6 +7,7 @@
 // Shares of time are of the sum of per-node medians (so they add up to 1); the
 // whole-model figure uses the clean whole-model median.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "modelstat/error.hpp"
@@ -14,7 +15,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "1.0";
+const char* const kJoinedJsonSchemaVersion = "2.0";
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -23,6 +24,42 @@ const char* bound_name(Bound b) {
     case Bound::None: break;
   }
   return "none";
+}
+
+namespace {
+
+bool positive(double v) { return std::isfinite(v) && v > 0; }
+
+// count / seconds, empty unless both are known and the time is positive.
+std::optional<double> per_second(const std::optional<int64_t>& count, const std::optional<double>& seconds) {
+  if (!count || !seconds || *count < 0 || !positive(*seconds)) return std::nullopt;
+  return double(*count) / *seconds;
+}
+
+}  // namespace
+
+double layer_median_sum(const ProfileResult& profile) {
+  double sum = 0;
+  for (const LayerTiming& layer : profile.layers)
+    if (layer.time.count > 0 && std::isfinite(layer.time.median)) sum += layer.time.median;
+  return sum;
+}
+
+LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, double median_sum) {
+  LayerCost c;
+  const std::vector<NodeReport>& nodes = profile.analysis.nodes;
+  if (layer.index >= 0 && size_t(layer.index) < nodes.size()) c.node = &nodes[size_t(layer.index)];
+  if (c.node && c.node->cost.status != CostStatus::UnknownOp) {
+    c.macs = c.node->cost.macs;
+    c.flops = c.node->cost.flops;
+    c.bytes = c.node->cost.bytes();
+  }
+  if (layer.time.count <= 0 || !std::isfinite(layer.time.median)) return c;
+  c.median_seconds = layer.time.median;
+  if (positive(median_sum)) c.share_of_time = layer.time.median / median_sum;
+  c.achieved_flops_per_second = per_second(c.flops, c.median_seconds);
+  c.achieved_bytes_per_second = per_second(c.bytes, c.median_seconds);
+  return c;
 }
 
 JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings) {
@@ -54,42 +91,36 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
                         " threads, the profile ran with " + std::to_string(profile.context.threads));
 
   const auto& an = profile.analysis;
-  for (const auto& l : profile.layers) r.layer_sum_seconds += l.time.median;
+  r.layer_sum_seconds = layer_median_sum(profile);
   const double total_flops = double(an.totals.flops);
 
   std::map<std::string, size_t> type_index;
   for (const auto& l : profile.layers) {
+    const LayerCost c = join_layer(profile, l, r.layer_sum_seconds);
     JoinedNode n;
     n.index = l.index;
     n.name = l.name;
     n.op_type = l.op_type;
-    n.median_seconds = l.time.median;
-    if (l.index >= 0 && size_t(l.index) < an.nodes.size()) {
-      const NodeReport& nr = an.nodes[size_t(l.index)];
-      n.status = nr.cost.status;
-      n.macs = nr.cost.macs;
-      n.flops = nr.cost.flops;
-      n.bytes = nr.cost.bytes();
-    } else {
-      n.status = CostStatus::UnknownOp;
-    }
-    n.share_of_time = r.layer_sum_seconds > 0 ? n.median_seconds / r.layer_sum_seconds : 0;
-    n.share_of_flops = total_flops > 0 ? double(n.flops) / total_flops : 0;
-    if (n.median_seconds > 0) {
-      n.achieved_flops_per_second = double(n.flops) / n.median_seconds;
-      n.achieved_bytes_per_second = double(n.bytes) / n.median_seconds;
-    }
-    n.arithmetic_intensity = n.bytes > 0 ? double(n.flops) / double(n.bytes) : 0;
-    const bool costed = n.status == CostStatus::Exact && (n.flops > 0 || n.bytes > 0);
-    if (costed && n.median_seconds > 0 && r.peak_flops_per_second > 0 && r.memory_bandwidth > 0) {
-      n.attainable_flops_per_second =
-          std::min(r.peak_flops_per_second, r.memory_bandwidth * n.arithmetic_intensity);
-      if (n.bytes > 0 && n.arithmetic_intensity < r.ridge_intensity) {
+    n.status = c.node ? c.node->cost.status : CostStatus::UnknownOp;
+    n.macs = c.macs;
+    n.flops = c.flops;
+    n.bytes = c.bytes;
+    n.median_seconds = c.median_seconds;
+    n.share_of_time = c.share_of_time;
+    n.achieved_flops_per_second = c.achieved_flops_per_second;
+    n.achieved_bytes_per_second = c.achieved_bytes_per_second;
+    if (n.flops && total_flops > 0) n.share_of_flops = double(*n.flops) / total_flops;
+    if (n.flops && n.bytes && *n.bytes > 0) n.arithmetic_intensity = double(*n.flops) / double(*n.bytes);
+    const bool costed = n.status == CostStatus::Exact && (n.flops.value_or(0) > 0 || n.bytes.value_or(0) > 0);
+    if (costed && n.achieved_flops_per_second && r.peak_flops_per_second > 0 && r.memory_bandwidth > 0) {
+      const double intensity = n.arithmetic_intensity.value_or(0);
+      n.attainable_flops_per_second = std::min(r.peak_flops_per_second, r.memory_bandwidth * intensity);
+      if (*n.bytes > 0 && intensity < r.ridge_intensity) {
         n.bound = Bound::Memory;
-        n.efficiency = n.achieved_bytes_per_second / r.memory_bandwidth;
+        n.efficiency = *n.achieved_bytes_per_second / r.memory_bandwidth;
       } else {
         n.bound = Bound::Compute;
-        n.efficiency = n.achieved_flops_per_second / r.peak_flops_per_second;
+        n.efficiency = *n.achieved_flops_per_second / r.peak_flops_per_second;
       }
     }
     auto [it, fresh] = type_index.try_emplace(n.op_type, r.by_op_type.size());
@@ -97,9 +128,9 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     JoinedOpType& t = r.by_op_type[it->second];
     t.count += 1;
     if (n.status != CostStatus::Exact) t.nodes_not_exact += 1;
-    t.flops += n.flops;
-    t.bytes += n.bytes;
-    t.seconds += n.median_seconds;
+    t.flops += n.flops.value_or(0);
+    t.bytes += n.bytes.value_or(0);
+    t.seconds += n.median_seconds.value_or(0);
     r.nodes.push_back(std::move(n));
   }
   for (auto& t : r.by_op_type) {
@@ -111,7 +142,7 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
                    [](const JoinedOpType& a, const JoinedOpType& b) { return a.seconds > b.seconds; });
   for (size_t i = 0; i < r.nodes.size(); ++i) r.hotspots.push_back(int(i));
   std::stable_sort(r.hotspots.begin(), r.hotspots.end(), [&](int a, int b) {
-    return r.nodes[size_t(a)].median_seconds > r.nodes[size_t(b)].median_seconds;
+    return r.nodes[size_t(a)].median_seconds.value_or(0) > r.nodes[size_t(b)].median_seconds.value_or(0);
   });
   if (profile.whole.median > 0) {
     r.whole_achieved_flops_per_second = total_flops / profile.whole.median;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,29 +26,51 @@ enum class Bound {
 };
 const char* bound_name(Bound b);
 
+// One layer's measured time joined with its node's static cost: the one rule
+// behind the profile reports' per-layer figures and join_profile's nodes.
+// An empty optional is "not known", never 0: the counts of an op without a
+// cost rule or of a layer with no analysis node; the time, share and rates of
+// a layer without samples (or, for rates, without a positive median).
+struct LayerCost {
+  const NodeReport* node = nullptr;           // analysis.nodes[layer.index]; nullptr when none
+  std::optional<int64_t> macs, flops, bytes;  // from the analysis (bytes = read + written)
+  std::optional<double> median_seconds;       // the layer's median
+  std::optional<double> share_of_time;        // median / sum of the layers' medians, 0..1
+  std::optional<double> achieved_flops_per_second;  // flops / median
+  std::optional<double> achieved_bytes_per_second;  // bytes / median
+};
+// Sum of the layers' medians (layers with samples and a finite median): the
+// denominator of every share of time.
+double layer_median_sum(const ProfileResult& profile);
+// median_sum: layer_median_sum(profile), computed once by the caller.
+LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, double median_sum);
+
+// A node of the joined report: its LayerCost and its place on the roofline.
+// Empty optionals as in LayerCost: unknown is never 0.
 struct JoinedNode {
   int index = 0;
   std::string name, op_type;
-  CostStatus status = CostStatus::Exact;
-  int64_t macs = 0, flops = 0, bytes = 0;   // from the analysis (bytes = read + written)
-  double median_seconds = 0;                // per-layer pass median
-  double share_of_time = 0;                 // of the per-layer sum of medians, 0..1
-  double share_of_flops = 0;                // of the total FLOPs, 0..1
-  double achieved_flops_per_second = 0;     // flops / median
-  double achieved_bytes_per_second = 0;     // bytes / median
-  double arithmetic_intensity = 0;          // flops / bytes (0 when no bytes)
+  CostStatus status = CostStatus::Exact;    // UnknownOp too when the analysis has no such node
+  std::optional<int64_t> macs, flops, bytes;
+  std::optional<double> median_seconds;             // per-layer pass median
+  std::optional<double> share_of_time;              // of the per-layer sum of medians, 0..1
+  std::optional<double> share_of_flops;             // of the total FLOPs, 0..1 (total > 0)
+  std::optional<double> achieved_flops_per_second;  // flops / median
+  std::optional<double> achieved_bytes_per_second;  // bytes / median
+  std::optional<double> arithmetic_intensity;       // flops / bytes (bytes > 0)
   Bound bound = Bound::None;
-  // Roofline limit at this intensity: min(peak FLOP/s, bandwidth x intensity).
-  double attainable_flops_per_second = 0;
+  // Roofline limit at this intensity: min(peak FLOP/s, bandwidth x intensity);
+  // empty for Bound::None.
+  std::optional<double> attainable_flops_per_second;
   // Against the bounding ceiling: achieved FLOP/s / peak (compute-bound) or
-  // achieved bytes/s / bandwidth (memory-bound); 0 for Bound::None.
-  double efficiency = 0;
+  // achieved bytes/s / bandwidth (memory-bound); empty for Bound::None.
+  std::optional<double> efficiency;
 };
 
 struct JoinedOpType {
   std::string op_type;
   int64_t count = 0, flops = 0, bytes = 0;
-  int64_t nodes_not_exact = 0;              // nodes whose cost is not exact (counted as 0 FLOPs here)
+  int64_t nodes_not_exact = 0;              // nodes whose cost is not exact (sums hold the known counts only)
   double seconds = 0;                       // sum of its nodes' medians
   double share_of_time = 0, share_of_flops = 0;
   double achieved_flops_per_second = 0;     // flops / seconds

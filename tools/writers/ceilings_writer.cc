@@ -8,41 +8,15 @@
 #include <set>
 
 #include "tools/writers/format_util.hpp"
+#include "tools/writers/units.hpp"
 
 namespace modelstat::report {
-
-namespace {
 
 using report_detail::Align;
 using report_detail::Column;
 using report_detail::KeyValueBlock;
 using report_detail::Style;
 using report_detail::TextTable;
-
-// 3 significant digits, no exponent: 1234 -> "1234", 95.34 -> "95.3", 0.5 -> "0.500".
-std::string three_digits(double v) {
-  if (!std::isfinite(v)) return "-";
-  char buf[64];
-  const double a = std::fabs(v);
-  const char* fmt = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f";
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
-std::string mib(int64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / double(1 << 20));
-  return buf;
-}
-
-}  // namespace
-
-std::string human_flops_rate(double f) {
-  if (f >= 1e12) return three_digits(f / 1e12) + " TFLOP/s";
-  return three_digits(f / 1e9) + " GFLOP/s";
-}
-
-std::string human_bandwidth(double b) { return three_digits(b / 1e9) + " GB/s"; }
 
 void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& extras, std::ostream& out) {
   const Style plain(false);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "modelstat/ceilings.hpp"
+#include "tools/writers/units.hpp"
 
 namespace modelstat::report {
 
@@ -16,10 +17,8 @@ struct CeilingsTableExtras {
 
 void write_ceilings_table(const DeviceCeilings& ceilings, const CeilingsTableExtras& extras, std::ostream& out);
 
-// 3 significant digits in a unit that keeps the number readable:
-// 9.53e10 -> "95.3 GFLOP/s", 1.234e12 -> "1.23 TFLOP/s", 5e8 -> "0.500 GFLOP/s".
-std::string human_flops_rate(double flops_per_second);
-// Bytes per second in GB/s (10^9), 3 significant digits: 1.234e10 -> "12.3 GB/s".
-std::string human_bandwidth(double bytes_per_second);
+// human_flops_rate (9.53e10 -> "95.3 GFLOP/s") and human_bandwidth: units.hpp.
+using modelstat::human_bandwidth;
+using modelstat::human_flops_rate;
 
 }  // namespace modelstat::report

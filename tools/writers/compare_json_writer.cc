@@ -1,43 +1,34 @@
 // JSON comparison (docs/compare-json.md): every node in the base run's graph
 // order, whatever --top says. Doubles are written by nlohmann as the shortest
 // decimal that reads back as the same double; NaN ("does not exist") as null.
-#include <cmath>
-#include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "analyzer/measurements/record_json.hpp"
 #include "tools/writers/compare_writers.hpp"
 
 namespace modelstat::report {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-Json number(double v) {
-  return std::isfinite(v) ? Json(v) : Json(nullptr);
-}
-
+// The run's context record (to_json, record_json.hpp), the fields a comparison shows.
 Json context_json(const RunContext& c) {
-  return Json{{"device_name", c.device_name},
-              {"device_kind", c.device_kind},
-              {"dtype", c.dtype},
-              {"threads", c.threads},
-              {"batch", c.batch},
-              {"torch_version", c.torch_version},
-              {"timer", c.timer},
-              {"date", c.date},
-              {"host", c.host}};
+  const Json all = c;
+  Json j = Json::object();
+  for (const char* key : {"device_name", "device_kind", "dtype", "threads", "batch", "torch_version", "timer", "date",
+                          "host"})
+    j[key] = all.at(key);
+  return j;
 }
 
 void put_delta(Json& j, const SampleDelta& d) {
   j["count_base"] = d.count_base;
   j["count_new"] = d.count_new;
-  j["median_base_s"] = number(d.median_base);
-  j["median_new_s"] = number(d.median_new);
-  j["delta"] = number(d.delta);
-  j["ratio_ci_low"] = number(d.ratio_ci_low);
-  j["ratio_ci_high"] = number(d.ratio_ci_high);
-  j["p_value"] = number(d.p_value);
+  j["median_base_s"] = json_number(d.median_base);
+  j["median_new_s"] = json_number(d.median_new);
+  j["delta"] = json_number(d.delta);
+  j["ratio_ci_low"] = json_number(d.ratio_ci_low);
+  j["ratio_ci_high"] = json_number(d.ratio_ci_high);
+  j["p_value"] = json_number(d.p_value);
   j["p_method"] = d.verdict == Verdict::NoData ? "" : d.exact_p ? "exact" : "normal approximation";
   j["significant"] = d.significant;
   j["verdict"] = verdict_name(d.verdict);
@@ -47,7 +38,7 @@ Json unmatched_json(const std::vector<UnmatchedNode>& nodes) {
   Json arr = Json::array();
   for (const UnmatchedNode& n : nodes)
     arr.push_back(
-        Json{{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"median_s", number(n.median)}});
+        Json{{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"median_s", json_number(n.median)}});
   return arr;
 }
 
@@ -87,8 +78,8 @@ class CompareJsonWriter final : public CompareWriter {
              {"op_type", n.op_type},
              {"index_base", n.index_base},
              {"index_new", n.index_new},
-             {"share_base", number(n.share_base)},
-             {"share_new", number(n.share_new)},
+             {"share_base", json_number(n.share_base)},
+             {"share_new", json_number(n.share_new)},
              {"gated", n.gated}};
       put_delta(e, n.time);
       nodes.push_back(std::move(e));

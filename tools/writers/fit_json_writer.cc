@@ -1,13 +1,10 @@
 // Fit report, JSON (docs/FIT.md, "JSON"). Formats only.
-#include <nlohmann/json.hpp>
-
+#include "analyzer/measurements/record_json.hpp"
 #include "tools/writers/fit_writers.hpp"
 
 namespace modelstat::report {
 
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 template <typename T>
 Json optional_value(const std::optional<T>& v) {
@@ -29,17 +26,17 @@ class FitJsonWriter : public FitWriter {
                     {"meets_latency", optional_value(r.meets_latency)},
                     {"within_budgets", r.within_budgets()}};
     const DeviceCeilings& c = r.ceilings;
-    j["ceilings"] = {{"device_kind", c.device_kind},
-                     {"device_name", c.device_name},
-                     {"source", c.source},
-                     {"threads", c.threads},
-                     {"date", c.date},
-                     {"compute_dtype", r.compute_dtype},
-                     {"peak_flops_per_second", r.compute_peak_flops_per_second},
-                     {"memory_bandwidth_bytes_per_second", c.memory_bandwidth},
-                     {"op_overhead_seconds", c.op_overhead_seconds},
-                     {"fresh_allocation_threshold_bytes", c.fresh_allocation_threshold_bytes},
-                     {"fresh_allocation_seconds_per_byte", c.fresh_allocation_seconds_per_byte}};
+    // The ceilings' own keys (to_json, docs/ceilings.md), the ones a forecast
+    // uses, with the compute roof it chose.
+    const Json ceilings = c;
+    Json& used = j["ceilings"];
+    for (const char* key : {"device_kind", "device_name", "source", "threads", "date"}) used[key] = ceilings.at(key);
+    used["compute_dtype"] = r.compute_dtype;
+    used["peak_flops_per_second"] = r.compute_peak_flops_per_second;
+    for (const char* key : {"memory_bandwidth_bytes_per_second", "op_overhead_seconds",
+                            "fresh_allocation_threshold_bytes", "fresh_allocation_seconds_per_byte"})
+      used[key] = ceilings.at(key);
+
     const MemoryForecast& m = r.memory;
     j["memory"] = {{"total_bytes", m.total_bytes},
                    {"weights_bytes", m.weights_bytes},

@@ -11,57 +11,6 @@
 
 namespace modelstat {
 
-namespace {
-
-// Magnitude of n as an unsigned value (correct for INT64_MIN too).
-uint64_t magnitude(int64_t n) {
-  return n < 0 ? uint64_t(0) - uint64_t(n) : uint64_t(n);
-}
-
-}  // namespace
-
-// Decimal (SI) prefixes: these are counts of operations and elements, not bytes.
-// Always two decimals above 1000 so columns of them line up: 1.81 G, 11.69 M, 4.20 K.
-std::string human_count(int64_t n) {
-  static const char* const kUnits[] = {"", "K", "M", "G", "T", "P", "E"};
-  const uint64_t mag = magnitude(n);
-  if (mag < 1000) return std::to_string(n);
-  double v = double(mag);
-  size_t unit = 0;
-  while (v >= 1000.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1000.0;
-    ++unit;
-  }
-  // 999,999 is 999.999 K, which two decimals would print as "1000.00 K".
-  if (std::round(v * 100.0) / 100.0 >= 1000.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1000.0;
-    ++unit;
-  }
-  return fmt::format("{}{:.2f} {}", n < 0 ? "-" : "", v, kUnits[unit]);
-}
-
-// Binary (IEC) prefixes for bytes. Two decimals under 10 of a unit, one above:
-// 1.50 KiB, 44.6 MiB.
-std::string human_bytes(int64_t n) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  const uint64_t mag = magnitude(n);
-  if (mag < 1024) return fmt::format("{} B", n);
-  double v = double(mag);
-  size_t unit = 0;
-  while (v >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1024.0;
-    ++unit;
-  }
-  int decimals = v < 10.0 ? 2 : 1;
-  // 1023.96 KiB would print as "1024.0 KiB": show it as the next unit instead.
-  if (std::round(v * 10.0) / 10.0 >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1024.0;
-    ++unit;
-    decimals = 2;
-  }
-  return fmt::format("{}{:.{}f} {}", n < 0 ? "-" : "", v, decimals, kUnits[unit]);
-}
-
 std::unique_ptr<AnalysisWriter> make_analysis_writer(const std::string& format) {
   if (format == "table") return report_detail::make_table_writer();
   if (format == "json") return report_detail::make_json_writer();
@@ -86,18 +35,6 @@ const char* status_marker(CostStatus s) {
 }
 
 const char* const kStatusLegend = "? unknown shape (cost not fully counted), ! unknown op (not counted)";
-
-std::string group_digits(int64_t n) {
-  const std::string digits = std::to_string(magnitude(n));
-  std::string out;
-  out.reserve(digits.size() + digits.size() / 3 + 1);
-  if (n < 0) out += '-';
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 std::string percent(int64_t part, int64_t whole) {
   if (whole == 0) return "-";
@@ -190,40 +127,7 @@ std::string coverage_summary(const AnalysisResult& result) {
   return out;
 }
 
-std::string count_with_exact(int64_t n) {
-  if (magnitude(n) < 1000) return std::to_string(n);
-  return fmt::format("{} ({})", human_count(n), group_digits(n));
-}
-
-std::string bytes_with_exact(int64_t n) {
-  if (magnitude(n) < 1024) return fmt::format("{} B", n);
-  return fmt::format("{} ({} bytes)", human_bytes(n), group_digits(n));
-}
-
 // ---------------------------------------------------------------- human units
-
-std::string human_seconds(double seconds) {
-  if (!std::isfinite(seconds)) return "-";
-  if (seconds == 0) return "0 s";
-  static const char* const kUnits[] = {"ns", "\xC2\xB5s", "ms", "s"};  // "µs"
-  const double mag = std::fabs(seconds);
-  const char* sign = seconds < 0 ? "-" : "";
-  if (mag < 1e-9) return fmt::format("{}{:.3g} ns", sign, mag * 1e9);
-  size_t unit = 0;
-  double v = mag * 1e9;
-  while (v >= 1000.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1000.0;
-    ++unit;
-  }
-  // Decimals for 3 significant digits; 999.6 µs rounds to 1000, so it is 1.00 ms.
-  auto decimals = [](double x) { return x < 10.0 ? 2 : x < 100.0 ? 1 : 0; };
-  const int d = decimals(v);
-  if (std::round(v * std::pow(10.0, d)) / std::pow(10.0, d) >= 1000.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1000.0;
-    ++unit;
-  }
-  return fmt::format("{}{:.{}f} {}", sign, v, decimals(v), kUnits[unit]);
-}
 
 std::string percent_of(double part, double whole) {
   if (!std::isfinite(part) || !std::isfinite(whole) || whole == 0) return "-";

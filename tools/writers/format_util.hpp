@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "modelstat/analysis.hpp"
+#include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
 #include "tools/writers/writers.hpp"
 
@@ -27,9 +28,6 @@ std::unique_ptr<AnalysisWriter> make_markdown_writer();
 // and the legend line that explains the markers.
 const char* status_marker(CostStatus s);
 extern const char* const kStatusLegend;
-
-// 1234567 -> "1,234,567" (exact, for totals next to their human form).
-std::string group_digits(int64_t n);
 
 // "12.3%" of part in whole, one decimal; "-" when whole is 0; "<0.1%" and
 // ">99.9%" for shares that would otherwise round to nothing or to everything.
@@ -65,27 +63,13 @@ std::string coverage_percent(const AnalysisTotals& totals);
 // "123/125 nodes exact (98.4%); 1 unknown shape, 1 unknown op (NonMaxSuppression)"
 std::string coverage_summary(const AnalysisResult& result);
 
-// "11.69 M (11,689,512)": the human form followed by the exact count, or just
-// the exact count when it is under 1000.
-std::string count_with_exact(int64_t n);
-// "44.59 MiB (46,758,048 bytes)", or "512 B" under 1 KiB.
-std::string bytes_with_exact(int64_t n);
-
 // ---------------------------------------------------------------- human units
 
-// A duration in seconds with 3 significant digits and the unit that keeps the
-// number between 1 and 999: "230 ns", "5.00 µs", "1.23 ms", "47.0 s". Never
-// "1000 µs" (that is "1.00 ms"). "-" when not finite (a statistic of no samples).
-std::string human_seconds(double seconds);
+// human_seconds, human_bytes, human_count, rate_text, ...: units.hpp.
 
 // percent() for measured (floating-point) quantities, with the same rules:
 // one decimal, "-" when whole is 0 or either is not finite, "<0.1%" / ">99.9%".
 std::string percent_of(double part, double whole);
-
-// Rates for humans, about 3 significant digits: "0.52", "12.3", "813",
-// "12,345"; "-" when not finite or (optional) empty.
-std::string rate_text(double v);
-std::string rate_text(const std::optional<double>& v);
 
 // A relative difference as a signed percentage with one decimal: 0.031 -> "+3.1%",
 // -0.004 -> "-0.4%"; "-" when not finite.
@@ -189,11 +173,14 @@ class MdTable {
 
 // ----------------------------------------------------------------------- JSON
 
+class JsonStream;  // json_stream.hpp
+
 // The analysis JSON document (docs/json-schema.md), without a trailing
-// newline. Every line after the first is prefixed with `indent`, so the
-// object can be nested inside another document (the profile's "analysis").
-void write_analysis_json(const AnalysisResult& result, const ReportOptions& options, std::ostream& out,
-                         const std::string& indent = {});
+// newline, as a value of `json`: the whole output, or nested in another
+// document (the profile's "analysis").
+void write_analysis_json(const AnalysisResult& result, const ReportOptions& options, JsonStream& json);
+// The profile JSON document (docs/profile-json.md), likewise (the report's "profile").
+void write_profile_json(const ProfileResult& result, const ReportOptions& options, JsonStream& json);
 
 // ------------------------------------------------------------ profile reports
 
@@ -202,24 +189,10 @@ std::unique_ptr<ProfileWriter> make_profile_json_writer();
 std::unique_ptr<ProfileWriter> make_profile_csv_writer();
 std::unique_ptr<ProfileWriter> make_profile_markdown_writer();
 
-// The analysis node a layer was timed for (analysis.nodes[layer.index]), or
-// nullptr when the analysis has no such node.
-const NodeReport* layer_node(const ProfileResult& result, const LayerTiming& layer);
-
-// Everything derived from one layer's timing and its static cost. An empty
-// optional is "not computable": no samples, no analysis node, or an op whose
-// cost is unknown (unknown is not zero).
-struct LayerFigures {
-  const NodeReport* node = nullptr;
-  std::optional<int64_t> flops, macs, bytes;  // from the analysis; empty for unknown ops
-  std::optional<double> share;                // median / sum of all layers' medians, 0..1
-  std::optional<double> gflops;               // flops / median / 1e9  (GFLOP/s)
-  std::optional<double> gbps;                 // bytes / median / 1e9  (GB/s)
-};
-// Sum of the layers' medians: the denominator of every share.
-double layer_median_sum(const ProfileResult& result);
-// median_sum: layer_median_sum(result), computed once by the caller.
-LayerFigures layer_figures(const ProfileResult& result, const LayerTiming& layer, double median_sum);
+// A layer's figures are join_layer's (modelstat/joined.hpp: the one join of
+// time with cost, also behind the joined report); giga() puts its rates in
+// GFLOP/s and GB/s, keeping "not known" empty.
+std::optional<double> giga(const std::optional<double>& per_second);
 
 // Layers in graph order (by index), and the top n by median time (descending,
 // ties in graph order; layers without samples left out).

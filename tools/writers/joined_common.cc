@@ -31,32 +31,35 @@ std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") 
 // "?" after a count that is a lower bound (a shape was unknown).
 std::string inexact_mark(const JoinedNode& n) { return n.status == CostStatus::UnknownShape ? "?" : ""; }
 
-std::string count_text(const JoinedNode& n, int64_t v) {
-  return cost_known(n) ? human_count(v) + inexact_mark(n) : std::string("unknown");
+std::string count_text(const JoinedNode& n, const std::optional<int64_t>& v) {
+  return v ? human_count(*v) + inexact_mark(n) : std::string("unknown");
 }
 
 std::string bytes_text(const JoinedNode& n) {
-  return cost_known(n) ? human_bytes(n.bytes) + inexact_mark(n) : std::string("unknown");
+  return n.bytes ? human_bytes(*n.bytes) + inexact_mark(n) : std::string("unknown");
 }
+
+// "-" for a figure that is not known.
+std::string seconds_or_dash(const std::optional<double>& v) { return v ? human_seconds(*v) : "-"; }
+std::string share_or_dash(const std::optional<double>& v) { return v ? percent_of(*v, 1.0) : "-"; }
+std::string giga_or_dash(const std::optional<double>& v) { return v ? rate_text(*v / 1e9) : "-"; }
 
 // The cells every node row has, after its rank (hotspots) or on its own (all nodes).
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
-  const bool shares_of_time = timed(n) && r.layer_sum_seconds > 0;
-  const bool shares_of_flops = cost_known(n) && r.profile.analysis.totals.flops > 0;
   return {std::to_string(n.index),
           n.name,
           n.op_type,
           count_text(n, n.macs),
           count_text(n, n.flops),
           bytes_text(n),
-          timed(n) ? human_seconds(n.median_seconds) : "-",
-          shares_of_time ? percent_of(n.share_of_time, 1.0) : "-",
-          shares_of_flops ? percent_of(n.share_of_flops, 1.0) : "-",
-          has_rates(n) ? rate_text(n.achieved_flops_per_second / 1e9) : "-",
-          has_rates(n) ? rate_text(n.achieved_bytes_per_second / 1e9) : "-",
-          has_intensity(n) ? rate_text(n.arithmetic_intensity) : "-",
+          seconds_or_dash(n.median_seconds),
+          share_or_dash(n.share_of_time),
+          share_or_dash(n.share_of_flops),
+          giga_or_dash(n.achieved_flops_per_second),
+          giga_or_dash(n.achieved_bytes_per_second),
+          n.arithmetic_intensity ? rate_text(*n.arithmetic_intensity) : "-",
           has_bound(n) ? bound_name(n.bound) : "-",
-          has_bound(n) ? percent_of(n.efficiency, 1.0) : "-"};
+          share_or_dash(n.efficiency)};
 }
 
 std::vector<Column> node_columns() {
@@ -169,19 +172,6 @@ ProfileSection op_type_section(const JoinedReport& r) {
 
 }  // namespace
 
-std::string si_rate(double per_second, const std::string& unit) {
-  if (!std::isfinite(per_second) || per_second <= 0) return "-";
-  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-  size_t prefix = 0;
-  double v = per_second;
-  while (v >= 999.5 && prefix + 1 < std::size(kPrefixes)) {  // 999.7 G prints as 1.00 T, not 1000 G
-    v /= 1000.0;
-    ++prefix;
-  }
-  const int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
-  return fmt::format("{:.{}f} {}{}", v, decimals, kPrefixes[prefix], unit);
-}
-
 std::string ceilings_source_text(const DeviceCeilings& c) {
   if (!c.measured()) return or_dash(c.source) + " (vendor figures, not measured on this device)";
   std::string out = "measured";
@@ -217,7 +207,7 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
   notices.title = "Notices";
   notices.line_style = LineStyle::Warn;
   const auto above = std::count_if(r.nodes.begin(), r.nodes.end(),
-                                   [](const JoinedNode& n) { return has_bound(n) && n.efficiency > 1.0; });
+                                   [](const JoinedNode& n) { return n.efficiency.value_or(0) > 1.0; });
   if (above > 0)
     notices.lines.push_back(fmt::format(
         "note: {} node(s) run above their roof (eff > 100%): a memory-bound node whose data stayed in a cache "

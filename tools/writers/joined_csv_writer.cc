@@ -23,11 +23,9 @@ class JoinedCsvWriter final : public JoinedWriter {
     out << "index,name,op_type,cost_status,macs,flops,bytes,median_s,share_of_time,share_of_flops,"
            "achieved_flops_per_s,achieved_bytes_per_s,arithmetic_intensity,bound,attainable_flops_per_s,"
            "efficiency\n";
-    const bool any_time = r.layer_sum_seconds > 0;
-    const bool any_flops = r.profile.analysis.totals.flops > 0;
     for (const JoinedNode& n : r.nodes) {
-      auto count = [&](int64_t v) { return cost_known(n) ? std::to_string(v) : std::string(); };
-      auto real = [](bool exists, double v) { return exists ? csv_double(v) : std::string(); };
+      auto count = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
+      auto real = [](const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); };
       const std::vector<std::string> fields = {
           std::to_string(n.index),
           csv_field(n.name),
@@ -36,15 +34,15 @@ class JoinedCsvWriter final : public JoinedWriter {
           count(n.macs),
           count(n.flops),
           count(n.bytes),
-          real(timed(n), n.median_seconds),
-          real(timed(n) && any_time, n.share_of_time),
-          real(cost_known(n) && any_flops, n.share_of_flops),
-          real(has_rates(n), n.achieved_flops_per_second),
-          real(has_rates(n), n.achieved_bytes_per_second),
-          real(has_intensity(n), n.arithmetic_intensity),
+          real(n.median_seconds),
+          real(n.share_of_time),
+          real(n.share_of_flops),
+          real(n.achieved_flops_per_second),
+          real(n.achieved_bytes_per_second),
+          real(n.arithmetic_intensity),
           has_bound(n) ? bound_name(n.bound) : "",
-          real(has_bound(n), n.attainable_flops_per_second),
-          real(has_bound(n), n.efficiency),
+          real(n.attainable_flops_per_second),
+          real(n.efficiency),
       };
       out << report_detail::join(fields, ",") << '\n';
     }

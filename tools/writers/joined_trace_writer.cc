@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "analyzer/measurements/record_json.hpp"
 #include "modelstat/error.hpp"
 #include "tools/writers/joined_writers.hpp"
 
@@ -122,18 +123,19 @@ class JoinedTraceWriter final : public JoinedWriter {
       args["op_type"] = n.op_type;
       args["index"] = n.index;
       args["cost_status"] = cost_status_name(n.status);
-      args["flops"] = cost_known(n) ? Json(n.flops) : Json(nullptr);
-      args["bytes"] = cost_known(n) ? Json(n.bytes) : Json(nullptr);
-      const NodeReport* node = report_detail::layer_node(p, p.layers[i]);
+      args["flops"] = json_optional(n.flops);
+      args["bytes"] = json_optional(n.bytes);
+      const NodeReport* node = join_layer(p, p.layers[i], r.layer_sum_seconds).node;
       args["input_shapes"] = node ? shapes(node->input_shapes) : std::string();
       args["output_shapes"] = node ? shapes(node->output_shapes) : std::string();
-      args["median_us"] = real(timed(n), micros(n.median_seconds));
-      args["share_of_time"] = real(timed(n) && r.layer_sum_seconds > 0, n.share_of_time);
-      args["share_of_flops"] = real(cost_known(n) && p.analysis.totals.flops > 0, n.share_of_flops);
-      args["achieved_gflops"] = real(has_rates(n), n.achieved_flops_per_second / 1e9);
-      args["arithmetic_intensity"] = real(has_intensity(n), n.arithmetic_intensity);
+      args["median_us"] = n.median_seconds ? json_number(micros(*n.median_seconds)) : Json(nullptr);
+      args["share_of_time"] = json_optional(n.share_of_time);
+      args["share_of_flops"] = json_optional(n.share_of_flops);
+      args["achieved_gflops"] =
+          n.achieved_flops_per_second ? json_number(*n.achieved_flops_per_second / 1e9) : Json(nullptr);
+      args["arithmetic_intensity"] = json_optional(n.arithmetic_intensity);
       args["bound"] = bound_name(n.bound);
-      args["efficiency"] = real(has_bound(n), n.efficiency);
+      args["efficiency"] = json_optional(n.efficiency);
       events.push_back(complete(n.name, n.op_type, ts, dur, kNodeTrack, std::move(args)));
       ts += dur;
       layer_sum_us += dur;

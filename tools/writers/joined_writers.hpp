@@ -20,19 +20,13 @@ std::unique_ptr<JoinedWriter> make_joined_markdown_writer();
 std::unique_ptr<JoinedWriter> make_joined_html_writer();
 std::unique_ptr<JoinedWriter> make_joined_trace_writer();
 
-// What a writer may show of a node. join_profile stores 0 for a figure it
-// could not compute; these say which zeros mean "does not exist", so a writer
-// prints "-" / null / an empty field instead ("unknown is not zero").
-inline bool cost_known(const JoinedNode& n) { return n.status != CostStatus::UnknownOp; }
-inline bool timed(const JoinedNode& n) { return std::isfinite(n.median_seconds) && n.median_seconds > 0; }
-inline bool has_rates(const JoinedNode& n) { return cost_known(n) && timed(n); }          // achieved FLOP/s, B/s
-inline bool has_intensity(const JoinedNode& n) { return cost_known(n) && n.bytes > 0; }   // FLOPs / bytes
-inline bool has_bound(const JoinedNode& n) { return n.bound != Bound::None; }            // attainable, efficiency
+// A node's figures that join_profile could not compute are empty optionals
+// (JoinedNode): writers print "-" / null / an empty field for them ("unknown is
+// not zero"). has_bound: the node has a place on the roofline.
+inline bool has_bound(const JoinedNode& n) { return n.bound != Bound::None; }  // attainable, efficiency
 
-// A rate with an SI prefix and about 3 significant digits: si_rate(5.12e13,
-// "FLOP/s") = "51.2 TFLOP/s", si_rate(2.0e9, "B/s") = "2.00 GB/s"; "-" when not
-// positive and finite.
-std::string si_rate(double per_second, const std::string& unit);
+// si_rate(5.12e13, "FLOP/s") = "51.2 TFLOP/s": units.hpp.
+using modelstat::si_rate;
 
 // "measured 2024-05-01 on host (16 threads)" or "datasheet: h100-sxm (not measured)".
 std::string ceilings_source_text(const DeviceCeilings& c);

@@ -66,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> timing_fields(const TimingSumma
 // FLOPs of a layer for humans: "236.03 M", "1.20 K?" when a shape was
 // unknown (a lower bound), "unknown" for an op without a cost rule (not
 // counted, and not zero), "-" when the analysis has no such node.
-std::string layer_flops_text(const LayerFigures& f) {
+std::string layer_flops_text(const LayerCost& f) {
   if (!f.node) return "-";
   if (!f.flops) return "unknown";
   return human_count(*f.flops) + (f.node->cost.status == CostStatus::UnknownShape ? "?" : "");
@@ -173,7 +173,7 @@ ProfileSection layers_section(const ProfileResult& r) {
   bool any_unknown_shape = false;
   const double sum = layer_median_sum(r);
   for (const LayerTiming* layer : layers) {
-    const LayerFigures f = layer_figures(r, *layer, sum);
+    const LayerCost f = join_layer(r, *layer, sum);
     const bool measured = layer->time.count > 0;
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
@@ -181,8 +181,8 @@ ProfileSection layers_section(const ProfileResult& r) {
                       measured ? human_seconds(layer->time.median) : "-",
                       measured ? human_seconds(layer->time.mean) : "-",
                       measured ? human_seconds(layer->time.p90) : "-",
-                      f.share ? percent_of(*f.share, 1.0) : std::string("-"), layer_flops_text(f),
-                      rate_text(f.gflops)});
+                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
+                      layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second))});
     s.highlight.push_back(inexact);
   }
   s.lines.push_back(fmt::format("%sum: share of the sum of the layers' medians ({}); "
@@ -201,10 +201,11 @@ ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const L
   const double sum = layer_median_sum(r);
   for (size_t i = 0; i < hot.size(); ++i) {
     const LayerTiming& layer = *hot[i];
-    const LayerFigures f = layer_figures(r, layer, sum);
+    const LayerCost f = join_layer(r, layer, sum);
     s.rows.push_back({std::to_string(i + 1), std::to_string(layer.index), layer.name, layer.op_type,
-                      human_seconds(layer.time.median), f.share ? percent_of(*f.share, 1.0) : std::string("-"),
-                      layer_flops_text(f), rate_text(f.gflops), rate_text(f.gbps)});
+                      human_seconds(layer.time.median),
+                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
+                      rate_text(giga(f.achieved_flops_per_second)), rate_text(giga(f.achieved_bytes_per_second))});
     s.highlight.push_back(false);
   }
   return s;
@@ -293,52 +294,14 @@ ProfileSection train_step_section(const TrainStepResult& t) {
 
 }  // namespace
 
-std::string rate_text(double v) {
-  if (!std::isfinite(v)) return "-";
-  const double mag = std::fabs(v);
-  if (mag >= 999.5) return group_digits(std::llround(v));
-  if (mag >= 99.95) return fmt::format("{:.0f}", v);
-  if (mag >= 9.995) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
-
-std::string rate_text(const std::optional<double>& v) {
-  return v ? rate_text(*v) : std::string("-");
-}
-
-const NodeReport* layer_node(const ProfileResult& result, const LayerTiming& layer) {
-  const std::vector<NodeReport>& nodes = result.analysis.nodes;
-  if (layer.index < 0 || size_t(layer.index) >= nodes.size()) return nullptr;
-  return &nodes[size_t(layer.index)];
-}
-
-double layer_median_sum(const ProfileResult& result) {
-  double sum = 0;
-  for (const LayerTiming& layer : result.layers)
-    if (layer.time.count > 0 && std::isfinite(layer.time.median)) sum += layer.time.median;
-  return sum;
+std::optional<double> giga(const std::optional<double>& per_second) {
+  if (!per_second) return std::nullopt;
+  return *per_second / 1e9;
 }
 
 std::optional<double> rate(double count, double seconds) {
   if (!std::isfinite(count) || count < 0 || !positive(seconds)) return std::nullopt;
   return count / seconds;
-}
-
-LayerFigures layer_figures(const ProfileResult& result, const LayerTiming& layer, double sum) {
-  LayerFigures f;
-  f.node = layer_node(result, layer);
-  if (f.node && f.node->cost.status != CostStatus::UnknownOp) {
-    f.flops = f.node->cost.flops;
-    f.macs = f.node->cost.macs;
-    f.bytes = f.node->cost.bytes();
-  }
-  if (layer.time.count <= 0) return f;
-  if (positive(sum) && std::isfinite(layer.time.median)) f.share = layer.time.median / sum;
-  if (f.flops)
-    if (const auto v = rate(double(*f.flops), layer.time.median)) f.gflops = *v / 1e9;
-  if (f.bytes)
-    if (const auto v = rate(double(*f.bytes), layer.time.median)) f.gbps = *v / 1e9;
-  return f;
 }
 
 std::vector<const LayerTiming*> layers_in_order(const ProfileResult& result) {

@@ -29,7 +29,7 @@ class ProfileCsvWriter final : public ProfileWriter {
       const TimingSummary& t = layer->time;
       const bool measured = t.count > 0;
       auto time = [&](double v) { return measured ? csv_double(v) : std::string(); };
-      const LayerFigures f = layer_figures(r, *layer, sum);
+      const LayerCost f = join_layer(r, *layer, sum);
       const std::vector<std::string> fields = {
           std::to_string(layer->index),
           csv_field(layer->name),
@@ -42,12 +42,12 @@ class ProfileCsvWriter final : public ProfileWriter {
           time(t.max),
           time(t.stddev),
           std::to_string(t.count),
-          optional_double(f.share),
+          optional_double(f.share_of_time),
           optional_int(f.flops),
           optional_int(f.macs),
           optional_int(f.bytes),
-          optional_double(f.gflops),  // GFLOP/s = flops / median / 1e9
-          optional_double(f.gbps),    // GB/s = bytes / median / 1e9
+          optional_double(giga(f.achieved_flops_per_second)),  // GFLOP/s = flops / median / 1e9
+          optional_double(giga(f.achieved_bytes_per_second)),  // GB/s = bytes / median / 1e9
       };
       out << join(fields, ",") << '\n';
     }

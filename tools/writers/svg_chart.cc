@@ -54,60 +54,13 @@ int decade_of(double v) {
   return int(std::floor(std::log10(std::fabs(v)) + 1e-9));
 }
 
-// {mantissa, prefix} with 3 significant digits: 1.23e10 -> {"12.3", "G"}.
-std::pair<std::string, std::string> si_parts(double value) {
-  static const char* const kPrefixes[] = {"p", "n", "\xC2\xB5", "m", "", "K", "M", "G", "T", "P", "E"};
-  constexpr int kFirstExponent = -12, kLastExponent = 18;
-  if (value == 0) return {"0", ""};
-  int exponent =
-      std::clamp(int(std::floor(double(decade_of(value)) / 3.0)) * 3, kFirstExponent, kLastExponent);
-  // 999.96 K would print as "1e+03 K" with 3 significant digits: it is 1 M.
-  if (std::fabs(std::stod(fmt::format("{:.3g}", value / std::pow(10.0, exponent)))) >= 1000.0 &&
-      exponent < kLastExponent)
-    exponent += 3;
-  // Between 0.001 and 1 plain decimals read better than milli-units ("0.1", not "100m").
-  if (exponent < 0 && std::fabs(value) >= 1e-3) return {fmt::format("{:.3g}", value), ""};
-  return {fmt::format("{:.3g}", value / std::pow(10.0, exponent)),
-          kPrefixes[(exponent - kFirstExponent) / 3]};
-}
-
 }  // namespace
-
-std::string si_label(double value) {
-  if (!std::isfinite(value)) return "-";
-  const auto [mantissa, prefix] = si_parts(value);
-  return mantissa + prefix;
-}
-
-std::string si_text(double value, const std::string& unit) {
-  if (!std::isfinite(value)) return "-";
-  const auto [mantissa, prefix] = si_parts(value);
-  return mantissa + " " + prefix + unit;
-}
-
-std::string seconds_label(double seconds) {
-  if (!std::isfinite(seconds)) return "-";
-  if (seconds == 0) return "0";
-  static const char* const kUnits[] = {"ns", "\xC2\xB5s", "ms", "s"};  // "µs"
-  double v = std::fabs(seconds) * 1e9;
-  size_t unit = 0;
-  while (std::stod(fmt::format("{:.3g}", v)) >= 1000.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1000.0;
-    ++unit;
-  }
-  return fmt::format("{}{:.3g} {}", seconds < 0 ? "-" : "", v, kUnits[unit]);
-}
 
 Labeler seconds_labels_for(const Scale& axis) {
   static const char* const kUnits[] = {"ns", "\xC2\xB5s", "ms", "s"};
   const double largest = std::max(std::fabs(axis.lo()), std::fabs(axis.hi())) * 1e9;
-  size_t unit = 0;
-  double scale = 1e9;
-  for (double v = largest; std::stod(fmt::format("{:.3g}", v)) >= 1000.0 && unit + 1 < std::size(kUnits);
-       v /= 1000.0) {
-    ++unit;
-    scale /= 1000.0;
-  }
+  const size_t unit = scale_to_prefix(largest, 1000.0, std::size(kUnits) - 1, three_digit_decimals).step;
+  const double scale = 1e9 / std::pow(1000.0, double(unit));
   const std::string name = kUnits[unit];
   return [scale, name](double seconds) {
     if (!std::isfinite(seconds)) return std::string("-");

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/writers/units.hpp"
+
 namespace modelstat::report::svg {
 
 // Text safe inside HTML/SVG text and inside a double- or single-quoted attribute:
@@ -27,10 +29,11 @@ std::string num(double value);
 // Tick labels. si_label: 1e9 -> "1G", 2.5e-3 -> "2.5m", 0.1 -> "0.1" (3 significant
 // digits, SI prefixes from p to E). seconds_label: 1e-3 -> "1 ms", 2e-5 -> "20 µs".
 // Both return "-" for a non-finite value.
-std::string si_label(double value);
 // The same with a space and a unit, for text: si_text(1.23e10, "FLOP/s") -> "12.3 GFLOP/s".
-std::string si_text(double value, const std::string& unit);
-std::string seconds_label(double seconds);
+// All three are units.hpp's.
+using modelstat::seconds_label;
+using modelstat::si_label;
+using modelstat::si_text;
 
 class Scale;
 using Labeler = std::function<std::string(double)>;

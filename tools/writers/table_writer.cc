@@ -14,11 +14,6 @@ constexpr size_t kNameWidth = 40;   // node names wider than this are ellipsized
 constexpr size_t kShapeWidth = 32;  // so are output-shape lists
 constexpr size_t kWrapWidth = 100;  // the convention paragraph is wrapped here
 
-std::string seconds_text(double seconds) {
-  if (seconds < 1.0) return fmt::format("{:.1f} ms", seconds * 1e3);
-  return fmt::format("{:.2f} s", seconds);
-}
-
 std::string opset_text(const OpsetImport& opset) {
   return fmt::format("{} {}", opset.domain.empty() ? "ai.onnx" : opset.domain, opset.version);
 }
@@ -161,7 +156,7 @@ class TableWriter final : public AnalysisWriter {
     out << (t.nodes_exact < t.nodes ? style.yellow(coverage) : coverage) << '\n';
     if (!r.unknown_dims.empty()) out << "unknown dims: " << join(r.unknown_dims, ", ") << '\n';
     for (const std::string& notice : r.notices) out << style.yellow("note: " + notice) << '\n';
-    out << "analysis time: " << seconds_text(r.analysis_seconds) << '\n';
+    out << "analysis time: " << human_seconds(r.analysis_seconds) << '\n';
   }
 };
 

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "tools/writers/units.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/compare.hpp"
 #include "modelstat/fit.hpp"
@@ -37,9 +38,7 @@ class AnalysisWriter {
 // "table", "json", "csv", "md". Throws Error(Usage) for an unknown name.
 std::unique_ptr<AnalysisWriter> make_analysis_writer(const std::string& format);
 
-// Human units: 1.81 G, 11.7 M, 4.2 K; bytes as 44.6 MiB.
-std::string human_count(int64_t n);
-std::string human_bytes(int64_t n);
+// Human units (1.81 G, 44.6 MiB, 1.23 ms, ...): tools/writers/units.hpp.
 
 // Version of the JSON document written by the profile JSON writer
 // (docs/profile-json.md, docs/profile.schema.json). Bump the major on any

@@ -215,16 +215,17 @@ TEST(ProfileWriterTest, PercentileMethodIsStated) {
 
 TEST(ProfileWriterTest, LayerFiguresJoinTimeAndCost) {
   const ProfileResult r = sample_profile();
-  const double sum = report_detail::layer_median_sum(r);
+  const double sum = layer_median_sum(r);
   EXPECT_DOUBLE_EQ(sum, 0.00103);
-  const auto conv = report_detail::layer_figures(r, r.layers[0], sum);
-  ASSERT_TRUE(conv.flops && conv.gflops && conv.gbps && conv.share);
-  EXPECT_DOUBLE_EQ(*conv.gflops, 236027904 / 0.0004 / 1e9);
-  EXPECT_DOUBLE_EQ(*conv.gbps, (639744 + 3211264) / 0.0004 / 1e9);
-  EXPECT_DOUBLE_EQ(*conv.share, 0.0004 / 0.00103);
-  const auto nms = report_detail::layer_figures(r, r.layers[2], sum);
-  EXPECT_FALSE(nms.flops || nms.gflops || nms.gbps) << "unknown op: unknown, not zero";
-  EXPECT_TRUE(nms.share);
+  const LayerCost conv = join_layer(r, r.layers[0], sum);
+  ASSERT_TRUE(conv.flops && conv.achieved_flops_per_second && conv.achieved_bytes_per_second && conv.share_of_time);
+  EXPECT_DOUBLE_EQ(*conv.achieved_flops_per_second, 236027904 / 0.0004);
+  EXPECT_DOUBLE_EQ(*conv.achieved_bytes_per_second, (639744 + 3211264) / 0.0004);
+  EXPECT_DOUBLE_EQ(*conv.share_of_time, 0.0004 / 0.00103);
+  const LayerCost nms = join_layer(r, r.layers[2], sum);
+  EXPECT_FALSE(nms.flops || nms.achieved_flops_per_second || nms.achieved_bytes_per_second)
+      << "unknown op: unknown, not zero";
+  EXPECT_TRUE(nms.share_of_time);
   ASSERT_TRUE(report_detail::instrumentation_overhead(r));
   EXPECT_NEAR(*report_detail::instrumentation_overhead(r), 0.031, 1e-12);
   const auto hot = report_detail::hotspot_layers(r, 2);

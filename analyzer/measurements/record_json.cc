@@ -1,0 +1,235 @@
+// to_json / from_json of the analysis and profile records (record_json.hpp).
+// The ceilings' pair is in ceilings.cc, beside the file's validation.
+#include "analyzer/measurements/record_json.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+namespace modelstat {
+
+namespace {
+
+// A statistic that was read back: its value, or NaN for null (unknown, never 0).
+double number_or_nan(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string string_or_empty(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ analysis
+
+void to_json(Json& j, const OpsetImport& o) { j = Json{{"domain", o.domain}, {"version", o.version}}; }
+
+void to_json(Json& j, const NodeReport& n) {
+  // cost_status_name() spells the schema's status enum; the writer tests
+  // validate every status against docs/analysis.schema.json.
+  j = Json{{"index", n.index},
+           {"name", n.name},
+           {"op_type", n.op_type},
+           {"domain", n.domain},
+           {"input_shapes", n.input_shapes},
+           {"output_shapes", n.output_shapes},
+           {"output_dtype", n.output_dtype},
+           {"status", cost_status_name(n.cost.status)},
+           {"params", n.cost.params},
+           {"macs", n.cost.macs},
+           {"flops", n.cost.flops},
+           {"bytes_read", n.cost.bytes_read},
+           {"bytes_written", n.cost.bytes_written},
+           {"weight_bytes", n.cost.weight_bytes},
+           // null rather than an invalid JSON token should the ratio ever be non-finite.
+           {"arithmetic_intensity", json_number(n.cost.arithmetic_intensity())},
+           {"rule", n.cost.rule},
+           {"note", n.cost.note},
+           {"subgraph_nodes", n.subgraph_nodes}};
+}
+
+void to_json(Json& j, const AnalysisTotals& t) {
+  j = Json{{"nodes", t.nodes},
+           {"nodes_exact", t.nodes_exact},
+           {"nodes_unknown_shape", t.nodes_unknown_shape},
+           {"nodes_unknown_op", t.nodes_unknown_op},
+           {"coverage", t.coverage()},
+           {"params", t.params},
+           {"macs", t.macs},
+           {"flops", t.flops},
+           {"bytes_read", t.bytes_read},
+           {"bytes_written", t.bytes_written},
+           {"weight_bytes", t.weight_bytes},
+           {"peak_activation_bytes", t.peak_activation_bytes},
+           {"peak_at_node", t.peak_at_node},
+           {"peak_is_lower_bound", t.peak_is_lower_bound},
+           {"input_bytes", t.input_bytes},
+           {"output_bytes", t.output_bytes}};
+}
+
+void to_json(Json& j, const OpTypeSummary& s) {
+  j = Json{{"op_type", s.op_type}, {"count", s.count}, {"params", s.params}, {"macs", s.macs},
+           {"flops", s.flops},     {"bytes", s.bytes}, {"unknown", s.unknown}};
+}
+
+void to_json(Json& j, const DTypeSize& d) {
+  j = Json{{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}};
+}
+
+void to_json(Json& j, const SharedWeight& w) {
+  j = Json{{"name", w.name}, {"elements", w.elements}, {"consumers", w.consumers}};
+}
+
+// ------------------------------------------------------------------- profile
+
+namespace {
+
+// The statistics of a TimingSummary and their keys, in document order: one
+// table read by both to_json and from_json, so the two cannot drift apart.
+struct StatKey {
+  const char* key;
+  double TimingSummary::*member;
+};
+constexpr StatKey kStatKeys[] = {
+    {"median_s", &TimingSummary::median},
+    {"mean_s", &TimingSummary::mean},
+    {"stddev_s", &TimingSummary::stddev},
+    {"cv", &TimingSummary::cv},
+    {"min_s", &TimingSummary::min},
+    {"max_s", &TimingSummary::max},
+    {"p50_s", &TimingSummary::p50},
+    {"p90_s", &TimingSummary::p90},
+    {"p95_s", &TimingSummary::p95},
+    {"p99_s", &TimingSummary::p99},
+    {"median_ci_low_s", &TimingSummary::median_ci_low},
+    {"median_ci_high_s", &TimingSummary::median_ci_high},
+    {"rel_ci", &TimingSummary::rel_ci},
+};
+
+}  // namespace
+
+void to_json(Json& j, const TimingSummary& t) {
+  j = Json::object();
+  j["count"] = t.count;
+  for (const StatKey& s : kStatKeys) j[s.key] = t.count > 0 ? json_number(t.*s.member) : Json(nullptr);
+  j["stop_reason"] = t.stop_reason;
+  j["samples_s"] = t.samples;  // non-finite entries dump as null
+}
+
+void from_json(const Json& j, TimingSummary& t) {
+  const Json& samples = j.at("samples_s");
+  if (!samples.is_array()) throw std::invalid_argument("samples_s is not an array");
+  t.samples.clear();
+  t.samples.reserve(samples.size());
+  for (const Json& v : samples) {
+    if (v.is_null()) continue;
+    const double x = v.get<double>();
+    if (std::isfinite(x)) t.samples.push_back(x);
+  }
+  const auto count = j.find("count");
+  t.count = count != j.end() && count->is_number_integer() ? count->get<int64_t>() : int64_t(t.samples.size());
+  for (const StatKey& s : kStatKeys) t.*s.member = number_or_nan(j, s.key);
+  t.stop_reason = string_or_empty(j, "stop_reason");
+}
+
+int64_t dropped_samples(const Json& timing) {
+  int64_t dropped = 0;
+  for (const Json& v : timing.at("samples_s"))
+    if (v.is_null() || !std::isfinite(v.get<double>())) ++dropped;
+  return dropped;
+}
+
+namespace {
+
+// The run context's fields and their keys, in document order (threads and
+// batch are numbers, the rest strings), for both directions.
+struct ContextKey {
+  const char* key;
+  std::string RunContext::*text = nullptr;
+  int RunContext::*small = nullptr;
+  int64_t RunContext::*large = nullptr;
+};
+const ContextKey kContextKeys[] = {
+    {"device_name", &RunContext::device_name},
+    {"device_kind", &RunContext::device_kind},
+    {"driver_version", &RunContext::driver_version},
+    {"runtime_version", &RunContext::runtime_version},
+    {"torch_version", &RunContext::torch_version},
+    {"threads", nullptr, &RunContext::threads},
+    {"dtype", &RunContext::dtype},
+    {"batch", nullptr, nullptr, &RunContext::batch},
+    {"clocks", &RunContext::clocks},
+    {"timer", &RunContext::timer},
+    {"allocator", &RunContext::allocator},
+    {"date", &RunContext::date},
+    {"host", &RunContext::host},
+};
+
+}  // namespace
+
+void to_json(Json& j, const RunContext& c) {
+  j = Json::object();
+  for (const ContextKey& k : kContextKeys) {
+    if (k.text) j[k.key] = c.*k.text;
+    if (k.small) j[k.key] = c.*k.small;
+    if (k.large) j[k.key] = c.*k.large;
+  }
+}
+
+// Every field is optional on read; a string of another type reads as empty.
+void from_json(const Json& j, RunContext& c) {
+  for (const ContextKey& k : kContextKeys) {
+    if (k.text) c.*k.text = string_or_empty(j, k.key);
+    if (k.small) c.*k.small = j.value(k.key, 0);
+    if (k.large) c.*k.large = j.value(k.key, int64_t(0));
+  }
+}
+
+void to_json(Json& j, const ColdStart& c) {
+  j = Json{{"model_load_s", json_number(c.model_load)},
+           {"weight_upload_s", json_number(c.weight_upload)},
+           {"first_inference_s", json_number(c.first_inference)},
+           {"steady_state_median_s", json_number(c.steady_state_median)}};
+}
+
+void to_json(Json& j, const LayerTiming& l) {
+  j = Json{{"index", l.index}, {"name", l.name}, {"op_type", l.op_type}, {"time", l.time}};
+}
+
+void from_json(const Json& j, LayerTiming& l) {
+  l.index = j.at("index").get<int>();
+  l.name = j.at("name").get<std::string>();
+  l.op_type = j.at("op_type").get<std::string>();
+  l.time = j.at("time").get<TimingSummary>();
+}
+
+void to_json(Json& j, const BatchPoint& p) {
+  j = Json{{"batch", p.batch},
+           {"fits", p.fits},
+           {"failure", p.failure},
+           {"median_s", p.fits ? json_number(p.median) : Json(nullptr)},
+           {"throughput_samples_per_s", p.fits ? json_number(p.throughput) : Json(nullptr)}};
+}
+
+void to_json(Json& j, const MemoryMeasurement& m) {
+  j = Json{{"method", m.method},
+           {"weights_bytes", m.weights_bytes},
+           {"inference_peak_bytes", m.inference_peak_bytes}};
+}
+
+void to_json(Json& j, const TrainStepResult& t) {
+  const bool measured = t.time.count > 0;
+  j = Json{{"optimizer", t.optimizer},
+           {"loss", t.loss},
+           {"trainable_params", t.trainable_params},
+           {"time", t.time},
+           {"forward_s", measured ? json_number(t.forward_seconds) : Json(nullptr)},
+           {"backward_s", measured ? json_number(t.backward_seconds) : Json(nullptr)},
+           {"optimizer_s", measured ? json_number(t.optimizer_seconds) : Json(nullptr)},
+           {"peak_bytes", t.peak_bytes},
+           {"memory_method", t.memory_method}};
+}
+
+}  // namespace modelstat

@@ -1,0 +1,84 @@
+// The JSON form of every record modelstat writes or reads back: one
+// to_json/from_json pair per record, found by nlohmann's ADL convention
+// (`Json j = record;`, `j.get<Record>()`). Each key of a record is spelled
+// here and nowhere else; the writers (tools/writers/*_json_writer.cc) and the
+// readers (ceilings files, `compare` reading profile JSON) all go through these
+// functions, so a record cannot be written with one key set and read with another.
+//
+// Why here: the record types live in include/modelstat, whose public headers stay
+// free of nlohmann; this private header belongs to modelstat_measurements (the
+// lowest library that links nlohmann_json) and is included by the libraries and
+// tools above it. Documents (schema_version, kind, figures derived by joining
+// records) are assembled by the writers, not here.
+//
+// Units follow docs/profile-json.md for the profile records (seconds as `_s`)
+// and docs/ceilings.md for the ceilings (`_seconds`, `_per_second`: the released
+// ceilings-file schema, which every document that embeds ceilings now uses).
+// A figure that does not exist is null, never 0.
+#pragma once
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <type_traits>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/ceilings.hpp"
+#include "modelstat/profile.hpp"
+
+namespace modelstat {
+
+using Json = nlohmann::ordered_json;  // keys keep insertion order: stable output
+
+// A double, or null when it is not finite.
+inline Json json_number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// The value, or null when empty (or not finite).
+template <typename T>
+Json json_optional(const std::optional<T>& v) {
+  if (!v) return Json(nullptr);
+  if constexpr (std::is_floating_point_v<T>)
+    return json_number(*v);
+  else
+    return Json(*v);
+}
+
+// ------------------------------------------------------------------ analysis
+// Written only (no reader needs an analysis back); docs/json-schema.md.
+void to_json(Json& j, const OpsetImport& o);
+void to_json(Json& j, const NodeReport& n);
+void to_json(Json& j, const AnalysisTotals& t);
+void to_json(Json& j, const OpTypeSummary& s);
+void to_json(Json& j, const DTypeSize& d);
+void to_json(Json& j, const SharedWeight& w);
+
+// ------------------------------------------------------------------- profile
+// docs/profile-json.md. Statistics of no samples are null; read back as NaN.
+void to_json(Json& j, const TimingSummary& t);
+void from_json(const Json& j, TimingSummary& t);
+// Entries of a timing object's samples_s that are null or not finite (a
+// non-finite timer value): from_json(TimingSummary) leaves them out.
+int64_t dropped_samples(const Json& timing);
+// Every string field is optional on read (an older or trimmed document).
+void to_json(Json& j, const RunContext& c);
+void from_json(const Json& j, RunContext& c);
+void to_json(Json& j, const ColdStart& c);
+void to_json(Json& j, const LayerTiming& l);  // index, name, op_type, time
+void from_json(const Json& j, LayerTiming& l);
+void to_json(Json& j, const BatchPoint& p);
+void to_json(Json& j, const MemoryMeasurement& m);
+void to_json(Json& j, const TrainStepResult& t);
+
+// ------------------------------------------------------------------ ceilings
+// docs/ceilings.md. from_json checks types and presence (nlohmann throws);
+// ceilings_from_json adds the range checks and names the file.
+void to_json(Json& j, const MatmulCeiling& m);
+void from_json(const Json& j, MatmulCeiling& m);
+void to_json(Json& j, const OpCost& o);
+void from_json(const Json& j, OpCost& o);
+void to_json(Json& j, const OptimizerUpdateCost& o);
+void from_json(const Json& j, OptimizerUpdateCost& o);
+void to_json(Json& j, const DeviceCeilings& c);
+void from_json(const Json& j, DeviceCeilings& c);
+
+}  // namespace modelstat

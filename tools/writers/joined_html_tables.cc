@@ -1,0 +1,107 @@
+// Page (joined_html_page.hpp): the sortable tables of the joined HTML report.
+#include "tools/writers/joined_html_page.hpp"
+
+namespace modelstat::report::html {
+
+std::string Page::num_cell(const std::string& text, double key, const char* bar_class,
+                     double fraction) const {
+  std::string cell = "<td data-v=\"" + sort_key(key) + "\"";
+  if (bar_class != nullptr)
+    cell += std::string(" class=\"") + bar_class + "\" style=\"--w:" +
+            num(100.0 * std::clamp(std::isfinite(fraction) ? fraction : 0.0, 0.0, 1.0)) + "%\"";
+  return cell + ">" + escape(text) + "</td>";
+}
+
+std::string Page::op_cell(const std::string& op_type) const {
+  return "<td class=\"l\"><span class=\"swatch\" style=\"background:" + std::string(colour(op_type)) +
+         "\"></span>" + escape(op_type) + "</td>";
+}
+
+std::string Page::bound_cell(const JoinedNode& n) {
+  if (n.bound == Bound::None) return "<td class=\"l\">-</td>";
+  return std::string("<td class=\"l bound-") + bound_name(n.bound) + "\">" + bound_name(n.bound) + "</td>";
+}
+
+std::string Page::efficiency_text(const JoinedNode& n) {
+  return n.bound == Bound::None ? "-" : percent_of(or_nan(n.efficiency), 1.0);
+}
+
+void Page::hotspot_table() {
+  out_ << "<section id=\"hotspots\">\n<h2>Hotspots</h2>\n";
+  const size_t top = o_.top > 0 ? std::min(size_t(o_.top), r_.hotspots.size()) : 0;
+  if (top == 0) {
+    out_ << "<p class=\"note\">" << (o_.top <= 0 ? "Hotspots not listed (top 0)." : "No layers were timed.")
+         << "</p>\n</section>\n";
+    return;
+  }
+  out_ << "<p class=\"note\">The " << top << " slowest node" << (top == 1 ? "" : "s")
+       << " by median time in the per-layer pass.</p>\n";
+  out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
+          "class=\"l\">node</th><th class=\"l\">op</th>"
+          "<th>time</th><th>% time</th><th>FLOPs</th><th>% FLOPs</th><th>FLOP/s</th><th>FLOP/B</th>"
+          "<th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
+  for (size_t rank = 0; rank < top; ++rank) {
+    const JoinedNode& n = r_.nodes[size_t(r_.hotspots[rank])];
+    out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1))
+         << "<td class=\"l name\" title=\"" << escape(n.name) << "\">" << escape(n.name) << "</td>"
+         << op_cell(n.op_type) << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
+         << num_cell(percent_of(or_nan(n.share_of_time), 1.0), or_nan(n.share_of_time))
+         << num_cell(n.flops ? human_count(*n.flops) : "-", or_nan(n.flops))
+         << num_cell(percent_of(or_nan(n.share_of_flops), 1.0), or_nan(n.share_of_flops))
+         << num_cell(table_rate(or_nan(n.achieved_flops_per_second)), or_nan(n.achieved_flops_per_second))
+         << num_cell(intensity_text(or_nan(n.arithmetic_intensity)), or_nan(n.arithmetic_intensity))
+         << bound_cell(n) << num_cell(efficiency_text(n), or_nan(n.efficiency), "eff", or_nan(n.efficiency))
+         << "</tr>\n";
+  }
+  out_ << "</tbody></table></div>\n</section>\n";
+}
+
+void Page::layer_table() {
+  out_ << "<section id=\"layers\">\n<h2>All layers</h2>\n";
+  if (!o_.show_all_nodes) {
+    out_ << "<p class=\"note\">Per-layer rows left out (hotspots only).</p>\n</section>\n";
+    return;
+  }
+  out_
+      << "<p class=\"note\">" << r_.nodes.size()
+      << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
+         "the bounding roof.</p>\n";
+  out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
+          "class=\"l\">node</th><th class=\"l\">op</th>"
+          "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>time</th><th>% time</th><th>FLOP/s</th><th>B/s</th>"
+          "<th>FLOP/B</th><th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
+  for (const JoinedNode& n : r_.nodes) {
+    const bool exact = n.status == CostStatus::Exact;
+    out_ << "<tr>" << num_cell(std::to_string(n.index), double(n.index)) << "<td class=\"l name\" title=\""
+         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type)
+         << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))
+         << num_cell(exact ? human_count(n.flops.value_or(0)) : "?", or_nan(n.flops))
+         << num_cell(exact ? human_bytes(n.bytes.value_or(0)) : "?", or_nan(n.bytes))
+         << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
+         << num_cell(percent_of(or_nan(n.share_of_time), 1.0), or_nan(n.share_of_time))
+         << num_cell(table_rate(or_nan(n.achieved_flops_per_second)), or_nan(n.achieved_flops_per_second))
+         << num_cell(table_rate(or_nan(n.achieved_bytes_per_second)), or_nan(n.achieved_bytes_per_second))
+         << num_cell(intensity_text(or_nan(n.arithmetic_intensity)), or_nan(n.arithmetic_intensity))
+         << bound_cell(n) << num_cell(efficiency_text(n), or_nan(n.efficiency), "eff", or_nan(n.efficiency))
+         << "</tr>\n";
+  }
+  out_ << "</tbody></table></div>\n</section>\n";
+}
+
+void Page::op_type_table() {
+  out_ << "<section id=\"op-types\">\n<h2>By op type</h2>\n";
+  out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th "
+          "class=\"l\">op</th><th>nodes</th><th>time</th><th>% time</th>"
+          "<th>FLOPs</th><th>% FLOPs</th><th>bytes</th><th>FLOP/s</th></tr></thead>\n<tbody>\n";
+  for (const JoinedOpType& t : r_.by_op_type)
+    out_ << "<tr>" << op_cell(t.op_type) << num_cell(std::to_string(t.count), double(t.count))
+         << num_cell(human_seconds(t.seconds), t.seconds)
+         << num_cell(percent_of(t.share_of_time, 1.0), t.share_of_time, "share", t.share_of_time)
+         << num_cell(human_count(t.flops), double(t.flops))
+         << num_cell(percent_of(t.share_of_flops, 1.0), t.share_of_flops)
+         << num_cell(human_bytes(t.bytes), double(t.bytes))
+         << num_cell(table_rate(t.achieved_flops_per_second), t.achieved_flops_per_second) << "</tr>\n";
+  out_ << "</tbody></table></div>\n</section>\n";
+}
+
+}  // namespace modelstat::report::html

@@ -1,0 +1,137 @@
+// JsonStream (json_stream.hpp): nlohmann's dump(2) layout, written as it goes.
+#include "tools/writers/json_stream.hpp"
+
+namespace modelstat::report_detail {
+
+namespace {
+
+std::string scalar(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace
+
+void JsonStream::next_item() {
+  if (after_key_) {  // the value of a member: on the key's line
+    after_key_ = false;
+    return;
+  }
+  if (levels_.empty()) return;  // the document itself
+  if (levels_.back()) out_ << ',';
+  levels_.back() = true;
+  out_ << '\n' << indent();
+}
+
+void JsonStream::begin_object() {
+  next_item();
+  out_ << '{';
+  levels_.push_back(false);
+}
+
+void JsonStream::begin_array() {
+  next_item();
+  out_ << '[';
+  levels_.push_back(false);
+}
+
+void JsonStream::end_object() {
+  const bool any = levels_.back();
+  levels_.pop_back();
+  if (any) out_ << '\n' << indent();
+  out_ << '}';
+}
+
+void JsonStream::end_array() {
+  const bool any = levels_.back();
+  levels_.pop_back();
+  if (any) out_ << '\n' << indent();
+  out_ << ']';
+}
+
+void JsonStream::key(const std::string& name) {
+  next_item();
+  out_ << scalar(Json(name)) << ": ";
+  pending_key_ = name;
+  after_key_ = true;
+}
+
+void JsonStream::value(const Json& v, Layout layout) {
+  const std::string key = after_key_ ? pending_key_ : std::string();
+  const bool member = after_key_;
+  next_item();
+  if (layout == Layout::OneLine)
+    one_line(v);
+  else
+    pretty(v, member ? &key : nullptr);
+}
+
+void JsonStream::members(const Json& object) {
+  for (auto it = object.begin(); it != object.end(); ++it) member(it.key(), it.value());
+}
+
+void JsonStream::pretty(const Json& v, const std::string* key) {
+  if (v.is_object() && !v.empty()) {
+    out_ << '{';
+    levels_.push_back(false);
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      next_item();
+      out_ << scalar(Json(it.key())) << ": ";
+      pretty(it.value(), &it.key());
+    }
+    levels_.pop_back();
+    out_ << '\n' << indent() << '}';
+    return;
+  }
+  if (v.is_array() && !v.empty()) {
+    if (key && *key == "samples_s") return samples(v);
+    out_ << '[';
+    levels_.push_back(false);
+    for (const Json& item : v) {
+      next_item();
+      pretty(item, nullptr);
+    }
+    levels_.pop_back();
+    out_ << '\n' << indent() << ']';
+    return;
+  }
+  out_ << scalar(v);  // a scalar, {} or []
+}
+
+void JsonStream::one_line(const Json& v) {
+  if (v.is_object()) {
+    out_ << '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out_ << (first ? "" : ", ") << scalar(Json(it.key())) << ": ";
+      one_line(it.value());
+      first = false;
+    }
+    out_ << '}';
+  } else if (v.is_array()) {
+    out_ << '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      out_ << (i ? ", " : "");
+      one_line(v[i]);
+    }
+    out_ << ']';
+  } else {
+    out_ << scalar(v);
+  }
+}
+
+void JsonStream::samples(const Json& array) {
+  // The key's line sets the indent; numbers go kSamplesPerLine a line one level in.
+  const std::string line_indent = indent();
+  const bool wrap = array.size() > kSamplesPerLine;
+  out_ << '[';
+  for (size_t i = 0; i < array.size(); ++i) {
+    if (i) out_ << ',';
+    if (wrap && i % kSamplesPerLine == 0)
+      out_ << '\n' << line_indent << "  ";
+    else if (i)
+      out_ << ' ';
+    out_ << scalar(array[i]);
+  }
+  if (wrap) out_ << '\n' << line_indent;
+  out_ << ']';
+}
+
+}  // namespace modelstat::report_detail
