@@ -23,7 +23,7 @@
 namespace modelstat {
 
 // 1.1: nodes[].op_cost, nodes[].kernel_seconds; 1.2: fresh allocation bytes and seconds.
-const char* const kFitJsonSchemaVersion = "1.2";
+const char* const kFitJsonSchemaVersion = "1.3";
 
 const char* bound_name(ForecastBound bound) {
   // In the enum's order.

@@ -46,6 +46,7 @@ class FitJsonWriter : public FitWriter {
                    {"optimizer_state_bytes", m.optimizer_state_bytes},
                    {"saved_activation_bytes", m.saved_activation_bytes},
                    {"activation_peak_bytes", m.activation_peak_bytes},
+                   {"activation_sharing", m.activation_sharing},
                    {"workspace_bytes", m.workspace_bytes},
                    {"peak_node", m.peak_node},
                    {"peak_phase", m.peak_phase},
