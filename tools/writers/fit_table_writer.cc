@@ -39,8 +39,9 @@ class FitTableWriter : public FitWriter {
     head.add("device", fmt::format("{} ({}{}), ceilings: {}{}", c.device_name.empty() ? c.device_kind : c.device_name,
                                    c.device_kind, c.threads > 0 ? fmt::format(", {} thread{}", c.threads, c.threads == 1 ? "" : "s") : "",
                                    c.source, c.date.empty() ? "" : ", " + c.date));
-    head.add("ceilings", fmt::format("{} {:.1f} GFLOP/s peak, {:.1f} GB/s, {} per op, {}", r.compute_dtype,
-                                     r.compute_peak_flops_per_second / 1e9, c.memory_bandwidth / 1e9,
+    head.add("ceilings", fmt::format("{} {} peak, {}, {} per op, {}", r.compute_dtype,
+                                     human_flops_rate(r.compute_peak_flops_per_second),
+                                     human_bandwidth(c.memory_bandwidth),
                                      human_seconds(c.op_overhead_seconds),
                                      c.op_costs.empty() ? std::string("no op classes")
                                                         : fmt::format("{} op classes measured", c.op_costs.size())));
