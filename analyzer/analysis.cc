@@ -10,7 +10,7 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/loader.hpp"
-#include "analyzer/lifetimes.hpp"
+#include "modelstat/lifetimes.hpp"
 #include "modelstat/error.hpp"
 
 namespace modelstat {

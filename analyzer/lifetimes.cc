@@ -1,5 +1,5 @@
 // Tensor lifetimes, activation buffers and the live peak (see lifetimes.hpp).
-#include "analyzer/lifetimes.hpp"
+#include "modelstat/lifetimes.hpp"
 
 #include <algorithm>
 

@@ -26,7 +26,7 @@
 #include "profiler/executor.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 #include "profiler/stopping.hpp"
 
 namespace modelstat::profiler {

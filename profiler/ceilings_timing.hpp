@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/device.hpp"
 #include "profiler/progress.hpp"

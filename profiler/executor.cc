@@ -11,7 +11,7 @@
 #include <limits>
 #include <set>
 
-#include "analyzer/lifetimes.hpp"
+#include "modelstat/lifetimes.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -65,7 +65,7 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                 {}, first->name, first->op_type);
   }
 
-  // Release each tensor after its last reader (analyzer/lifetimes.hpp); graph outputs stay.
+  // Release each tensor after its last reader (include/modelstat/lifetimes.hpp); graph outputs stay.
   const TensorLifetimes lifetimes = tensor_lifetimes(g);
   steps_.resize(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) steps_[i].release_after = lifetimes.release_after[i];

@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/profile.hpp"
 #include "profiler/device.hpp"

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 #include "modelstat/error.hpp"
 
 namespace modelstat::profiler {

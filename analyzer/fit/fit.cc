@@ -5,7 +5,7 @@
 //   op_classes.*             which nodes are contractions, which measured op class prices a node
 //   libtorch_1_13_kernels.*  ATen 1.13's CPU kernel choice, scratch and call cost (one LibTorch version)
 //   training_step.*          gradient flow (one requires-grad pass), trainable weights, the optimizer update
-//   memory_forecast.*        the inference and training peaks over analyzer/lifetimes.hpp, fresh memory
+//   memory_forecast.*        the inference and training peaks over include/modelstat/lifetimes.hpp, fresh memory
 //   latency.*                each node's forward and backward time and its bound, the optimizer's time
 //   optimizer.cc             the optimizer names (include/modelstat/optimizer.hpp)
 #include "modelstat/fit.hpp"

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "analyzer/fit/op_classes.hpp"
-#include "analyzer/lifetimes.hpp"
+#include "modelstat/lifetimes.hpp"
 #include "analyzer/op_traits.hpp"
 
 namespace modelstat::fit {

@@ -1,5 +1,5 @@
 // The fit forecast's memory (docs/FIT.md, "Memory"): the peak of inference or
-// of one training step over the activation buffers of analyzer/lifetimes.hpp,
+// of one training step over the activation buffers of include/modelstat/lifetimes.hpp,
 // and the bytes each node allocates afresh ("Fresh memory").
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "analyzer/fit/training_step.hpp"
-#include "analyzer/lifetimes.hpp"
+#include "modelstat/lifetimes.hpp"
 #include "modelstat/fit.hpp"
 
 namespace modelstat::fit {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "analyzer/measurements/record_json.hpp"
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 #include "modelstat/error.hpp"
 
 namespace modelstat {

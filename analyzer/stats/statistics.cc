@@ -1,6 +1,6 @@
 // Formulas are stated next to the declarations in statistics.hpp; comments here say only
 // what the code cannot.
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 //   delta       = median(B) / median(A) - 1                 (+0.20: 20% slower)
 //   p           = two-sided Mann-Whitney U p-value of A vs B: exact for small samples
 //                 without ties (n_a * n_b <= 2500), else the normal approximation with
-//                 tie and continuity corrections (analyzer/stats/statistics.hpp)
+//                 tie and continuity corrections (include/modelstat/statistics.hpp)
 //   ratio CI    = percentile-bootstrap (1 - alpha) interval of median(B) / median(A),
 //                 fixed seed, so a comparison is reproducible; for a node only when
 //                 p < alpha (otherwise the verdict cannot need it), always for the whole model

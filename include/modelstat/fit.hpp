@@ -51,7 +51,7 @@ struct MemoryForecast {
   int64_t optimizer_state_bytes = 0;   // sgd 0, momentum 1x, adam 2x the trainable bytes
   int64_t saved_activation_bytes = 0;  // held for backward at the end of forward (training)
   int64_t activation_peak_bytes = 0;   // activation-side bytes live at the peak (workspace apart)
-  std::string activation_sharing;      // which activations share a buffer (analyzer/lifetimes.hpp), for the output
+  std::string activation_sharing;      // which activations share a buffer (include/modelstat/lifetimes.hpp), for the output
   int64_t workspace_bytes = 0;         // transient scratch of the node at the peak
   int64_t total_bytes = 0;             // the predicted peak: the sum of the above that apply
   std::string peak_node;               // node during which the peak occurs

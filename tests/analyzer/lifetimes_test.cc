@@ -1,7 +1,7 @@
-// The one lifetime analysis (analyzer/lifetimes.hpp): release points, buffer
+// The one lifetime analysis (include/modelstat/lifetimes.hpp): release points, buffer
 // sharing by rule, and the live peak, on a hand-built graph whose figures are
 // worked out in the comments.
-#include "analyzer/lifetimes.hpp"
+#include "modelstat/lifetimes.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Hand-computed values; each expectation says where its number comes from.
-#include "analyzer/stats/statistics.hpp"
+#include "modelstat/statistics.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // Small free functions, each with its formula next to it, in the manner of nvbench's
 // detail/statistics.cuh. Samples are durations in seconds; nothing here knows whether they
 // came from CUDA events or the host clock (that distinction lives in profiler/timer.hpp and
-// the result model, which keep GPU time and CPU time apart). It is its own library
-// (modelstat_stats, analyzer/README.md), not part of the profiler, because `modelstat compare` tests saved samples in the
-// `modelstat` binary, which never links LibTorch; the profiler uses it from here.
+// the result model, which keep GPU time and CPU time apart). Implemented by its own library
+// (modelstat_stats, analyzer/stats/), not by the profiler, because `modelstat compare` tests
+// saved samples in the `modelstat` binary, which never links LibTorch.
 //
 // Conventions:
 //   * Percentiles use linear interpolation between closest ranks: Hyndman & Fan (1996)
