@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/op_traits.hpp"
+
 namespace modelstat::fit {
 
 bool is_contraction(const NodeReport& r) { return r.cost.macs > 0; }
 
-bool is_gemm_or_matmul(const Node& n) { return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "MatMul"); }
+// Gemm and MatMul: the ops whose record prices them with the Gemm classes.
+bool is_gemm_or_matmul(const Node& n) { return op_dense_family(n) == DenseFamily::Gemm; }
 
 int64_t tensor_bytes(const Graph& g, int t) {
   if (t < 0) return 0;
@@ -78,7 +81,8 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
 // the matmul curve.
 std::string op_cost_key(const Graph& g, const Node& n) {
   if (!n.domain.empty()) return {};
-  if (n.op_type == "Conv") {
+  const DenseFamily family = op_dense_family(n);
+  if (family == DenseFamily::Conv) {
     const int64_t group = n.attr_int("group", 1);
     if (group > 1 && n.inputs.size() >= 2 && n.inputs[1] >= 0) {
       const auto w = known_dims(g.tensors[size_t(n.inputs[1])].shape);
@@ -86,7 +90,7 @@ std::string op_cost_key(const Graph& g, const Node& n) {
     }
     return {};
   }
-  if (n.op_type == "Gemm" || n.op_type == "MatMul") return {};
+  if (family == DenseFamily::Gemm) return {};
   return n.op_type;
 }
 
@@ -95,7 +99,7 @@ std::string op_cost_key(const Graph& g, const Node& n) {
 // over the positions; measured apart, its backward differs from a 3x3's),
 // "Conv" for other convolutions, "Gemm" for the rest.
 std::string dense_class(const Graph& g, const Node& n) {
-  if (n.op_type != "Conv") return "Gemm";
+  if (op_dense_family(n) != DenseFamily::Conv) return "Gemm";
   if (n.inputs.size() >= 2 && n.inputs[1] >= 0) {
     const auto w = known_dims(g.tensors[size_t(n.inputs[1])].shape);
     const auto strides = n.attr_ints("strides");
