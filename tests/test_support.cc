@@ -113,6 +113,21 @@ Graph NodeBuilder::build() const {
   return g;
 }
 
+NodeReport cost_node(int index, std::string name, std::string op, CostStatus status, int64_t macs, int64_t flops,
+                     int64_t bytes_read, int64_t bytes_written) {
+  NodeReport n;
+  n.index = index;
+  n.name = std::move(name);
+  n.op_type = std::move(op);
+  n.output_dtype = "float32";
+  n.cost.status = status;
+  n.cost.macs = macs;
+  n.cost.flops = flops;
+  n.cost.bytes_read = bytes_read;
+  n.cost.bytes_written = bytes_written;
+  return n;
+}
+
 DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source) {
   DeviceCeilings c;
   c.device_kind = "cpu";

@@ -65,6 +65,11 @@ class NodeBuilder {
 // when no rule is registered.
 cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset = 17);
 
+// A node of an analysis as the writers and the join see it: float32 output,
+// `status`, and its MACs, FLOPs and bytes (0 where not given).
+NodeReport cost_node(int index, std::string name, std::string op, CostStatus status, int64_t macs = 0,
+                     int64_t flops = 0, int64_t bytes_read = 0, int64_t bytes_written = 0);
+
 // Ceilings of a 4-thread "Test CPU": `bandwidth` bytes/s and an fp32 matmul
 // peak of `peak` FLOP/s (no curve), from `source` ("measured", "datasheet: ...").
 DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source = "measured");

@@ -18,23 +18,12 @@
 
 #include "modelstat/error.hpp"
 #include "modelstat/joined.hpp"
+#include "test_support.hpp"
 
 namespace modelstat {
 namespace {
 
-NodeReport cost_node(int index, std::string name, std::string op, CostStatus status, int64_t macs, int64_t flops,
-                     int64_t read, int64_t written) {
-  NodeReport n;
-  n.index = index;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.cost.status = status;
-  n.cost.macs = macs;
-  n.cost.flops = flops;
-  n.cost.bytes_read = read;
-  n.cost.bytes_written = written;
-  return n;
-}
+using test::cost_node;
 
 LayerTiming timed_layer(const NodeReport& n, double median) {
   LayerTiming l;

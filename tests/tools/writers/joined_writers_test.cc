@@ -44,20 +44,7 @@ using test::SchemaValidator;
 // Comma and quote (CSV), '|' (Markdown), backslash and quote (JSON).
 const char* const kNastyName = "/blocks.0/attn,\"proj\"|out\\x";
 
-NodeReport cost_node(int index, std::string name, std::string op, CostStatus status, int64_t macs, int64_t flops,
-                     int64_t read, int64_t written) {
-  NodeReport n;
-  n.index = index;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.output_dtype = "float32";
-  n.cost.status = status;
-  n.cost.macs = macs;
-  n.cost.flops = flops;
-  n.cost.bytes_read = read;
-  n.cost.bytes_written = written;
-  return n;
-}
+using test::cost_node;
 
 TimingSummary timing(double median, std::vector<double> samples) {
   TimingSummary t;

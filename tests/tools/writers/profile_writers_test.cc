@@ -59,20 +59,7 @@ TimingSummary timing(double median, int64_t count, std::vector<double> samples =
   return t;
 }
 
-NodeReport node(int index, std::string name, std::string op, CostStatus status, int64_t macs, int64_t flops,
-                int64_t bytes_read, int64_t bytes_written) {
-  NodeReport n;
-  n.index = index;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.output_dtype = "float32";
-  n.cost.status = status;
-  n.cost.macs = macs;
-  n.cost.flops = flops;
-  n.cost.bytes_read = bytes_read;
-  n.cost.bytes_written = bytes_written;
-  return n;
-}
+using test::cost_node;
 
 LayerTiming layer(int index, const NodeReport& n, double median) {
   LayerTiming l;
@@ -94,9 +81,9 @@ ProfileResult sample_profile() {
   a.opsets = {{"", 17}};
   a.inputs = {"input: float32 1x3x224x224"};
   a.outputs = {"scores: float32 1x100"};
-  a.nodes = {node(0, "/conv1/Conv", "Conv", CostStatus::Exact, 118013952, 236027904, 639744, 3211264),
-             node(1, kNastyName, "MatMul", CostStatus::Exact, kBeyondDouble, 2 * kBeyondDouble, 5046272, 117440512),
-             node(2, "nms", "NonMaxSuppression", CostStatus::UnknownOp, 0, 0, 0, 0)};
+  a.nodes = {cost_node(0, "/conv1/Conv", "Conv", CostStatus::Exact, 118013952, 236027904, 639744, 3211264),
+             cost_node(1, kNastyName, "MatMul", CostStatus::Exact, kBeyondDouble, 2 * kBeyondDouble, 5046272, 117440512),
+             cost_node(2, "nms", "NonMaxSuppression", CostStatus::UnknownOp, 0, 0, 0, 0)};
   a.nodes[2].cost.note = "no cost rule for NonMaxSuppression";
   a.totals.nodes = 3;
   a.totals.nodes_exact = 2;

@@ -31,15 +31,7 @@ constexpr int64_t kBeyondDouble = 9007199254740993LL;
 const char* const kNastyName = "/blocks.0/attn,\"proj\"|out";
 const char* const kLongName = "/model/backbone/stage1/block0/branch2/conv1/Conv_with_a_long_suffix";
 
-NodeReport make_node(int index, std::string name, std::string op, CostStatus status) {
-  NodeReport n;
-  n.index = index;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.output_dtype = "float32";
-  n.cost.status = status;
-  return n;
-}
+using test::cost_node;
 
 AnalysisResult sample_result() {
   AnalysisResult r;
@@ -51,7 +43,7 @@ AnalysisResult sample_result() {
   r.inputs = {"input: float32 1x3x224x224"};
   r.outputs = {"boxes: float32 ?x4", "scores: float32 batchx100"};
 
-  NodeReport conv = make_node(0, kLongName, "Conv", CostStatus::Exact);
+  NodeReport conv = cost_node(0, kLongName, "Conv", CostStatus::Exact);
   conv.input_shapes = {"1x3x224x224", "64x3x7x7"};
   conv.output_shapes = {"1x64x112x112"};
   conv.cost.params = 9408;
@@ -62,7 +54,7 @@ AnalysisResult sample_result() {
   conv.cost.weight_bytes = 37632;
   conv.cost.rule = "conv";
 
-  NodeReport matmul = make_node(1, kNastyName, "MatMul", CostStatus::Exact);
+  NodeReport matmul = cost_node(1, kNastyName, "MatMul", CostStatus::Exact);
   matmul.input_shapes = {"1x64x112x112", "112x4096"};
   matmul.output_shapes = {"1x64x112x4096"};
   matmul.cost.params = 458752;
@@ -74,13 +66,13 @@ AnalysisResult sample_result() {
   matmul.cost.rule = "matmul";
   matmul.cost.note = "note with \"quotes\", commas\nand a newline";
 
-  NodeReport nms = make_node(2, "nms", "NonMaxSuppression", CostStatus::UnknownOp);
+  NodeReport nms = cost_node(2, "nms", "NonMaxSuppression", CostStatus::UnknownOp);
   nms.input_shapes = {"1x?x4", "1x1x?"};
   nms.output_shapes = {"?x3"};
   nms.output_dtype = "int64";
   nms.cost.note = "no cost rule for NonMaxSuppression";
 
-  NodeReport reshape = make_node(3, "reshape_3", "Reshape", CostStatus::UnknownShape);
+  NodeReport reshape = cost_node(3, "reshape_3", "Reshape", CostStatus::UnknownShape);
   reshape.input_shapes = {"?x3", "2"};
   reshape.output_shapes = {"batchx100"};
   reshape.cost.note = "shape depends on dim 'batch'";
