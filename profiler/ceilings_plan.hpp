@@ -33,10 +33,13 @@ struct CeilingsPlan {
   std::vector<std::string> notes;
 };
 
-// The warm-up and stopping rule of a full (not --quick) probe, the same on
+// The warm-up and stopping rule of a probe. Full (not --quick), the same on
 // every device: 3 runs and 0.2 s of warm-up, then >= 10 samples and 0.25 s,
-// until the median's CI is within 2% or 3 s have passed.
-void use_full_protocol(CeilingsPlan& plan);
+// until the median's CI is within 2% or 3 s have passed. Quick: the device's
+// `quick_warmup`, then >= 5 samples and `quick_min_seconds`, until the CI is
+// within 5% or `quick_max_seconds` have passed.
+void use_protocol(CeilingsPlan& plan, bool quick, const WarmupConfig& quick_warmup, double quick_min_seconds,
+                  double quick_max_seconds);
 
 // Shrinks a plan to fit `usable_bytes` of device memory (< 0: unknown, keep
 // the plan): the copy buffer is halved, down to 16 MiB, until source +

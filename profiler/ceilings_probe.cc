@@ -70,15 +70,7 @@ CeilingsPlan cpu_ceilings_plan(bool quick) {
   plan.matmul_sizes = quick ? std::vector<int64_t>{64, 256, 1024}
                             : std::vector<int64_t>{64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
   plan.min_sample_seconds = 1e-3;
-  if (quick) {
-    plan.warmup = {1, 0.02, 0.5};
-    plan.stopping.min_iterations = 5;
-    plan.stopping.min_seconds = 0.02;
-    plan.stopping.max_seconds = 0.3;
-    plan.stopping.target_rel_ci = 0.05;
-  } else {
-    use_full_protocol(plan);
-  }
+  use_protocol(plan, quick, {1, 0.02, 0.5}, 0.02, 0.3);
   fit_plan_to_memory(plan, available_host_memory());
   return plan;
 }
@@ -277,12 +269,13 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
 
 }  // namespace
 
-void use_full_protocol(CeilingsPlan& plan) {
-  plan.warmup = {3, 0.2, 3.0};
-  plan.stopping.min_iterations = 10;
-  plan.stopping.min_seconds = 0.25;
-  plan.stopping.max_seconds = 3.0;
-  plan.stopping.target_rel_ci = 0.02;
+void use_protocol(CeilingsPlan& plan, bool quick, const WarmupConfig& quick_warmup, double quick_min_seconds,
+                  double quick_max_seconds) {
+  plan.warmup = quick ? quick_warmup : WarmupConfig{3, 0.2, 3.0};
+  plan.stopping.min_iterations = quick ? 5 : 10;
+  plan.stopping.min_seconds = quick ? quick_min_seconds : 0.25;
+  plan.stopping.max_seconds = quick ? quick_max_seconds : 3.0;
+  plan.stopping.target_rel_ci = quick ? 0.05 : 0.02;
 }
 
 void fit_plan_to_memory(CeilingsPlan& plan, int64_t usable_bytes) {

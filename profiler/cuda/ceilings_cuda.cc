@@ -47,15 +47,7 @@ CeilingsPlan cuda_ceilings_plan(bool quick) {
   plan.matmul_sizes = quick ? std::vector<int64_t>{512, 2048, 8192}
                             : std::vector<int64_t>{256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192};
   plan.min_sample_seconds = 1e-3;
-  if (quick) {
-    plan.warmup = {2, 0.05, 1.0};
-    plan.stopping.min_iterations = 5;
-    plan.stopping.min_seconds = 0.05;
-    plan.stopping.max_seconds = 0.5;
-    plan.stopping.target_rel_ci = 0.05;
-  } else {
-    use_full_protocol(plan);
-  }
+  use_protocol(plan, quick, {2, 0.05, 1.0}, 0.05, 0.5);
   plan.math_mode = cublas_math_mode;
 
   size_t free_bytes = 0, total_bytes = 0;
