@@ -3,7 +3,6 @@
 // that no two records overlap.
 #include "analyzer/cost/cost_rule.hpp"
 
-#include <unordered_map>
 
 namespace modelstat::cost {
 
@@ -24,24 +23,21 @@ const std::vector<CostRule>& all_rules() {
   return rules;
 }
 
+namespace {
+
+const OpIndex<CostRule>& rule_index() {
+  static const OpIndex<CostRule> by_op(all_rules());
+  return by_op;
+}
+
+}  // namespace
+
 const CostRule* find_rule(const std::string& domain, const std::string& op_type, int64_t opset_version) {
-  static const OpIndex<CostRule> index(all_rules());
-  return index.find(domain, op_type, opset_version);
+  return rule_index().find(domain, op_type, opset_version);
 }
 
 const CostRule* find_op(const std::string& domain, const std::string& op_type) {
-  static const std::unordered_multimap<std::string, const CostRule*> by_op = [] {
-    std::unordered_multimap<std::string, const CostRule*> m;
-    for (const auto& r : all_rules()) m.emplace(r.key.op_type, &r);
-    return m;
-  }();
-  const std::string d = normalize_domain(domain);
-  const CostRule* newest = nullptr;
-  auto [begin, end] = by_op.equal_range(op_type);
-  for (auto it = begin; it != end; ++it)
-    if (it->second->key.domain == d && (!newest || it->second->key.since_version > newest->key.since_version))
-      newest = it->second;
-  return newest;
+  return rule_index().find_newest(domain, op_type);
 }
 
 bool domain_has_records(const std::string& domain) {

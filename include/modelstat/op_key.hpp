@@ -41,6 +41,17 @@ class OpIndex {
       if (it->second->key.matches(d, op_type, opset_version)) return it->second;
     return nullptr;
   }
+  // The rule of (domain, op_type) with the highest since_version, whatever the
+  // opset; nullptr when none.
+  const Rule* find_newest(const std::string& domain, const std::string& op_type) const {
+    const std::string d = normalize_domain(domain);
+    const Rule* newest = nullptr;
+    auto [begin, end] = by_op_.equal_range(op_type);
+    for (auto it = begin; it != end; ++it)
+      if (it->second->key.domain == d && (!newest || it->second->key.since_version > newest->key.since_version))
+        newest = it->second;
+    return newest;
+  }
 
  private:
   std::unordered_multimap<std::string, const Rule*> by_op_;

@@ -42,7 +42,6 @@ std::string bytes_text(const JoinedNode& n) {
 // "-" for a figure that is not known.
 std::string seconds_or_dash(const std::optional<double>& v) { return v ? human_seconds(*v) : "-"; }
 std::string share_or_dash(const std::optional<double>& v) { return v ? percent_of(*v, 1.0) : "-"; }
-std::string giga_or_dash(const std::optional<double>& v) { return v ? rate_text(*v / 1e9) : "-"; }
 
 // The cells every node row has, after its rank (hotspots) or on its own (all nodes).
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
@@ -55,8 +54,8 @@ std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) 
           seconds_or_dash(n.median_seconds),
           share_or_dash(n.share_of_time),
           share_or_dash(n.share_of_flops),
-          giga_or_dash(n.achieved_flops_per_second),
-          giga_or_dash(n.achieved_bytes_per_second),
+          rate_text(giga(n.achieved_flops_per_second)),
+          rate_text(giga(n.achieved_bytes_per_second)),
           n.arithmetic_intensity ? rate_text(*n.arithmetic_intensity) : "-",
           has_bound(n) ? bound_name(n.bound) : "-",
           share_or_dash(n.efficiency)};
