@@ -54,8 +54,8 @@ std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) 
           seconds_or_dash(n.median_seconds),
           share_or_dash(n.share_of_time),
           share_or_dash(n.share_of_flops),
-          rate_text(giga(n.achieved_flops_per_second)),
-          rate_text(giga(n.achieved_bytes_per_second)),
+          rate_text(report_detail::giga(n.achieved_flops_per_second)),
+          rate_text(report_detail::giga(n.achieved_bytes_per_second)),
           n.arithmetic_intensity ? rate_text(*n.arithmetic_intensity) : "-",
           has_bound(n) ? bound_name(n.bound) : "-",
           share_or_dash(n.efficiency)};
