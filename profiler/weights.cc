@@ -91,7 +91,8 @@ class Loader {
       it = external_files_.emplace(t.external_path, std::make_unique<MappedFile>(t.external_path)).first;
     const MappedFile& file = *it->second;
     const int64_t length = t.external_length >= 0 ? t.external_length : t.size_bytes().value_or(0);
-    if (t.external_offset + length > file.size())
+    if (t.external_offset < 0 || length < 0 || t.external_offset > file.size() ||
+        length > file.size() - t.external_offset)
       throw Error(ErrorKind::Input, "external data of '" + t.name + "' runs past the end of '" + file.path() + "'",
                   file.path());
     return tensor_from_raw(file.data() + t.external_offset, length, t.dtype, dims);

@@ -97,10 +97,22 @@ void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std
   for (int i = 0; i < n; ++i)
     if (order[size_t(i)] != i) sorted = false;
   if (!sorted) {
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> reordered;
-    reordered.Reserve(n);
-    for (int i : order) *reordered.Add() = graph.node(i);
-    graph.mutable_node()->Swap(&reordered);
+    // Permute by swapping element pointers: every NodeProto (and the
+    // TensorProtos inside it, which the payload table knows by address)
+    // stays where it is in memory.
+    std::vector<int> position(static_cast<size_t>(n)), at(static_cast<size_t>(n));  // node -> slot, slot -> node
+    for (int i = 0; i < n; ++i) position[size_t(i)] = at[size_t(i)] = i;
+    for (int k = 0; k < n; ++k) {
+      const int want = order[size_t(k)];
+      const int from = position[size_t(want)];
+      if (from == k) continue;
+      graph.mutable_node()->SwapElements(k, from);
+      const int displaced = at[size_t(k)];
+      at[size_t(from)] = displaced;
+      position[size_t(displaced)] = from;
+      at[size_t(k)] = want;
+      position[size_t(want)] = k;
+    }
   }
 
   // Subgraphs see everything defined in this scope.
@@ -246,16 +258,19 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
     t.shape.dims.push_back(dim);
   }
   (void)t.shape.element_count();  // throws on overflow
-  bool stripped = false;
-  for (const auto& e : p.external_data()) {
-    if (e.key() == kStrippedMarkerKey) stripped = true;
-    if (e.key() == kPayloadLocationKey) {
-      PayloadRef ref;
-      if (std::sscanf(e.value().c_str(), "%d:%ld:%ld", &ref.field, &ref.offset, &ref.length) == 3)
-        t.bytes.payload.push_back(ref);
-      else
-        t.bytes.payload_unlocatable = true;
-    }
+  for (const auto& e : p.external_data())
+    if (e.key().rfind("modelstat.", 0) == 0)
+      throw Error(ErrorKind::Input, "tensor '" + p.name() + "' carries the external_data key '" + e.key() +
+                                        "', which is modelstat's own: no ONNX writer produces it (a crafted file?)");
+  const StrippedTensor* stripped_entry = nullptr;
+  if (policy.payloads) {
+    auto it = policy.payloads->find(&p);
+    if (it != policy.payloads->end()) stripped_entry = it->second;
+  }
+  const bool stripped = stripped_entry != nullptr;
+  if (stripped) {
+    t.bytes.payload = stripped_entry->payload;
+    t.bytes.payload_unlocatable = stripped_entry->unpacked;
   }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
@@ -360,6 +375,90 @@ const Tensor* Scope::find(const std::string& name) const {
     if (it != s->index->end()) return &s->graph->tensors[size_t(it->second)];
   }
   return nullptr;
+}
+
+namespace {
+
+// One step down the message tree; nullptr when the field or index does not
+// exist. Field numbers as in wire_strip.cc.
+template <typename T>
+const T* element(const google::protobuf::RepeatedPtrField<T>& field, uint32_t index) {
+  return index < uint32_t(field.size()) ? &field.Get(int(index)) : nullptr;
+}
+
+const onnx::TensorProto* find_tensor(const onnx::ModelProto& model, const std::vector<PathStep>& path) {
+  const onnx::GraphProto* graph = nullptr;
+  const onnx::NodeProto* node = nullptr;
+  const onnx::AttributeProto* attr = nullptr;
+  const onnx::FunctionProto* function = nullptr;
+  const onnx::TrainingInfoProto* training = nullptr;
+  const onnx::SparseTensorProto* sparse = nullptr;
+  const onnx::TensorProto* tensor = nullptr;
+  bool at_model = true;
+  for (const PathStep& s : path) {
+    if (tensor) return nullptr;  // a tensor has no tensors below it
+    const bool singular_ok = s.index == 0;
+    if (at_model) {
+      at_model = false;
+      if (s.field == 7 && singular_ok && model.has_graph()) graph = &model.graph();
+      else if (s.field == 20) training = element(model.training_info(), s.index);
+      else if (s.field == 25) function = element(model.functions(), s.index);
+      if (!graph && !training && !function) return nullptr;
+    } else if (training) {
+      graph = !singular_ok ? nullptr
+              : s.field == 1 && training->has_initialization() ? &training->initialization()
+              : s.field == 2 && training->has_algorithm()      ? &training->algorithm()
+                                                               : nullptr;
+      training = nullptr;
+      if (!graph) return nullptr;
+    } else if (graph) {
+      node = s.field == 1 ? element(graph->node(), s.index) : nullptr;
+      tensor = s.field == 5 ? element(graph->initializer(), s.index) : nullptr;
+      sparse = s.field == 15 ? element(graph->sparse_initializer(), s.index) : nullptr;
+      graph = nullptr;
+      if (!node && !tensor && !sparse) return nullptr;
+    } else if (function) {
+      node = s.field == 7 ? element(function->node(), s.index) : nullptr;
+      function = nullptr;
+      if (!node) return nullptr;
+    } else if (node) {
+      attr = s.field == 5 ? element(node->attribute(), s.index) : nullptr;
+      node = nullptr;
+      if (!attr) return nullptr;
+    } else if (attr) {
+      if (s.field == 5 && singular_ok && attr->has_t()) tensor = &attr->t();
+      else if (s.field == 10) tensor = element(attr->tensors(), s.index);
+      else if (s.field == 6 && singular_ok && attr->has_g()) graph = &attr->g();
+      else if (s.field == 11) graph = element(attr->graphs(), s.index);
+      else if (s.field == 22 && singular_ok && attr->has_sparse_tensor()) sparse = &attr->sparse_tensor();
+      else if (s.field == 23) sparse = element(attr->sparse_tensors(), s.index);
+      attr = nullptr;
+      if (!tensor && !graph && !sparse) return nullptr;
+    } else if (sparse) {
+      tensor = !singular_ok ? nullptr
+               : s.field == 1 && sparse->has_values()  ? &sparse->values()
+               : s.field == 2 && sparse->has_indices() ? &sparse->indices()
+                                                       : nullptr;
+      sparse = nullptr;
+      if (!tensor) return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return tensor;
+}
+
+}  // namespace
+
+PayloadTable bind_payload_table(const onnx::ModelProto& model, const std::vector<StrippedTensor>& tensors) {
+  PayloadTable table;
+  table.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    const onnx::TensorProto* p = find_tensor(model, t.path);
+    if (!p || !table.emplace(p, &t).second)
+      throw Error(ErrorKind::Input, "not a valid ONNX file: a stripped tensor's position does not survive parsing");
+  }
+  return table;
 }
 
 Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer) {

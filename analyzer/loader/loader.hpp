@@ -5,23 +5,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "modelstat/analysis.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::loader {
 
-// Name of the marker entry the stripper appends to TensorProto.external_data
-// when it drops an embedded payload; its value is the payload size in bytes.
-extern const char* const kStrippedMarkerKey;
-// Entries the stripper adds after it, one per dropped payload field:
-// "FIELD:OFFSET:LENGTH" (TensorProto field number; byte offset and length of
-// the packed payload in the original buffer), or "unpacked" for legacy
-// unpacked repeated fields (not locatable).
-extern const char* const kPayloadLocationKey;
-
-struct StripStats {
-  int64_t tensors_stripped = 0;
+// One tensor whose payload the stripper dropped, described out of band: the
+// table travels beside the stripped bytes, so nothing a file contains can
+// create an entry or change where one points.
+struct PathStep {
+  uint32_t field = 0;  // field number in the parent message
+  uint32_t index = 0;  // which occurrence of that field (0 for a singular field)
+};
+struct StrippedTensor {
+  // From the ModelProto down to the TensorProto, e.g. graph(7,0) node(1,12)
+  // attribute(5,0) t(5,0). Occurrence indices are the repeated fields'
+  // indices after parsing (the stripper refuses a duplicated singular
+  // message field on such a path: parsing would merge the duplicates).
+  std::vector<PathStep> path;
+  int64_t payload_bytes = 0;          // what was dropped
+  std::vector<PayloadRef> payload;    // packed/bytes payload ranges in the file, in wire order
+  bool unpacked = false;              // some payload was unpacked repeated scalars: not locatable
+};
+struct StrippedModel {
+  std::string bytes;                     // the ModelProto without the dropped payloads
+  std::vector<StrippedTensor> tensors;   // in wire order
   int64_t bytes_stripped = 0;
 };
 
@@ -31,8 +41,7 @@ struct StripStats {
 // protobuf framing: a skipped payload's pages are never touched, so a
 // memory-mapped 500 MB model costs a few MB. Throws Error(Input) on malformed
 // or truncated wire data and on nesting deeper than 64 levels.
-std::string strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes,
-                                  StripStats* stats);
+StrippedModel strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes);
 
 // The whole load. `display_path` names the model in messages; `base_dir` is
 // where external data is resolved ("" = external data is never opened, only

@@ -590,9 +590,9 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
                        const std::string& display_path) {
   try {
     if (size == 0) throw Error(ErrorKind::Input, "empty file: not a valid ONNX model");
-    StripStats stats;
     StageTimer timer;
-    const std::string stripped = strip_tensor_payloads(data, size, kKeepPayloadBytes, &stats);
+    const StrippedModel stripped_model = strip_tensor_payloads(data, size, kKeepPayloadBytes);
+    const std::string& stripped = stripped_model.bytes;
     timer.lap("strip payloads");
     // On an arena: a 100k-node graph is 100k small messages, allocated and
     // freed in bulk instead of one by one.
@@ -604,6 +604,8 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
       throw Error(ErrorKind::Input, "not a valid ONNX file: no graph (is this an ONNX model?)");
     if (proto.ir_version() <= 0)
       throw Error(ErrorKind::Input, "not a valid ONNX file: missing or invalid ir_version");
+    // Bound before anything reorders nodes; keyed by address from here on.
+    const PayloadTable payloads = bind_payload_table(proto, stripped_model.tensors);
 
     Model model;
     model.path = display_path;
@@ -624,6 +626,7 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     ExternalDataPolicy policy;
     policy.base_dir = base_dir;
     policy.notices = &model.notices;
+    policy.payloads = &payloads;
     model.graph = build_graph(proto.graph(), policy, 0);
     timer.lap("build IR");
     return model;

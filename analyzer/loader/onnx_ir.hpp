@@ -9,12 +9,23 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analyzer/loader/loader.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::loader {
 
+// The stripper's out-of-band table bound to the parsed messages it describes.
+// Keyed by address: the loader never copies or frees a parsed TensorProto
+// after binding (check_and_order_graph moves nodes by swapping pointers).
+using PayloadTable = std::unordered_map<const onnx::TensorProto*, const StrippedTensor*>;
+
+// Finds each stripped tensor's TensorProto by its path. Throws Error(Input)
+// when a path leads nowhere (the parse disagreed with the stripper's walk).
+PayloadTable bind_payload_table(const onnx::ModelProto& model, const std::vector<StrippedTensor>& tensors);
+
 struct ExternalDataPolicy {
   std::string base_dir;  // "" = never touch the file system
+  const PayloadTable* payloads = nullptr;  // which tensors were stripped, and where their bytes lie
   std::vector<std::string>* notices = nullptr;
   int64_t missing_files = 0;  // external files that were absent (skeleton)
   std::unordered_set<std::string> reported_missing;

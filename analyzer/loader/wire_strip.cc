@@ -6,6 +6,14 @@
 //
 // Field numbers are from onnx/onnx.proto (ONNX 1.12); only the messages that
 // can contain tensors are descended into, everything else is copied verbatim.
+//
+// Where each dropped payload lies goes into a table returned beside the
+// bytes, keyed by the tensor's position in the message tree; nothing is added
+// to the message. (Why not google::protobuf::io::CodedInputStream for the
+// framing? Its reads are int-sized: a model over 2 GiB needs offsets it cannot
+// give. Every read below compares lengths against what is left, never adds
+// them to a position first.)
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,9 +21,6 @@
 #include "modelstat/error.hpp"
 
 namespace modelstat::loader {
-
-const char* const kStrippedMarkerKey = "modelstat.stripped_payload_bytes";
-const char* const kPayloadLocationKey = "modelstat.payload";
 
 namespace {
 
@@ -48,6 +53,18 @@ Msg child_kind(Msg m, uint32_t field) {
   }
 }
 
+// Sub-message fields that are not repeated: protobuf merges duplicates when it
+// parses, which would shift the positions the table records below them.
+bool is_singular(Msg m, uint32_t field) {
+  switch (m) {
+    case Msg::Model: return field == 7;
+    case Msg::TrainingInfo: return field == 1 || field == 2;
+    case Msg::Attribute: return field == 5 || field == 6 || field == 22;
+    case Msg::SparseTensor: return field == 1 || field == 2;
+    default: return false;
+  }
+}
+
 // TensorProto payload fields: float_data=4, int32_data=5, string_data=6,
 // int64_data=7, raw_data=9, double_data=10, uint64_data=11.
 bool is_payload_field(uint32_t field) {
@@ -60,7 +77,7 @@ bool is_payload_field(uint32_t field) {
 
 class Walker {
  public:
-  Walker(const uint8_t* base, size_t keep, StripStats* stats) : base_(base), keep_(keep), stats_(stats) {}
+  Walker(const uint8_t* base, size_t keep, StrippedModel& result) : base_(base), keep_(keep), result_(result) {}
 
   void copy_message(Msg kind, size_t begin, size_t end, int depth, std::string& out) {
     if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
@@ -68,20 +85,33 @@ class Walker {
       copy_tensor(begin, end, out);
       return;
     }
+    // Occurrences of each sub-message field so far (child_kind knows only
+    // fields below 32), and whether one of them had something dropped.
+    uint32_t seen[32] = {};
+    bool rewritten[32] = {};
     for (size_t pos = begin; pos < end;) {
       const Field f = read_field(pos, end);
       const Msg child = f.wire == 2 ? child_kind(kind, f.number) : Msg::Other;
       // Most sub-messages (plain nodes, small tensors) hold nothing to
       // drop: a scan without allocation decides, then they are copied whole.
-      if (child == Msg::Other || !needs_rewrite(child, f.data, f.end, depth + 1)) {
-        out.append(reinterpret_cast<const char*>(base_ + f.start), f.end - f.start);
-      } else {
-        std::string sub;
-        copy_message(child, f.data, f.end, depth + 1, sub);
-        append_varint(out, f.tag);
-        append_varint(out, sub.size());
-        out += sub;
+      const bool rewrite = child != Msg::Other && needs_rewrite(child, f.data, f.end, depth + 1);
+      if (child != Msg::Other) {
+        const uint32_t index = seen[f.number]++;
+        if (index > 0 && is_singular(kind, f.number) && (rewrite || rewritten[f.number]))
+          malformed("field " + std::to_string(f.number) + " of a message that holds it once appears twice", f.start);
+        rewritten[f.number] = rewritten[f.number] || rewrite;
+        if (rewrite) {
+          path_.push_back({f.number, index});
+          std::string sub;
+          copy_message(child, f.data, f.end, depth + 1, sub);
+          path_.pop_back();
+          append_varint(out, f.tag);
+          append_varint(out, sub.size());
+          out += sub;
+          continue;
+        }
       }
+      out.append(reinterpret_cast<const char*>(base_ + f.start), f.end - f.start);
     }
   }
 
@@ -143,45 +173,34 @@ class Walker {
 
   // A tensor is copied whole when its payload is small (shape constants,
   // scales: shape inference needs their values); otherwise without payload,
-  // plus a marker saying how many bytes were dropped.
+  // and the table records where the payload lies.
   void copy_tensor(size_t begin, size_t end, std::string& out) {
     const uint64_t payload = tensor_payload(begin, end);
     if (payload <= keep_) {
       out.append(reinterpret_cast<const char*>(base_ + begin), end - begin);
       return;
     }
-    std::vector<std::string> locations;  // "field:offset:length" of each dropped payload
+    StrippedTensor entry;
+    entry.path = path_;
+    entry.payload_bytes = int64_t(payload);
     for (size_t pos = begin; pos < end;) {
       const Field f = read_field(pos, end);
-      if (!is_payload_field(f.number))
+      if (!is_payload_field(f.number)) {
         out.append(reinterpret_cast<const char*>(base_ + f.start), f.end - f.start);
-      else if (f.wire == 2)
-        locations.push_back(std::to_string(f.number) + ":" + std::to_string(f.data) + ":" +
-                            std::to_string(f.end - f.data));
-      else
-        locations.push_back("unpacked");
+      } else if (f.wire == 2) {
+        // raw_data is a bytes field: the parse keeps its last occurrence.
+        // The repeated fields concatenate.
+        if (f.number == 9)
+          entry.payload.erase(std::remove_if(entry.payload.begin(), entry.payload.end(),
+                                             [](const PayloadRef& r) { return r.field == 9; }),
+                              entry.payload.end());
+        entry.payload.push_back({int32_t(f.number), int64_t(f.data), int64_t(f.end - f.data)});
+      } else {
+        entry.unpacked = true;
+      }
     }
-    // external_data (field 13) entries {key=1, value=2}: the stripped marker,
-    // and where the executor finds the bytes again (offsets into this buffer).
-    append_entry(out, kStrippedMarkerKey, std::to_string(payload));
-    for (const auto& loc : locations) append_entry(out, kPayloadLocationKey, loc);
-    if (stats_) {
-      stats_->tensors_stripped++;
-      stats_->bytes_stripped += int64_t(payload);
-    }
-  }
-
-  static void append_entry(std::string& out, const std::string& key, const std::string& value) {
-    std::string entry;
-    append_varint(entry, (1 << 3) | 2);
-    append_varint(entry, key.size());
-    entry += key;
-    append_varint(entry, (2 << 3) | 2);
-    append_varint(entry, value.size());
-    entry += value;
-    append_varint(out, (13 << 3) | 2);
-    append_varint(out, entry.size());
-    out += entry;
+    result_.bytes_stripped += entry.payload_bytes;
+    result_.tensors.push_back(std::move(entry));
   }
 
   uint64_t read_varint(size_t& pos, size_t end) const {
@@ -220,16 +239,17 @@ class Walker {
 
   const uint8_t* base_;
   size_t keep_;
-  StripStats* stats_;
+  StrippedModel& result_;
+  std::vector<PathStep> path_;  // of the message being copied
 };
 
 }  // namespace
 
-std::string strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes, StripStats* stats) {
-  std::string out;
-  Walker walker(data, keep_payload_bytes, stats);
-  walker.copy_message(Msg::Model, 0, size, 0, out);
-  return out;
+StrippedModel strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes) {
+  StrippedModel result;
+  Walker walker(data, keep_payload_bytes, result);
+  walker.copy_message(Msg::Model, 0, size, 0, result.bytes);
+  return result;
 }
 
 }  // namespace modelstat::loader

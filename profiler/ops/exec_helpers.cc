@@ -162,10 +162,11 @@ at::Tensor widen(const void* data, int64_t count, at::ScalarType type, const std
 at::Tensor tensor_from_raw(const void* data, int64_t nbytes, DType dtype, const std::vector<int64_t>& dims) {
   const int64_t count = product(dims);
   const int64_t element = dtype_size_bytes(dtype);
-  if (element == 0 || nbytes != count * element)
+  int64_t expected = 0;
+  if (element == 0 || count < 0 || __builtin_mul_overflow(count, element, &expected) || nbytes != expected)
     throw Error(ErrorKind::Input, "constant of type " + std::string(dtype_name(dtype)) + " has " +
-                                      std::to_string(nbytes) + " bytes, expected " +
-                                      std::to_string(count * element));
+                                      std::to_string(nbytes) + " bytes, expected " + std::to_string(count) +
+                                      " elements of " + std::to_string(element) + " bytes");
   const at::ScalarType type = scalar_type_of(dtype);
   switch (dtype) {
     case DType::UInt16: return widen<uint16_t, int32_t>(data, count, type, dims);
@@ -182,7 +183,9 @@ at::Tensor tensor_from_varints(const uint8_t* data, int64_t nbytes, DType dtype,
   // varints, 8/16-bit types and float16 bit patterns sit in the low bits.
   const int64_t element = dtype_size_bytes(dtype);
   std::string raw;
-  raw.reserve(size_t(product(dims) * element));
+  // Each value takes at least one byte: the claimed dims never size the
+  // buffer beyond what the bytes can hold (tensor_from_raw checks the count).
+  raw.reserve(size_t(std::min(product(dims), nbytes)) * size_t(element));
   const uint8_t* p = data;
   const uint8_t* end = data + nbytes;
   while (p < end) {
@@ -229,26 +232,38 @@ at::Tensor tensor_from_constant_bytes(const ConstantBytes& bytes, DType dtype, c
   if (bytes.has_inline)
     return tensor_from_raw(bytes.inline_bytes.data(), int64_t(bytes.inline_bytes.size()), dtype, dims);
   if (bytes.payload.empty() || bytes.payload_unlocatable || !model_file) return {};
-  // Normally one range; several ranges of one field are concatenated (a
-  // repeated field may be split across the wire).
-  std::string joined;
+  // Normally one range, read in place; several ranges of one field (a
+  // repeated field split across the wire) are concatenated first. The ranges
+  // come from the loader's own walk of this file, but the file may have
+  // changed since: each is checked against the mapped size again.
   const int32_t field = bytes.payload.front().field;
   for (const auto& ref : bytes.payload) {
-    if (ref.field != field || ref.offset < 0 || ref.length < 0 || ref.offset + ref.length > model_file->size())
-      throw Error(ErrorKind::Input, "constant payload range lies outside '" + model_file->path() + "'",
-                  model_file->path());
-    joined.append(reinterpret_cast<const char*>(model_file->data() + ref.offset), size_t(ref.length));
+    if (ref.field != field)
+      throw Error(ErrorKind::Input, "constant payload split over TensorProto fields " + std::to_string(field) +
+                                        " and " + std::to_string(ref.field) + ": ambiguous, not loaded");
+    if (ref.offset < 0 || ref.length < 0 || ref.offset > model_file->size() ||
+        ref.length > model_file->size() - ref.offset)
+      throw Error(ErrorKind::Input, "constant payload range lies outside '" + model_file->path() +
+                                        "' (did the file change since it was loaded?)", model_file->path());
   }
-  const auto* data = reinterpret_cast<const uint8_t*>(joined.data());
+  std::string joined;
+  const uint8_t* data = model_file->data() + bytes.payload.front().offset;
+  int64_t nbytes = bytes.payload.front().length;
+  if (bytes.payload.size() > 1) {
+    for (const auto& ref : bytes.payload)
+      joined.append(reinterpret_cast<const char*>(model_file->data() + ref.offset), size_t(ref.length));
+    data = reinterpret_cast<const uint8_t*>(joined.data());
+    nbytes = int64_t(joined.size());
+  }
   switch (field) {
     case 9:   // raw_data
     case 4:   // float_data: packed fixed32, i.e. raw little-endian floats (also complex64 pairs)
     case 10:  // double_data: packed fixed64
-      return tensor_from_raw(data, int64_t(joined.size()), dtype, dims);
+      return tensor_from_raw(data, nbytes, dtype, dims);
     case 5:   // int32_data
     case 7:   // int64_data
     case 11:  // uint64_data
-      return tensor_from_varints(data, int64_t(joined.size()), dtype, dims);
+      return tensor_from_varints(data, nbytes, dtype, dims);
     default: break;
   }
   throw Error(ErrorKind::Input, "constant payload in unknown TensorProto field " + std::to_string(field));

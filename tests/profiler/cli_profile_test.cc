@@ -9,8 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -153,3 +158,132 @@ TEST(CliProfile, OptimizerWithoutTrainStepIsAUsageError) {
 }
 
 }  // namespace
+
+// ------------------------------------------------ crafted model files (issue 11)
+// Hand-made files that target the executor's load path: entries that try to
+// tell it where weight bytes lie, ranges that overflow, payloads that
+// disagree with their dims. Each must be refused with exit 2 and a message
+// naming the problem, by the analysis and by `profile` alike: never a signal.
+struct CraftedCase {
+  std::string name;
+  std::function<void(onnx::TensorProto&)> craft;  // applied to the weight W
+  int64_t weight_elements;                         // W's (and X's) element count
+  int analyze_exit;                                // what plain `modelstat FILE` gives
+  std::string keyword;                             // in profile's message
+  std::string extra_wire;                          // raw wire bytes appended to W's message
+};
+
+void append_field(std::string& out, uint32_t field, const std::string& bytes) {
+  for (uint64_t v = (uint64_t(field) << 3) | 2, pass = 0; pass < 2; ++pass, v = bytes.size()) {
+    while (v >= 0x80) {
+      out.push_back(char(uint8_t(v) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(char(v));
+  }
+  out += bytes;
+}
+
+// X[1,n] + W[1,n] -> Y, W crafted. Built as wire bytes so that W can carry
+// what protobuf's API would not write (a varint that never ends).
+std::string write_crafted(const CraftedCase& c, const std::filesystem::path& dir) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto g;
+  g.set_name("crafted");
+  auto io = [&](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(c.weight_elements);
+  };
+  io(g.add_input(), "X");
+  io(g.add_output(), "Y");
+  auto* n = g.add_node();
+  n->set_op_type("Add");
+  n->set_name("add");
+  n->add_input("X");
+  n->add_input("W");
+  n->add_output("Y");
+  onnx::TensorProto w;
+  w.set_name("W");
+  w.set_data_type(onnx::TensorProto::FLOAT);
+  w.add_dims(1);
+  w.add_dims(c.weight_elements);
+  w.set_raw_data(std::string(size_t(c.weight_elements) * 4, '\0'));
+  c.craft(w);
+  std::string graph = g.SerializeAsString();
+  append_field(graph, 5, w.SerializeAsString() + c.extra_wire);  // GraphProto.initializer
+  std::string model = m.SerializeAsString();
+  append_field(model, 7, graph);  // ModelProto.graph
+  const auto path = dir / (c.name + ".onnx");
+  std::ofstream out(path, std::ios::binary);
+  out << model;
+  return path.string();
+}
+
+void add_entry(onnx::TensorProto& t, const std::string& key, const std::string& value) {
+  auto* e = t.add_external_data();
+  e->set_key(key);
+  e->set_value(value);
+}
+
+TEST(CliProfile, CraftedWeightLocationsAreRefusedNotFollowed) {
+  const auto dir = std::filesystem::temp_directory_path() / ("modelstat_crafted_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream data(dir / "crafted_weights.bin", std::ios::binary);
+    data << std::string(4096 * 4, '\0');
+  }
+  const int64_t big = 4096;  // 16 KiB of weights: stripped by the loader
+  const int64_t small = 8;   // 32 bytes: kept inline
+  auto external = [](const std::string& key, const std::string& value) {
+    return [key, value](onnx::TensorProto& t) {
+      t.clear_raw_data();
+      t.set_data_location(onnx::TensorProto::EXTERNAL);
+      add_entry(t, "location", "crafted_weights.bin");
+      add_entry(t, key, value);
+    };
+  };
+  const std::vector<CraftedCase> cases = {
+      {"inband_huge_offset", [](onnx::TensorProto& t) { add_entry(t, "modelstat.payload", "9:9223372036854775800:100"); },
+       big, 2, "modelstat.payload", ""},
+      {"inband_negative_length", [](onnx::TensorProto& t) { add_entry(t, "modelstat.payload", "9:-5:-1"); }, big, 2,
+       "modelstat.payload", ""},
+      {"inband_range_over_header", [](onnx::TensorProto& t) { add_entry(t, "modelstat.payload", "9:0:32"); }, small, 2,
+       "modelstat.payload", ""},
+      {"inband_marker_on_unstripped",
+       [](onnx::TensorProto& t) { add_entry(t, "modelstat.stripped_payload_bytes", "32"); }, small, 2,
+       "modelstat.stripped_payload_bytes", ""},
+      {"external_offset_overflows", external("offset", "9223372036854775800"), big, 2, "runs past the end", ""},
+      {"external_negative_length", external("length", "-7"), big, 2, "negative", ""},
+      // The executor alone reads payloads: the analysis succeeds, profile refuses.
+      {"raw_data_shorter_than_dims", [](onnx::TensorProto& t) { t.mutable_raw_data()->resize(4096 * 4 - 4); }, big, 0,
+       "bytes, expected", ""},
+      {"packed_varint_never_ends",
+       [](onnx::TensorProto& t) {
+         t.clear_raw_data();
+         t.set_data_type(onnx::TensorProto::INT64);
+       },
+       big, 0, "varint", [] {
+         std::string field;  // int64_data (7), packed: 20000 bytes, every one with the continuation bit
+         append_field(field, 7, std::string(20000, '\xff'));
+         return field;
+       }()},
+      {"dims_claim_2_to_40_elements", [](onnx::TensorProto& t) { t.set_dims(1, int64_t(1) << 40); }, big, 0,
+       "bytes, expected", ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = write_crafted(c, dir);
+    const RunResult analysed = run("'" + path + "' -f json -o /dev/null");
+    EXPECT_EQ(analysed.exit_code, c.analyze_exit) << analysed.err;
+    const RunResult r = run("profile '" + path + "'" + kQuick + " --no-layers");
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(c.keyword), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  std::filesystem::remove_all(dir);
+}
