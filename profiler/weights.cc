@@ -95,7 +95,9 @@ class Loader {
         length > file.size() - t.external_offset)
       throw Error(ErrorKind::Input, "external data of '" + t.name + "' runs past the end of '" + file.path() + "'",
                   file.path());
-    return tensor_from_raw(file.data() + t.external_offset, length, t.dtype, dims);
+    at::Tensor value = tensor_from_raw(file.data() + t.external_offset, length, t.dtype, dims);
+    file.release(t.external_offset, length);
+    return value;
   }
 
   // Absent data (skeleton model): normal with std = 1/sqrt(fan_in) for

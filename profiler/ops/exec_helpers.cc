@@ -223,6 +223,14 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   ::close(fd);  // the mapping stays valid
 }
 
+void MappedFile::release(int64_t offset, int64_t length) const {
+  if (!data_ || offset < 0 || length <= 0 || offset > size_ || length > size_ - offset) return;
+  const int64_t page = int64_t(::sysconf(_SC_PAGESIZE));
+  const int64_t begin = (offset + page - 1) / page * page;
+  const int64_t end = (offset + length) / page * page;
+  if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, size_t(end - begin), MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_t(size_));
 }
@@ -255,18 +263,23 @@ at::Tensor tensor_from_constant_bytes(const ConstantBytes& bytes, DType dtype, c
     data = reinterpret_cast<const uint8_t*>(joined.data());
     nbytes = int64_t(joined.size());
   }
+  at::Tensor t;
   switch (field) {
     case 9:   // raw_data
     case 4:   // float_data: packed fixed32, i.e. raw little-endian floats (also complex64 pairs)
     case 10:  // double_data: packed fixed64
-      return tensor_from_raw(data, nbytes, dtype, dims);
+      t = tensor_from_raw(data, nbytes, dtype, dims);
+      break;
     case 5:   // int32_data
     case 7:   // int64_data
     case 11:  // uint64_data
-      return tensor_from_varints(data, nbytes, dtype, dims);
-    default: break;
+      t = tensor_from_varints(data, nbytes, dtype, dims);
+      break;
+    default:
+      throw Error(ErrorKind::Input, "constant payload in unknown TensorProto field " + std::to_string(field));
   }
-  throw Error(ErrorKind::Input, "constant payload in unknown TensorProto field " + std::to_string(field));
+  for (const auto& ref : bytes.payload) model_file->release(ref.offset, ref.length);
+  return t;
 }
 
 int64_t product(at::IntArrayRef dims, size_t begin, size_t end) {

@@ -107,6 +107,10 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   int64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Hands the pages wholly inside [offset, offset + length) back to the
+  // kernel once their bytes are copied: the mapping's resident pages would
+  // otherwise count the weights a second time in the process's RSS.
+  void release(int64_t offset, int64_t length) const;
 
  private:
   std::string path_;
