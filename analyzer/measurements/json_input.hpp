@@ -7,7 +7,7 @@
 //   ceilings.json: field "matmul[0].flops_per_second": expected a positive finite number, got "abc"
 //
 // The parser refuses, before allocating for them, documents beyond the limits
-// below (docs/json-input.md); JSON has no NaN or Infinity, and a number beyond a
+// below (docs/files.md); JSON has no NaN or Infinity, and a number beyond a
 // double's range (1e999) is refused too, so every number read is finite.
 //
 // How the path is found: a from_json(const Json&, Record&) keeps nlohmann's
