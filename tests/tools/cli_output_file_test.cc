@@ -5,40 +5,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "scratch_folder.hpp"
 #include "test_support.hpp"
 
 namespace modelstat::test {
 namespace {
 
-namespace fs = std::filesystem;
-
-class CliOutputFile : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("modelstat_output_" + std::to_string(getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), {})); }
-
-  fs::path dir_;
-};
+using CliOutputFile = ScratchFolder;
 
 std::string model() { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_bert.onnx"; }
 
@@ -82,7 +59,7 @@ TEST_F(CliOutputFile, AWriteTheKernelRefusesKeepsTheOlderReport) {
   CliResult r;
   r.exit_code = WEXITSTATUS(status);
   r.err = read(err);
-  fs::remove(err);
+  std::filesystem::remove(err);
   expect_write_failure(r, p);
   EXPECT_TRUE(contains(r.err, "File too large (the file there before is unchanged)")) << r.err;
   EXPECT_EQ(read(p), "older good report");

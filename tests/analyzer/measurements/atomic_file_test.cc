@@ -14,33 +14,19 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <functional>
 #include <stdexcept>
 
 #include "modelstat/error.hpp"
+#include "scratch_folder.hpp"
 
 namespace modelstat {
 namespace {
 
 namespace fs = std::filesystem;
 
-class AtomicFile : public ::testing::Test {
+class AtomicFile : public test::ScratchFolder {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("modelstat_atomic_" + std::to_string(getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
   // Every entry of the folder but `keep`: a temporary left behind shows here.
   std::vector<std::string> others(const std::string& keep) const {
     std::vector<std::string> names;
@@ -61,7 +47,18 @@ class AtomicFile : public ::testing::Test {
     return {};
   }
 
-  fs::path dir_;
+  // Runs `body` in a child process (so that a signal or a resource limit stays
+  // there) and returns its wait status; `body` ends with _exit or a signal.
+  static int status_of_child(const std::function<void()>& body) {
+    const pid_t child = fork();
+    if (child == 0) {
+      body();
+      _exit(99);
+    }
+    int status = -1;
+    if (child < 0 || waitpid(child, &status, 0) != child) ADD_FAILURE() << "fork or wait failed";
+    return status;
+  }
 };
 
 TEST_F(AtomicFile, ReplacesTheFileKeepingItsModeAndLeavesNoTemporary) {
@@ -130,9 +127,7 @@ TEST_F(AtomicFile, AFolderNobodyMayWriteIsARuntimeErrorNamingThePath) {
 TEST_F(AtomicFile, AWriteTheKernelRefusesKeepsTheOlderFile) {
   const std::string p = path("big.json");
   std::ofstream(p) << "older good report";
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  const int status = status_of_child([&] {
     std::signal(SIGXFSZ, SIG_IGN);
     const rlimit limit{4096, 4096};
     ::setrlimit(RLIMIT_FSIZE, &limit);
@@ -143,9 +138,7 @@ TEST_F(AtomicFile, AWriteTheKernelRefusesKeepsTheOlderFile) {
       _exit(e.kind() == ErrorKind::Runtime && what.find("cannot write '" + p + "': File too large") == 0 ? 0 : 3);
     }
     _exit(4);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  });
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0) << "3: wrong error, 4: no error";
   EXPECT_EQ(read(p), "older good report");
@@ -155,18 +148,13 @@ TEST_F(AtomicFile, AWriteTheKernelRefusesKeepsTheOlderFile) {
 TEST_F(AtomicFile, SigtermMidWriteRemovesTheTemporary) {
   const std::string p = path("report.json");
   std::ofstream(p) << "older good report";
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  const int status = status_of_child([&] {
     std::signal(SIGTERM, SIG_DFL);
     write_file_atomically(p, [](std::ostream& out) {
       out << std::string(200000, 'x') << std::flush;  // the temporary exists and holds bytes
       std::raise(SIGTERM);
     });
-    _exit(5);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  });
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
   EXPECT_EQ(read(p), "older good report");
   EXPECT_TRUE(others("report.json").empty());
