@@ -208,16 +208,10 @@ std::string describe(const Json& v) {
   return v.dump();
 }
 
+// What each rule expects, in JsonNumber's order.
 const char* rule_text(JsonNumber rule) {
-  switch (rule) {
-    case JsonNumber::Finite:
-      return "a finite number";
-    case JsonNumber::NonNegative:
-      return "a finite number >= 0";
-    case JsonNumber::Positive:
-      return "a positive finite number";
-  }
-  return "a number";
+  static const char* const kText[] = {"a finite number", "a finite number >= 0", "a positive finite number"};
+  return kText[static_cast<int>(rule)];
 }
 
 const Json& checked_object(const Json& object) {

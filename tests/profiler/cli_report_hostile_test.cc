@@ -17,10 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  return fs::path(::testing::TempDir()) / ("modelstat_report_hostile_" + std::to_string(getpid()) + "_" + name);
-}
-
 std::string model() { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_cnn.onnx"; }
 
 const char* const kQuick = " --threads 1 --warmup 1 --warmup-time 0 --iters 3 --min-time 0 --max-time 0.3";
@@ -34,7 +30,7 @@ void expect_one_line(const CliResult& r, int exit_code, const std::string& start
 }
 
 TEST(CliReportHostile, RefusesEachHostileCeilingsFileByFileAndField) {
-  const fs::path dir = scratch("ceilings");
+  const fs::path dir = hostile_scratch("report_ceilings");
   const std::vector<HostileJson> cases = hostile_ceilings();
   const std::vector<std::string> paths = write_hostile(dir, "ceilings", cases);
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -50,7 +46,7 @@ TEST(CliReportHostile, RefusesEachHostileCeilingsFileByFileAndField) {
 }
 
 TEST(CliReportHostile, AReportFileThatCannotBeWrittenIsExitOneNamingThePath) {
-  const fs::path dir = scratch("outputs");
+  const fs::path dir = hostile_scratch("report_outputs");
   fs::create_directories(dir);
   const std::string ceilings = write_hostile(dir, "good", {{"ceilings", valid_ceilings_text(), ""}})[0];
   for (const char* option : {" --html ", " --trace ", " -o "}) {

@@ -20,10 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  return fs::path(::testing::TempDir()) / ("modelstat_hostile_" + std::to_string(getpid()) + "_" + name);
-}
-
 std::string model() { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_cnn.onnx"; }
 
 // Exit 2, nothing on standard output, one line "modelstat: error: FILE: ..." holding `says`.
@@ -39,7 +35,7 @@ void expect_refused(const CliResult& r, const std::string& file, const std::stri
 // Each variant of `cases` written to a file, then `command_with(path)` run on it.
 template <typename Command>
 void run_table(const std::string& kind, const std::vector<HostileJson>& cases, Command command_with) {
-  const fs::path dir = scratch(kind);
+  const fs::path dir = hostile_scratch(kind);
   const std::vector<std::string> paths = write_hostile(dir, kind, cases);
   for (size_t i = 0; i < cases.size(); ++i)
     expect_refused(run_modelstat_cli(command_with(paths[i])), paths[i], cases[i].says, kind + " " + cases[i].name);
@@ -51,7 +47,7 @@ void run_table(const std::string& kind, const std::vector<HostileJson>& cases, C
 TEST(CliHostileJson, TheValidDocumentsOfTheTableAreAccepted) {
   // Each variant changes one thing in these: they must be good as they are.
   const std::vector<std::string> paths =
-      write_hostile(scratch("valid"), "valid",
+      write_hostile(hostile_scratch("valid"), "valid",
                     {{"ceilings", valid_ceilings_text(), ""},
                      {"profile", valid_profile_text(), ""},
                      {"report", valid_report_text(), ""}});
@@ -60,7 +56,7 @@ TEST(CliHostileJson, TheValidDocumentsOfTheTableAreAccepted) {
   r = run_modelstat_cli("compare " + paths[1] + " " + paths[2]);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "PASS")) << r.out;
-  fs::remove_all(scratch("valid"));
+  fs::remove_all(hostile_scratch("valid"));
 }
 
 TEST(CliHostileJson, FitRefusesEachHostileCeilingsFileByFileAndField) {
@@ -69,22 +65,22 @@ TEST(CliHostileJson, FitRefusesEachHostileCeilingsFileByFileAndField) {
 }
 
 TEST(CliHostileJson, CompareRefusesEachHostileProfileByFileAndField) {
-  const std::string base = write_hostile(scratch("base_p"), "base", {{"profile", valid_profile_text(), ""}})[0];
+  const std::string base = write_hostile(hostile_scratch("base_p"), "base", {{"profile", valid_profile_text(), ""}})[0];
   // The hostile file as the new run and, for the first few, as the baseline.
   run_table("profile", hostile_profiles(), [&](const std::string& path) { return "compare " + base + " " + path; });
   run_table("profile_as_base", file_level_cases(valid_profile_text()),
             [&](const std::string& path) { return "compare " + path + " " + base; });
-  fs::remove_all(scratch("base_p"));
+  fs::remove_all(hostile_scratch("base_p"));
 }
 
 TEST(CliHostileJson, CompareRefusesEachHostileReportByFileAndField) {
-  const std::string base = write_hostile(scratch("base_r"), "base", {{"report", valid_report_text(), ""}})[0];
+  const std::string base = write_hostile(hostile_scratch("base_r"), "base", {{"report", valid_report_text(), ""}})[0];
   run_table("report", hostile_reports(), [&](const std::string& path) { return "compare " + base + " " + path; });
-  fs::remove_all(scratch("base_r"));
+  fs::remove_all(hostile_scratch("base_r"));
 }
 
 TEST(CliHostileJson, AMissingCeilingsFileIsNamed) {
-  const std::string path = (scratch("missing") / "absent.json").string();
+  const std::string path = (hostile_scratch("missing") / "absent.json").string();
   const CliResult r = run_modelstat_cli("fit " + model() + " --ceilings " + path);
   expect_refused(r, path, "cannot read ceilings file: no such file", "missing ceilings");
 }

@@ -5,7 +5,8 @@
 // error must contain: the field's path, or for a file-level problem its words.
 #pragma once
 
-#include <sys/stat.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -174,6 +175,11 @@ inline std::vector<std::string> write_hostile(const std::filesystem::path& dir, 
     paths.push_back(path);
   }
   return paths;
+}
+
+// A folder of its own for one table (under gtest's TempDir, named by process).
+inline std::filesystem::path hostile_scratch(const std::string& name) {
+  return std::filesystem::path(::testing::TempDir()) / ("modelstat_hostile_" + std::to_string(getpid()) + "_" + name);
 }
 
 // Paths that are not a readable file, for every reader: a folder, a path
