@@ -58,9 +58,6 @@ std::string spell_path(const std::vector<PathStep>& steps) {
   return path;
 }
 
-Error document_error(const std::string& origin, const std::string& path, const std::string& message) {
-  return Error(ErrorKind::Input, (path.empty() ? "" : "field \"" + path + "\": ") + message, origin);
-}
 
 // Builds the document as nlohmann's DOM parser does (a stack of the open
 // containers), refusing it at the first limit exceeded; returning false stops
@@ -89,6 +86,7 @@ class LimitedDomBuilder {
   bool end_array() { return close(); }
   bool key(string_t& k) {
     frames_.back().key = k;
+    frames_.back().key_open = true;
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
@@ -99,9 +97,11 @@ class LimitedDomBuilder {
     return fail("not valid JSON: " + printable(what, 240));
   }
 
-  // The path of the value being read when parsing stopped.
-  std::string path() const {
+  // Where parsing stopped: `field "PATH"` of the value being read, `after
+  // field "PATH"` between an object's members, or empty at the top.
+  std::string where() const {
     std::vector<PathStep> steps;
+    bool after = false;
     for (size_t i = 0; i < frames_.size(); ++i) {
       const Frame& f = frames_[i];
       const bool innermost = i + 1 == frames_.size();
@@ -109,11 +109,15 @@ class LimitedDomBuilder {
         // An inner frame's current element is already counted; the innermost
         // frame's is the one being read, not yet counted.
         if (!innermost || !limit_hit_) steps.push_back({true, {}, static_cast<size_t>(innermost ? f.count : f.count - 1)});
-      } else if (!f.key.empty() && !(innermost && limit_hit_)) {
+      } else if (f.key_open && !(innermost && limit_hit_)) {
         steps.push_back({false, f.key, 0});
+      } else if (innermost && !limit_hit_ && f.count > 0) {
+        steps.push_back({false, f.key, 0});
+        after = true;
       }
     }
-    return spell_path(steps);
+    if (steps.empty()) return {};
+    return (after ? "after field \"" : "field \"") + spell_path(steps) + "\": ";
   }
 
  private:
@@ -122,6 +126,7 @@ class LimitedDomBuilder {
     bool array;
     int64_t count = 0;  // elements or members so far
     std::string key;    // objects: the last key read
+    bool key_open = false;  // objects: its value is not complete yet (else an error is between members)
   };
   std::vector<Frame> frames_;
   int64_t values_ = 0;
@@ -158,6 +163,7 @@ class LimitedDomBuilder {
     if (f.count >= kJsonMaxObjectMembers)
       return over_limit("an object of more than " + std::to_string(kJsonMaxObjectMembers) + " members"), nullptr;
     ++f.count;
+    f.key_open = v.is_structured();  // a container's member completes when it closes
     Json& slot = (*f.container)[f.key];
     slot = std::move(v);
     return &slot;
@@ -177,6 +183,7 @@ class LimitedDomBuilder {
 
   bool close() {
     frames_.pop_back();
+    if (!frames_.empty()) frames_.back().key_open = false;
     return true;
   }
 };
@@ -246,7 +253,7 @@ Json parse_json_document(const std::string& text, const std::string& origin) {
     throw Error(ErrorKind::Input, text.empty() ? "empty file, not a JSON document" : "no JSON value, only white space",
                 origin);
   LimitedDomBuilder builder;
-  if (!Json::sax_parse(text, &builder)) throw document_error(origin, builder.path(), builder.failure);
+  if (!Json::sax_parse(text, &builder)) throw Error(ErrorKind::Input, builder.where() + builder.failure, origin);
   return std::move(builder.root);
 }
 
@@ -283,7 +290,7 @@ Error json_field_error(const Json& document, const std::string& origin, const Js
   std::string path;
   if (find_path(document, e.where, steps)) path = spell_path(steps);
   if (!e.key.empty()) path += (path.empty() ? "" : ".") + printable(e.key);
-  return document_error(origin, path, e.what());
+  return Error(ErrorKind::Input, (path.empty() ? "" : "field \"" + path + "\": ") + e.what(), origin);
 }
 
 // ------------------------------------------------------------ field readers

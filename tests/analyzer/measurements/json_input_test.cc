@@ -41,6 +41,9 @@ TEST(JsonInput, AParseErrorIsNamedByThePathBeingRead) {
             0u);
   EXPECT_EQ(parse_error_of(R"({"a": [1, 2, -])").rfind("doc.json: field \"a[2]\": not valid JSON", 0), 0u);
   EXPECT_EQ(parse_error_of("nul").rfind("doc.json: not valid JSON", 0), 0u);  // no field at the top
+  // Between two members (a missing comma, a truncated key): the member before.
+  EXPECT_EQ(parse_error_of(R"({"a": {"b": 1 "c": 2}})").rfind("doc.json: after field \"a.b\": not valid JSON", 0), 0u);
+  EXPECT_EQ(parse_error_of(R"({"a": {"b": [1]}, "c)").rfind("doc.json: after field \"a\": not valid JSON", 0), 0u);
 }
 
 TEST(JsonInput, ArraysUpToTheLimitAreReadAndOneMoreIsRefused) {
