@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <new>
 
+#include "analyzer/measurements/atomic_file.hpp"
+
 namespace modelstat::cli {
 
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write) {
@@ -14,11 +16,7 @@ void write_output(const std::string& path, const std::function<void(std::ostream
     if (!std::cout) throw Error(ErrorKind::Runtime, "cannot write to standard output");
     return;
   }
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(ErrorKind::Usage, "cannot open output file '" + path + "'");
-  write(file, false);
-  file.close();
-  if (!file) throw Error(ErrorKind::Runtime, "failed writing '" + path + "'");
+  write_file_atomically(path, [&](std::ostream& out) { write(out, false); });
 }
 
 int run_mapping_errors(const std::function<int()>& body) {
@@ -39,7 +37,7 @@ int run_mapping_errors(const std::function<int()>& body) {
 std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet) {
   if (!ceilings_file.empty()) {
     std::optional<DeviceCeilings> c = load_ceilings(ceilings_file);
-    if (!c) throw_usage("cannot read ceilings file '" + ceilings_file + "'");
+    if (!c) throw Error(ErrorKind::Usage, "cannot read ceilings file: no such file", ceilings_file);
     return c;
   }
   if (!datasheet.empty()) return datasheet_ceilings(datasheet);

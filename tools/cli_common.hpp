@@ -73,7 +73,9 @@ inline void add_output_flags(CLI::App& cmd, OutputArgs& o,
 // neither was given. Throws Error(Usage) for a missing file or an unknown name.
 std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet);
 
-// Opens -o FILE (or stdout) and hands the stream to `write`.
+// Hands standard output (path empty or "-") or -o FILE to `write`; a file is
+// written atomically (write_file_atomically: a failed write is Error(Runtime)
+// naming the path, and leaves the older file as it was).
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write);
 
 // Runs `body`; the one place errors become exit codes and one-line messages:

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "analyzer/measurements/atomic_file.hpp"
+#include "analyzer/measurements/json_input.hpp"
 #include "analyzer/measurements/record_json.hpp"
 #include "modelstat/error.hpp"
 
@@ -71,13 +71,28 @@ void to_json(Json& j, const MatmulCeiling& m) {
            {"curve", std::move(curve)}};
 }
 
+// The readers below check types and ranges field by field (json_input.hpp), so
+// a refused file names the field: every rate is divided by or logged (positive),
+// every cost is a time (finite, not negative), every size and count is a whole
+// number in a plausible range.
+namespace {
+constexpr int64_t kMaxMatmulSize = int64_t(1) << 20;  // n of an n x n x n product
+constexpr int64_t kMaxBytes = int64_t(1) << 60;       // a buffer size
+constexpr int64_t kMaxThreads = 1 << 16;
+}  // namespace
+
 void from_json(const Json& j, MatmulCeiling& m) {
-  m.dtype = j.at("dtype").get<std::string>();
-  m.flops_per_second = j.at("flops_per_second").get<double>();
-  m.best_size = j.value("best_size", int64_t(0));
+  m.dtype = json_string(j, "dtype");
+  m.flops_per_second = json_number(j, "flops_per_second", JsonNumber::Positive);
+  m.best_size = json_integer_or(j, "best_size", 0, kMaxMatmulSize, 0);
   m.curve.clear();
-  if (j.contains("curve"))
-    for (const auto& p : j.at("curve")) m.curve.push_back({p.at("n").get<int64_t>(), p.at("flops_per_second").get<double>()});
+  if (const Json* curve = json_field_if(j, "curve")) {
+    if (!curve->is_array()) json_expected(*curve, "an array");
+    for (const Json& p : *curve)
+      m.curve.push_back({json_integer(p, "n", 1, kMaxMatmulSize), json_number(p, "flops_per_second", JsonNumber::Positive)});
+  }
+  // matmul_flops_at interpolates between neighbours in n.
+  std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
 }
 
 void to_json(Json& j, const OpCost& o) {
@@ -93,15 +108,16 @@ void to_json(Json& j, const OpCost& o) {
 }
 
 void from_json(const Json& j, OpCost& o) {
-  o.op = j.at("op").get<std::string>();
-  o.probe = j.value("probe", "");
-  o.small_bytes = j.value("small_bytes", int64_t(0));
-  o.large_bytes = j.value("large_bytes", int64_t(0));
-  o.fixed_seconds = j.at("fixed_seconds").get<double>();
-  o.seconds_per_byte = j.at("seconds_per_byte").get<double>();
-  o.backward_fixed_seconds = j.value("backward_fixed_seconds", 0.0);
-  o.backward_seconds_per_byte = j.value("backward_seconds_per_byte", 0.0);
-  o.backward_ratio = j.value("backward_ratio", 0.0);
+  constexpr JsonNumber cost = JsonNumber::NonNegative;
+  o.op = json_string(j, "op");
+  o.probe = json_string_or(j, "probe");
+  o.small_bytes = json_integer_or(j, "small_bytes", 0, kMaxBytes, 0);
+  o.large_bytes = json_integer_or(j, "large_bytes", 0, kMaxBytes, 0);
+  o.fixed_seconds = json_number(j, "fixed_seconds", cost);
+  o.seconds_per_byte = json_number(j, "seconds_per_byte", cost);
+  o.backward_fixed_seconds = json_number_or(j, "backward_fixed_seconds", cost, 0.0);
+  o.backward_seconds_per_byte = json_number_or(j, "backward_seconds_per_byte", cost, 0.0);
+  o.backward_ratio = json_number_or(j, "backward_ratio", cost, 0.0);
 }
 
 void to_json(Json& j, const OptimizerUpdateCost& o) {
@@ -112,10 +128,10 @@ void to_json(Json& j, const OptimizerUpdateCost& o) {
 }
 
 void from_json(const Json& j, OptimizerUpdateCost& o) {
-  o.optimizer = j.at("optimizer").get<std::string>();
-  o.probe = j.value("probe", "");
-  o.per_tensor_seconds = j.at("per_tensor_seconds").get<double>();
-  o.seconds_per_element = j.at("seconds_per_element").get<double>();
+  o.optimizer = json_string(j, "optimizer");
+  o.probe = json_string_or(j, "probe");
+  o.per_tensor_seconds = json_number(j, "per_tensor_seconds", JsonNumber::NonNegative);
+  o.seconds_per_element = json_number(j, "seconds_per_element", JsonNumber::NonNegative);
 }
 
 void to_json(Json& j, const DeviceCeilings& c) {
@@ -140,27 +156,47 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["notes"] = c.notes;
 }
 
+namespace {
+
+// An optional array field, each element read by from_json; empty when absent.
+template <typename T>
+std::vector<T> optional_records(const Json& j, const char* key) {
+  std::vector<T> out;
+  const Json* array = json_field_if(j, key);
+  if (!array) return out;
+  if (!array->is_array()) json_expected(*array, "an array");
+  for (const Json& element : *array) from_json(element, out.emplace_back());
+  return out;
+}
+
+}  // namespace
+
 void from_json(const Json& j, DeviceCeilings& c) {
-  c.device_kind = j.at("device_kind").get<std::string>();
-  c.device_name = j.value("device_name", "");
-  c.threads = j.value("threads", 0);
-  c.source = j.at("source").get<std::string>();
-  c.date = j.value("date", "");
-  c.host = j.value("host", "");
-  c.torch_version = j.value("torch_version", "");
-  c.memory_bandwidth = j.at("memory_bandwidth_bytes_per_second").get<double>();
-  c.copy_bytes = j.value("copy_bytes", int64_t(0));
-  c.op_overhead_seconds = j.value("op_overhead_seconds", 0.0);
-  c.node_overhead_seconds = j.value("node_overhead_seconds", 0.0);
-  c.train_node_overhead_seconds = j.value("train_node_overhead_seconds", 0.0);
-  c.fresh_allocation_threshold_bytes = j.value("fresh_allocation_threshold_bytes", int64_t(0));
-  c.fresh_allocation_seconds_per_byte = j.value("fresh_allocation_seconds_per_byte", 0.0);
-  c.matmul = j.at("matmul").get<std::vector<MatmulCeiling>>();
-  c.op_costs = j.contains("op_costs") ? j.at("op_costs").get<std::vector<OpCost>>() : std::vector<OpCost>{};
-  c.optimizer_costs = j.contains("optimizer_costs")
-                          ? j.at("optimizer_costs").get<std::vector<OptimizerUpdateCost>>()
-                          : std::vector<OptimizerUpdateCost>{};
-  c.notes = j.contains("notes") ? j.at("notes").get<std::vector<std::string>>() : std::vector<std::string>{};
+  constexpr JsonNumber cost = JsonNumber::NonNegative;
+  c.device_kind = json_string(j, "device_kind");
+  if (c.device_kind != "cpu" && c.device_kind != "cuda") json_expected(j, "device_kind", "\"cpu\" or \"cuda\"");
+  c.device_name = json_string_or(j, "device_name");
+  c.threads = static_cast<int>(json_integer_or(j, "threads", 0, kMaxThreads, 0));
+  c.source = json_string(j, "source");
+  c.date = json_string_or(j, "date");
+  c.host = json_string_or(j, "host");
+  c.torch_version = json_string_or(j, "torch_version");
+  c.memory_bandwidth = json_number(j, "memory_bandwidth_bytes_per_second", JsonNumber::Positive);
+  c.copy_bytes = json_integer_or(j, "copy_bytes", 0, kMaxBytes, 0);
+  c.op_overhead_seconds = json_number_or(j, "op_overhead_seconds", cost, 0.0);
+  c.node_overhead_seconds = json_number_or(j, "node_overhead_seconds", cost, 0.0);
+  c.train_node_overhead_seconds = json_number_or(j, "train_node_overhead_seconds", cost, 0.0);
+  c.fresh_allocation_threshold_bytes = json_integer_or(j, "fresh_allocation_threshold_bytes", 0, kMaxBytes, 0);
+  c.fresh_allocation_seconds_per_byte = json_number_or(j, "fresh_allocation_seconds_per_byte", cost, 0.0);
+  json_array(j, "matmul");  // required, unlike the lists after it
+  c.matmul = optional_records<MatmulCeiling>(j, "matmul");
+  c.op_costs = optional_records<OpCost>(j, "op_costs");
+  c.optimizer_costs = optional_records<OptimizerUpdateCost>(j, "optimizer_costs");
+  c.notes.clear();
+  if (const Json* notes = json_field_if(j, "notes")) {
+    if (!notes->is_array()) json_expected(*notes, "an array");
+    for (const Json& n : *notes) c.notes.push_back(json_string_value(n));
+  }
 }
 
 // ------------------------------------------------------------------ the file
@@ -173,59 +209,25 @@ std::string ceilings_to_json(const DeviceCeilings& c) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+DeviceCeilings ceilings_from_document(const Json& j, const std::string& origin) {
+  return read_json_record(j, origin, [](const Json& doc) {
+    const std::string version = json_string(doc, "schema_version");
+    if (version.substr(0, version.find('.')) != std::string(kCeilingsSchemaVersion).substr(0, 1))
+      json_expected(doc, "schema_version",
+                    std::string("a version this modelstat reads (1.x; it writes ") + kCeilingsSchemaVersion + ")");
+    DeviceCeilings c;
+    from_json(doc, c);
+    return c;
+  });
+}
+
+}  // namespace
+
 DeviceCeilings ceilings_from_json(const std::string& text, const std::string& origin) {
   const std::string where = origin.empty() ? std::string("ceilings JSON") : origin;
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::Input, "not valid JSON: " + std::string(e.what()), origin);
-  }
-  try {
-    const std::string version = j.at("schema_version").get<std::string>();
-    if (version.substr(0, version.find('.')) != std::string(kCeilingsSchemaVersion).substr(0, 1))
-      throw Error(ErrorKind::Input, "ceilings schema " + version + " is not supported (this modelstat reads " +
-                                        kCeilingsSchemaVersion + ")",
-                  origin);
-    DeviceCeilings c = j.get<DeviceCeilings>();
-    for (auto& m : c.matmul) {
-      // Rates and sizes are logged by matmul_flops_at: a zero or negative one would
-      // turn every forecast into NaN, so such a file is refused here, by name.
-      if (!(m.flops_per_second > 0))
-        throw Error(ErrorKind::Input, "matmul " + m.dtype + ": flops_per_second must be positive", origin);
-      for (const auto& p : m.curve)
-        if (p.n <= 0 || !(p.flops_per_second > 0))
-          throw Error(ErrorKind::Input,
-                      "matmul " + m.dtype + " curve: n and flops_per_second must be positive (n=" +
-                          std::to_string(p.n) + ")",
-                      origin);
-      std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
-    }
-    for (const OpCost& o : c.op_costs)
-      for (double v : {o.fixed_seconds, o.seconds_per_byte, o.backward_fixed_seconds, o.backward_seconds_per_byte,
-                       o.backward_ratio})
-        if (!(v >= 0) || !std::isfinite(v))
-          throw Error(ErrorKind::Input, "op_costs " + o.op + ": costs must be finite and not negative", origin);
-    for (const OptimizerUpdateCost& o : c.optimizer_costs)
-      if (!(o.per_tensor_seconds >= 0) || !(o.seconds_per_element >= 0) || !std::isfinite(o.per_tensor_seconds) ||
-          !std::isfinite(o.seconds_per_element))
-        throw Error(ErrorKind::Input, "optimizer_costs " + o.optimizer + ": costs must be finite and not negative",
-                    origin);
-    if (c.device_kind != "cpu" && c.device_kind != "cuda")
-      throw Error(ErrorKind::Input, "device_kind must be cpu or cuda, got '" + c.device_kind + "'", origin);
-    if (!(c.memory_bandwidth > 0)) throw Error(ErrorKind::Input, "memory bandwidth must be positive", origin);
-    if (!(c.op_overhead_seconds >= 0)) throw Error(ErrorKind::Input, "op_overhead_seconds must not be negative", origin);
-    if (!(c.node_overhead_seconds >= 0) || !(c.train_node_overhead_seconds >= 0))
-      throw Error(ErrorKind::Input, "node overheads must not be negative", origin);
-    if (c.fresh_allocation_threshold_bytes < 0 || !(c.fresh_allocation_seconds_per_byte >= 0) ||
-        !std::isfinite(c.fresh_allocation_seconds_per_byte))
-      throw Error(ErrorKind::Input, "fresh allocation threshold and cost must be finite and not negative", origin);
-    return c;
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::Input, where + ": missing or malformed field: " + e.what(), origin);
-  }
+  return ceilings_from_document(parse_json_document(text, where), where);
 }
 
 std::string default_ceilings_path(const std::string& device_kind) {
@@ -256,24 +258,14 @@ void make_parents(const std::string& path) {
 
 void save_ceilings(const DeviceCeilings& c, const std::string& path) {
   make_parents(path);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorKind::Runtime, "cannot write " + tmp + ": " + std::strerror(errno));
-    out << ceilings_to_json(c);
-    if (!out) throw Error(ErrorKind::Runtime, "cannot write " + tmp);
-  }
-  // Rename: a reader never sees half a file.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error(ErrorKind::Runtime, "cannot replace " + path + ": " + std::strerror(errno));
+  // A reader never sees half a file, and a failed save keeps the older one.
+  write_file_atomically(path, [&](std::ostream& out) { out << ceilings_to_json(c); });
 }
 
 std::optional<DeviceCeilings> load_ceilings(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ceilings_from_json(ss.str(), path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+  return ceilings_from_document(read_json_file(path), path);
 }
 
 namespace {

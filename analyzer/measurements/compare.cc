@@ -6,11 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 
+#include "analyzer/measurements/json_input.hpp"
 #include "analyzer/measurements/record_json.hpp"
 #include "modelstat/statistics.hpp"
 #include "modelstat/error.hpp"
@@ -28,12 +27,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kNoisyCv = 0.10;
 
 [[noreturn]] void bad_document(const std::string& origin, const std::string& what) {
-  throw Error(ErrorKind::Input, origin + ": " + what, origin);
-}
-
-std::string string_or_empty(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  throw Error(ErrorKind::Input, what, origin);
 }
 
 double median_of(std::vector<double> v) {
@@ -180,77 +174,73 @@ const char* verdict_name(Verdict v) {
   return "no data";
 }
 
-RunSamples read_run_samples(const std::string& json_text, const std::string& origin) {
-  Json doc;
-  try {
-    doc = Json::parse(json_text);
-  } catch (const std::exception& e) {
-    bad_document(origin, "not valid JSON (" + std::string(e.what()) + ")");
-  }
-  if (!doc.is_object())
-    bad_document(origin, "not a modelstat profile or report document (not a JSON object)");
+namespace {
+
+// The document's run, read with the field readers of json_input.hpp (a refused
+// field is named by its path); document-level problems are said as such.
+RunSamples run_from_document(const Json& doc, const std::string& origin) {
+  if (!doc.is_object()) bad_document(origin, "not a modelstat profile or report document (not a JSON object)");
   RunSamples run;
   run.origin = origin;
-  run.document_kind = string_or_empty(doc, "kind");
+  run.document_kind = json_string_or(doc, "kind");
   const Json* profile = &doc;
   if (run.document_kind == "report") {
     const auto it = doc.find("profile");
-    if (it == doc.end() || !it->is_object())
-      bad_document(origin, "a report document without its \"profile\" object");
+    if (it == doc.end() || !it->is_object()) bad_document(origin, "a report document without its \"profile\" object");
     profile = &*it;
-    if (string_or_empty(*profile, "kind") != "profile")
+    if (json_string_or(*profile, "kind") != "profile")
       bad_document(origin, "the report's \"profile\" object is not a profile document");
   } else if (run.document_kind != "profile") {
     bad_document(origin, run.document_kind.empty()
                              ? std::string("not a modelstat profile or report document (no \"kind\")")
                              : "a \"" + run.document_kind + "\" document, not a profile or report");
   }
-  const std::string version = string_or_empty(*profile, "schema_version");
+  const std::string version = json_string_or(*profile, "schema_version");
   if (version.substr(0, version.find('.')) != "1")
-    bad_document(origin,
-                 "profile schema version '" + version + "' is not supported (this modelstat reads 1.x)");
+    json_expected(*profile, "schema_version", "a profile schema version this modelstat reads (1.x)");
 
-  try {
-    const auto& p = *profile;
-    run.context = p.at("context").get<RunContext>();
-    if (const auto a = p.find("analysis"); a != p.end() && a->is_object()) {
-      if (const auto m = a->find("model"); m != a->end() && m->is_object())
-        run.model_path = string_or_empty(*m, "path");
-      if (const auto t = a->find("totals"); t != a->end() && t->is_object()) {
-        const auto f = t->find("flops");
-        if (f != t->end() && f->is_number_integer()) run.total_flops = f->get<int64_t>();
-      }
+  const Json& p = *profile;
+  from_json(json_object(p, "context"), run.context);
+  if (const Json* analysis = json_field_if(p, "analysis")) {
+    if (const Json* model = json_field_if(*analysis, "model")) run.model_path = json_string_or(*model, "path");
+    if (const Json* totals = json_field_if(*analysis, "totals")) {
+      // null: unknown, not zero.
+      if (json_field_if(*totals, "flops"))
+        run.total_flops = json_integer(*totals, "flops", 0, std::numeric_limits<int64_t>::max());
     }
-    // The records' own from_json (record_json.hpp), as the writers' to_json wrote them.
-    run.whole = p.at("whole").get<TimingSummary>().samples;
-    run.dropped_samples += dropped_samples(p.at("whole"));
-    for (const auto& l : p.at("layers")) {
-      LayerTiming timing = l.get<LayerTiming>();
-      run.dropped_samples += dropped_samples(l.at("time"));
-      RunSamples::Layer layer;
-      layer.index = timing.index;
-      layer.name = std::move(timing.name);
-      layer.op_type = std::move(timing.op_type);
-      layer.samples = std::move(timing.time.samples);
-      run.layers.push_back(std::move(layer));
-    }
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    bad_document(origin, "missing or malformed field in the profile (" + std::string(e.what()) + ")");
   }
-  if (run.whole.empty())
-    bad_document(origin, "the profile has no whole-model samples (whole.samples_s is empty)");
+  // The records' own from_json (record_json.hpp), as the writers' to_json wrote them.
+  const Json& whole = json_object(p, "whole");
+  TimingSummary whole_time;
+  from_json(whole, whole_time);
+  run.whole = std::move(whole_time.samples);
+  run.dropped_samples += dropped_samples(whole);
+  const Json& layers = json_array(p, "layers");
+  run.layers.reserve(layers.size());
+  for (const Json& l : layers) {
+    LayerTiming timing;
+    from_json(l, timing);
+    run.dropped_samples += dropped_samples(l.at("time"));
+    RunSamples::Layer layer;
+    layer.index = timing.index;
+    layer.name = std::move(timing.name);
+    layer.op_type = std::move(timing.op_type);
+    layer.samples = std::move(timing.time.samples);
+    run.layers.push_back(std::move(layer));
+  }
+  if (run.whole.empty()) bad_document(origin, "the profile has no whole-model samples (whole.samples_s is empty)");
   return run;
 }
 
+}  // namespace
+
+RunSamples read_run_samples(const std::string& json_text, const std::string& origin) {
+  return read_json_record(parse_json_document(json_text, origin), origin,
+                          [&](const Json& doc) { return run_from_document(doc, origin); });
+}
+
 RunSamples load_run_samples(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Input, "cannot read '" + path + "'", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(ErrorKind::Input, "cannot read '" + path + "'", path);
-  return read_run_samples(text.str(), path);
+  return read_json_record(read_json_file(path), path, [&](const Json& doc) { return run_from_document(doc, path); });
 }
 
 Comparison compare_runs(const RunSamples& base, const RunSamples& next, const CompareOptions& options) {

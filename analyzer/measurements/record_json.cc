@@ -2,25 +2,12 @@
 // The ceilings' pair is in ceilings.cc, beside the file's validation.
 #include "analyzer/measurements/record_json.hpp"
 
+#include <climits>
 #include <limits>
-#include <stdexcept>
+
+#include "analyzer/measurements/json_input.hpp"
 
 namespace modelstat {
-
-namespace {
-
-// A statistic that was read back: its value, or NaN for null (unknown, never 0).
-double number_or_nan(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
-}
-
-std::string string_or_empty(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
 
 // ------------------------------------------------------------------ analysis
 
@@ -118,26 +105,24 @@ void to_json(Json& j, const TimingSummary& t) {
   j["samples_s"] = t.samples;  // non-finite entries dump as null
 }
 
+// Read with the checks of json_input.hpp: samples and statistics are times (a
+// number >= 0; null: unknown), so a refused document names the offending entry.
 void from_json(const Json& j, TimingSummary& t) {
-  const Json& samples = j.at("samples_s");
-  if (!samples.is_array()) throw std::invalid_argument("samples_s is not an array");
+  const Json& samples = json_array(j, "samples_s");
   t.samples.clear();
-  t.samples.reserve(samples.size());
-  for (const Json& v : samples) {
-    if (v.is_null()) continue;
-    const double x = v.get<double>();
-    if (std::isfinite(x)) t.samples.push_back(x);
-  }
-  const auto count = j.find("count");
-  t.count = count != j.end() && count->is_number_integer() ? count->get<int64_t>() : int64_t(t.samples.size());
-  for (const StatKey& s : kStatKeys) t.*s.member = number_or_nan(j, s.key);
-  t.stop_reason = string_or_empty(j, "stop_reason");
+  t.samples.reserve(samples.size());  // at most kJsonMaxArrayElements: the parser's limit
+  for (const Json& v : samples)
+    if (!v.is_null()) t.samples.push_back(json_number_value(v, JsonNumber::NonNegative));
+  t.count = json_integer_or(j, "count", 0, int64_t(1) << 53, int64_t(t.samples.size()));
+  for (const StatKey& s : kStatKeys)
+    t.*s.member = json_number_or(j, s.key, JsonNumber::NonNegative, std::numeric_limits<double>::quiet_NaN());
+  t.stop_reason = json_string_or(j, "stop_reason");
 }
 
 int64_t dropped_samples(const Json& timing) {
   int64_t dropped = 0;
-  for (const Json& v : timing.at("samples_s"))
-    if (v.is_null() || !std::isfinite(v.get<double>())) ++dropped;
+  for (const Json& v : json_array(timing, "samples_s"))
+    if (!v.is_number() || !std::isfinite(v.get<double>())) ++dropped;
   return dropped;
 }
 
@@ -178,12 +163,13 @@ void to_json(Json& j, const RunContext& c) {
   }
 }
 
-// Every field is optional on read; a string of another type reads as empty.
+// Every field is optional on read (absent or null: empty, 0); one of another
+// type, or a count out of range, is refused.
 void from_json(const Json& j, RunContext& c) {
   for (const ContextKey& k : kContextKeys) {
-    if (k.text) c.*k.text = string_or_empty(j, k.key);
-    if (k.small) c.*k.small = j.value(k.key, 0);
-    if (k.large) c.*k.large = j.value(k.key, int64_t(0));
+    if (k.text) c.*k.text = json_string_or(j, k.key);
+    if (k.small) c.*k.small = static_cast<int>(json_integer_or(j, k.key, 0, 1 << 16, 0));
+    if (k.large) c.*k.large = json_integer_or(j, k.key, 0, int64_t(1) << 40, 0);
   }
 }
 
@@ -199,10 +185,10 @@ void to_json(Json& j, const LayerTiming& l) {
 }
 
 void from_json(const Json& j, LayerTiming& l) {
-  l.index = j.at("index").get<int>();
-  l.name = j.at("name").get<std::string>();
-  l.op_type = j.at("op_type").get<std::string>();
-  l.time = j.at("time").get<TimingSummary>();
+  l.index = static_cast<int>(json_integer(j, "index", 0, INT_MAX));
+  l.name = json_string(j, "name");
+  l.op_type = json_string(j, "op_type");
+  from_json(json_object(j, "time"), l.time);
 }
 
 void to_json(Json& j, const BatchPoint& p) {

@@ -378,15 +378,15 @@ TEST(CompareInput, MalformedDocumentsAreInputErrors) {
   expect_input_error(R"({"kind": "report", "schema_version": "1.0"})", "without its \"profile\"");
   json doc = profile_doc({1.0});
   doc["schema_version"] = "2.0.0";
-  expect_input_error(doc.dump(), "schema version '2.0.0'");
+  expect_input_error(doc.dump(), "field \"schema_version\": expected a profile schema version this modelstat reads (1.x), got \"2.0.0\"");
   doc = profile_doc({});
   expect_input_error(doc.dump(), "no whole-model samples");
   doc = profile_doc({1.0});
   doc["whole"]["samples_s"] = "fast";
-  expect_input_error(doc.dump(), "malformed");
+  expect_input_error(doc.dump(), "field \"whole.samples_s\": expected an array, got \"fast\"");
   doc = profile_doc({1.0});
   doc.erase("layers");
-  expect_input_error(doc.dump(), "missing or malformed");
+  expect_input_error(doc.dump(), "field \"layers\": missing");
 }
 
 TEST(CompareInput, OptionsOutOfRangeAreUsageErrors) {
