@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::profiler {
@@ -49,6 +50,12 @@ class WeightStore {
   int64_t bytes_loaded_ = 0, tensors_randomised_ = 0;
   std::vector<std::string> notices_;
 };
+
+// What an ATen error thrown while running `node` on `device` means, as the
+// project's error (first line of ATen's message, no backtrace): a missing
+// kernel for a dtype ("not implemented for 'Half'") and out of memory are
+// CannotRun, naming the dtype and what to do; anything else is Runtime.
+Error aten_error(const c10::Error& e, const Node& node, const at::Device& device);
 
 class Executor {
  public:
