@@ -65,17 +65,18 @@ std::string dtype_in_message(const std::string& message) {
 Error aten_error(const c10::Error& e, const Node& node, const at::Device& device) {
   std::string what = e.what_without_backtrace();
   what = what.substr(0, what.find('\n'));
+  if (is_out_of_memory(e))
+    return Error(ErrorKind::CannotRun, "out of memory: " + what + "; run a smaller batch", {}, node.name, node.op_type);
   // ATen has no kernel for this dtype on this device (its dispatch macros
   // throw '"kernel" not implemented for 'Type''): the model is valid but this
   // executor cannot run it, and the user can do something about it.
-  if (is_out_of_memory(e))
-    return Error(ErrorKind::CannotRun, "out of memory: " + what + "; run a smaller batch", {}, node.name, node.op_type);
   if (what.find("not implemented for") != std::string::npos) {
     const std::string dtype = dtype_in_message(what);
     const std::string on = device.is_cuda() ? "CUDA" : "CPU";
     const bool reduced = dtype == "float16" || dtype == "bfloat16";
-    std::string advice = reduced && !device.is_cuda() ? "run on CUDA (--device cuda) or convert the model to float32"
-                                                      : "convert the model so that this op computes in float32";
+    const std::string advice = reduced && !device.is_cuda()
+                                   ? "run it on CUDA (profile --device cuda) or convert the model to float32"
+                                   : "convert the model so that this op computes in float32";
     return Error(ErrorKind::CannotRun,
                  "op " + node.op_type + " cannot run on the " + on + " in " + (dtype.empty() ? "this dtype" : dtype) +
                      " (LibTorch has no kernel for it: " + what + "); " + advice,
@@ -101,6 +102,18 @@ Executor::Executor(const Model& model, const ExecOptions& options)
     throw Error(ErrorKind::Input,
                 "op " + first->op_type + " has no executor (node '" + first->name + "'); ops without one: " + list,
                 {}, first->name, first->op_type);
+  }
+
+  // ATen has no string tensors: a graph fed text (a tokenizer inside the
+  // model) cannot run here, whatever its ops.
+  for (int id : g.inputs) {
+    const Tensor& t = g.tensors[size_t(id)];
+    if (t.dtype != DType::String) continue;
+    const Node* reader = t.consumers.empty() ? nullptr : &g.nodes[size_t(t.consumers[0])];
+    throw Error(ErrorKind::CannotRun,
+                "graph input '" + t.name + "' is a string tensor, which LibTorch cannot hold; run the string "
+                "processing (e.g. the tokenizer) outside the model and profile the graph that takes its numeric output",
+                {}, reader ? reader->name : std::string(), reader ? reader->op_type : std::string());
   }
 
   // Release each tensor after its last reader (include/modelstat/lifetimes.hpp); graph outputs stay.

@@ -59,8 +59,8 @@ Error aten_error(const c10::Error& e, const Node& node, const at::Device& device
 
 class Executor {
  public:
-  // Throws Error(Input) naming the first node whose op has no executor,
-  // before anything runs.
+  // Throws Error(Input) naming the first node whose op has no executor, and
+  // Error(CannotRun) for a string graph input, before anything runs.
   Executor(const Model& model, const ExecOptions& options);
 
   // Random inputs for the graph inputs (shapes from the bound model), never

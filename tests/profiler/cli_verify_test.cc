@@ -274,4 +274,38 @@ TEST(CliVerify, OpWithoutKernelForItsDtypeCannotRun) {
   EXPECT_TRUE(p.out.empty()) << p.out;
 }
 
+// A graph fed strings (Identity on a string input): neither verify nor
+// profile can run it, and both say so with exit 2 and the value named.
+TEST(CliVerify, StringInputCannotRun) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("text");
+  value_info(g->add_input(), "text", onnx::TensorProto::STRING, {2});
+  value_info(g->add_output(), "same", onnx::TensorProto::STRING, {2});
+  onnx::NodeProto* n = g->add_node();
+  n->set_name("id0");
+  n->set_op_type("Identity");
+  n->add_input("text");
+  n->add_output("same");
+  const fs::path dir = fresh_case("string_input");
+  write(dir / "model.onnx", m.SerializeAsString());
+  onnx::TensorProto s;
+  s.set_data_type(onnx::TensorProto::STRING);
+  s.add_dims(2);
+  s.add_string_data("a");
+  s.add_string_data("b");
+  write(dir / "test_data_set_0" / "input_0.pb", s.SerializeAsString());
+  write(dir / "test_data_set_0" / "output_0.pb", s.SerializeAsString());
+  expect_cannot_run(verify(dir), "string value 'text'", "cannot run");
+
+  const RunResult p = modelstat::test::run_modelstat_cli("profile " + (dir / "model.onnx").string() +
+                                                         " --threads 1 --warmup 0 --iters 1 --min-time 0");
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+  for (const char* part : {"node 'id0' (Identity)", "graph input 'text' is a string tensor", "tokenizer"})
+    EXPECT_NE(p.err.find(part), std::string::npos) << part << " in " << p.err;
+}
+
 }  // namespace
