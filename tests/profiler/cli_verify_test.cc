@@ -5,14 +5,8 @@
 // (an op with no kernel for float16 on the CPU, a string input). Each ends
 // with exit 2 and one line naming the file or the node, before anything of
 // the claimed size is allocated. Cases are built here as protobufs.
+// ONNX_NAMESPACE and ONNX_ML come with the onnx_proto target this binary links.
 #include <gtest/gtest.h>
-
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -34,33 +28,41 @@ void value_info(onnx::ValueInfoProto* v, const std::string& name, int type, cons
   for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-// z = x + y, float 2x3.
-onnx::ModelProto add_model() {
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name, const std::string& op,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_name(name);
+  n->set_op_type(op);
+  for (const auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+// An empty opset-13 model named `name`.
+onnx::ModelProto opset13_model(const std::string& name) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
+  m.mutable_graph()->set_name(name);
+  return m;
+}
+
+// z = x + y, float 2x3.
+onnx::ModelProto add_model() {
+  onnx::ModelProto m = opset13_model("add");
   onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("add");
   value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
   value_info(g->add_input(), "y", onnx::TensorProto::FLOAT, {2, 3});
   value_info(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 3});
-  onnx::NodeProto* n = g->add_node();
-  n->set_name("add0");
-  n->set_op_type("Add");
-  n->add_input("x");
-  n->add_input("y");
-  n->add_output("z");
+  add_node(g, "add0", "Add", {"x", "y"}, "z");
   return m;
 }
 
 // x (float 1x2x5x5) -> Cast to float16 -> Conv with a float16 3x2x3x3 weight
 // of ones -> y (float16 1x3x3x3): ATen has no float16 convolution on the CPU.
 onnx::ModelProto half_conv_model() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = opset13_model("half conv");
   onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("half conv");
   value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 2, 5, 5});
   value_info(g->add_output(), "y", onnx::TensorProto::FLOAT16, {1, 3, 3, 3});
   onnx::TensorProto* w = g->add_initializer();
@@ -68,21 +70,11 @@ onnx::ModelProto half_conv_model() {
   w->set_data_type(onnx::TensorProto::FLOAT16);
   for (int64_t d : {3, 2, 3, 3}) w->add_dims(d);
   for (int i = 0; i < 3 * 2 * 3 * 3; ++i) w->add_int32_data(0x3c00);  // 1.0 in float16
-  onnx::NodeProto* cast = g->add_node();
-  cast->set_name("cast0");
-  cast->set_op_type("Cast");
-  cast->add_input("x");
-  cast->add_output("xh");
-  onnx::AttributeProto* to = cast->add_attribute();
+  onnx::AttributeProto* to = add_node(g, "cast0", "Cast", {"x"}, "xh")->add_attribute();
   to->set_name("to");
   to->set_type(onnx::AttributeProto::INT);
   to->set_i(onnx::TensorProto::FLOAT16);
-  onnx::NodeProto* conv = g->add_node();
-  conv->set_name("conv0");
-  conv->set_op_type("Conv");
-  conv->add_input("xh");
-  conv->add_input("w");
-  conv->add_output("y");
+  add_node(g, "conv0", "Conv", {"xh", "w"}, "y");
   return m;
 }
 
@@ -277,18 +269,11 @@ TEST(CliVerify, OpWithoutKernelForItsDtypeCannotRun) {
 // A graph fed strings (Identity on a string input): neither verify nor
 // profile can run it, and both say so with exit 2 and the value named.
 TEST(CliVerify, StringInputCannotRun) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = opset13_model("text");
   onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("text");
   value_info(g->add_input(), "text", onnx::TensorProto::STRING, {2});
   value_info(g->add_output(), "same", onnx::TensorProto::STRING, {2});
-  onnx::NodeProto* n = g->add_node();
-  n->set_name("id0");
-  n->set_op_type("Identity");
-  n->add_input("text");
-  n->add_output("same");
+  add_node(g, "id0", "Identity", {"text"}, "same");
   const fs::path dir = fresh_case("string_input");
   write(dir / "model.onnx", m.SerializeAsString());
   onnx::TensorProto s;
