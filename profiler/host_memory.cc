@@ -90,7 +90,8 @@ std::string memory_text(int64_t bytes) {
   const double gib = double(bytes) / double(int64_t(1) << 30), mib = double(bytes) / double(1 << 20);
   char text[64];
   if (gib >= 1) std::snprintf(text, sizeof text, "%.2f GiB", gib);
-  else std::snprintf(text, sizeof text, "%.1f MiB", mib);
+  else if (mib >= 1) std::snprintf(text, sizeof text, "%.1f MiB", mib);
+  else std::snprintf(text, sizeof text, "%.1f KiB", double(bytes) / 1024);
   return text;
 }
 

@@ -41,7 +41,7 @@ struct RunShape {
 };
 HostMemoryEstimate estimate_host_memory(const AnalysisResult& analysis, const RunShape& run);
 
-// The figures of the refusal: "21.87 GiB" from 1 GiB, else "12.3 MiB".
+// The figures of the refusal: "21.87 GiB" from 1 GiB, "12.3 MiB" from 1 MiB, else "4.0 KiB".
 std::string memory_text(int64_t bytes);
 
 // The refusal, or empty when the estimate fits (or nothing is known of what
