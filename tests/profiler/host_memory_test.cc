@@ -7,17 +7,17 @@
 
 #include <fstream>
 #include <limits>
+#include <tuple>
 
 namespace modelstat::profiler {
 namespace {
 
+// An analysis with these totals, bytes: {weights, peak activations, inputs, outputs, written}.
 AnalysisResult totals(int64_t weights, int64_t peak, int64_t inputs, int64_t outputs, int64_t written = 0) {
   AnalysisResult a;
-  a.totals.weight_bytes = weights;
-  a.totals.peak_activation_bytes = peak;
-  a.totals.input_bytes = inputs;
-  a.totals.output_bytes = outputs;
-  a.totals.bytes_written = written;
+  AnalysisTotals& t = a.totals;
+  std::tie(t.weight_bytes, t.peak_activation_bytes, t.input_bytes, t.output_bytes, t.bytes_written) =
+      std::make_tuple(weights, peak, inputs, outputs, written);
   return a;
 }
 
