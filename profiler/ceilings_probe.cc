@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
@@ -27,6 +26,7 @@
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
 #include "modelstat/statistics.hpp"
+#include "profiler/host_memory.hpp"
 #include "profiler/stopping.hpp"
 
 namespace modelstat::profiler {
@@ -37,17 +37,6 @@ constexpr int64_t kMiB = int64_t(1) << 20;
 constexpr uint64_t kSeed = 0x5eed;  // the profiler's default input seed
 
 std::string mib(int64_t bytes) { return std::to_string(bytes / kMiB) + " MiB"; }
-
-// MemAvailable of /proc/meminfo in bytes; -1 when unreadable.
-int64_t available_host_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  int64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return -1;
-}
 
 // Last-level cache as the C library reports it; 0 when unknown. Inside a VM
 // this can be the host's whole L3, which only makes the copy larger.
@@ -71,7 +60,8 @@ CeilingsPlan cpu_ceilings_plan(bool quick) {
                             : std::vector<int64_t>{64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
   plan.min_sample_seconds = 1e-3;
   use_protocol(plan, quick, {1, 0.02, 0.5}, 0.02, 0.3);
-  fit_plan_to_memory(plan, available_host_memory());
+  const auto available = available_host_memory();
+  fit_plan_to_memory(plan, available ? available->bytes : -1);
   return plan;
 }
 

@@ -13,6 +13,7 @@
 
 #include "modelstat/lifetimes.hpp"
 #include "modelstat/error.hpp"
+#include "profiler/device.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
 
@@ -44,7 +45,45 @@ int64_t integer_input_bound(const Graph& g, int input, const WeightStore& weight
   return bound == std::numeric_limits<int64_t>::max() ? 2 : bound;
 }
 
+// The ATen type a "not implemented for 'Half'" message names, as the ONNX
+// dtype ("float16"); empty when the message names none.
+std::string dtype_in_message(const std::string& message) {
+  const auto open = message.find("for '");
+  if (open == std::string::npos) return {};
+  const auto close = message.find('\'', open + 5);
+  if (close == std::string::npos) return {};
+  const std::string aten = message.substr(open + 5, close - open - 5);
+  for (int k = 0; k < int(at::ScalarType::NumOptions); ++k) {
+    const auto type = at::ScalarType(k);
+    if (aten == c10::toString(type) && dtype_of(type) != DType::Undefined) return dtype_name(dtype_of(type));
+  }
+  return aten;
+}
+
 }  // namespace
+
+Error aten_error(const c10::Error& e, const Node& node, const at::Device& device) {
+  std::string what = e.what_without_backtrace();
+  what = what.substr(0, what.find('\n'));
+  if (is_out_of_memory(e))
+    return Error(ErrorKind::CannotRun, "out of memory: " + what + "; run a smaller batch", {}, node.name, node.op_type);
+  // ATen has no kernel for this dtype on this device (its dispatch macros
+  // throw '"kernel" not implemented for 'Type''): the model is valid but this
+  // executor cannot run it, and the user can do something about it.
+  if (what.find("not implemented for") != std::string::npos) {
+    const std::string dtype = dtype_in_message(what);
+    const std::string on = device.is_cuda() ? "CUDA" : "CPU";
+    const bool reduced = dtype == "float16" || dtype == "bfloat16";
+    const std::string advice = reduced && !device.is_cuda()
+                                   ? "run it on CUDA (profile --device cuda) or convert the model to float32"
+                                   : "convert the model so that this op computes in float32";
+    return Error(ErrorKind::CannotRun,
+                 "op " + node.op_type + " cannot run on the " + on + " in " + (dtype.empty() ? "this dtype" : dtype) +
+                     " (LibTorch has no kernel for it: " + what + "); " + advice,
+                 {}, node.name, node.op_type);
+  }
+  return Error(ErrorKind::Runtime, what, {}, node.name, node.op_type);
+}
 
 Executor::Executor(const Model& model, const ExecOptions& options)
     : model_(model), options_(options), weights_(model, options) {
@@ -63,6 +102,18 @@ Executor::Executor(const Model& model, const ExecOptions& options)
     throw Error(ErrorKind::Input,
                 "op " + first->op_type + " has no executor (node '" + first->name + "'); ops without one: " + list,
                 {}, first->name, first->op_type);
+  }
+
+  // ATen has no string tensors: a graph fed text (a tokenizer inside the
+  // model) cannot run here, whatever its ops.
+  for (int id : g.inputs) {
+    const Tensor& t = g.tensors[size_t(id)];
+    if (t.dtype != DType::String) continue;
+    const Node* reader = t.consumers.empty() ? nullptr : &g.nodes[size_t(t.consumers[0])];
+    throw Error(ErrorKind::CannotRun,
+                "graph input '" + t.name + "' is a string tensor, which LibTorch cannot hold; run the string "
+                "processing (e.g. the tokenizer) outside the model and profile the graph that takes its numeric output",
+                {}, reader ? reader->name : std::string(), reader ? reader->op_type : std::string());
   }
 
   // Release each tensor after its last reader (include/modelstat/lifetimes.hpp); graph outputs stay.
@@ -155,7 +206,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
       } catch (const c10::OutOfMemoryError&) {
         throw;  // the batch search catches it: not a failure of the model
       } catch (const c10::Error& e) {
-        throw Error(ErrorKind::Runtime, e.what_without_backtrace(), {}, node.name, node.op_type);
+        throw aten_error(e, node, options_.device);
       }
       for (size_t o = 0; o < node.outputs.size(); ++o) {
         if (node.outputs[o] < 0) continue;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::profiler {
@@ -50,10 +51,16 @@ class WeightStore {
   std::vector<std::string> notices_;
 };
 
+// What an ATen error thrown while running `node` on `device` means, as the
+// project's error (first line of ATen's message, no backtrace): a missing
+// kernel for a dtype ("not implemented for 'Half'") and out of memory are
+// CannotRun, naming the dtype and what to do; anything else is Runtime.
+Error aten_error(const c10::Error& e, const Node& node, const at::Device& device);
+
 class Executor {
  public:
-  // Throws Error(Input) naming the first node whose op has no executor,
-  // before anything runs.
+  // Throws Error(Input) naming the first node whose op has no executor, and
+  // Error(CannotRun) for a string graph input, before anything runs.
   Executor(const Model& model, const ExecOptions& options);
 
   // Random inputs for the graph inputs (shapes from the bound model), never

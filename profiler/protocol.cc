@@ -19,6 +19,7 @@
 #include "modelstat/profile.hpp"
 #include "profiler/device.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/host_memory.hpp"
 #include "profiler/memory_meter.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
@@ -146,6 +147,20 @@ LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batc
   return o;
 }
 
+// What a run with `input_sets` sets holds in host memory (host_memory.hpp);
+// the refusal text, empty when it fits.
+std::string host_memory_refusal(const AnalysisResult& analysis, const ProfileOptions& o, const Device& device,
+                                int input_sets, bool train_step) {
+  RunShape run;
+  run.on_cpu = device.torch_device().is_cpu();
+  run.input_sets = input_sets;
+  if (train_step) {
+    const Optimizer kind = parse_optimizer(o.optimizer);
+    run.optimizer_states = kind == Optimizer::Adam ? 2 : kind == Optimizer::Momentum ? 1 : 0;
+  }
+  return exceeds_host_memory(estimate_host_memory(analysis, run));
+}
+
 // A batch sweep or max-batch search rebinds the leading dim; a model that fixes
 // it cannot be rebound. Say so before anything is measured, not after.
 void check_batch_can_vary(const std::string& path, const Model& model, const LoadOptions& load) {
@@ -173,6 +188,13 @@ BatchRun run_batch(const std::string& path, const Model& base_model, const LoadO
   BatchRun r;
   try {
     Model model = load_model(path, with_batch(base_model, load, batch));
+    // Past what the host has free the run is not tried: with overcommit the
+    // kernel would kill the process rather than the allocation fail.
+    const std::string refusal = host_memory_refusal(analyze_model(model), o, device, 1, false);
+    if (!refusal.empty()) {
+      r.failure = "exceeds host memory: " + refusal;
+      return r;
+    }
     ExecOptions eo;
     eo.device = device.torch_device();
     eo.float_dtype = float_dtype(o);
@@ -303,6 +325,11 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   Model model = load_model(path, load);
   result.cold.model_load = since(t);
   result.analysis = analyze_model(model);
+  // Refused before any tensor is allocated (host_memory.hpp says why).
+  const std::string refusal = host_memory_refusal(result.analysis, o, *device, std::max(1, o.input_sets), o.train_step);
+  if (!refusal.empty())
+    throw Error(ErrorKind::CannotRun, "the bound input shapes do not fit in this machine's memory: " + refusal +
+                                          "; profile a smaller batch (--dim, --input or --default-batch)");
   if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(path, model, load);
 
   // Cold path 2: weights to the device.
@@ -509,7 +536,9 @@ ProfileResult profile_model(const std::string& path, const LoadOptions& load, co
     const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
     std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
     what = what.substr(0, what.find('\n'));
-    if (profiler::is_out_of_memory(e)) throw Error(ErrorKind::Runtime, "out of memory: " + what, path);
+    if (profiler::is_out_of_memory(e))
+      throw Error(ErrorKind::CannotRun,
+                  "out of memory: " + what + "; profile a smaller batch (--dim, --input or --default-batch)", path);
     throw Error(ErrorKind::Runtime, what, path);
   }
 }

@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <new>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -35,16 +37,23 @@ namespace {
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Input, "cannot read '" + path.string() + "'", path.string());
+  if (!in) throw Error(ErrorKind::Input, "cannot read the file", path.string());
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
 onnx::ModelProto read_model(const fs::path& path) {
+  const fs::path dir = path.parent_path();
+  if (!fs::is_directory(dir))
+    throw Error(ErrorKind::Input, "not a folder (an ONNX test case is a folder with model.onnx and test_data_set_N/)",
+                dir.string());
+  if (!fs::exists(path))
+    throw Error(ErrorKind::Input, "missing (an ONNX test case folder holds model.onnx and test_data_set_N/)",
+                path.string());
   onnx::ModelProto model;
   if (!model.ParseFromString(read_file(path)))
-    throw Error(ErrorKind::Input, "'" + path.string() + "' is not an ONNX model", path.string());
+    throw Error(ErrorKind::Input, "not an ONNX model (the protobuf does not parse)", path.string());
   return model;
 }
 
@@ -62,10 +71,87 @@ void append_as(std::string& out, const Field& values) {
   }
 }
 
-// A TensorProto (raw_data or any typed field) as a CPU tensor of its dtype.
+std::string dims_text(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
+// The typed field a TensorProto of this dtype keeps its values in (onnx.proto:
+// "For ... values must be stored in ..."), and the values per element.
+struct TypedField {
+  const char* name;
+  int size;
+  int per_element;
+};
+TypedField typed_field(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::Float: return {"float_data", p.float_data_size(), 1};
+    case DType::Complex64: return {"float_data", p.float_data_size(), 2};
+    case DType::Double: return {"double_data", p.double_data_size(), 1};
+    case DType::Complex128: return {"double_data", p.double_data_size(), 2};
+    case DType::Int64: return {"int64_data", p.int64_data_size(), 1};
+    case DType::UInt32:
+    case DType::UInt64: return {"uint64_data", p.uint64_data_size(), 1};
+    default: return {"int32_data", p.int32_data_size(), 1};  // 8/16/32-bit ints, bool, float16, bfloat16
+  }
+}
+
+// The header of a TensorProto checked against the bytes it carries, before
+// anything of the claimed size is allocated: a known numeric dtype, dims >= 0
+// whose element count and byte size fit in 64 bits (overflow-checked), and
+// raw_data (or the typed field of the dtype) holding exactly that many.
+// Throws Error(Input) naming `path`; returns the element count.
+int64_t check_tensor_header(const onnx::TensorProto& p, const fs::path& path) {
+  const std::string file = path.string();
+  if (!onnx::TensorProto::DataType_IsValid(p.data_type()) || p.data_type() == onnx::TensorProto::UNDEFINED)
+    throw Error(ErrorKind::Input, "unknown data_type " + std::to_string(p.data_type()), file);
+  const DType dtype = DType(p.data_type());
+  if (dtype == DType::String)
+    throw Error(ErrorKind::CannotRun, "a string tensor: the executor runs numeric tensors only", file);
+  const int64_t element = dtype_size_bytes(dtype);
+  if (element == 0) throw Error(ErrorKind::Input, std::string("data type ") + dtype_name(dtype) + " is not supported", file);
+  if (p.data_location() == onnx::TensorProto::EXTERNAL || p.external_data_size() > 0)
+    throw Error(ErrorKind::Input, "external data in test data is not supported", file);
+  if (p.has_segment()) throw Error(ErrorKind::Input, "segmented tensors are not supported", file);
+  int64_t count = 1;
+  for (int k = 0; k < p.dims_size(); ++k) {
+    if (p.dims(k) < 0)
+      throw Error(ErrorKind::Input, "dim " + std::to_string(k) + " is " + std::to_string(p.dims(k)) + " (dims are >= 0)",
+                  file);
+    if (__builtin_mul_overflow(count, p.dims(k), &count))
+      throw Error(ErrorKind::Input, "dims " + dims_text({p.dims().begin(), p.dims().end()}) +
+                                        " claim more than 2^63 elements", file);
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(count, element, &bytes))
+    throw Error(ErrorKind::Input, "dims " + dims_text({p.dims().begin(), p.dims().end()}) + " of " +
+                                      dtype_name(dtype) + " claim more than 2^63 bytes", file);
+  const std::string claim = std::string(dtype_name(dtype)) + " " + dims_text({p.dims().begin(), p.dims().end()}) +
+                            " (" + std::to_string(count) + " elements, " + std::to_string(bytes) + " bytes)";
+  if (p.has_raw_data()) {
+    if (int64_t(p.raw_data().size()) != bytes)
+      throw Error(ErrorKind::Input,
+                  "raw_data holds " + std::to_string(p.raw_data().size()) + " bytes; its header claims " + claim, file);
+    return count;
+  }
+  const TypedField field = typed_field(p, dtype);
+  const int others = p.float_data_size() + p.double_data_size() + p.int64_data_size() + p.uint64_data_size() +
+                     p.int32_data_size() - field.size;
+  if (others > 0)
+    throw Error(ErrorKind::Input, std::string("values are not in ") + field.name + ", the field for " +
+                                      dtype_name(dtype) + " (onnx.proto)", file);
+  if (int64_t(field.size) != count * field.per_element)
+    throw Error(ErrorKind::Input, std::string(field.name) + " holds " + std::to_string(field.size) +
+                                      " values; its header claims " + claim, file);
+  return count;
+}
+
+// A TensorProto (raw_data or any typed field) as a CPU tensor of its dtype,
+// once check_tensor_header has found the bytes for it.
 at::Tensor tensor_from_proto(const onnx::TensorProto& p) {
   const DType dtype = DType(p.data_type());
-  if (dtype == DType::String) throw Error(ErrorKind::Input, "string tensors are not supported");
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   std::string raw;
   if (p.has_raw_data()) {
@@ -90,19 +176,77 @@ at::Tensor tensor_from_proto(const onnx::TensorProto& p) {
   return tensor_from_raw(raw.data(), int64_t(raw.size()), dtype, dims);
 }
 
-at::Tensor read_tensor(const fs::path& path) {
+// The dims a value declares, -1 for a symbolic or absent dim; nullopt when
+// the rank is not declared.
+std::optional<std::vector<int64_t>> declared_dims(const onnx::ValueInfoProto& v) {
+  if (!v.type().tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return dims;
+}
+
+// A test-data file read as the tensor of graph value `v` ("input 'x'"):
+// dtype and dims must be the ones the model declares (bfloat16 may come as
+// uint16 bit patterns, as ONNX 1.12 writes them).
+at::Tensor read_tensor(const fs::path& path, const onnx::ValueInfoProto& v, const std::string& what) {
   onnx::TensorProto p;
   if (!p.ParseFromString(read_file(path)))
-    throw Error(ErrorKind::Input, "'" + path.string() + "' is not a TensorProto", path.string());
+    throw Error(ErrorKind::Input, "not a TensorProto (the protobuf does not parse)", path.string());
+  check_tensor_header(p, path);
+  const int declared = v.type().tensor_type().elem_type();
+  const bool bfloat16_bits = declared == onnx::TensorProto::BFLOAT16 && p.data_type() == onnx::TensorProto::UINT16;
+  if (declared != onnx::TensorProto::UNDEFINED && declared != p.data_type() && !bfloat16_bits)
+    throw Error(ErrorKind::Input,
+                std::string("holds ") + dtype_name(DType(p.data_type())) + ", the model's " + what + " is " +
+                    (onnx::TensorProto::DataType_IsValid(declared) ? dtype_name(DType(declared)) : "of an unknown type"),
+                path.string());
+  const std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  if (const auto want = declared_dims(v)) {
+    bool agree = want->size() == dims.size();
+    for (size_t k = 0; agree && k < dims.size(); ++k) agree = (*want)[k] < 0 || (*want)[k] == dims[k];
+    if (!agree) {
+      std::string text;
+      for (size_t k = 0; k < want->size(); ++k) text += (k ? "x" : "") + ((*want)[k] < 0 ? "?" : std::to_string((*want)[k]));
+      throw Error(ErrorKind::Input,
+                  "dims " + dims_text(dims) + " disagree with the model's " + what + " (" +
+                      (want->empty() ? "scalar" : text) + ")",
+                  path.string());
+    }
+  }
   return tensor_from_proto(p);
 }
 
-// input_0.pb, input_1.pb, ... in index order (not lexical: input_10 after input_9).
-std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+// The files input_0.pb .. input_{n-1}.pb (prefix "input") of a data set, in
+// index order, each for one of the model's `values`: a missing index, an index
+// with no value and a misnamed file ("input_01.pb", "input_x.pb") are errors
+// naming the file.
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix,
+                               const std::vector<const onnx::ValueInfoProto*>& values) {
+  auto names = [&] {
+    std::string list;
+    for (const auto* v : values) list += (list.empty() ? "" : ", ") + v->name();
+    return std::to_string(values.size()) + " graph " + prefix + (values.size() == 1 ? "" : "s") +
+           (values.empty() ? "" : " (" + list + ")");
+  };
+  std::vector<bool> present(values.size(), false);
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix + "_", 0) != 0 || e.path().extension() != ".pb") continue;
+    const std::string index = name.substr(prefix.size() + 1, name.size() - prefix.size() - 4);
+    const bool canonical = !index.empty() && index.size() < 10 && index.find_first_not_of("0123456789") == std::string::npos &&
+                           std::to_string(std::stoll(index)) == index;
+    if (!canonical)
+      throw Error(ErrorKind::Input, "not a numbered " + prefix + " file (" + prefix + "_0.pb, " + prefix + "_1.pb, ...)",
+                  e.path().string());
+    const auto k = size_t(std::stoll(index));
+    if (k >= values.size())
+      throw Error(ErrorKind::Input, "has no graph " + prefix + " to feed: the model has " + names(), e.path().string());
+    present[k] = true;
+  }
   std::vector<fs::path> files;
-  for (int i = 0;; ++i) {
-    const fs::path f = dir / (prefix + "_" + std::to_string(i) + ".pb");
-    if (!fs::exists(f)) break;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const fs::path f = dir / (prefix + "_" + std::to_string(k) + ".pb");
+    if (!present[k]) throw Error(ErrorKind::Input, "missing: the model has " + names(), f.string());
     files.push_back(f);
   }
   return files;
@@ -227,32 +371,31 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     // User-fed graph inputs, in order (IR < 4 files list initializers as inputs too).
     std::set<std::string> initializers;
     for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
-    std::vector<const onnx::ValueInfoProto*> graph_inputs;
+    std::vector<const onnx::ValueInfoProto*> graph_inputs, graph_outputs;
     std::vector<std::string> input_names;
     for (const auto& v : proto.graph().input())
       if (!initializers.count(v.name())) {
         graph_inputs.push_back(&v);
         input_names.push_back(v.name());
       }
+    for (const auto& v : proto.graph().output()) graph_outputs.push_back(&v);
 
     const auto sets = data_sets(dir);
-    if (sets.empty()) {
-      report << "no test_data_set_* folder\n";
-      return int(VerifyStatus::CannotRun);
-    }
+    if (sets.empty()) throw Error(ErrorKind::Input, "no test_data_set_N folder", dir.string());
+    // Every file of every set is checked (names, headers, bytes, dims against
+    // the model) before anything runs.
     std::vector<std::vector<at::Tensor>> set_inputs, set_outputs;
     for (const auto& set : sets) {
       std::vector<at::Tensor> ins, outs;
-      for (const auto& f : numbered(set, "input")) ins.push_back(read_tensor(f));
-      for (const auto& f : numbered(set, "output")) outs.push_back(read_tensor(f));
-      for (size_t i = 0; i < ins.size() && i < graph_inputs.size(); ++i) ins[i] = as_declared(ins[i], *graph_inputs[i]);
-      for (size_t o = 0; o < outs.size() && int(o) < proto.graph().output_size(); ++o)
-        outs[o] = as_declared(outs[o], proto.graph().output(int(o)));
-      if (ins.size() != input_names.size()) {
-        report << set.filename().string() << ": " << ins.size() << " inputs for " << input_names.size()
-               << " graph inputs\n";
-        return int(VerifyStatus::CannotRun);
-      }
+      const auto in_files = numbered(set, "input", graph_inputs);
+      const auto out_files = numbered(set, "output", graph_outputs);
+      for (size_t i = 0; i < in_files.size(); ++i)
+        ins.push_back(as_declared(read_tensor(in_files[i], *graph_inputs[i], "input '" + graph_inputs[i]->name() + "'"),
+                                  *graph_inputs[i]));
+      for (size_t o = 0; o < out_files.size(); ++o)
+        outs.push_back(as_declared(
+            read_tensor(out_files[o], *graph_outputs[o], "output '" + graph_outputs[o]->name() + "'"),
+            *graph_outputs[o]));
       set_inputs.push_back(std::move(ins));
       set_outputs.push_back(std::move(outs));
     }
@@ -297,11 +440,19 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     report << (mismatches ? "FAIL" : "PASS") << ": " << mismatches << " element(s) outside the tolerance\n";
     return int(mismatches ? VerifyStatus::Mismatch : VerifyStatus::Pass);
   } catch (const Error& e) {
-    report << (e.node().empty() ? "" : "node '" + e.node() + "' (" + e.op() + "): ") << e.message() << "\n";
+    // One line: the file, the node and op where known, what is wrong.
+    report << e.what() << "\n";
     return int(e.kind() == ErrorKind::Runtime ? VerifyStatus::Mismatch : VerifyStatus::CannotRun);
   } catch (const c10::Error& e) {
-    report << e.what_without_backtrace() << "\n";
+    const std::string what = e.what_without_backtrace();
+    report << what.substr(0, what.find('\n')) << "\n";
     return int(VerifyStatus::Mismatch);
+  } catch (const std::bad_alloc&) {
+    report << "out of memory\n";
+    return int(VerifyStatus::CannotRun);
+  } catch (const fs::filesystem_error& e) {
+    report << e.what() << "\n";
+    return int(VerifyStatus::CannotRun);
   } catch (const std::exception& e) {
     report << e.what() << "\n";
     return int(VerifyStatus::Mismatch);

@@ -1,6 +1,6 @@
 // The one error type of modelstat. Library code throws it with context; only
-// main() catches it and maps the kind to an exit code (2 for bad usage or
-// input, 1 for runtime failure).
+// main() catches it and maps the kind to an exit code (2 for bad usage, bad
+// input, or a model this machine cannot run; 1 for runtime failure).
 #pragma once
 
 #include <stdexcept>
@@ -12,6 +12,10 @@ enum class ErrorKind {
   Usage,    // bad command line                        -> exit 2
   Input,    // the model or a file it names is invalid -> exit 2
   Runtime,  // something failed while running          -> exit 1
+  // A valid model this executor or machine cannot run: an op with no kernel
+  // for a dtype on the device, not enough memory for the bound shapes. The
+  // message says what to do instead.                   -> exit 2
+  CannotRun,
 };
 
 class Error : public std::runtime_error {

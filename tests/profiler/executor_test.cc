@@ -147,18 +147,42 @@ TEST_F(ExecutorTest, UnknownInputDimsAreAnInputError) {
   }
 }
 
+// The error running `m` on its random inputs throws (a failure of the calling test when none).
+Error error_running(const IrModel& m) {
+  const Executor ex(m.model, {});
+  try {
+    ex.run(ex.make_inputs(0));
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an error";
+  return Error(ErrorKind::Runtime, "no error");
+}
+
 TEST_F(ExecutorTest, AtenErrorsBecomeRuntimeErrorsNamingTheNode) {
   IrModel m;
   const int x = m.input("x", {2, 3});
   m.output(m.node("MatMul", {x, m.weight("w", at::randn({4, 4}))})[0]);  // 3 vs 4: ATen throws
-  const Executor ex(m.model, {});
-  try {
-    ex.run(ex.make_inputs(0));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
-    EXPECT_EQ(e.node(), "MatMul_0");
-  }
+  const Error e = error_running(m);
+  EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+  EXPECT_EQ(e.node(), "MatMul_0");
+}
+
+// LibTorch has no float16 convolution on the CPU: the model is valid, the
+// executor cannot run it there. CannotRun (exit 2), naming the node, the
+// dtype and what to do, not LibTorch's message alone.
+TEST_F(ExecutorTest, OpWithoutKernelForItsDtypeCannotRun) {
+  IrModel m;
+  const int x = m.input("x", {1, 2, 5, 5});
+  const int xh = m.node("Cast", {x}, 1, {{"to", int64_t(DType::Float16)}})[0];
+  const int wh = m.node("Cast", {m.weight("w", at::ones({3, 2, 3, 3}))}, 1, {{"to", int64_t(DType::Float16)}})[0];
+  m.output(m.node("Conv", {xh, wh})[0]);
+  const Error e = error_running(m);
+  EXPECT_EQ(e.kind(), ErrorKind::CannotRun);
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_EQ(e.node(), "Conv_2");
+  EXPECT_NE(e.message().find("float16"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("--device cuda"), std::string::npos) << e.message();
 }
 
 TEST_F(ExecutorTest, MakeInputsIsDeterministicAndNeverZeros) {

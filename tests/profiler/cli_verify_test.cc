@@ -1,0 +1,296 @@
+// `modelstat verify` and `modelstat profile` on what the executor must refuse:
+// hostile ONNX test-case folders (missing, extra or misnamed input_*.pb,
+// missing outputs, headers claiming more elements than the file holds, dims
+// or dtypes the model does not declare, garbage), and models it cannot run
+// (an op with no kernel for float16 on the CPU, a string input). Each ends
+// with exit 2 and one line naming the file or the node, before anything of
+// the claimed size is allocated. Cases are built here as protobufs.
+// ONNX_NAMESPACE and ONNX_ML come with the onnx_proto target this binary links.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using RunResult = modelstat::test::CliResult;
+
+void value_info(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
+  v->set_name(name);
+  v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name, const std::string& op,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_name(name);
+  n->set_op_type(op);
+  for (const auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+// An empty opset-13 model named `name`.
+onnx::ModelProto opset13_model(const std::string& name) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  m.mutable_graph()->set_name(name);
+  return m;
+}
+
+// z = x + y, float 2x3.
+onnx::ModelProto add_model() {
+  onnx::ModelProto m = opset13_model("add");
+  onnx::GraphProto* g = m.mutable_graph();
+  value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  value_info(g->add_input(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  value_info(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 3});
+  add_node(g, "add0", "Add", {"x", "y"}, "z");
+  return m;
+}
+
+// x (float 1x2x5x5) -> Cast to float16 -> Conv with a float16 3x2x3x3 weight
+// of ones -> y (float16 1x3x3x3): ATen has no float16 convolution on the CPU.
+onnx::ModelProto half_conv_model() {
+  onnx::ModelProto m = opset13_model("half conv");
+  onnx::GraphProto* g = m.mutable_graph();
+  value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 2, 5, 5});
+  value_info(g->add_output(), "y", onnx::TensorProto::FLOAT16, {1, 3, 3, 3});
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : {3, 2, 3, 3}) w->add_dims(d);
+  for (int i = 0; i < 3 * 2 * 3 * 3; ++i) w->add_int32_data(0x3c00);  // 1.0 in float16
+  onnx::AttributeProto* to = add_node(g, "cast0", "Cast", {"x"}, "xh")->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT16);
+  add_node(g, "conv0", "Conv", {"xh", "w"}, "y");
+  return m;
+}
+
+onnx::TensorProto float_tensor(const std::vector<int64_t>& dims, float value) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t.add_dims(d);
+    n *= d;
+  }
+  for (int64_t i = 0; i < n; ++i) t.add_float_data(value);
+  return t;
+}
+
+void write(const fs::path& path, const std::string& bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A fresh, empty case folder under the test's temporary directory.
+fs::path fresh_case(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / ("modelstat_verify_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The Add case with 1 + 2 = 3 everywhere: passes as written; each test then breaks one thing.
+fs::path add_case(const std::string& name) {
+  const fs::path dir = fresh_case(name);
+  write(dir / "model.onnx", add_model().SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, 1).SerializeAsString());
+  write(dir / "test_data_set_0" / "input_1.pb", float_tensor({2, 3}, 2).SerializeAsString());
+  write(dir / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, 3).SerializeAsString());
+  return dir;
+}
+
+RunResult verify(const fs::path& dir) { return modelstat::test::run_modelstat_cli("verify " + dir.string()); }
+
+// Exit 2, one line (stdout: verify's report), naming `file` and saying `what`.
+void expect_cannot_run(const RunResult& r, const std::string& file, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find(file), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
+}
+
+TEST(CliVerify, WellFormedCasePassesAndAWrongOutputFails) {
+  const fs::path dir = add_case("ok");
+  RunResult r = verify(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  write(dir / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, 4).SerializeAsString());
+  r = verify(dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+TEST(CliVerify, MissingFolderModelOrDataSetIsNamed) {
+  const fs::path dir = fresh_case("empty");
+  expect_cannot_run(verify(dir), (dir / "model.onnx").string(), "missing");
+  expect_cannot_run(verify(dir / "absent"), (dir / "absent").string(), "not a folder");
+  write(dir / "model.onnx", "\xff\xff\xff\xff garbage");
+  expect_cannot_run(verify(dir), (dir / "model.onnx").string(), "not an ONNX model");
+  write(dir / "model.onnx", add_model().SerializeAsString());
+  expect_cannot_run(verify(dir), dir.string(), "no test_data_set_N folder");
+}
+
+TEST(CliVerify, MissingExtraAndMisnamedInputFilesAreNamed) {
+  const fs::path dir = add_case("inputs");
+  const fs::path set = dir / "test_data_set_0";
+  fs::remove(set / "input_1.pb");
+  expect_cannot_run(verify(dir), (set / "input_1.pb").string(), "missing: the model has 2 graph inputs (x, y)");
+  // A gap: input_0 and input_2 (no graph input for it), input_1 absent.
+  fs::copy_file(set / "input_0.pb", set / "input_2.pb");
+  expect_cannot_run(verify(dir), (set / "input_2.pb").string(), "has no graph input to feed");
+  fs::rename(set / "input_2.pb", set / "input_01.pb");
+  expect_cannot_run(verify(dir), (set / "input_01.pb").string(), "not a numbered input file");
+}
+
+TEST(CliVerify, MissingAndExtraOutputFilesAreNamedBeforeRunning) {
+  const fs::path dir = add_case("outputs");
+  const fs::path set = dir / "test_data_set_0";
+  fs::rename(set / "output_0.pb", set / "output_1.pb");
+  expect_cannot_run(verify(dir), (set / "output_1.pb").string(), "has no graph output to feed");
+  fs::remove(set / "output_1.pb");
+  const RunResult r = verify(dir);
+  expect_cannot_run(r, (set / "output_0.pb").string(), "missing");
+  EXPECT_EQ(r.out.find("criterion"), std::string::npos) << "nothing may run: " << r.out;
+}
+
+TEST(CliVerify, DimsOrDtypeTheModelDoesNotDeclareAreNamed) {
+  const fs::path dir = add_case("dims");
+  const fs::path in = dir / "test_data_set_0" / "input_0.pb";
+  write(in, float_tensor({3, 2}, 1).SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "dims 3x2 disagree with the model's input 'x' (2x3)");
+  onnx::TensorProto longs;
+  longs.set_data_type(onnx::TensorProto::INT64);
+  longs.add_dims(2);
+  longs.add_dims(3);
+  for (int i = 0; i < 6; ++i) longs.add_int64_data(1);
+  write(in, longs.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "holds int64, the model's input 'x' is float32");
+}
+
+// Headers that claim what the bytes do not hold: refused from the header,
+// before a tensor of the claimed size exists (2^40 float elements would be 4 TiB).
+TEST(CliVerify, HeaderClaimsBeyondTheBytesAreRefusedBeforeAllocating) {
+  const fs::path dir = add_case("claims");
+  const fs::path in = dir / "test_data_set_0" / "input_0.pb";
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(int64_t(1) << 20);
+  t.add_dims(int64_t(1) << 20);
+  t.set_raw_data(std::string(24, '\0'));
+  write(in, t.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "raw_data holds 24 bytes; its header claims float32 1048576x1048576");
+
+  t.clear_dims();
+  t.add_dims(int64_t(1) << 62);
+  t.add_dims(8);  // 2^65 elements: the product overflows int64
+  write(in, t.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "claim more than 2^63 elements");
+
+  t.clear_dims();
+  t.add_dims(-2);
+  t.add_dims(-3);  // the product, 6, matches 24 bytes: each dim is checked
+  write(in, t.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "dim 0 is -2");
+
+  t.clear_dims();
+  t.add_dims(2);
+  t.add_dims(3);
+  t.set_raw_data(std::string(20, '\0'));  // 5 floats for 6
+  write(in, t.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "raw_data holds 20 bytes; its header claims float32 2x3 (6 elements, 24 bytes)");
+
+  onnx::TensorProto typed = float_tensor({2, 3}, 1);
+  typed.clear_float_data();
+  for (int i = 0; i < 6; ++i) typed.add_int32_data(1);  // float values in int32_data
+  write(in, typed.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "values are not in float_data");
+}
+
+TEST(CliVerify, GarbageAndNonNumericTensorFilesAreNamed) {
+  const fs::path dir = add_case("garbage");
+  const fs::path in = dir / "test_data_set_0" / "input_0.pb";
+  write(in, std::string("\x0a\xff\xff\xff\xff\x0f", 6));  // a length-delimited field longer than the file
+  expect_cannot_run(verify(dir), in.string(), "not a TensorProto");
+  write(in, std::string());  // parses as an empty TensorProto: no data type
+  expect_cannot_run(verify(dir), in.string(), "unknown data_type 0");
+  onnx::TensorProto s;
+  s.set_data_type(onnx::TensorProto::STRING);
+  s.add_string_data("hello");
+  write(in, s.SerializeAsString());
+  expect_cannot_run(verify(dir), in.string(), "a string tensor");
+}
+
+// A float16 Conv on the CPU: LibTorch has no kernel ("slow_conv2d_cpu" not
+// implemented for 'Half'). Not a failed comparison (1): a case that cannot run
+// (2), naming the node, the dtype and what to do.
+TEST(CliVerify, OpWithoutKernelForItsDtypeCannotRun) {
+  const fs::path dir = fresh_case("half_conv");
+  write(dir / "model.onnx", half_conv_model().SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({1, 2, 5, 5}, 1).SerializeAsString());
+  onnx::TensorProto y;
+  y.set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : {1, 3, 3, 3}) y.add_dims(d);
+  for (int i = 0; i < 27; ++i) y.add_int32_data(0x4c80);  // 18.0 in float16
+  write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
+  const RunResult r = verify(dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  EXPECT_NE(last.find("node 'conv0' (Conv)"), std::string::npos) << r.out;
+  EXPECT_NE(last.find("float16"), std::string::npos) << r.out;
+  EXPECT_NE(last.find("--device cuda"), std::string::npos) << r.out;
+  EXPECT_NE(last.find("float32"), std::string::npos) << r.out;
+
+  // profile: the same, as a one-line error on stderr.
+  const RunResult p = modelstat::test::run_modelstat_cli(
+      "profile " + (dir / "model.onnx").string() +
+      " --threads 1 --warmup 0 --warmup-time 0 --iters 1 --min-time 0 --max-time 0.5 --no-layers");
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_EQ(p.err.rfind("modelstat: error: ", 0), 0u) << p.err;
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+  for (const char* part : {"node 'conv0' (Conv)", "float16", "--device cuda", "convert the model to float32"})
+    EXPECT_NE(p.err.find(part), std::string::npos) << part << " in " << p.err;
+  EXPECT_TRUE(p.out.empty()) << p.out;
+}
+
+// A graph fed strings (Identity on a string input): neither verify nor
+// profile can run it, and both say so with exit 2 and the value named.
+TEST(CliVerify, StringInputCannotRun) {
+  onnx::ModelProto m = opset13_model("text");
+  onnx::GraphProto* g = m.mutable_graph();
+  value_info(g->add_input(), "text", onnx::TensorProto::STRING, {2});
+  value_info(g->add_output(), "same", onnx::TensorProto::STRING, {2});
+  add_node(g, "id0", "Identity", {"text"}, "same");
+  const fs::path dir = fresh_case("string_input");
+  write(dir / "model.onnx", m.SerializeAsString());
+  onnx::TensorProto s;
+  s.set_data_type(onnx::TensorProto::STRING);
+  s.add_dims(2);
+  s.add_string_data("a");
+  s.add_string_data("b");
+  write(dir / "test_data_set_0" / "input_0.pb", s.SerializeAsString());
+  write(dir / "test_data_set_0" / "output_0.pb", s.SerializeAsString());
+  expect_cannot_run(verify(dir), "string value 'text'", "cannot run");
+
+  const RunResult p = modelstat::test::run_modelstat_cli("profile " + (dir / "model.onnx").string() +
+                                                         " --threads 1 --warmup 0 --iters 1 --min-time 0");
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+  for (const char* part : {"node 'id0' (Identity)", "graph input 'text' is a string tensor", "tokenizer"})
+    EXPECT_NE(p.err.find(part), std::string::npos) << part << " in " << p.err;
+}
+
+}  // namespace
