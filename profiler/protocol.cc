@@ -149,8 +149,10 @@ LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batc
 
 // What a run with `input_sets` sets holds in host memory (host_memory.hpp);
 // the refusal text, empty when it fits.
+// `weights_alone` says whether the constants by themselves exceed what is
+// free (no batch makes such a run fit).
 std::string host_memory_refusal(const AnalysisResult& analysis, const ProfileOptions& o, const Device& device,
-                                int input_sets, bool train_step) {
+                                int input_sets, bool train_step, bool* weights_alone = nullptr) {
   RunShape run;
   run.on_cpu = device.torch_device().is_cpu();
   run.input_sets = input_sets;
@@ -158,7 +160,13 @@ std::string host_memory_refusal(const AnalysisResult& analysis, const ProfileOpt
     const Optimizer kind = parse_optimizer(o.optimizer);
     run.optimizer_states = kind == Optimizer::Adam ? 2 : kind == Optimizer::Momentum ? 1 : 0;
   }
-  return exceeds_host_memory(estimate_host_memory(analysis, run));
+  const HostMemoryEstimate estimate = estimate_host_memory(analysis, run);
+  if (weights_alone) {
+    HostMemoryEstimate weights_only;
+    weights_only.weights = estimate.weights;
+    *weights_alone = !exceeds_host_memory(weights_only).empty();
+  }
+  return exceeds_host_memory(estimate);
 }
 
 // A batch sweep or max-batch search rebinds the leading dim; a model that fixes
@@ -326,7 +334,14 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   result.cold.model_load = since(t);
   result.analysis = analyze_model(model);
   // Refused before any tensor is allocated (host_memory.hpp says why).
-  const std::string refusal = host_memory_refusal(result.analysis, o, *device, std::max(1, o.input_sets), o.train_step);
+  bool weights_alone = false;
+  const std::string refusal =
+      host_memory_refusal(result.analysis, o, *device, std::max(1, o.input_sets), o.train_step, &weights_alone);
+  if (!refusal.empty() && weights_alone)
+    throw Error(ErrorKind::CannotRun, "the model's constants alone, at the sizes their dims declare, do not fit in "
+                                      "this machine's memory: " + refusal +
+                                          "; no batch makes this run fit (a larger machine, or a file whose dims "
+                                          "are what it holds)");
   if (!refusal.empty())
     throw Error(ErrorKind::CannotRun, "the bound input shapes do not fit in this machine's memory: " + refusal +
                                           "; profile a smaller batch (--dim, --input or --default-batch)");
