@@ -44,8 +44,18 @@ class Loader {
   int64_t bytes_loaded = 0, randomised = 0;
 
  private:
-  // The constant's values as a CPU tensor of its own dtype.
+  // The constant's values as a CPU tensor of its own dtype; a bad payload's
+  // error names the tensor.
   at::Tensor load(const Tensor& t) {
+    try {
+      return load_bytes(t);
+    } catch (const Error& e) {
+      if (e.message().find("'" + t.name + "'") != std::string::npos) throw;  // already named
+      throw Error(e.kind(), "constant '" + t.name + "': " + e.message(), e.file(), e.node(), e.op());
+    }
+  }
+
+  at::Tensor load_bytes(const Tensor& t) {
     // Strings have no ATen type: left to whatever consumes them (nothing the
     // executor runs does).
     if (t.dtype == DType::String || t.dtype == DType::Undefined) return {};

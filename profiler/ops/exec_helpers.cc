@@ -164,7 +164,7 @@ at::Tensor tensor_from_raw(const void* data, int64_t nbytes, DType dtype, const 
   const int64_t element = dtype_size_bytes(dtype);
   int64_t expected = 0;
   if (element == 0 || count < 0 || __builtin_mul_overflow(count, element, &expected) || nbytes != expected)
-    throw Error(ErrorKind::Input, "constant of type " + std::string(dtype_name(dtype)) + " has " +
+    throw Error(ErrorKind::Input, std::string(dtype_name(dtype)) + " payload holds " +
                                       std::to_string(nbytes) + " bytes, expected " + std::to_string(count) +
                                       " elements of " + std::to_string(element) + " bytes");
   const at::ScalarType type = scalar_type_of(dtype);
