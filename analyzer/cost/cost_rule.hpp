@@ -115,6 +115,14 @@ struct OpTraits {
                                      // ops ONNX has no schema for, e.g. contrib ops)
   DenseFamily dense_family = DenseFamily::None;  // the measured contraction classes it is priced with
 
+  // (Defined before its callers: clang evaluates them in constant expressions.)
+  template <typename T>
+  constexpr OpTraits with(T OpTraits::*field, T value) const {
+    OpTraits t = *this;
+    t.*field = value;
+    return t;
+  }
+
   constexpr OpTraits as_view() const { return with(&OpTraits::view, true).saves(BackwardSaves::Nothing); }
   constexpr OpTraits in_place() const { return with(&OpTraits::may_run_in_place, true); }
   constexpr OpTraits saves(BackwardSaves s) const { return with(&OpTraits::backward_saves, s); }
@@ -125,14 +133,6 @@ struct OpTraits {
   constexpr OpTraits conv_pool(int weight_input) const { return with(&OpTraits::conv_pool_weight_input, weight_input); }
   constexpr OpTraits shape_of_input() const { return with(&OpTraits::same_shape_as_input, true); }
   constexpr OpTraits dense(DenseFamily f) const { return with(&OpTraits::dense_family, f); }
-
- private:
-  template <typename T>
-  constexpr OpTraits with(T OpTraits::*field, T value) const {
-    OpTraits t = *this;
-    t.*field = value;
-    return t;
-  }
 };
 
 // The op's one record (also called its cost rule: `CostRule` is the same type).
