@@ -189,8 +189,16 @@ std::optional<std::vector<int64_t>> declared_dims(const onnx::ValueInfoProto& v)
 // dtype and dims must be the ones the model declares (bfloat16 may come as
 // uint16 bit patterns, as ONNX 1.12 writes them).
 at::Tensor read_tensor(const fs::path& path, const onnx::ValueInfoProto& v, const std::string& what) {
+  return read_case_tensor(read_file(path), path.string(), v, what);
+}
+
+}  // namespace
+
+at::Tensor read_case_tensor(const std::string& bytes, const std::string& file, const onnx::ValueInfoProto& v,
+                            const std::string& what) {
+  const fs::path path(file);
   onnx::TensorProto p;
-  if (!p.ParseFromString(read_file(path)))
+  if (!p.ParseFromString(bytes))
     throw Error(ErrorKind::Input, "not a TensorProto (the protobuf does not parse)", path.string());
   check_tensor_header(p, path);
   const int declared = v.type().tensor_type().elem_type();
@@ -215,6 +223,8 @@ at::Tensor read_tensor(const fs::path& path, const onnx::ValueInfoProto& v, cons
   }
   return tensor_from_proto(p);
 }
+
+namespace {
 
 // The files input_0.pb .. input_{n-1}.pb (prefix "input") of a data set, in
 // index order, each for one of the model's `values`: a missing index, an index

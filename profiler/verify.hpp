@@ -4,10 +4,16 @@
 // tolerances ONNX's runner uses.
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace onnx {
+class ValueInfoProto;
+}
 
 namespace modelstat::profiler {
 
@@ -41,6 +47,15 @@ struct VerifyOptions {
 // for sequences/optionals/maps, "string value 'x'"). Empty when it can run:
 // the node-test sweep calls such a case "claimed". Throws modelstat::Error(Input) when model.onnx cannot be read.
 std::vector<std::string> case_unsupported_ops(const std::string& case_dir);
+
+// The bytes of a test-data file (`file` names it in errors) read as the
+// tensor of graph value `v` (`what`: "input 'x'"): the header is checked
+// against the bytes it carries before anything of the claimed size is
+// allocated (a known numeric dtype, dims >= 0 whose product fits in 64 bits,
+// exactly that many values present), then dtype and dims against what `v`
+// declares. Throws Error(Input), or Error(CannotRun) for a string tensor.
+at::Tensor read_case_tensor(const std::string& bytes, const std::string& file, const onnx::ValueInfoProto& v,
+                            const std::string& what);
 
 // Runs one case; writes to `report` a line stating the pass criterion, then
 // one line per output of each data set ("pass" or "MISMATCH", the number of

@@ -369,3 +369,18 @@ TEST(CliProfile, CraftedWeightLocationsAreRefusedNotFollowed) {
   }
   std::filesystem::remove_all(dir);
 }
+
+// Inputs that once crashed a fuzz target (tools/fuzz.sh analyze|executor):
+// `profile` takes each through the executor's load path and must end in an
+// orderly way, run (0) or refused (2), never by a signal or an uncaught
+// LibTorch error (exit 1).
+TEST(CliProfile, FuzzRegressionsEndCleanly) {
+  const std::filesystem::path dir = std::filesystem::path(MODELSTAT_SOURCE_DIR) / "tests/data/fuzz_regressions";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    ++seen;
+    const RunResult r = run("profile '" + entry.path().string() + "'" + kQuick + " --no-layers -f json -o /dev/null");
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << entry.path() << " exit " << r.exit_code << "\n" << r.err;
+  }
+  EXPECT_GT(seen, 0);
+}
