@@ -340,10 +340,17 @@ size_t ints_size(onnx::InferenceContext& ctx, const char* name, size_t fallback)
 }
 
 // ONNX's convPoolShapeInference indexes dims by attribute lengths and the
-// weight's rank without checking them against each other.
+// weight's rank without checking them against each other, and divides by the
+// strides (a stride of 0 was a SIGFPE, found by tools/fuzz.sh analyze).
 void check_conv_pool(onnx::InferenceContext& ctx, int weight_index) {
   const auto* x = known_shape(ctx, 0);
   const auto* w = weight_index >= 0 ? known_shape(ctx, size_t(weight_index)) : nullptr;
+  for (const char* name : {"kernel_shape", "strides", "dilations"})
+    if (const onnx::AttributeProto* a = ctx.getAttribute(name))
+      for (int64_t v : a->ints())
+        if (v < 1) fail_shape_inference(name, " holds ", v, " (each must be >= 1)");
+  if (const onnx::AttributeProto* g = ctx.getAttribute("group"))
+    if (g->i() < 1) fail_shape_inference("group is ", g->i(), " (must be >= 1)");
   if (w && w->dim_size() < 3) fail_shape_inference("weight rank ", w->dim_size(), " is below 3");
   if (!x) return;
   const int rank = x->dim_size();

@@ -45,6 +45,7 @@ void conv_transpose(ExecContext& ctx) {
   if (kernel.size() != n || strides.size() != n || dilations.size() != n || output_padding.size() != n ||
       (!output_shape.empty() && output_shape.size() != n))
     fail_input(ctx, "kernel_shape, strides, dilations, output_padding or output_shape has the wrong length");
+  check_window_values(ctx, kernel, strides, dilations);
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   std::vector<int64_t> full(n), begin(n, 0), end(n, 0), out(n);

@@ -325,6 +325,17 @@ std::vector<int64_t> spatial_dims(const at::Tensor& t) {
   return std::vector<int64_t>(sizes.begin() + std::min<int64_t>(2, t.dim()), sizes.end());
 }
 
+void check_window_values(const ExecContext& ctx, const std::vector<int64_t>& kernel,
+                         const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+  const std::pair<const char*, const std::vector<int64_t>*> lists[] = {
+      {"kernel_shape", &kernel}, {"strides", &strides}, {"dilations", &dilations}};
+  for (const auto& [name, values] : lists)
+    for (int64_t v : *values)
+      if (v < 1) fail_input(ctx, std::string(name) + " holds " + std::to_string(v) + " (each must be >= 1)");
+  const int64_t group = ctx.node().attr_int("group", 1);
+  if (group < 1) fail_input(ctx, "group is " + std::to_string(group) + " (must be >= 1)");
+}
+
 Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const std::vector<int64_t>& input_spatial) {
   const Node& node = ctx.node();
   const size_t n = kernel.size();
@@ -334,6 +345,7 @@ Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const
   w.dilations = attr_ints_or(node, "dilations", std::vector<int64_t>(n, 1));
   if (w.strides.size() != n || w.dilations.size() != n || input_spatial.size() != n)
     fail_input(ctx, "kernel, strides, dilations and input spatial rank disagree");
+  check_window_values(ctx, w.kernel, w.strides, w.dilations);
   w.pads_begin.assign(n, 0);
   w.pads_end.assign(n, 0);
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");

@@ -155,6 +155,11 @@ struct Window {
 // odd pixel at the end for UPPER and at the start for LOWER; VALID: none).
 // `input_spatial` are the input's spatial dims.
 Window resolve_window(const ExecContext& ctx, std::vector<int64_t> kernel, const std::vector<int64_t>& input_spatial);
+// Refuses (fail_input) a kernel_shape, strides or dilations value below 1 and
+// a group below 1: the pad arithmetic divides by the strides (a stride of 0
+// was a SIGFPE) and ATen's own refusal is not the project's error.
+void check_window_values(const ExecContext& ctx, const std::vector<int64_t>& kernel,
+                         const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations);
 
 // The spatial dims of an N, C, spatial... tensor (input or weight).
 std::vector<int64_t> spatial_dims(const at::Tensor& t);
