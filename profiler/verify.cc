@@ -411,6 +411,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     }
 
     LoadOptions load;
+    load.allow_custom_domains = options.allow_custom_domains;
     for (size_t i = 0; i < input_names.size(); ++i) {
       const auto sizes = set_inputs[0][i].sizes();
       load.input_shapes[input_names[i]] = std::vector<int64_t>(sizes.begin(), sizes.end());

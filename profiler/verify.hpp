@@ -39,6 +39,9 @@ struct VerifyOptions {
   // When set, filled with every graph output's OutputShapes once the first
   // data set has run (left empty when the case cannot run).
   std::vector<OutputShapes>* shapes = nullptr;
+  // As `modelstat --allow-custom-domains`: a domain nothing can count loads,
+  // its nodes unknown (the case then runs only if the executor has them).
+  bool allow_custom_domains = false;
 };
 
 // What keeps the case's model from running: ops of top-level nodes without

@@ -62,6 +62,8 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   verify->add_option("--atol", verify_options->atol, "Absolute tolerance")
       ->default_val(verify_options->atol)
       ->check(non_negative);
+  verify->add_flag("--allow-custom-domains", verify_options->allow_custom_domains,
+                   "Load a model whose nodes use a domain modelstat has no rules for (its nodes are unknown)");
   commands.push_back(
       {verify, [case_dir, verify_options] { return profiler::verify_case(*case_dir, std::cout, *verify_options); }});
 }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -119,7 +120,23 @@ std::string join_shape(const std::vector<int64_t>& v) {
   return out.empty() ? "scalar" : out;
 }
 
+// The first node (main graph, subgraphs, then model-local functions) of each
+// domain a node uses: what decides whether an unknown imported domain matters.
+void collect_used_domains(const onnx::GraphProto& g, std::map<std::string, const onnx::NodeProto*>& used) {
+  for (const auto& n : g.node()) {
+    used.emplace(normalize_domain(n.domain()), &n);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_used_domains(a.g(), used);
+      for (const auto& sub : a.graphs()) collect_used_domains(sub, used);
+    }
+  }
+}
+
 void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices) {
+  std::map<std::string, const onnx::NodeProto*> used;
+  collect_used_domains(m.graph(), used);
+  for (const auto& f : m.functions())
+    for (const auto& n : f.node()) used.emplace(normalize_domain(n.domain()), &n);
   std::set<std::string> imported, record_domains;
   for (const auto& o : m.opset_import()) {
     const std::string d = normalize_domain(o.domain());
@@ -129,6 +146,15 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
                                         std::to_string(o.version()));
     if (is_known_domain(d)) {
       const int max_v = max_known_version(d);
+      // ai.onnx.ml 4 and 5 (ONNX 1.13, 1.15: LabelEncoder, TreeEnsemble,
+      // ...) post-date ONNX 1.12's schemas: loaded, each node counted by a
+      // rule where one exists, else listed as unknown, and said so.
+      if (d == "ai.onnx.ml" && o.version() > max_v && o.version() <= 5) {
+        notices.push_back("ai.onnx.ml opset " + std::to_string(o.version()) + " is newer than this build's schemas (" +
+                          std::to_string(max_v) + "): its nodes are checked against opset " + std::to_string(max_v) +
+                          " and listed as unknown where modelstat has no rule");
+        continue;
+      }
       if (o.version() > max_v)
         throw Error(ErrorKind::Input, "opset " + std::to_string(o.version()) + " of domain '" +
                                           (d.empty() ? "ai.onnx" : d) + "' is newer than this build knows (up to " +
@@ -137,14 +163,21 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
       // A contrib domain modelstat has op records for (com.microsoft): its
       // nodes are checked one by one below.
       record_domains.insert(d);
+    } else if (!used.count(d)) {
+      // Imported and never used (ONNX Runtime's tools import
+      // com.ms.internal.nhwc and the like): nothing to count, nothing refused.
+      notices.push_back("domain '" + o.domain() + "' is imported but no node uses it");
     } else if (!options.allow_custom_domains) {
       bool local_function = false;
       for (const auto& f : m.functions())
         if (f.domain() == o.domain()) local_function = true;
+      const onnx::NodeProto& n = *used.at(d);
       if (!local_function)
-        throw Error(ErrorKind::Input, "unknown domain '" + o.domain() +
-                                          "' imported by the model (pass --allow-custom-domains to list its "
-                                          "nodes as unknown)");
+        throw Error(ErrorKind::Input,
+                    "uses domain '" + o.domain() +
+                        "', which modelstat has no rules for (pass --allow-custom-domains to list its nodes as "
+                        "unknown)",
+                    {}, n.name(), n.op_type());
     }
   }
   if (!imported.count(""))
@@ -164,7 +197,48 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
   }
   if (options.allow_custom_domains)
     for (const auto& d : imported)
-      if (!is_known_domain(d) && !cost::domain_has_records(d)) notices.push_back("domain '" + d + "' has no cost rules: its nodes are listed as unknown");
+      if (!is_known_domain(d) && !cost::domain_has_records(d) && used.count(d)) notices.push_back("domain '" + d + "' has no cost rules: its nodes are listed as unknown");
+}
+
+// One line naming what is left unbound once the inputs are bound: for a
+// named dim the --dim to give, for an input with unnamed (`?`) dims, which
+// only --input can bind, the input, the positions and the --input to give
+// (`--input images:1x3xD2xD3`). Nothing when every input dim is known.
+void unbound_dims_hint(const onnx::GraphProto& g, const std::set<std::string>& initializer_names,
+                       const LoadOptions& options, std::vector<std::string>& notices) {
+  std::vector<std::string> parts;
+  std::set<std::string> named;
+  for (const auto& in : g.input()) {
+    if (initializer_names.count(in.name()) || options.input_shapes.count(in.name())) continue;
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const auto& shape = in.type().tensor_type().shape();
+    std::vector<int> unnamed;
+    std::string example;
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      const auto& d = shape.dim(i);
+      example += i ? "x" : "";
+      if (d.has_dim_value()) {
+        example += std::to_string(d.dim_value());
+      } else if (d.has_dim_param() && !d.dim_param().empty()) {
+        example += d.dim_param();
+        if (named.insert(d.dim_param()).second) parts.push_back("--dim " + d.dim_param() + "=N");
+      } else {
+        example += "D" + std::to_string(i);
+        unnamed.push_back(i);
+      }
+    }
+    if (unnamed.empty()) continue;
+    std::string positions;
+    for (size_t k = 0; k < unnamed.size(); ++k)
+      positions += (k == 0 ? "" : k + 1 == unnamed.size() ? " and " : ", ") + std::to_string(unnamed[k]);
+    parts.push_back("--input " + in.name() + ":" + example + " (dim" + (unnamed.size() > 1 ? "s " : " ") +
+                    positions + " of input '" + in.name() + "' " + (unnamed.size() > 1 ? "have" : "has") +
+                    " no name: only --input binds " + (unnamed.size() > 1 ? "them" : "it") + ")");
+  }
+  if (parts.empty()) return;
+  std::string line = "unbound input dims leave the nodes they feed uncounted: bind them with ";
+  for (size_t k = 0; k < parts.size(); ++k) line += (k ? "; " : "") + parts[k];
+  notices.push_back(line);
 }
 
 // Applies --input / --dim / default batch to the graph inputs. Clears
@@ -231,6 +305,7 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
       }
     }
   }
+  unbound_dims_hint(g, initializer_names, options, notices);
   for (const auto& [name, shape] : options.input_shapes)
     if (!input_names.count(name)) {
       std::string list;
@@ -380,7 +455,13 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
     auto it = cache_.find(base);
     if (it != cache_.end()) return it->second.get();
     auto copy = std::make_unique<onnx::OpSchema>(*base);
-    if (auto fn = base->GetTypeAndShapeInferenceFunction()) {
+    // Only a schema with an inference function of its own gets the guarded
+    // one: GetTypeAndShapeInferenceFunction() returns a do-nothing function
+    // for the others, and wrapping it hid the function body ONNX infers
+    // function ops (GreaterOrEqual, LessOrEqual, MeanVarianceNormalization)
+    // through, leaving their outputs untyped.
+    if (base->has_type_and_shape_inference_function()) {
+      auto fn = base->GetTypeAndShapeInferenceFunction();
       std::vector<bool> required;
       for (const auto& p : base->inputs()) required.push_back(p.GetOption() != onnx::OpSchema::Optional);
       const int weight_index = conv_pool_weight_index(key, domain);

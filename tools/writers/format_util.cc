@@ -66,6 +66,12 @@ std::string ellipsize(const std::string& text, size_t max_width) {
   return text.substr(0, head_end) + kEllipsis + text.substr(tail_begin);
 }
 
+std::string join_some(const std::vector<std::string>& parts, const std::string& sep, size_t most) {
+  if (parts.size() <= most) return join(parts, sep);
+  const std::vector<std::string> head(parts.begin(), parts.begin() + long(most));
+  return join(head, sep) + sep + "... and " + std::to_string(parts.size() - most) + " more (-f json lists all)";
+}
+
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -118,7 +118,7 @@ class MarkdownWriter final : public AnalysisWriter {
     }
 
     out << "## Coverage\n\n" << md_text(coverage_summary(r)) << "\n\n";
-    if (!r.unknown_dims.empty()) out << "Unknown dims: " << md_text(join(r.unknown_dims, ", ")) << "\n\n";
+    if (!r.unknown_dims.empty()) out << "Unknown dims: " << md_text(join_some(r.unknown_dims, ", ", 8)) << "\n\n";
     if (!r.notices.empty()) {
       out << "## Notices\n\n";
       for (const std::string& notice : r.notices) out << "- note: " << md_text(notice) << '\n';

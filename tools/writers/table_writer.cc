@@ -154,7 +154,7 @@ class TableWriter final : public AnalysisWriter {
 
     const std::string coverage = "coverage: " + coverage_summary(r);
     out << (t.nodes_exact < t.nodes ? style.yellow(coverage) : coverage) << '\n';
-    if (!r.unknown_dims.empty()) out << "unknown dims: " << join(r.unknown_dims, ", ") << '\n';
+    if (!r.unknown_dims.empty()) out << "unknown dims: " << join_some(r.unknown_dims, ", ", 8) << '\n';
     for (const std::string& notice : r.notices) out << style.yellow("note: " + notice) << '\n';
     out << "analysis time: " << human_seconds(r.analysis_seconds) << '\n';
   }
