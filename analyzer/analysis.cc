@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <variant>
 #include <set>
 #include <unordered_set>
 
@@ -139,37 +141,143 @@ class GraphCoster {
       cost.note = "size of '" + unknown_tensor + "' unknown";
     }
 
-    // If / Loop / Scan: the subgraphs' cost, counted once (If: the costlier branch).
+    // If / Loop / Scan: the subgraphs' cost as one run executes it.
     const auto subgraphs = node.subgraphs();
     if (!subgraphs.empty()) {
-      NodeCost best;
-      int best_nodes = 0;
-      const bool take_max = node.op_type == "If";
-      for (const auto& sub : subgraphs) {
-        int nested = 0;
-        NodeCost sc = cost_graph(*sub, &nested);
-        if (take_max) {
-          if (sc.flops >= best.flops) {
-            best = sc;
-            best_nodes = nested;
-          }
-        } else {
-          add_into(best, sc);
-          best_nodes += nested;
-        }
-      }
       const int64_t params_before = cost.params;
-      add_into(cost, best);
-      if (take_max) cost.params = params_before + best.params;
-      *subgraph_nodes = best_nodes;
-      cost.note = node.op_type == "If" ? "costlier branch counted once"
-                                       : "body counted once (one iteration)";
+      int nested = 0;
+      const NodeCost body = control_flow_cost(node, subgraphs, &nested);
+      add_into(cost, body);
+      cost.params = params_before + body.params;
+      *subgraph_nodes = nested;
+      cost.note = control_note_;
     }
     return cost;
   }
 
+  // Control flow the analysis could not decide, with the subgraph depth of
+  // each node: If nodes ("name=then" for the branch counted), Loop and Scan
+  // nodes counted once.
+  using Named = std::pair<int, std::string>;
+  std::vector<Named> unknown_ifs, unknown_loops, unknown_scans;
+
+  // One notice per kind, naming the first few nodes.
+  std::vector<std::string> control_flow_notices() const {
+    // Outermost first: the top-level node is the one a user binds first.
+    auto first = [](std::vector<Named> names) {
+      std::stable_sort(names.begin(), names.end(), [](const Named& a, const Named& b) { return a.first < b.first; });
+      std::string list;
+      for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", " : "") + names[i].second;
+      if (names.size() > 3) list += ", ... (" + std::to_string(names.size() - 3) + " more)";
+      return list;
+    };
+    std::vector<std::string> out;
+    if (!unknown_ifs.empty())
+      out.push_back(std::to_string(unknown_ifs.size()) +
+                    " If node(s) with a condition unknown before running: the costlier branch of each is counted (" +
+                    first(unknown_ifs) + "); --branch NODE=then|else chooses");
+    if (!unknown_loops.empty())
+      out.push_back(std::to_string(unknown_loops.size()) +
+                    " Loop node(s) with a trip count unknown before running: one trip of each is counted (" +
+                    first(unknown_loops) + "); --trip-count NODE=N sets it");
+    if (!unknown_scans.empty())
+      out.push_back(std::to_string(unknown_scans.size()) +
+                    " Scan node(s) with an unknown sequence length (bind the input dims): one step of each is counted (" +
+                    first(unknown_scans) + ")");
+    return out;
+  }
+
+  // The cost of the subgraphs of an If / Loop / Scan as one run executes
+  // them: the If's branch its condition selects (known before running or
+  // chosen with --branch), else the costlier one; a Loop's body times its trip
+  // count (known or --trip-count), else one trip; a Scan's body times the
+  // sequence length. Sets control_note_ (the row's note) and adds a notice
+  // when it has to guess.
+  NodeCost control_flow_cost(const Node& node, const std::vector<std::shared_ptr<Graph>>& subgraphs, int* nested) {
+    if (node.domain.empty() && node.op_type == "If") {
+      const auto* then_attr = std::get_if<std::shared_ptr<Graph>>(node.attr("then_branch"));
+      const auto* else_attr = std::get_if<std::shared_ptr<Graph>>(node.attr("else_branch"));
+      if (then_attr && else_attr && *then_attr && *else_attr) {
+        int then_nodes = 0, else_nodes = 0;
+        const NodeCost then_cost = cost_graph(**then_attr, &then_nodes);
+        const NodeCost else_cost = cost_graph(**else_attr, &else_nodes);
+        bool take_then = then_cost.flops >= else_cost.flops;
+        if (node.if_branch >= 0) {
+          take_then = node.if_branch == 0;
+          control_note_ = std::string(take_then ? "then_branch" : "else_branch") + " counted (" +
+                          node.control_source + ")";
+        } else {
+          control_note_ = std::string("condition unknown before running: the costlier branch (") +
+                          (take_then ? "then_branch" : "else_branch") + ") counted";
+          unknown_ifs.push_back({depth_, node.name + "=" + (take_then ? "then" : "else")});
+        }
+        *nested = take_then ? then_nodes : else_nodes;
+        return take_then ? then_cost : else_cost;
+      }
+    }
+    NodeCost body;
+    for (const auto& sub : subgraphs) add_into(body, cost_graph(*sub, nested));
+    int64_t times = 1;
+    if (node.domain.empty() && node.op_type == "Loop") {
+      if (node.trip_count >= 0) {
+        times = node.trip_count;
+        control_note_ = "body x " + std::to_string(times) + " trips (" + node.control_source + ")";
+      } else {
+        control_note_ = "trip count unknown before running: one trip counted";
+        unknown_loops.push_back({depth_, node.name});
+      }
+    } else if (node.domain.empty() && node.op_type == "Scan") {
+      if (const auto length = scan_length(node)) {
+        times = *length;
+        control_note_ = "body x " + std::to_string(times) + " steps (the scan inputs' sequence length)";
+      } else {
+        control_note_ = "sequence length unknown: one step counted";
+        unknown_scans.push_back({depth_, node.name});
+      }
+    } else {
+      control_note_ = "body counted once";
+    }
+    return scaled(body, times);
+  }
+
+  // A Scan's sequence length: its first scan input's size along its scan axis
+  // (opset 9+: the last num_scan_inputs inputs, axis scan_input_axes[0];
+  // opset 8: after the optional sequence_lens, axis 1 behind the batch).
+  std::optional<int64_t> scan_length(const Node& node) const {
+    const int64_t count = node.attr_int("num_scan_inputs", 0);
+    if (count < 1 || size_t(count) > node.inputs.size() || !current_graph_) return std::nullopt;
+    const int in = node.inputs[node.inputs.size() - size_t(count)];
+    if (in < 0) return std::nullopt;
+    const Shape& shape = current_graph_->tensors[size_t(in)].shape;
+    if (!shape.rank_known) return std::nullopt;
+    const int64_t rank = int64_t(shape.dims.size());
+    int64_t axis = 0;
+    if (model_.opset_version("") < 9) {
+      axis = 1;
+    } else {
+      const auto axes = node.attr_ints("scan_input_axes");
+      if (!axes.empty()) axis = axes[0] < 0 ? axes[0] + rank : axes[0];
+    }
+    if (axis < 0 || axis >= rank || !shape.dims[size_t(axis)].known()) return std::nullopt;
+    return shape.dims[size_t(axis)].value;
+  }
+
+  static NodeCost scaled(NodeCost c, int64_t times) {
+    if (times == 1) return c;
+    auto mul = [times](int64_t v) { return v > 0 && times > INT64_MAX / v ? INT64_MAX : v * times; };
+    c.macs = mul(c.macs);
+    c.flops = mul(c.flops);
+    c.bytes_read = mul(c.bytes_read);
+    c.bytes_written = mul(c.bytes_written);
+    c.weight_bytes = mul(c.weight_bytes);
+    return c;
+  }
+
   // Sum over a subgraph (recursively).
   NodeCost cost_graph(const Graph& g, int* node_count) {
+    const Graph* outer = current_graph_;
+    current_graph_ = &g;
+    ++depth_;
     NodeCost total;
     std::vector<bool> counted(g.tensors.size(), false);
     for (const Node& n : g.nodes) {
@@ -178,10 +286,17 @@ class GraphCoster {
       *node_count += 1 + nested;
       add_into(total, c);
     }
+    current_graph_ = outer;
+    --depth_;
     return total;
   }
 
+  // The graph whose nodes are being costed (for a Scan's input shapes).
+  const Graph* current_graph_ = nullptr;
+
  private:
+  std::string control_note_;
+  int depth_ = 0;  // subgraph nesting of the node being costed
   const Model& model_;
 };
 
@@ -221,6 +336,7 @@ AnalysisResult analyze_model(const Model& model) {
   for (int o : g.outputs) r.outputs.push_back(describe(g.tensors[size_t(o)]));
 
   GraphCoster coster(model);
+  coster.current_graph_ = &g;
   std::vector<bool> weight_counted(g.tensors.size(), false);
   std::map<std::string, OpTypeSummary> by_op;
   std::map<std::string, int64_t> unknown_ops;
@@ -269,6 +385,8 @@ AnalysisResult analyze_model(const Model& model) {
     if (c.status != CostStatus::Exact) op.unknown++;
     r.nodes.push_back(std::move(row));
   }
+
+  for (auto& n : coster.control_flow_notices()) r.notices.push_back(std::move(n));
 
   // Params: every weight once, used or not (the file's deduplicated count).
   std::map<std::string, DTypeSize> by_dtype;

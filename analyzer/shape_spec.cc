@@ -49,4 +49,19 @@ void parse_dim_spec(const std::string& spec, LoadOptions& options) {
   options.dim_values[spec.substr(0, eq)] = parse_dim(spec.substr(eq + 1), "--dim " + spec);
 }
 
+void parse_branch_spec(const std::string& spec, LoadOptions& options) {
+  const size_t eq = spec.rfind('=');
+  const std::string which = eq == std::string::npos ? "" : spec.substr(eq + 1);
+  if (eq == std::string::npos || eq == 0 || (which != "then" && which != "else"))
+    throw_usage("--branch expects NODE=then or NODE=else (an If node's name), got '" + spec + "'");
+  options.branches[spec.substr(0, eq)] = which == "then";
+}
+
+void parse_trip_count_spec(const std::string& spec, LoadOptions& options) {
+  const size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw_usage("--trip-count expects NODE=N (a Loop node's name), got '" + spec + "'");
+  options.trip_counts[spec.substr(0, eq)] = parse_dim(spec.substr(eq + 1), "--trip-count " + spec);
+}
+
 }  // namespace modelstat

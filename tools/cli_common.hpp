@@ -19,7 +19,7 @@ namespace modelstat::cli {
 
 struct ModelArgs {
   std::string model;
-  std::vector<std::string> inputs, dims;
+  std::vector<std::string> inputs, dims, branches, trip_counts;
   int64_t default_batch = 1;
   bool allow_custom_domains = false;
 
@@ -27,6 +27,8 @@ struct ModelArgs {
     LoadOptions o;
     for (const auto& s : inputs) parse_input_spec(s, o);
     for (const auto& s : dims) parse_dim_spec(s, o);
+    for (const auto& s : branches) parse_branch_spec(s, o);
+    for (const auto& s : trip_counts) parse_trip_count_spec(s, o);
     if (default_batch < 1) throw_usage("--default-batch must be at least 1");
     o.default_batch = default_batch;
     o.allow_custom_domains = allow_custom_domains;
@@ -50,6 +52,11 @@ inline void add_model_flags(CLI::App& cmd, ModelArgs& m) {
       ->default_val(1);
   cmd.add_flag("--allow-custom-domains", m.allow_custom_domains,
                "Accept custom op domains; their nodes are listed as unknown instead of refused");
+  cmd.add_option("--branch", m.branches,
+                 "Branch an If counts when its condition is unknown before running, NODE=then|else (repeatable; "
+                 "default: the costlier one, with a notice)");
+  cmd.add_option("--trip-count", m.trip_counts,
+                 "Trip count of a Loop the model does not fix, NODE=N (repeatable; default: one trip, with a notice)");
 }
 
 // formats: what -f accepts, the first being the default (`report` adds html and trace).

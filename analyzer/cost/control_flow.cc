@@ -1,7 +1,9 @@
 // Control flow and container ops. If/Loop/Scan/SequenceMap cost nothing
-// themselves: the caller costs their subgraph nodes (each counted once, a Loop
-// body is not multiplied by a trip count) and lists them as their own rows, so
-// the node's own bytes are 0 to avoid counting the subgraph's values twice.
+// themselves: the analysis adds their subgraph nodes' cost as one run
+// executes them (analyzer/analysis.cc, control_flow_cost: the If's selected
+// or costlier branch, a Loop body times its trip count, a Scan body times the
+// sequence length), so the node's own bytes are 0 to avoid counting the
+// subgraph's values twice.
 // Sequence and Optional ops move data (default bytes).
 #include "analyzer/cost/cost_helpers.hpp"
 
@@ -9,7 +11,7 @@ namespace modelstat::cost {
 namespace {
 
 RuleResult control_flow(const CostContext& ctx) {
-  RuleResult r = exact("control_flow", 0, 0, "subgraph counted once; see subgraph rows");
+  RuleResult r = exact("control_flow", 0, 0, "the subgraph's cost is added as one run executes it");
   r.bytes_read_override = 0;
   r.bytes_written_override = 0;
   return r;
@@ -20,7 +22,9 @@ RuleResult container(const CostContext& ctx) { return data_movement("data_moveme
 }  // namespace
 
 void add_control_flow_rules(std::vector<CostRule>& rules) {
-  const char* subgraph_doc = "0 FLOPs, 0 bytes itself; subgraph nodes counted once as their own rows";
+  const char* subgraph_doc =
+      "0 FLOPs, 0 bytes itself; plus its subgraph as one run executes it (If: the selected or costlier branch; "
+      "Loop: body x trip count; Scan: body x sequence length)";
   const char* container_doc = "sequence/optional container: data movement, 0 FLOPs";
   const OpRow rows[] = {
       {"If", 1, control_flow, subgraph_doc},

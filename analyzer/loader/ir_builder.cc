@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
+#include "analyzer/loader/shape_values.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/op_key.hpp"
 
@@ -461,6 +463,63 @@ PayloadTable bind_payload_table(const onnx::ModelProto& model, const std::vector
   return table;
 }
 
+namespace {
+
+// A scalar integer/bool value evaluated at load time, if `name` has one.
+std::optional<int64_t> scalar_value(const std::unordered_map<std::string, IntValue>& values, const std::string& name) {
+  auto it = values.find(name);
+  if (name.empty() || it == values.end() || it->second.values.size() != 1) return std::nullopt;
+  return it->second.values[0];
+}
+
+// What one run of an If / Loop executes, when it is known before running:
+// the user's --branch / --trip-count first, then a condition or count the
+// loader can evaluate (a constant, or shape arithmetic on bound inputs).
+void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std::string, IntValue>& values,
+                         ExternalDataPolicy& policy, Node& node) {
+  if (np.op_type() == "If") {
+    if (policy.branches) {
+      auto it = policy.branches->find(node.name);
+      if (it != policy.branches->end()) {
+        policy.control_names_used.insert(node.name);
+        node.if_branch = it->second ? 0 : 1;
+        node.control_source = "--branch";
+        return;
+      }
+    }
+    if (np.input_size() >= 1)
+      if (auto cond = scalar_value(values, np.input(0))) {
+        node.if_branch = *cond != 0 ? 0 : 1;
+        node.control_source = "condition known before running";
+      }
+    return;
+  }
+  // Loop(M, cond, ...): M trips at most, fewer if cond turns false (only a
+  // cond that is false before the first trip is known here: 0 trips).
+  if (policy.trip_counts) {
+    auto it = policy.trip_counts->find(node.name);
+    if (it != policy.trip_counts->end()) {
+      policy.control_names_used.insert(node.name);
+      node.trip_count = it->second;
+      node.control_source = "--trip-count";
+      return;
+    }
+  }
+  if (np.input_size() >= 2)
+    if (auto cond = scalar_value(values, np.input(1)); cond && *cond == 0) {
+      node.trip_count = 0;
+      node.control_source = "condition false before the first trip";
+      return;
+    }
+  if (np.input_size() >= 1)
+    if (auto m = scalar_value(values, np.input(0)); m && *m >= 0) {
+      node.trip_count = *m;
+      node.control_source = "trip count known before running";
+    }
+}
+
+}  // namespace
+
 Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer) {
   if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
@@ -526,11 +585,23 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     type_into(vi.type(), add(vi.name()));
   }
 
+  // The integer values evaluable in this graph, for If conditions and Loop
+  // trip counts (only when it has such a node: a 100k-node graph without
+  // control flow pays nothing).
+  std::unordered_map<std::string, IntValue> values;
+  for (const auto& np : gp.node())
+    if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop")) {
+      values = evaluate_int_values(gp);
+      break;
+    }
+
   g.nodes.reserve(size_t(gp.node_size()));
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
     Node node;
     node.name = node_label(np, i);
+    if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop"))
+      decide_control_flow(np, values, policy, node);
     node.op_type = np.op_type();
     node.domain = normalize_domain(np.domain());
     for (const auto& in : np.input()) {

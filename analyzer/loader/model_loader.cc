@@ -790,7 +790,15 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     policy.base_dir = base_dir;
     policy.notices = &model.notices;
     policy.payloads = &payloads;
+    policy.branches = &options.branches;
+    policy.trip_counts = &options.trip_counts;
     model.graph = build_graph(proto.graph(), policy, 0);
+    for (const auto& [name, then] : options.branches)
+      if (!policy.control_names_used.count(name))
+        model.notices.push_back("--branch " + name + " matches no If node");
+    for (const auto& [name, trips] : options.trip_counts)
+      if (!policy.control_names_used.count(name))
+        model.notices.push_back("--trip-count " + name + " matches no Loop node");
     timer.lap("build IR");
     return model;
   } catch (Error& e) {

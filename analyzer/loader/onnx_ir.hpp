@@ -6,6 +6,8 @@
 
 #include <string>
 #include <unordered_map>
+#include <map>
+#include <set>
 #include <unordered_set>
 #include <vector>
 
@@ -29,6 +31,10 @@ struct ExternalDataPolicy {
   std::vector<std::string>* notices = nullptr;
   int64_t missing_files = 0;  // external files that were absent (skeleton)
   std::unordered_set<std::string> reported_missing;
+  // --branch / --trip-count, and the node names they matched.
+  const std::map<std::string, bool>* branches = nullptr;
+  const std::map<std::string, int64_t>* trip_counts = nullptr;
+  std::set<std::string> control_names_used;
 };
 
 // Checks that every node input is defined (graph input, initializer, an

@@ -26,6 +26,11 @@ struct LoadOptions {
   int64_t default_batch = 1;
   // Accept domains modelstat has no rules for (their nodes become "unknown").
   bool allow_custom_domains = false;
+  // --branch NODE=then|else: the branch an If counts when its condition is
+  // unknown before running (true: then_branch).
+  std::map<std::string, bool> branches;
+  // --trip-count NODE=N: a Loop's trip count when the model does not fix it.
+  std::map<std::string, int64_t> trip_counts;
 };
 
 // How sure a node's cost is.
@@ -129,5 +134,8 @@ std::vector<int64_t> parse_shape_spec(const std::string& text);
 // Parse "--input NAME:SHAPE" and "--dim NAME=VALUE" values into options. Throws Error(Usage).
 void parse_input_spec(const std::string& spec, LoadOptions& options);
 void parse_dim_spec(const std::string& spec, LoadOptions& options);
+// "--branch NODE=then|else" and "--trip-count NODE=N". Throw Error(Usage).
+void parse_branch_spec(const std::string& spec, LoadOptions& options);
+void parse_trip_count_spec(const std::string& spec, LoadOptions& options);
 
 }  // namespace modelstat

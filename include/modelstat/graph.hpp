@@ -118,6 +118,13 @@ struct Node {
   std::vector<int> inputs;   // tensor indices; -1 for an omitted optional input
   std::vector<int> outputs;  // tensor indices; -1 for an omitted optional output
   std::map<std::string, AttrValue> attributes;
+  // Control flow as one run takes it, decided at load time: an If's branch
+  // (0 then_branch, 1 else_branch; -1 unknown before running) and a Loop's
+  // trip count (-1 unknown), from a condition / count the loader evaluates
+  // or from --branch / --trip-count; `control_source` says which.
+  int if_branch = -1;
+  int64_t trip_count = -1;
+  std::string control_source;
 
   const AttrValue* attr(const std::string& key) const;
   int64_t attr_int(const std::string& key, int64_t fallback) const;
