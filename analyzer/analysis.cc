@@ -146,7 +146,7 @@ class GraphCoster {
     if (!subgraphs.empty()) {
       const int64_t params_before = cost.params;
       int nested = 0;
-      const NodeCost body = control_flow_cost(node, subgraphs, &nested);
+      const NodeCost body = control_flow_cost(node, node_path_, rows_out_, &nested);
       add_into(cost, body);
       cost.params = params_before + body.params;
       *subgraph_nodes = nested;
@@ -193,14 +193,18 @@ class GraphCoster {
   // count (known or --trip-count), else one trip; a Scan's body times the
   // sequence length. Sets control_note_ (the row's note) and adds a notice
   // when it has to guess.
-  NodeCost control_flow_cost(const Node& node, const std::vector<std::shared_ptr<Graph>>& subgraphs, int* nested) {
+  // `path` is the node's row name; the rows of the subgraph nodes one run
+  // executes go to `rows` (named path/attribute/node, costs as one run incurs
+  // them), when it is set.
+  NodeCost control_flow_cost(const Node& node, const std::string& path, std::vector<NodeReport>* rows, int* nested) {
     if (node.domain.empty() && node.op_type == "If") {
       const auto* then_attr = std::get_if<std::shared_ptr<Graph>>(node.attr("then_branch"));
       const auto* else_attr = std::get_if<std::shared_ptr<Graph>>(node.attr("else_branch"));
       if (then_attr && else_attr && *then_attr && *else_attr) {
         int then_nodes = 0, else_nodes = 0;
-        const NodeCost then_cost = cost_graph(**then_attr, &then_nodes);
-        const NodeCost else_cost = cost_graph(**else_attr, &else_nodes);
+        std::vector<NodeReport> then_rows, else_rows;
+        const NodeCost then_cost = cost_graph(**then_attr, &then_nodes, path + "/then_branch", &then_rows);
+        const NodeCost else_cost = cost_graph(**else_attr, &else_nodes, path + "/else_branch", &else_rows);
         bool take_then = then_cost.flops >= else_cost.flops;
         if (node.if_branch >= 0) {
           take_then = node.if_branch == 0;
@@ -212,11 +216,22 @@ class GraphCoster {
           unknown_ifs.push_back({depth_, node.name + "=" + (take_then ? "then" : "else")});
         }
         *nested = take_then ? then_nodes : else_nodes;
+        if (rows) {
+          auto& chosen = take_then ? then_rows : else_rows;
+          rows->insert(rows->end(), std::make_move_iterator(chosen.begin()), std::make_move_iterator(chosen.end()));
+        }
         return take_then ? then_cost : else_cost;
       }
     }
     NodeCost body;
-    for (const auto& sub : subgraphs) add_into(body, cost_graph(*sub, nested));
+    std::vector<NodeReport> body_rows;
+    for (const auto& [name, value] : node.attributes) {
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&value); sub && *sub)
+        add_into(body, cost_graph(**sub, nested, path + "/" + name, &body_rows));
+      if (const auto* subs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&value))
+        for (size_t k = 0; k < subs->size(); ++k)
+          if ((*subs)[k]) add_into(body, cost_graph(*(*subs)[k], nested, path + "/" + name + "[" + std::to_string(k) + "]", &body_rows));
+    }
     int64_t times = 1;
     if (node.domain.empty() && node.op_type == "Loop") {
       if (node.trip_count >= 0) {
@@ -237,6 +252,11 @@ class GraphCoster {
     } else {
       control_note_ = "body counted once";
     }
+    if (rows)
+      for (auto& row : body_rows) {
+        row.cost = scaled(row.cost, times);
+        rows->push_back(std::move(row));
+      }
     return scaled(body, times);
   }
 
@@ -274,25 +294,57 @@ class GraphCoster {
   }
 
   // Sum over a subgraph (recursively).
-  NodeCost cost_graph(const Graph& g, int* node_count) {
+  // Each node's row goes to `rows` (named prefix/node), before the rows of
+  // its own subgraphs.
+  NodeCost cost_graph(const Graph& g, int* node_count, const std::string& prefix, std::vector<NodeReport>* rows) {
     const Graph* outer = current_graph_;
+    std::vector<NodeReport>* outer_rows = rows_out_;
+    const std::string outer_path = node_path_;
     current_graph_ = &g;
+    rows_out_ = rows;
     ++depth_;
     NodeCost total;
     std::vector<bool> counted(g.tensors.size(), false);
     for (const Node& n : g.nodes) {
+      const size_t at = rows->size();
+      rows->push_back(describe_node(g, n, prefix + "/" + n.name));
+      node_path_ = prefix + "/" + n.name;
       int nested = 0;
       NodeCost c = cost_node(g, n, counted, &nested);
+      (*rows)[at].cost = c;
+      (*rows)[at].subgraph_nodes = nested;
       *node_count += 1 + nested;
       add_into(total, c);
     }
     current_graph_ = outer;
+    rows_out_ = outer_rows;
+    node_path_ = outer_path;
     --depth_;
     return total;
   }
 
+  // A node's row without its cost: name, op, shapes, dtype.
+  static NodeReport describe_node(const Graph& g, const Node& node, const std::string& name) {
+    NodeReport row;
+    row.name = name;
+    row.op_type = node.op_type;
+    row.domain = node.domain;
+    for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : g.tensors[size_t(in)].shape.to_string());
+    for (int out : node.outputs) row.output_shapes.push_back(out < 0 ? "-" : g.tensors[size_t(out)].shape.to_string());
+    for (int out : node.outputs)
+      if (out >= 0) {
+        row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
+        break;
+      }
+    return row;
+  }
+
   // The graph whose nodes are being costed (for a Scan's input shapes).
   const Graph* current_graph_ = nullptr;
+  // Where the rows of subgraph nodes go (null: not collected), and the row
+  // name of the node being costed.
+  std::vector<NodeReport>* rows_out_ = nullptr;
+  std::string node_path_;
 
  private:
   std::string control_note_;
@@ -342,8 +394,10 @@ AnalysisResult analyze_model(const Model& model) {
   std::map<std::string, int64_t> unknown_ops;
   auto& t = r.totals;
   r.nodes.reserve(g.nodes.size());
+  std::vector<NodeReport> sub_rows;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
+    sub_rows.clear();
     NodeReport row;
     row.index = int(i);
     row.name = node.name;
@@ -358,18 +412,30 @@ AnalysisResult analyze_model(const Model& model) {
           row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
           break;
         }
+      coster.node_path_ = node.name;
+      coster.rows_out_ = &sub_rows;
       row.cost = coster.cost_node(g, node, weight_counted, &row.subgraph_nodes);
     } catch (const Error& e) {
       if (!e.node().empty()) throw;
       throw Error(e.kind(), e.message(), e.file(), node.name, node.op_type);
     }
     const NodeCost& c = row.cost;
-    t.nodes++;
-    if (c.status == CostStatus::Exact) t.nodes_exact++;
-    if (c.status == CostStatus::UnknownShape) t.nodes_unknown_shape++;
-    if (c.status == CostStatus::UnknownOp) {
-      t.nodes_unknown_op++;
-      unknown_ops[(node.domain.empty() ? "" : node.domain + "::") + node.op_type]++;
+    // Coverage counts every node one run executes, subgraph nodes included;
+    // their costs are already in their parent's row.
+    auto tally = [&](const NodeReport& n) {
+      t.nodes++;
+      if (n.cost.status == CostStatus::Exact) t.nodes_exact++;
+      if (n.cost.status == CostStatus::UnknownShape) t.nodes_unknown_shape++;
+      if (n.cost.status == CostStatus::UnknownOp) {
+        t.nodes_unknown_op++;
+        unknown_ops[(n.domain.empty() ? "" : n.domain + "::") + n.op_type]++;
+      }
+    };
+    tally(row);
+    for (auto& sub : sub_rows) {
+      tally(sub);
+      sub.index = int(i);
+      r.subgraph_nodes.push_back(std::move(sub));
     }
     t.macs = sat_add(t.macs, c.macs);
     t.flops = sat_add(t.flops, c.flops);

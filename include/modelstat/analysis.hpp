@@ -106,6 +106,13 @@ struct AnalysisResult {
   int64_t file_size_bytes = 0;
   std::vector<std::string> inputs, outputs;  // "name: dtype shape"
   std::vector<NodeReport> nodes;             // execution order
+  // The nodes inside If / Loop / Scan subgraphs that one run executes (the
+  // If's selected or costlier branch), each named by its path
+  // ("If_0/then_branch/Conv_3"), in order after their parent; `index` is the
+  // top-level parent's. Their costs are as one run incurs them (a Loop body's
+  // times its trip count) and are already in the parent's row: totals do not
+  // add them again; coverage counts them.
+  std::vector<NodeReport> subgraph_nodes;
   std::vector<OpTypeSummary> by_op_type;     // sorted by FLOPs, descending
   std::vector<DTypeSize> size_by_dtype;      // sorted by bytes, descending
   std::vector<SharedWeight> shared_weights;

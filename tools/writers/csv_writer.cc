@@ -19,7 +19,9 @@ class CsvWriter final : public AnalysisWriter {
   void write(const AnalysisResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     out << "index,name,op_type,domain,output_shapes,output_dtype,status,params,macs,flops,"
            "bytes_read,bytes_written,weight_bytes,arithmetic_intensity,flops_share,rule,note\n";
-    for (const NodeReport& n : r.nodes) {
+    // Subgraph nodes follow their parent, with its index and their path as name.
+    for (const auto& [row, in_subgraph] : rows_in_order(r)) {
+      const NodeReport& n = *row;
       const NodeCost& c = n.cost;
       // flops_share: this node's fraction (0..1) of the model's total FLOPs, 6 significant digits.
       const std::string share =

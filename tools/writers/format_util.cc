@@ -97,9 +97,23 @@ std::vector<const NodeReport*> hotspot_nodes(const AnalysisResult& result, int n
   return nodes;
 }
 
+std::vector<std::pair<const NodeReport*, bool>> rows_in_order(const AnalysisResult& result) {
+  std::vector<std::pair<const NodeReport*, bool>> rows;
+  rows.reserve(result.nodes.size() + result.subgraph_nodes.size());
+  size_t sub = 0;
+  for (const NodeReport& node : result.nodes) {
+    rows.push_back({&node, false});
+    for (; sub < result.subgraph_nodes.size() && result.subgraph_nodes[sub].index == node.index; ++sub)
+      rows.push_back({&result.subgraph_nodes[sub], true});
+  }
+  for (; sub < result.subgraph_nodes.size(); ++sub) rows.push_back({&result.subgraph_nodes[sub], true});
+  return rows;
+}
+
 std::vector<std::string> unknown_op_types(const AnalysisResult& result) {
   std::vector<std::string> ops;
-  for (const NodeReport& node : result.nodes) {
+  for (const auto& [row, in_subgraph] : rows_in_order(result)) {
+    const NodeReport& node = *row;
     if (node.cost.status != CostStatus::UnknownOp) continue;
     const std::string label = op_label(node);
     if (std::find(ops.begin(), ops.end(), label) == ops.end()) ops.push_back(label);

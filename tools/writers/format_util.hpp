@@ -44,6 +44,9 @@ std::string ellipsize(const std::string& text, size_t max_width);
 
 // Joins strings with sep.
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+// Every row in reading order: each top-level node, then the subgraph nodes
+// one run executes under it (AnalysisResult::subgraph_nodes), flagged true.
+std::vector<std::pair<const NodeReport*, bool>> rows_in_order(const AnalysisResult& result);
 // The first `most` parts joined, then "... and N more (-f json lists all)":
 // a detector's hundreds of unnamed `unk__N` dims stay one readable line.
 std::string join_some(const std::vector<std::string>& parts, const std::string& sep, size_t most);

@@ -13,7 +13,7 @@ namespace modelstat {
 // Semantic versioning of the document: major for incompatible changes
 // (a field removed, renamed or given another meaning or unit), minor for
 // added fields, patch for clarifications. See docs/json-schema.md.
-const char* const kAnalysisJsonSchemaVersion = "1.0.0";
+const char* const kAnalysisJsonSchemaVersion = "1.1.0";  // 1.1: subgraph_nodes
 
 namespace report_detail {
 namespace {
@@ -49,6 +49,12 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
   json.key("nodes");
   json.begin_array();
   for (const NodeReport& n : r.nodes) json.element(n, Layout::OneLine);
+  json.end_array();
+  // Nodes inside If / Loop / Scan that one run executes, named by path;
+  // "index" is the top-level parent's (AnalysisResult::subgraph_nodes).
+  json.key("subgraph_nodes");
+  json.begin_array();
+  for (const NodeReport& n : r.subgraph_nodes) json.element(n, Layout::OneLine);
   json.end_array();
 
   json.member("by_op_type", r.by_op_type);

@@ -66,11 +66,14 @@ class MarkdownWriter final : public AnalysisWriter {
       MdTable layers(
           {"#", "node", "op", "output shape", "params", "MACs", "FLOPs", "bytes", "%FLOPs", "status"},
           {R, L, L, L, R, R, R, R, R, L});
-      for (const NodeReport& n : r.nodes)
-        layers.add_row({std::to_string(n.index), md_text(n.name), md_text(op_label(n)),
+      for (const auto& [row, in_subgraph] : rows_in_order(r)) {
+        const NodeReport& n = *row;
+        layers.add_row({in_subgraph ? std::string() : std::to_string(n.index),
+                        in_subgraph ? "&nbsp;&nbsp;" + md_text(n.name) : md_text(n.name), md_text(op_label(n)),
                         md_text(join(n.output_shapes, ", ")), human_count(n.cost.params),
                         human_count(n.cost.macs), human_count(n.cost.flops), human_bytes(n.cost.bytes()),
                         percent(n.cost.flops, t.flops), status_words(n.cost.status)});
+      }
       layers.print(out);
     }
 

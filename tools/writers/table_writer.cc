@@ -45,7 +45,12 @@ class TableWriter final : public AnalysisWriter {
     // Per-layer table.
     bool any_inexact = false;
     if (options.show_all_nodes) {
-      out << style.bold(fmt::format("Per-layer costs ({} nodes)", r.nodes.size())) << '\n';
+      out << style.bold(r.subgraph_nodes.empty()
+                            ? fmt::format("Per-layer costs ({} nodes)", r.nodes.size())
+                            : fmt::format("Per-layer costs ({} nodes; {} more inside subgraphs, indented, costs "
+                                          "included in their parent's row)",
+                                          r.nodes.size(), r.subgraph_nodes.size()))
+          << '\n';
       TextTable layers({{"#"},
                         {"node", Align::Left},
                         {"op", Align::Left},
@@ -56,10 +61,14 @@ class TableWriter final : public AnalysisWriter {
                         {"bytes"},
                         {"%FLOPs"},
                         {"st", Align::Left}});
-      for (const NodeReport& n : r.nodes) {
+      for (const auto& [row, in_subgraph] : rows_in_order(r)) {
+        const NodeReport& n = *row;
         const bool inexact = n.cost.status != CostStatus::Exact;
         any_inexact = any_inexact || inexact;
-        layers.add_row({std::to_string(n.index), ellipsize(n.name, kNameWidth), op_label(n),
+        // A subgraph node: indented under its parent, named by its path.
+        layers.add_row({in_subgraph ? std::string() : std::to_string(n.index),
+                        in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : ellipsize(n.name, kNameWidth),
+                        op_label(n),
                         ellipsize(join(n.output_shapes, ", "), kShapeWidth), human_count(n.cost.params),
                         human_count(n.cost.macs), human_count(n.cost.flops), human_bytes(n.cost.bytes()),
                         percent(n.cost.flops, t.flops), status_marker(n.cost.status)},
