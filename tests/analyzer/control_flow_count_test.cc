@@ -160,8 +160,16 @@ bool has_notice(const modelstat::AnalysisResult& r, const std::string& part) {
 
 TEST(ControlFlowCount, IfCountsTheBranchAConstantConditionSelects) {
   EXPECT_EQ(analyze(if_model(1)).totals.macs, 32);
-  EXPECT_EQ(analyze(if_model(0)).totals.macs, 8);
-  EXPECT_FALSE(has_notice(analyze(if_model(0)), "--branch"));
+  const auto r = analyze(if_model(0));
+  EXPECT_EQ(r.totals.macs, 8);
+  EXPECT_FALSE(has_notice(r, "--branch"));
+  // The executed branch's node is a row of its own, named by its path, under
+  // the If (index 1); coverage counts it: Constant, If, the MatMul.
+  ASSERT_EQ(r.subgraph_nodes.size(), 1u);
+  EXPECT_EQ(r.subgraph_nodes[0].name, "if0/else_branch/mm_We");
+  EXPECT_EQ(r.subgraph_nodes[0].index, 1);
+  EXPECT_EQ(r.subgraph_nodes[0].cost.macs, 8);
+  EXPECT_EQ(r.totals.nodes, 3);
 }
 
 TEST(ControlFlowCount, IfWithUnknownConditionCountsTheCostlierBranchUnlessChosen) {
@@ -178,7 +186,12 @@ TEST(ControlFlowCount, IfWithUnknownConditionCountsTheCostlierBranchUnlessChosen
 }
 
 TEST(ControlFlowCount, LoopCountsItsBodyTimesTheTripCount) {
-  EXPECT_EQ(analyze(loop_model(5)).totals.macs, 5 * 16);
+  const auto five = analyze(loop_model(5));
+  EXPECT_EQ(five.totals.macs, 5 * 16);
+  // Body rows carry the cost of all trips: the MatMul row holds the 80 MACs.
+  ASSERT_EQ(five.subgraph_nodes.size(), 2u);
+  EXPECT_EQ(five.subgraph_nodes[1].name, "loop0/body/step");
+  EXPECT_EQ(five.subgraph_nodes[1].cost.macs, 5 * 16);
   EXPECT_EQ(analyze(loop_model(0)).totals.macs, 0);
   const auto unknown = analyze(loop_model(-1));
   EXPECT_EQ(unknown.totals.macs, 16);
