@@ -46,6 +46,25 @@ int64_t integer_input_bound(const Graph& g, int input, const WeightStore& weight
   return bound == std::numeric_limits<int64_t>::max() ? 2 : bound;
 }
 
+// The value an integer one-element graph input is compared with (Equal)
+// against a one-element integer constant, as a mode switch is (Silero VAD's
+// `sr == 16000` selects the If branch for 16 kHz input): the model then runs
+// the branch it takes for that value rather than the one a random 0 or 1
+// selects. nullopt when no reader does so.
+std::optional<int64_t> compared_constant(const Graph& g, int input) {
+  const Tensor& t = g.tensors[size_t(input)];
+  if (t.shape.element_count().value_or(0) != 1) return std::nullopt;
+  for (int consumer : t.consumers) {
+    const Node& node = g.nodes[size_t(consumer)];
+    if (node.op_type != "Equal" || !node.domain.empty() || node.inputs.size() != 2) continue;
+    const int other = node.inputs[0] == input ? node.inputs[1] : node.inputs[1] == input ? node.inputs[0] : -1;
+    if (other < 0) continue;
+    const Tensor& c = g.tensors[size_t(other)];
+    if (c.is_constant() && c.has_int_values && c.int_values.size() == 1) return c.int_values[0];
+  }
+  return std::nullopt;
+}
+
 // The ATen type a "not implemented for 'Half'" message names, as the ONNX
 // dtype ("float16"); empty when the message names none.
 std::string dtype_in_message(const std::string& message) {
@@ -210,6 +229,8 @@ std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
       x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat)).to(options_.float_dtype);
     } else if (type == at::kBool) {
       x = at::randint(0, 2, dims, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+    } else if (const auto value = compared_constant(g, id)) {
+      x = at::full(dims, *value, at::TensorOptions().dtype(at::kLong)).to(type);
     } else {
       x = at::randint(0, integer_input_bound(g, id, weights_), dims, gen, at::TensorOptions().dtype(at::kLong))
               .to(type);

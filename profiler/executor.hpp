@@ -67,7 +67,10 @@ class Executor {
 
   // Random inputs for the graph inputs (shapes from the bound model), never
   // zeros: floats ~ N(0,1); integer inputs uniform in a range that is valid
-  // for what consumes them (e.g. token ids below the embedding size).
+  // for what consumes them (e.g. token ids below the embedding size), but a
+  // one-element integer input that an Equal compares with a one-element
+  // constant takes that constant's value (a mode switch such as a sample
+  // rate: the If it feeds then takes the branch built for that value).
   std::vector<at::Tensor> make_inputs(uint64_t seed) const;
 
   // Runs the graph; returns the graph outputs in order. `hook`, when set, is

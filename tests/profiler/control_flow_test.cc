@@ -298,6 +298,39 @@ TEST_F(ControlFlowTest, NestedSubgraphReadsAValueTwoScopesUp) {
   expect_equal(out[0], floats({-1.5, 4}, {2}));
 }
 
+// A mode switch: sr == 16000 selects the branch. make_inputs gives sr the
+// value it is compared with, so the model runs the branch built for it.
+TEST_F(ControlFlowTest, IntegerInputComparedWithAConstantTakesItsValue) {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "sr", TensorProto::INT64, {});
+  value_info(g->add_input(), "n", TensorProto::INT64, {});
+  int64_init(g, "rate", {}, {16000});
+  add_node(g, "Equal", {"sr", "rate"}, {"is16k"});
+  onnx::NodeProto* n = add_node(g, "If", {"is16k"}, {"y"});
+  onnx::GraphProto* then_g = graph_attr(n, "then_branch")->mutable_g();
+  float_init(then_g, "t", {1}, {16});
+  add_node(then_g, "Identity", {"t"}, {"t_out"});
+  value_info(then_g->add_output(), "t_out", TensorProto::FLOAT, {1});
+  onnx::GraphProto* else_g = graph_attr(n, "else_branch")->mutable_g();
+  float_init(else_g, "e", {1}, {8});
+  add_node(else_g, "Identity", {"e"}, {"e_out"});
+  value_info(else_g->add_output(), "e_out", TensorProto::FLOAT, {1});
+  add_node(g, "Neg", {"n"}, {"m"});
+  value_info(g->add_output(), "y", TensorProto::FLOAT, {1});
+  value_info(g->add_output(), "m", TensorProto::INT64, {});
+  const Model model = load(proto);
+  const Executor ex(model, {});
+  for (uint64_t seed : {1, 2, 3}) {
+    const auto inputs = ex.make_inputs(seed);
+    EXPECT_EQ(inputs[0].item<int64_t>(), 16000);
+    // An integer input nothing compares stays in the generic range [0, 2).
+    EXPECT_GE(inputs[1].item<int64_t>(), 0);
+    EXPECT_LT(inputs[1].item<int64_t>(), 2);
+    expect_equal(ex.run(inputs)[0], floats({16}, {1}));
+  }
+}
+
 TEST_F(ControlFlowTest, OpsetEightScanRefusesShortSequenceLengths) {
   onnx::ModelProto proto = new_model(8);
   proto.set_ir_version(3);
