@@ -366,6 +366,9 @@ void graph_unsupported(const onnx::ModelProto& model, const onnx::GraphProto& gr
   for (const auto& v : graph.input()) values.push_back(&v);
   for (const auto& v : graph.output()) values.push_back(&v);
   for (const auto* v : values) {
+    // A subgraph value often carries an empty TypeProto (no kind at all): its
+    // type is left to inference, not declared as a sequence or optional.
+    if (subgraph && v->type().value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
     const std::string where = subgraph ? " (subgraph '" + graph.name() + "')" : "";
     if (!is_tensor_value(*v)) missing.insert("non-tensor value '" + v->name() + "'" + where);
     else if (v->type().tensor_type().elem_type() == onnx::TensorProto::STRING)
