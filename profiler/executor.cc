@@ -1,4 +1,4 @@
-// Executor: runs the top-level graph node by node with the registered ATen
+// Executor: runs the graph (and, for If, Loop and Scan, their subgraphs) node by node with the registered ATen
 // executors, keeping only live activations (each is released after its last
 // consumer, so memory use is what a real runtime would need, not the sum of
 // all activations).
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "modelstat/lifetimes.hpp"
@@ -43,6 +44,25 @@ int64_t integer_input_bound(const Graph& g, int input, const WeightStore& weight
     if (a >= 0 && a < table.dim() && table.size(a) > 0) bound = std::min(bound, table.size(a));
   }
   return bound == std::numeric_limits<int64_t>::max() ? 2 : bound;
+}
+
+// The value an integer one-element graph input is compared with (Equal)
+// against a one-element integer constant, as a mode switch is (Silero VAD's
+// `sr == 16000` selects the If branch for 16 kHz input): the model then runs
+// the branch it takes for that value rather than the one a random 0 or 1
+// selects. nullopt when no reader does so.
+std::optional<int64_t> compared_constant(const Graph& g, int input) {
+  const Tensor& t = g.tensors[size_t(input)];
+  if (t.shape.element_count().value_or(0) != 1) return std::nullopt;
+  for (int consumer : t.consumers) {
+    const Node& node = g.nodes[size_t(consumer)];
+    if (node.op_type != "Equal" || !node.domain.empty() || node.inputs.size() != 2) continue;
+    const int other = node.inputs[0] == input ? node.inputs[1] : node.inputs[1] == input ? node.inputs[0] : -1;
+    if (other < 0) continue;
+    const Tensor& c = g.tensors[size_t(other)];
+    if (c.is_constant() && c.has_int_values && c.int_values.size() == 1) return c.int_values[0];
+  }
+  return std::nullopt;
 }
 
 // The ATen type a "not implemented for 'Half'" message names, as the ONNX
@@ -85,17 +105,42 @@ Error aten_error(const c10::Error& e, const Node& node, const at::Device& device
   return Error(ErrorKind::Runtime, what, {}, node.name, node.op_type);
 }
 
+namespace {
+
+// Nodes (of g and, recursively, of its subgraphs) whose op has no executor.
+void find_unsupported(const Model& model, const Graph& g, const WeightStore& weights, const Node*& first,
+                      std::set<std::string>& unsupported) {
+  for (const Node& node : g.nodes) {
+    if (!constant_preloaded(g, node, weights) && !find_executor(node.domain, node.op_type, model.opset_version(node.domain))) {
+      if (!first) first = &node;
+      unsupported.insert(node.domain.empty() ? node.op_type : node.domain + "." + node.op_type);
+    }
+    for (const auto& sub : node.subgraphs()) find_unsupported(model, *sub, weights, first, unsupported);
+  }
+}
+
+}  // namespace
+
+// What a control-flow node's executor runs its subgraphs through: the values
+// of the scope the node runs in, by tensor index.
+class Executor::ScopeRunner final : public SubgraphRunner {
+ public:
+  ScopeRunner(const Executor& executor, const std::vector<at::Tensor>& scope) : executor_(executor), scope_(scope) {}
+  std::vector<at::Tensor> run(const Graph& body, const std::vector<at::Tensor>& inputs) const override {
+    return executor_.run_subgraph(body, scope_, inputs);
+  }
+
+ private:
+  const Executor& executor_;
+  const std::vector<at::Tensor>& scope_;
+};
+
 Executor::Executor(const Model& model, const ExecOptions& options)
     : model_(model), options_(options), weights_(model, options) {
   const Graph& g = model.graph;
   const Node* first = nullptr;
   std::set<std::string> unsupported;
-  for (const Node& node : g.nodes) {
-    if (constant_preloaded(g, node, weights_)) continue;
-    if (find_executor(node.domain, node.op_type, model.opset_version(node.domain))) continue;
-    if (!first) first = &node;
-    unsupported.insert(node.domain.empty() ? node.op_type : node.domain + "." + node.op_type);
-  }
+  find_unsupported(model, g, weights_, first, unsupported);
   if (first) {
     std::string list;
     for (const auto& op : unsupported) list += (list.empty() ? "" : ", ") + op;
@@ -116,17 +161,27 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                 {}, reader ? reader->name : std::string(), reader ? reader->op_type : std::string());
   }
 
+  top_ = plan_graph(g, nullptr);
+  plan_subgraphs(g);
+}
+
+Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
+  GraphPlan plan;
   // Release each tensor after its last reader (include/modelstat/lifetimes.hpp); graph outputs stay.
   const TensorLifetimes lifetimes = tensor_lifetimes(g);
-  steps_.resize(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) steps_[i].release_after = lifetimes.release_after[i];
+  plan.steps.resize(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) plan.steps[i].release_after = lifetimes.release_after[i];
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
-    NodeStep& step = steps_[i];
+    NodeStep& step = plan.steps[i];
     if (constant_preloaded(g, node, weights_)) continue;
-    step.opset = model.opset_version(node.domain);
+    step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
+    step.has_subgraphs = !node.subgraphs().empty();
     step.last_read.assign(node.inputs.size(), false);
+    // A control-flow node's subgraphs read values of this scope by name:
+    // none of its inputs is handed over.
+    if (step.has_subgraphs) continue;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int t = node.inputs[k];
       // Graph inputs and weights belong to the caller: only activations qualify.
@@ -135,6 +190,25 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                           std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
     }
   }
+  if (parent) {
+    // The loader imports an outer name into every scope between its
+    // definition and its reader, so the enclosing graph always has it.
+    for (const std::string& name : g.outer_scope_inputs) {
+      const int here = g.find_tensor(name), there = parent->find_tensor(name);
+      if (here < 0 || there < 0)
+        throw Error(ErrorKind::Input, "subgraph '" + g.name + "' reads '" + name + "', which no enclosing scope defines");
+      plan.outer.emplace_back(here, there);
+    }
+  }
+  return plan;
+}
+
+void Executor::plan_subgraphs(const Graph& g) {
+  for (const Node& node : g.nodes)
+    for (const auto& sub : node.subgraphs()) {
+      subplans_.emplace(sub.get(), plan_graph(*sub, &g));
+      plan_subgraphs(*sub);
+    }
 }
 
 std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
@@ -155,6 +229,8 @@ std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
       x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat)).to(options_.float_dtype);
     } else if (type == at::kBool) {
       x = at::randint(0, 2, dims, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+    } else if (const auto value = compared_constant(g, id)) {
+      x = at::full(dims, *value, at::TensorOptions().dtype(at::kLong)).to(type);
     } else {
       x = at::randint(0, integer_input_bound(g, id, weights_), dims, gen, at::TensorOptions().dtype(at::kLong))
               .to(type);
@@ -172,11 +248,55 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
   std::vector<at::Tensor> env(g.tensors.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
   for (int t : g.initializers) env[size_t(t)] = weights_.get(&g, t);
+  run_nodes(g, top_, env, hook ? &hook : nullptr);
 
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(g.outputs.size());
+  for (int t : g.outputs) {
+    if (!env[size_t(t)].defined())
+      throw Error(ErrorKind::Runtime, "graph output '" + g.tensors[size_t(t)].name + "' was not produced");
+    outputs.push_back(env[size_t(t)]);
+  }
+  return outputs;
+}
+
+std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
+                                               const std::vector<at::Tensor>& inputs) const {
+  const auto it = subplans_.find(&body);
+  if (it == subplans_.end())
+    throw Error(ErrorKind::Runtime, "subgraph '" + body.name + "' is not a subgraph of this model");
+  const GraphPlan& plan = it->second;
+  if (inputs.size() != body.inputs.size())
+    throw Error(ErrorKind::Input, "subgraph '" + body.name + "' has " + std::to_string(body.inputs.size()) +
+                                      " inputs, " + std::to_string(inputs.size()) + " given");
+  std::vector<at::Tensor> env(body.tensors.size());
+  for (const auto& [here, there] : plan.outer) {
+    if (!scope[size_t(there)].defined())
+      throw Error(ErrorKind::Runtime, "subgraph '" + body.name + "' reads '" + body.tensors[size_t(here)].name +
+                                          "', which has no value in its enclosing scope");
+    env[size_t(here)] = scope[size_t(there)];
+  }
+  for (size_t i = 0; i < body.inputs.size(); ++i) env[size_t(body.inputs[i])] = inputs[i];
+  for (int t : body.initializers) env[size_t(t)] = weights_.get(&body, t);
+  run_nodes(body, plan, env, nullptr);
+
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(body.outputs.size());
+  for (int t : body.outputs) {
+    if (!env[size_t(t)].defined())
+      throw Error(ErrorKind::Runtime,
+                  "subgraph '" + body.name + "' output '" + body.tensors[size_t(t)].name + "' was not produced");
+    outputs.push_back(env[size_t(t)]);
+  }
+  return outputs;
+}
+
+void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env,
+                         const NodeHook* hook) const {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
-    const NodeStep& step = steps_[i];
-    if (hook) hook(int(i), false);
+    const NodeStep& step = plan.steps[i];
+    if (hook) (*hook)(int(i), false);
     if (!step.rule) {
       env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
     } else {
@@ -201,6 +321,8 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
       }
       ExecContext ctx(g, node, step.opset, std::move(args), options_.device, options_.float_dtype);
       ctx.set_reusable(std::move(reusable));
+      std::optional<ScopeRunner> runner;
+      if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env));
       try {
         step.rule->fn(ctx);
       } catch (const c10::OutOfMemoryError&) {
@@ -217,17 +339,8 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
       }
     }
     for (int t : step.release_after) env[size_t(t)] = at::Tensor();
-    if (hook) hook(int(i), true);
+    if (hook) (*hook)(int(i), true);
   }
-
-  std::vector<at::Tensor> outputs;
-  outputs.reserve(g.outputs.size());
-  for (int t : g.outputs) {
-    if (!env[size_t(t)].defined())
-      throw Error(ErrorKind::Runtime, "graph output '" + g.tensors[size_t(t)].name + "' was not produced");
-    outputs.push_back(env[size_t(t)]);
-  }
-  return outputs;
 }
 
 }  // namespace modelstat::profiler

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "modelstat/error.hpp"
@@ -65,12 +67,16 @@ class Executor {
 
   // Random inputs for the graph inputs (shapes from the bound model), never
   // zeros: floats ~ N(0,1); integer inputs uniform in a range that is valid
-  // for what consumes them (e.g. token ids below the embedding size).
+  // for what consumes them (e.g. token ids below the embedding size), but a
+  // one-element integer input that an Equal compares with a one-element
+  // constant takes that constant's value (a mode switch such as a sample
+  // rate: the If it feeds then takes the branch built for that value).
   std::vector<at::Tensor> make_inputs(uint64_t seed) const;
 
   // Runs the graph; returns the graph outputs in order. `hook`, when set, is
   // called with (node index, false) before and (node index, true) after each
-  // top-level node, on the host thread that enqueues the work.
+  // top-level node, on the host thread that enqueues the work. The nodes of
+  // subgraphs (If, Loop, Scan) run inside their top-level node's interval.
   using NodeHook = std::function<void(int node, bool after)>;
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const NodeHook& hook = {}) const;
 
@@ -89,12 +95,33 @@ class Executor {
     int64_t opset = 0;
     std::vector<bool> last_read;     // per input: an activation this node reads last, and once
     std::vector<int> release_after;  // tensors dropped once this node has run
+    bool has_subgraphs = false;      // control flow: its ExecContext gets a SubgraphRunner
   };
+
+  // A (sub)graph's steps, and for a subgraph where each value it reads from
+  // an enclosing scope lives in the scope it runs in: (tensor here, tensor of
+  // the graph whose node holds it). Built once, at construction, for the
+  // top-level graph and every subgraph.
+  struct GraphPlan {
+    std::vector<NodeStep> steps;
+    std::vector<std::pair<int, int>> outer;
+  };
+  class ScopeRunner;  // SubgraphRunner over one scope's values
+
+  GraphPlan plan_graph(const Graph& g, const Graph* parent);
+  void plan_subgraphs(const Graph& g);
+  // Runs g's nodes over env (its tensors; inputs, initializers and outer-scope
+  // values already bound). `hook` only for the top-level graph.
+  void run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook) const;
+  // Runs `body`, a subgraph of a node of the graph whose values are `scope`.
+  std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
+                                       const std::vector<at::Tensor>& inputs) const;
 
   const Model& model_;
   ExecOptions options_;
   WeightStore weights_;
-  std::vector<NodeStep> steps_;
+  GraphPlan top_;
+  std::unordered_map<const Graph*, GraphPlan> subplans_;
 };
 
 }  // namespace modelstat::profiler

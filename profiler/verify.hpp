@@ -44,9 +44,10 @@ struct VerifyOptions {
   bool allow_custom_domains = false;
 };
 
-// What keeps the case's model from running: ops of top-level nodes without
-// an executor ("op_type", domain-qualified outside the default domain), and
-// graph inputs/outputs that are not numeric tensors ("non-tensor value 'x'"
+// What keeps the case's model from running: ops of nodes (those of If, Loop
+// and Scan subgraphs included) without an executor ("op_type",
+// domain-qualified outside the default domain), and graph (and subgraph)
+// inputs/outputs that are not numeric tensors ("non-tensor value 'x'"
 // for sequences/optionals/maps, "string value 'x'"). Empty when it can run:
 // the node-test sweep calls such a case "claimed". Throws modelstat::Error(Input) when model.onnx cannot be read.
 std::vector<std::string> case_unsupported_ops(const std::string& case_dir);

@@ -6,13 +6,10 @@
 namespace modelstat::profiler {
 
 const std::vector<AnalysisOnlyOp>& analysis_only_ops() {
-  static const char* const kControlFlow = "control flow: the executor runs flat graphs (subgraphs are costed, not run)";
+  static const char* const kSequenceMap = "control flow over sequences: the executor passes tensors only";
   static const char* const kContainer = "sequence/optional values: the executor passes tensors only";
   static const std::vector<AnalysisOnlyOp> ops = {
-      {"If", kControlFlow},
-      {"Loop", kControlFlow},
-      {"Scan", kControlFlow},
-      {"SequenceMap", kControlFlow},
+      {"SequenceMap", kSequenceMap},
       {"SequenceAt", kContainer},
       {"SequenceConstruct", kContainer},
       {"SequenceEmpty", kContainer},

@@ -25,6 +25,13 @@ double ExecContext::input_scalar(size_t i) const {
   return inputs_[i].to(at::kCPU).to(at::kDouble).item<double>();
 }
 
+std::vector<at::Tensor> ExecContext::run_subgraph(const Graph& body, const std::vector<at::Tensor>& inputs) const {
+  if (!runner_)
+    throw Error(ErrorKind::Runtime, "no subgraph runner for this node (run it through the Executor)", {}, node_.name,
+                node_.op_type);
+  return runner_->run(body, inputs);
+}
+
 const std::vector<ExecRule>& all_executors() {
   static const std::vector<ExecRule> rules = [] {
     std::vector<ExecRule> r;
@@ -36,6 +43,7 @@ const std::vector<ExecRule>& all_executors() {
     add_pooling_executors(r);
     add_reduction_executors(r);
     add_shape_ops_executors(r);
+    add_control_flow_executors(r);
     return r;
   }();
   return rules;

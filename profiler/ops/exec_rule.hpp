@@ -17,6 +17,17 @@
 
 namespace modelstat::profiler {
 
+// Runs a subgraph of the node being executed (If's branches, Loop's and
+// Scan's body) with its graph inputs bound to `inputs`, in order, and the
+// values it reads from enclosing scopes taken from the scope the node runs
+// in; returns the subgraph's outputs in order. Set by the executor on the
+// ExecContext of nodes that have subgraph attributes.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  virtual std::vector<at::Tensor> run(const Graph& body, const std::vector<at::Tensor>& inputs) const = 0;
+};
+
 // What an executor sees for one node: its IR node, its input tensors (an
 // undefined at::Tensor for an omitted optional input), and where it puts its
 // outputs. Values of constant inputs (shapes, axes, pads...) are read from
@@ -62,8 +73,14 @@ class ExecContext {
   bool input_reusable(size_t i) const { return i < reusable_.size() && reusable_[i]; }
   void set_reusable(std::vector<bool> reusable) { reusable_ = std::move(reusable); }
 
+  // Control flow: runs one of this node's subgraphs (see SubgraphRunner).
+  // Throws Error(Runtime) when the executor set no runner.
+  std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& inputs) const;
+  void set_subgraph_runner(const SubgraphRunner* runner) { runner_ = runner; }
+
  private:
   std::vector<bool> reusable_;
+  const SubgraphRunner* runner_ = nullptr;
   const Graph& graph_;
   const Node& node_;
   int64_t opset_;
@@ -87,12 +104,13 @@ void add_normalization_executors(std::vector<ExecRule>& rules);
 void add_pooling_executors(std::vector<ExecRule>& rules);
 void add_reduction_executors(std::vector<ExecRule>& rules);
 void add_shape_ops_executors(std::vector<ExecRule>& rules);
+void add_control_flow_executors(std::vector<ExecRule>& rules);
 
 const std::vector<ExecRule>& all_executors();
 const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version);
 
-// Ops with a cost rule but no executor, each with the reason (e.g. If/Loop/Scan,
-// random generators, string ops). Checked by tests/profiler/exec_registry_test.cc.
+// Ops with a cost rule but no executor, each with the reason (e.g. sequence
+// and optional ops, RoiAlign). Checked by tests/profiler/exec_registry_test.cc.
 struct AnalysisOnlyOp {
   const char* op_type;
   const char* reason;

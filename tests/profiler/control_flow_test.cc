@@ -1,0 +1,370 @@
+// If, Loop and Scan through the Executor: hand-built ONNX models (subgraphs
+// reading outer-scope values and initializers of their own), loaded through
+// the loader, run, and compared with values worked out by hand below.
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#ifndef ONNX_NAMESPACE
+#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
+#endif
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/loader/loader.hpp"
+#include "modelstat/error.hpp"
+#include "profiler/executor.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+using onnx::TensorProto;
+
+void value_info(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<int64_t>& dims) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins,
+                          const std::vector<std::string>& outs) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(op + "_" + std::to_string(g->node_size()));
+  for (const auto& i : ins) n->add_input(i);
+  for (const auto& o : outs) n->add_output(o);
+  return n;
+}
+
+void float_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                const std::vector<float>& values) {
+  TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  for (float v : values) t->add_float_data(v);
+}
+
+void int64_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                const std::vector<int64_t>& values) {
+  TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+onnx::AttributeProto* graph_attr(onnx::NodeProto* n, const std::string& name) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a;
+}
+
+void ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+onnx::ModelProto new_model(int opset) {
+  onnx::ModelProto proto;
+  proto.set_ir_version(8);
+  proto.add_opset_import()->set_version(opset);
+  proto.mutable_graph()->set_name("main");
+  return proto;
+}
+
+Model load(const onnx::ModelProto& proto) {
+  const std::string bytes = proto.SerializeAsString();
+  return loader::load_model_bytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), {}, "",
+                                  "control_flow_test.onnx");
+}
+
+at::Tensor floats(std::vector<float> v, std::vector<int64_t> dims) {
+  return at::tensor(v, at::kFloat).reshape(dims);
+}
+
+void expect_equal(const at::Tensor& actual, const at::Tensor& expected) {
+  ASSERT_EQ(actual.sizes(), expected.sizes());
+  EXPECT_TRUE(at::equal(actual.to(expected.scalar_type()), expected)) << actual << "\nexpected\n" << expected;
+}
+
+class ControlFlowTest : public ::testing::Test {
+ protected:
+  void SetUp() override { at::set_num_threads(1); }
+};
+
+// main: a = Relu(x); y = If(cond) then Add(a, tw) else Mul(a, ew); z = Neg(a).
+// Each branch reads the outer activation `a` and an initializer of its own.
+onnx::ModelProto if_model() {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "cond", TensorProto::BOOL, {});
+  value_info(g->add_input(), "x", TensorProto::FLOAT, {3});
+  add_node(g, "Relu", {"x"}, {"a"});
+  onnx::NodeProto* n = add_node(g, "If", {"cond"}, {"y"});
+  onnx::GraphProto* then_g = graph_attr(n, "then_branch")->mutable_g();
+  float_init(then_g, "tw", {3}, {10, 20, 30});
+  add_node(then_g, "Add", {"a", "tw"}, {"t_out"});
+  value_info(then_g->add_output(), "t_out", TensorProto::FLOAT, {3});
+  onnx::GraphProto* else_g = graph_attr(n, "else_branch")->mutable_g();
+  float_init(else_g, "ew", {3}, {2, 2, 2});
+  add_node(else_g, "Mul", {"a", "ew"}, {"e_out"});
+  value_info(else_g->add_output(), "e_out", TensorProto::FLOAT, {3});
+  add_node(g, "Neg", {"a"}, {"z"});
+  value_info(g->add_output(), "y", TensorProto::FLOAT, {3});
+  value_info(g->add_output(), "z", TensorProto::FLOAT, {3});
+  return proto;
+}
+
+TEST_F(ControlFlowTest, IfBranchesReadOuterScopeAndTheirOwnInitializers) {
+  const Model model = load(if_model());
+  const Executor ex(model, {});
+  const at::Tensor x = floats({-1, 2, 3}, {3});  // a = Relu(x) = [0, 2, 3]
+  auto out = ex.run({at::scalar_tensor(true, at::kBool), x});
+  expect_equal(out[0], floats({10, 22, 33}, {3}));  // a + [10, 20, 30]
+  expect_equal(out[1], floats({0, -2, -3}, {3}));   // -a, read after the If
+  out = ex.run({at::scalar_tensor(false, at::kBool), x});
+  expect_equal(out[0], floats({0, 4, 6}, {3}));  // a * 2
+  expect_equal(out[1], floats({0, -2, -3}, {3}));
+}
+
+TEST_F(ControlFlowTest, HookSeesTopLevelNodesOnly) {
+  const Model model = load(if_model());
+  const Executor ex(model, {});
+  std::vector<std::pair<int, bool>> calls;
+  ex.run({at::scalar_tensor(true, at::kBool), floats({1, 1, 1}, {3})},
+         [&](int node, bool after) { calls.emplace_back(node, after); });
+  // Relu, If, Neg: the branch's Add runs inside the If's interval.
+  const std::vector<std::pair<int, bool>> expected{{0, false}, {0, true}, {1, false}, {1, true}, {2, false}, {2, true}};
+  EXPECT_EQ(calls, expected);
+}
+
+// main: (v, s) = Loop(M, cond, v0) with body
+//   v_next = Add(v, step)          step: a main-graph initializer [1, 2]
+//   c_out  = Less(i, limit)        limit: a body initializer, 2
+//   s      = Mul(v_next, Cast(i))  scan output
+onnx::ModelProto loop_model() {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "M", TensorProto::INT64, {});
+  value_info(g->add_input(), "cond", TensorProto::BOOL, {});
+  value_info(g->add_input(), "v0", TensorProto::FLOAT, {2});
+  float_init(g, "step", {2}, {1, 2});
+  onnx::NodeProto* n = add_node(g, "Loop", {"M", "cond", "v0"}, {"v_final", "s_all"});
+  onnx::GraphProto* body = graph_attr(n, "body")->mutable_g();
+  value_info(body->add_input(), "i", TensorProto::INT64, {});
+  value_info(body->add_input(), "c_in", TensorProto::BOOL, {});
+  value_info(body->add_input(), "v", TensorProto::FLOAT, {2});
+  int64_init(body, "limit", {}, {2});
+  add_node(body, "Add", {"v", "step"}, {"v_next"});
+  add_node(body, "Less", {"i", "limit"}, {"c_out"});
+  int_attr(add_node(body, "Cast", {"i"}, {"i_f"}), "to", TensorProto::FLOAT);
+  add_node(body, "Mul", {"v_next", "i_f"}, {"s"});
+  value_info(body->add_output(), "c_out", TensorProto::BOOL, {});
+  value_info(body->add_output(), "v_next", TensorProto::FLOAT, {2});
+  value_info(body->add_output(), "s", TensorProto::FLOAT, {2});
+  value_info(g->add_output(), "v_final", TensorProto::FLOAT, {2});
+  onnx::ValueInfoProto* s_all = g->add_output();
+  s_all->set_name("s_all");
+  s_all->mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  return proto;
+}
+
+TEST_F(ControlFlowTest, LoopStopsOnTheBodysConditionAndStacksScanOutputs) {
+  const Model model = load(loop_model());
+  const Executor ex(model, {});
+  const at::Tensor v0 = floats({0, 0}, {2});
+  auto M = [](int64_t m) { return at::scalar_tensor(m, at::kLong); };
+  const at::Tensor yes = at::scalar_tensor(true, at::kBool), no = at::scalar_tensor(false, at::kBool);
+  // M = 5: i = 0 -> v [1, 2], s [0, 0]; i = 1 -> v [2, 4], s [2, 4];
+  // i = 2 -> v [3, 6], s [6, 12], and 2 < 2 is false: three iterations.
+  auto out = ex.run({M(5), yes, v0});
+  expect_equal(out[0], floats({3, 6}, {2}));
+  expect_equal(out[1], floats({0, 0, 2, 4, 6, 12}, {3, 2}));
+  // M = 2 ends it first: two iterations.
+  out = ex.run({M(2), yes, v0});
+  expect_equal(out[0], floats({2, 4}, {2}));
+  expect_equal(out[1], floats({0, 0, 2, 4}, {2, 2}));
+  // cond false on entry: no iteration, v0 comes back, the scan output is empty.
+  out = ex.run({M(5), no, v0});
+  expect_equal(out[0], v0);
+  EXPECT_EQ(out[1].numel(), 0);
+  EXPECT_EQ(out[1].size(0), 0);
+}
+
+// Scan (opset 16) with one state (a running sum) and one scan input x; the
+// body gives the new sum as the state and as its scan output.
+onnx::ModelProto scan_model(int64_t in_axis, int64_t in_dir, int64_t out_axis, int64_t out_dir,
+                            const std::vector<int64_t>& x_dims) {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "sum0", TensorProto::FLOAT, {2});
+  value_info(g->add_input(), "x", TensorProto::FLOAT, x_dims);
+  onnx::NodeProto* n = add_node(g, "Scan", {"sum0", "x"}, {"sum", "ys"});
+  int_attr(n, "num_scan_inputs", 1);
+  ints_attr(n, "scan_input_axes", {in_axis});
+  ints_attr(n, "scan_input_directions", {in_dir});
+  ints_attr(n, "scan_output_axes", {out_axis});
+  ints_attr(n, "scan_output_directions", {out_dir});
+  onnx::GraphProto* body = graph_attr(n, "body")->mutable_g();
+  value_info(body->add_input(), "s_in", TensorProto::FLOAT, {2});
+  value_info(body->add_input(), "x_t", TensorProto::FLOAT, {2});
+  add_node(body, "Add", {"s_in", "x_t"}, {"s_out"});
+  add_node(body, "Identity", {"s_out"}, {"y_t"});
+  value_info(body->add_output(), "s_out", TensorProto::FLOAT, {2});
+  value_info(body->add_output(), "y_t", TensorProto::FLOAT, {2});
+  value_info(g->add_output(), "sum", TensorProto::FLOAT, {2});
+  onnx::ValueInfoProto* ys = g->add_output();
+  ys->set_name("ys");
+  ys->mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  return proto;
+}
+
+TEST_F(ControlFlowTest, ScanInReverseStacksOutputsInEitherDirection) {
+  const at::Tensor x = floats({1, 2, 3, 4, 5, 6}, {3, 2});  // rows [1 2] [3 4] [5 6]
+  const at::Tensor zero = floats({0, 0}, {2});
+  {
+    // Rows read last to first: sums [5 6], [8 10], [9 12].
+    const Model model = load(scan_model(0, 1, 0, 0, {3, 2}));
+    const auto out = Executor(model, {}).run({zero, x});
+    expect_equal(out[0], floats({9, 12}, {2}));
+    expect_equal(out[1], floats({5, 6, 8, 10, 9, 12}, {3, 2}));
+  }
+  {
+    // The same scan, its output written in reverse: the last sum first.
+    const Model model = load(scan_model(0, 1, 0, 1, {3, 2}));
+    const auto out = Executor(model, {}).run({zero, x});
+    expect_equal(out[0], floats({9, 12}, {2}));
+    expect_equal(out[1], floats({9, 12, 8, 10, 5, 6}, {3, 2}));
+  }
+  {
+    // x transposed ([2, 3]) scanned along axis 1, forward, output stacked on
+    // axis 1: sums [1 2], [4 6], [9 12] as columns.
+    const Model model = load(scan_model(1, 0, 1, 0, {2, 3}));
+    const auto out = Executor(model, {}).run({zero, x.t().contiguous()});
+    expect_equal(out[0], floats({9, 12}, {2}));
+    expect_equal(out[1], floats({1, 4, 9, 2, 6, 12}, {2, 3}));
+  }
+}
+
+// An If nested in a Loop body reads a tensor of the main graph (two scopes up).
+TEST_F(ControlFlowTest, NestedSubgraphReadsAValueTwoScopesUp) {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "x", TensorProto::FLOAT, {2});
+  int64_init(g, "M", {}, {3});
+  add_node(g, "Neg", {"x"}, {"nx"});
+  onnx::NodeProto* loop = add_node(g, "Loop", {"M", "", "acc0"}, {"acc"});
+  float_init(g, "acc0", {2}, {0, 0});
+  onnx::GraphProto* body = graph_attr(loop, "body")->mutable_g();
+  value_info(body->add_input(), "i", TensorProto::INT64, {});
+  value_info(body->add_input(), "c", TensorProto::BOOL, {});
+  value_info(body->add_input(), "acc_in", TensorProto::FLOAT, {2});
+  int64_init(body, "one", {}, {1});
+  add_node(body, "Less", {"i", "one"}, {"first"});
+  onnx::NodeProto* iff = add_node(body, "If", {"first"}, {"term"});
+  onnx::GraphProto* then_g = graph_attr(iff, "then_branch")->mutable_g();
+  add_node(then_g, "Identity", {"x"}, {"tt"});
+  value_info(then_g->add_output(), "tt", TensorProto::FLOAT, {2});
+  onnx::GraphProto* else_g = graph_attr(iff, "else_branch")->mutable_g();
+  add_node(else_g, "Identity", {"nx"}, {"et"});
+  value_info(else_g->add_output(), "et", TensorProto::FLOAT, {2});
+  add_node(body, "Add", {"acc_in", "term"}, {"acc_out"});
+  add_node(body, "Identity", {"c"}, {"c_out"});
+  value_info(body->add_output(), "c_out", TensorProto::BOOL, {});
+  value_info(body->add_output(), "acc_out", TensorProto::FLOAT, {2});
+  value_info(g->add_output(), "acc", TensorProto::FLOAT, {2});
+  const Model model = load(proto);
+  const Executor ex(model, {});
+  // i = 0 adds x, i = 1 and 2 add -x: x - 2x = -x.
+  const auto out = ex.run({floats({1.5, -4}, {2})});
+  expect_equal(out[0], floats({-1.5, 4}, {2}));
+}
+
+// A mode switch: sr == 16000 selects the branch. make_inputs gives sr the
+// value it is compared with, so the model runs the branch built for it.
+TEST_F(ControlFlowTest, IntegerInputComparedWithAConstantTakesItsValue) {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "sr", TensorProto::INT64, {});
+  value_info(g->add_input(), "n", TensorProto::INT64, {});
+  int64_init(g, "rate", {}, {16000});
+  add_node(g, "Equal", {"sr", "rate"}, {"is16k"});
+  onnx::NodeProto* n = add_node(g, "If", {"is16k"}, {"y"});
+  onnx::GraphProto* then_g = graph_attr(n, "then_branch")->mutable_g();
+  float_init(then_g, "t", {1}, {16});
+  add_node(then_g, "Identity", {"t"}, {"t_out"});
+  value_info(then_g->add_output(), "t_out", TensorProto::FLOAT, {1});
+  onnx::GraphProto* else_g = graph_attr(n, "else_branch")->mutable_g();
+  float_init(else_g, "e", {1}, {8});
+  add_node(else_g, "Identity", {"e"}, {"e_out"});
+  value_info(else_g->add_output(), "e_out", TensorProto::FLOAT, {1});
+  add_node(g, "Neg", {"n"}, {"m"});
+  value_info(g->add_output(), "y", TensorProto::FLOAT, {1});
+  value_info(g->add_output(), "m", TensorProto::INT64, {});
+  const Model model = load(proto);
+  const Executor ex(model, {});
+  for (uint64_t seed : {1, 2, 3}) {
+    const auto inputs = ex.make_inputs(seed);
+    EXPECT_EQ(inputs[0].item<int64_t>(), 16000);
+    // An integer input nothing compares stays in the generic range [0, 2).
+    EXPECT_GE(inputs[1].item<int64_t>(), 0);
+    EXPECT_LT(inputs[1].item<int64_t>(), 2);
+    expect_equal(ex.run(inputs)[0], floats({16}, {1}));
+  }
+}
+
+TEST_F(ControlFlowTest, OpsetEightScanRefusesShortSequenceLengths) {
+  onnx::ModelProto proto = new_model(8);
+  proto.set_ir_version(3);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "lens", TensorProto::INT64, {1});
+  value_info(g->add_input(), "s0", TensorProto::FLOAT, {1, 2});
+  value_info(g->add_input(), "x", TensorProto::FLOAT, {1, 3, 2});
+  onnx::NodeProto* n = add_node(g, "Scan", {"lens", "s0", "x"}, {"s", "ys"});
+  int_attr(n, "num_scan_inputs", 1);
+  onnx::GraphProto* body = graph_attr(n, "body")->mutable_g();
+  value_info(body->add_input(), "s_in", TensorProto::FLOAT, {2});
+  value_info(body->add_input(), "x_t", TensorProto::FLOAT, {2});
+  add_node(body, "Add", {"s_in", "x_t"}, {"s_out"});
+  add_node(body, "Identity", {"s_out"}, {"y_t"});
+  value_info(body->add_output(), "s_out", TensorProto::FLOAT, {2});
+  value_info(body->add_output(), "y_t", TensorProto::FLOAT, {2});
+  value_info(g->add_output(), "s", TensorProto::FLOAT, {1, 2});
+  value_info(g->add_output(), "ys", TensorProto::FLOAT, {1, 3, 2});
+  const Model model = load(proto);
+  const Executor ex(model, {});
+  const at::Tensor x = floats({1, 2, 3, 4, 5, 6}, {1, 3, 2});
+  const at::Tensor s0 = floats({0, 0}, {1, 2});
+  // Full length: the batch of one scans all three rows forward.
+  auto out = ex.run({at::tensor(std::vector<int64_t>{3}, at::kLong), s0, x});
+  expect_equal(out[0], floats({9, 12}, {1, 2}));
+  expect_equal(out[1], floats({1, 2, 4, 6, 9, 12}, {1, 3, 2}));
+  try {
+    ex.run({at::tensor(std::vector<int64_t>{2}, at::kLong), s0, x});
+    FAIL() << "a sequence length of 2 of 3 ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("sequence_lens"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace modelstat::profiler
