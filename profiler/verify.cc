@@ -281,8 +281,8 @@ bool is_tensor_value(const onnx::ValueInfoProto& v) {
   return !v.has_type() || v.type().value_case() == onnx::TypeProto::kTensorType;
 }
 
-// The floor of the relative difference's denominator: the smallest normal
-// float, so an exactly-zero expected element gives a huge but finite ratio.
+// The floor of the relative difference's denominator (the smallest normal
+// float): only matched NaN/inf elements, whose difference is 0, can reach it.
 constexpr double kTiny = 1.17549435082228750797e-38;  // FLT_MIN
 
 // Compares one output, writes one line for it (pass or not: its max abs diff,
@@ -326,15 +326,22 @@ int64_t compare(const at::Tensor& actual_in, const at::Tensor& expected, const s
   const at::Tensor matched = both_nan | same_inf;
   at::Tensor d = at::where(matched, at::zeros_like(diff), diff);
   d = at::where(at::isnan(d), at::full_like(d, std::numeric_limits<double>::infinity()), d);
+  // Relative difference where it means something: over elements whose
+  // |expected| exceeds atol (at or below it, atol judges them; an expected 0
+  // gave a ratio of 1e+29 that said nothing).
   const at::Tensor scale = at::where(matched, at::ones_like(e), e.abs()).clamp_min(kTiny);
-  const at::Tensor rel = d / scale;
+  const at::Tensor relative = (e.abs() > options.atol) | matched;
+  const at::Tensor rel = at::where(relative, d / scale, at::zeros_like(d));
+  const bool any_relative = relative.any().item<bool>();
   const at::Tensor e_finite = at::where(at::isfinite(e), e, at::zeros_like(e));
   const double norm_diff = d.norm().item<double>();
   const double norm_expected = e_finite.norm().item<double>();
   const double norm_rel = norm_diff / std::max(norm_expected, kTiny);
   report << what << ": " << (count ? "MISMATCH" : "pass") << ": " << count << " of " << expected.numel()
-         << " elements outside atol + rtol*|expected|; max abs diff " << d.max().item<double>() << ", max rel diff "
-         << rel.max().item<double>() << ", norm rel err " << norm_rel << "\n";
+         << " elements outside atol + rtol*|expected|; max abs diff " << d.max().item<double>() << ", max rel diff ";
+  if (any_relative) report << rel.max().item<double>();
+  else report << "n/a (every |expected| <= atol)";
+  report << ", norm rel err " << norm_rel << "\n";
   return count;
 }
 
@@ -444,7 +451,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     report << "criterion: elementwise allclose, |actual - expected| <= atol + rtol*|expected| with rtol "
            << options.rtol << ", atol " << options.atol
            << " (NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel diff "
-              "|actual - expected| / max(|expected|, FLT_MIN), norm rel err ||actual - expected||_2 / ||expected||_2\n";
+              "|actual - expected| / |expected| over elements with |expected| > atol, norm rel err ||actual - expected||_2 / ||expected||_2\n";
     int64_t mismatches = 0;
     for (size_t s = 0; s < sets.size(); ++s) {
       std::vector<at::Tensor> inputs = set_inputs[s];

@@ -64,7 +64,7 @@ at::Tensor read_case_tensor(const std::string& bytes, const std::string& file, c
 // Runs one case; writes to `report` a line stating the pass criterion, then
 // one line per output of each data set ("pass" or "MISMATCH", the number of
 // elements outside the tolerance, max abs diff, max rel diff
-// |a - e| / max(|e|, FLT_MIN), norm rel err ||a - e||_2 / ||e||_2; only the
+// |a - e| / |e| over elements with |e| > atol, norm rel err ||a - e||_2 / ||e||_2; only the
 // elementwise count decides), then "PASS" / "FAIL"; or why it cannot run.
 // Returns the status as int (0, 1, 2; see VerifyStatus).
 int verify_case(const std::string& case_dir, std::ostream& report, const VerifyOptions& options = {});

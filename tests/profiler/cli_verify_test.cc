@@ -294,3 +294,36 @@ TEST(CliVerify, StringInputCannotRun) {
 }
 
 }  // namespace
+
+namespace {
+
+onnx::TensorProto float_values(const std::vector<float>& values) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(int64_t(values.size()));
+  for (float v : values) t.add_float_data(v);
+  return t;
+}
+
+}  // namespace
+
+// The max rel diff skips elements whose expected value is within atol of 0:
+// an expected 0 met by 5e-8 passes on atol, and dividing by it gave a "max
+// rel diff" of 4e+30 that said nothing. The element at 2 (expected 2.001,
+// got 2) is the real relative difference: 0.001 / 2.001.
+TEST(CliVerify, MaxRelDiffIgnoresExpectedZeros) {
+  onnx::ModelProto m = opset13_model("identity");
+  value_info(m.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {3});
+  value_info(m.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, {3});
+  add_node(m.mutable_graph(), "id0", "Identity", {"x"}, "y");
+  const fs::path dir = fresh_case("rel_diff_zero");
+  write(dir / "model.onnx", m.SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_values({5e-8f, 1.0f, 2.0f}).SerializeAsString());
+  write(dir / "test_data_set_0" / "output_0.pb", float_values({0.0f, 1.0f, 2.001f}).SerializeAsString());
+  const RunResult r = verify(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // within rtol 1e-3 and atol 1e-7
+  const size_t at = r.out.find("max rel diff ", r.out.find("output 0 'y'"));  // the output's line, not the legend
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double rel = std::stod(r.out.substr(at + 13));
+  EXPECT_NEAR(rel, 0.001 / 2.001, 1e-6) << r.out;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""A `modelstat verify` case folder whose expected outputs are ONNX Runtime's:
+random inputs of the given shapes, the model run by ONNX Runtime 1.30
+(onnxruntime-node from npm, through bench/ort_run.mjs), then model.onnx +
+test_data_set_0/{input,output}_K.pb.
+
+    npm install --prefix /tmp/ortnode --ignore-scripts onnxruntime-node   (ONNXRUNTIME_NODE_INSTALL=skip)
+    /usr/bin/python3 bench/ort_case.py MODEL CASE_DIR SEED NAME=DIMS|NAME=iVALUE ... [--ort /tmp/ortnode/node_modules]
+    build/tools/modelstat verify CASE_DIR
+
+NAME=DIMS feeds N(0,1) floats of that shape; NAME=iVALUE an int64 scalar.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main(argv):
+    ort_modules = "/tmp/ortnode/node_modules"
+    if "--ort" in argv:
+        k = argv.index("--ort")
+        ort_modules = argv[k + 1]
+        del argv[k:k + 2]
+    if len(argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    model, case, seed, specs = argv[0], argv[1], int(argv[2]), argv[3:]
+    rng = np.random.default_rng(seed)
+    shutil.rmtree(case, ignore_errors=True)
+    data = os.path.join(case, "test_data_set_0")
+    os.makedirs(data)
+    shutil.copy(model, os.path.join(case, "model.onnx"))
+    graph_inputs = [i.name for i in onnx.load(model, load_external_data=False).graph.input]
+    by_name = {}
+    for spec in specs:
+        name, value = spec.split("=", 1)
+        if value.startswith("i"):
+            by_name[name] = np.array(int(value[1:]), dtype=np.int64)
+        else:
+            by_name[name] = rng.standard_normal([int(d) for d in value.split("x")]).astype(np.float32)
+    manifest = {"model": os.path.abspath(model), "inputs": []}
+    k = 0
+    for name in graph_inputs:
+        if name not in by_name:
+            continue  # an initializer listed as an input
+        array = by_name[name]
+        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array, name).SerializeToString())
+        array.tofile(os.path.join(case, f"in_{k}.bin"))
+        manifest["inputs"].append({"name": name, "dtype": {"float32": "float32", "int64": "int64"}[str(array.dtype)],
+                                   "dims": list(array.shape), "file": f"in_{k}.bin"})
+        k += 1
+    with open(os.path.join(case, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    env = dict(os.environ, NODE_PATH=ort_modules)
+    subprocess.run(["node", os.path.join(HERE, "ort_run.mjs"), case], check=True, env=env)
+    with open(os.path.join(case, "outputs.json")) as f:
+        result = json.load(f)
+    types = {"float32": np.float32, "int64": np.int64, "bool": np.bool_}
+    for k, out in enumerate(result["outputs"]):
+        array = np.fromfile(os.path.join(case, out["file"]), dtype=types[out["dtype"]]).reshape(out["dims"])
+        with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array, out["name"]).SerializeToString())
+    for name in os.listdir(case):
+        if name.endswith(".bin") or name.endswith(".json"):
+            os.remove(os.path.join(case, name))
+    print(f"{case}: {len(manifest['inputs'])} inputs, {len(result['outputs'])} outputs from ONNX Runtime "
+          f"{result['ort_version']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
