@@ -25,6 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def main(argv):
     ort_modules = "/tmp/ortnode/node_modules"
+    profile = "--profile" in argv  # keep ONNX Runtime's profile (bench/ort_macs.py reads it)
+    if profile:
+        argv.remove("--profile")
     if "--ort" in argv:
         k = argv.index("--ort")
         ort_modules = argv[k + 1]
@@ -46,7 +49,7 @@ def main(argv):
             by_name[name] = np.array(int(value[1:]), dtype=np.int64)
         else:
             by_name[name] = rng.standard_normal([int(d) for d in value.split("x")]).astype(np.float32)
-    manifest = {"model": os.path.abspath(model), "inputs": []}
+    manifest = {"model": os.path.abspath(model), "inputs": [], "profile": profile}
     k = 0
     for name in graph_inputs:
         if name not in by_name:
@@ -70,7 +73,7 @@ def main(argv):
         with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(array, out["name"]).SerializeToString())
     for name in os.listdir(case):
-        if name.endswith(".bin") or name.endswith(".json"):
+        if name.endswith(".bin") or (name.endswith(".json") and not name.startswith("ort_profile")):
             os.remove(os.path.join(case, name))
     print(f"{case}: {len(manifest['inputs'])} inputs, {len(result['outputs'])} outputs from ONNX Runtime "
           f"{result['ort_version']}")

@@ -1,7 +1,8 @@
 // Runs an ONNX model with ONNX Runtime (onnxruntime-node from npm, a bench
 // reference only, never a dependency of modelstat) on inputs written by
 // bench/ort_case.py, and writes the outputs beside them.
-//   node bench/ort_run.mjs DIR      (DIR/manifest.json: model, inputs [{name, dtype, dims, file}])
+//   node bench/ort_run.mjs DIR      (DIR/manifest.json: model, inputs [{name, dtype, dims, file}],
+//                                    profile: true to write ORT's profile, with every node's shapes)
 // NODE_PATH must name the node_modules folder that holds onnxruntime-node.
 import { createRequire } from "module";
 import { readFileSync, writeFileSync } from "fs";
@@ -20,8 +21,13 @@ for (const input of manifest.inputs) {
   const data = new Type(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   feeds[input.name] = new ort.Tensor(input.dtype, data, input.dims);
 }
-const session = await ort.InferenceSession.create(manifest.model, { intraOpNumThreads: 1 });
+const options = { intraOpNumThreads: 1 };
+// The graph as written (no fusions, no blocked layouts), so each profiled node is a node of the file.
+if (manifest.profile)
+  Object.assign(options, { enableProfiling: true, profileFilePrefix: join(dir, "ort_profile"), graphOptimizationLevel: "disabled" });
+const session = await ort.InferenceSession.create(manifest.model, options);
 const results = await session.run(feeds);
+if (manifest.profile) session.endProfiling();
 const outputs = [];
 session.outputNames.forEach((name, k) => {
   const t = results[name];
