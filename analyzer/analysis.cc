@@ -74,7 +74,10 @@ class GraphCoster {
   explicit GraphCoster(const Model& model) : model_(model) {}
 
   // Cost of one node; params are attributed to the first node that reads a weight.
-  NodeCost cost_node(const Graph& g, const Node& node, std::vector<bool>& weight_counted, int* subgraph_nodes) {
+  // `path` is the node's row name; the rows of the subgraph nodes one run
+  // executes (for an If / Loop / Scan) go to `rows`.
+  NodeCost cost_node(const Graph& g, const Node& node, std::vector<bool>& weight_counted, int* subgraph_nodes,
+                     const std::string& path, std::vector<NodeReport>* rows) {
     NodeCost cost;
     const int64_t opset = model_.opset_version(node.domain);
     const cost::CostRule* rule = cost::find_rule(node.domain, node.op_type, opset);
@@ -146,11 +149,12 @@ class GraphCoster {
     if (!subgraphs.empty()) {
       const int64_t params_before = cost.params;
       int nested = 0;
-      const NodeCost body = control_flow_cost(node, node_path_, rows_out_, &nested);
+      std::string note;
+      const NodeCost body = control_flow_cost(g, node, path, rows, &nested, &note);
       add_into(cost, body);
       cost.params = params_before + body.params;
       *subgraph_nodes = nested;
-      cost.note = control_note_;
+      cost.note = note;
     }
     return cost;
   }
@@ -191,12 +195,12 @@ class GraphCoster {
   // them: the If's branch its condition selects (known before running or
   // chosen with --branch), else the costlier one; a Loop's body times its trip
   // count (known or --trip-count), else one trip; a Scan's body times the
-  // sequence length. Sets control_note_ (the row's note) and adds a notice
-  // when it has to guess.
-  // `path` is the node's row name; the rows of the subgraph nodes one run
-  // executes go to `rows` (named path/attribute/node, costs as one run incurs
-  // them), when it is set.
-  NodeCost control_flow_cost(const Node& node, const std::string& path, std::vector<NodeReport>* rows, int* nested) {
+  // sequence length. Sets `note` (the row's) and records the node for a
+  // notice when it has to guess. `path` is the node's row name; the rows of
+  // the subgraph nodes one run executes go to `rows` (named
+  // path/attribute/node, costs as one run incurs them).
+  NodeCost control_flow_cost(const Graph& g, const Node& node, const std::string& path, std::vector<NodeReport>* rows,
+                             int* nested, std::string* note) {
     if (node.domain.empty() && node.op_type == "If") {
       const auto* then_attr = std::get_if<std::shared_ptr<Graph>>(node.attr("then_branch"));
       const auto* else_attr = std::get_if<std::shared_ptr<Graph>>(node.attr("else_branch"));
@@ -208,18 +212,16 @@ class GraphCoster {
         bool take_then = then_cost.flops >= else_cost.flops;
         if (node.if_branch >= 0) {
           take_then = node.if_branch == 0;
-          control_note_ = std::string(take_then ? "then_branch" : "else_branch") + " counted (" +
-                          node.control_source + ")";
+          *note = std::string(take_then ? "then_branch" : "else_branch") + " counted (" +
+                  node.control_source + ")";
         } else {
-          control_note_ = std::string("condition unknown before running: the costlier branch (") +
-                          (take_then ? "then_branch" : "else_branch") + ") counted";
+          *note = std::string("condition unknown before running: the costlier branch (") +
+                  (take_then ? "then_branch" : "else_branch") + ") counted";
           unknown_ifs.push_back({depth_, node.name + "=" + (take_then ? "then" : "else")});
         }
         *nested = take_then ? then_nodes : else_nodes;
-        if (rows) {
-          auto& chosen = take_then ? then_rows : else_rows;
-          rows->insert(rows->end(), std::make_move_iterator(chosen.begin()), std::make_move_iterator(chosen.end()));
-        }
+        auto& chosen = take_then ? then_rows : else_rows;
+        rows->insert(rows->end(), std::make_move_iterator(chosen.begin()), std::make_move_iterator(chosen.end()));
         return take_then ? then_cost : else_cost;
       }
     }
@@ -236,39 +238,38 @@ class GraphCoster {
     if (node.domain.empty() && node.op_type == "Loop") {
       if (node.trip_count >= 0) {
         times = node.trip_count;
-        control_note_ = "body x " + std::to_string(times) + " trips (" + node.control_source + ")";
+        *note = "body x " + std::to_string(times) + " trips (" + node.control_source + ")";
       } else {
-        control_note_ = "trip count unknown before running: one trip counted";
+        *note = "trip count unknown before running: one trip counted";
         unknown_loops.push_back({depth_, node.name});
       }
     } else if (node.domain.empty() && node.op_type == "Scan") {
-      if (const auto length = scan_length(node)) {
+      if (const auto length = scan_length(g, node)) {
         times = *length;
-        control_note_ = "body x " + std::to_string(times) + " steps (the scan inputs' sequence length)";
+        *note = "body x " + std::to_string(times) + " steps (the scan inputs' sequence length)";
       } else {
-        control_note_ = "sequence length unknown: one step counted";
+        *note = "sequence length unknown: one step counted";
         unknown_scans.push_back({depth_, node.name});
       }
     } else {
-      control_note_ = "body counted once";
+      *note = "body counted once";
     }
-    if (rows)
-      for (auto& row : body_rows) {
-        row.cost = scaled(row.cost, times);
-        rows->push_back(std::move(row));
-      }
+    for (auto& row : body_rows) {
+      row.cost = scaled(row.cost, times);
+      rows->push_back(std::move(row));
+    }
     return scaled(body, times);
   }
 
   // A Scan's sequence length: its first scan input's size along its scan axis
   // (opset 9+: the last num_scan_inputs inputs, axis scan_input_axes[0];
   // opset 8: after the optional sequence_lens, axis 1 behind the batch).
-  std::optional<int64_t> scan_length(const Node& node) const {
+  std::optional<int64_t> scan_length(const Graph& g, const Node& node) const {
     const int64_t count = node.attr_int("num_scan_inputs", 0);
-    if (count < 1 || size_t(count) > node.inputs.size() || !current_graph_) return std::nullopt;
+    if (count < 1 || size_t(count) > node.inputs.size()) return std::nullopt;
     const int in = node.inputs[node.inputs.size() - size_t(count)];
     if (in < 0) return std::nullopt;
-    const Shape& shape = current_graph_->tensors[size_t(in)].shape;
+    const Shape& shape = g.tensors[size_t(in)].shape;
     if (!shape.rank_known) return std::nullopt;
     const int64_t rank = int64_t(shape.dims.size());
     int64_t axis = 0;
@@ -297,28 +298,20 @@ class GraphCoster {
   // Each node's row goes to `rows` (named prefix/node), before the rows of
   // its own subgraphs.
   NodeCost cost_graph(const Graph& g, int* node_count, const std::string& prefix, std::vector<NodeReport>* rows) {
-    const Graph* outer = current_graph_;
-    std::vector<NodeReport>* outer_rows = rows_out_;
-    const std::string outer_path = node_path_;
-    current_graph_ = &g;
-    rows_out_ = rows;
     ++depth_;
     NodeCost total;
     std::vector<bool> counted(g.tensors.size(), false);
     for (const Node& n : g.nodes) {
+      const std::string path = prefix + "/" + n.name;
       const size_t at = rows->size();
-      rows->push_back(describe_node(g, n, prefix + "/" + n.name));
-      node_path_ = prefix + "/" + n.name;
+      rows->push_back(describe_node(g, n, path));
       int nested = 0;
-      NodeCost c = cost_node(g, n, counted, &nested);
+      NodeCost c = cost_node(g, n, counted, &nested, path, rows);
       (*rows)[at].cost = c;
       (*rows)[at].subgraph_nodes = nested;
       *node_count += 1 + nested;
       add_into(total, c);
     }
-    current_graph_ = outer;
-    rows_out_ = outer_rows;
-    node_path_ = outer_path;
     --depth_;
     return total;
   }
@@ -339,15 +332,8 @@ class GraphCoster {
     return row;
   }
 
-  // The graph whose nodes are being costed (for a Scan's input shapes).
-  const Graph* current_graph_ = nullptr;
-  // Where the rows of subgraph nodes go (null: not collected), and the row
-  // name of the node being costed.
-  std::vector<NodeReport>* rows_out_ = nullptr;
-  std::string node_path_;
 
  private:
-  std::string control_note_;
   int depth_ = 0;  // subgraph nesting of the node being costed
   const Model& model_;
 };
@@ -388,7 +374,6 @@ AnalysisResult analyze_model(const Model& model) {
   for (int o : g.outputs) r.outputs.push_back(describe(g.tensors[size_t(o)]));
 
   GraphCoster coster(model);
-  coster.current_graph_ = &g;
   std::vector<bool> weight_counted(g.tensors.size(), false);
   std::map<std::string, OpTypeSummary> by_op;
   std::map<std::string, int64_t> unknown_ops;
@@ -399,22 +384,10 @@ AnalysisResult analyze_model(const Model& model) {
     const Node& node = g.nodes[i];
     sub_rows.clear();
     NodeReport row;
-    row.index = int(i);
-    row.name = node.name;
-    row.op_type = node.op_type;
-    row.domain = node.domain;
     try {
-      for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : g.tensors[size_t(in)].shape.to_string());
-      for (int out : node.outputs)
-        row.output_shapes.push_back(out < 0 ? "-" : g.tensors[size_t(out)].shape.to_string());
-      for (int out : node.outputs)
-        if (out >= 0) {
-          row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
-          break;
-        }
-      coster.node_path_ = node.name;
-      coster.rows_out_ = &sub_rows;
-      row.cost = coster.cost_node(g, node, weight_counted, &row.subgraph_nodes);
+      row = GraphCoster::describe_node(g, node, node.name);
+      row.index = int(i);
+      row.cost = coster.cost_node(g, node, weight_counted, &row.subgraph_nodes, node.name, &sub_rows);
     } catch (const Error& e) {
       if (!e.node().empty()) throw;
       throw Error(e.kind(), e.message(), e.file(), node.name, node.op_type);

@@ -119,6 +119,19 @@ void find_unsupported(const Model& model, const Graph& g, const WeightStore& wei
   }
 }
 
+// The values of g's outputs once its nodes have run; `what` names an output
+// in the error for one that was not produced ("graph output").
+std::vector<at::Tensor> produced_outputs(const Graph& g, const std::vector<at::Tensor>& env, const std::string& what) {
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(g.outputs.size());
+  for (int t : g.outputs) {
+    if (!env[size_t(t)].defined())
+      throw Error(ErrorKind::Runtime, what + " '" + g.tensors[size_t(t)].name + "' was not produced");
+    outputs.push_back(env[size_t(t)]);
+  }
+  return outputs;
+}
+
 }  // namespace
 
 // What a control-flow node's executor runs its subgraphs through: the values
@@ -249,15 +262,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
   for (size_t i = 0; i < g.inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
   for (int t : g.initializers) env[size_t(t)] = weights_.get(&g, t);
   run_nodes(g, top_, env, hook ? &hook : nullptr);
-
-  std::vector<at::Tensor> outputs;
-  outputs.reserve(g.outputs.size());
-  for (int t : g.outputs) {
-    if (!env[size_t(t)].defined())
-      throw Error(ErrorKind::Runtime, "graph output '" + g.tensors[size_t(t)].name + "' was not produced");
-    outputs.push_back(env[size_t(t)]);
-  }
-  return outputs;
+  return produced_outputs(g, env, "graph output");
 }
 
 std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
@@ -279,16 +284,7 @@ std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vec
   for (size_t i = 0; i < body.inputs.size(); ++i) env[size_t(body.inputs[i])] = inputs[i];
   for (int t : body.initializers) env[size_t(t)] = weights_.get(&body, t);
   run_nodes(body, plan, env, nullptr);
-
-  std::vector<at::Tensor> outputs;
-  outputs.reserve(body.outputs.size());
-  for (int t : body.outputs) {
-    if (!env[size_t(t)].defined())
-      throw Error(ErrorKind::Runtime,
-                  "subgraph '" + body.name + "' output '" + body.tensors[size_t(t)].name + "' was not produced");
-    outputs.push_back(env[size_t(t)]);
-  }
-  return outputs;
+  return produced_outputs(body, env, "subgraph '" + body.name + "' output");
 }
 
 void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env,
