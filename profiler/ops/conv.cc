@@ -3,6 +3,7 @@
 // symmetric pad per dim, so asymmetric ONNX pads are applied with
 // constant_pad_nd first (see pads_for_aten).
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/int8_kernels.hpp"
 
 namespace modelstat::profiler {
 
@@ -91,20 +92,35 @@ void conv_transpose(ExecContext& ctx) {
   ctx.outputs = {y};
 }
 
-// ConvInteger: int32 = conv(x - x_zero_point, w - w_zero_point), computed in
-// double (exact); padding is with the zero point, i.e. 0 after subtraction.
-void conv_integer(ExecContext& ctx) {
-  const at::Tensor x = subtract_zero_point(ctx.input(0), ctx.input(2), 1);
-  const at::Tensor w = subtract_zero_point(ctx.input(1), ctx.input(3), 0);
-  ctx.outputs = {at::round(convolve(ctx, x, w, {}, 0.0)).to(at::kInt)};
+bool input_is_constant(const ExecContext& ctx, size_t i) {
+  const int t = i < ctx.node().inputs.size() ? ctx.node().inputs[i] : -1;
+  return t >= 0 && ctx.graph().tensors[size_t(t)].is_constant();
 }
+
+// conv(x - x_zero_point, w - w_zero_point) as exact int32: oneDNN's int8
+// convolution where it applies (int8_kernels.hpp), else in double (padding
+// is with the zero point, i.e. 0 after subtraction).
+at::Tensor integer_convolution(const ExecContext& ctx, size_t x_at, size_t x_zp_at, size_t w_at, size_t w_zp_at) {
+  const at::Tensor& xq = ctx.input(x_at);
+  const at::Tensor& wq = ctx.input(w_at);
+  if (xq.dim() >= 3 && wq.dim() == xq.dim()) {
+    const Window win = resolve_window(ctx, attr_ints_or(ctx.node(), "kernel_shape", spatial_dims(wq)), spatial_dims(xq));
+    if (auto acc = int8_conv(xq, ctx.input(x_zp_at), wq, ctx.input(w_zp_at), win, ctx.node().attr_int("group", 1),
+                             input_is_constant(ctx, w_at)))
+      return *acc;
+  }
+  const at::Tensor x = subtract_zero_point(xq, ctx.input(x_zp_at), 1);
+  const at::Tensor w = subtract_zero_point(wq, ctx.input(w_zp_at), 0);
+  return at::round(convolve(ctx, x, w, {}, 0.0)).to(at::kInt);
+}
+
+// ConvInteger: int32 = conv(x - x_zero_point, w - w_zero_point).
+void conv_integer(ExecContext& ctx) { ctx.outputs = {integer_convolution(ctx, 0, 2, 1, 3)}; }
 
 // QLinearConv: inputs x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B(int32).
 void qlinear_conv(ExecContext& ctx) {
-  const at::Tensor x = subtract_zero_point(ctx.input(0), ctx.input(2), 1);
-  const at::Tensor w = subtract_zero_point(ctx.input(3), ctx.input(5), 0);
-  const at::Tensor bias = ctx.has_input(8) ? ctx.input(8).to(at::kDouble) : at::Tensor();
-  const at::Tensor acc = convolve(ctx, x, w, bias, 0.0);
+  at::Tensor acc = integer_convolution(ctx, 0, 2, 3, 5);
+  if (ctx.has_input(8)) acc = acc + along_axis(ctx.input(8).to(at::kInt), 1, acc.dim());
   const at::Tensor scale =
       ctx.input(1).to(at::kDouble) * along_axis(ctx.input(4).to(at::kDouble), 1, acc.dim()) / ctx.input(6).to(at::kDouble);
   ctx.outputs = {requantize(acc, scale, ctx.input(7))};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/int8_kernels.hpp"
 
 namespace modelstat::profiler {
 
@@ -39,17 +40,22 @@ void einsum(ExecContext& ctx) {
 
 void det(ExecContext& ctx) { ctx.outputs = {at::linalg_det(ctx.input(0))}; }
 
-// Per-row zero point of A (axis -2) and per-column zero point of B (axis -1),
-// as MatMulInteger and QLinearMatMul allow; computed in double (exact).
+// (a - a_zero_point) x (b - b_zero_point) as exact int32: oneDNN's int8
+// matmul for a 2-D b (int8_kernels.hpp), else in double, with the per-row
+// zero point of A (axis -2) and per-column zero point of B (axis -1) that
+// MatMulInteger and QLinearMatMul allow.
 at::Tensor integer_product(const ExecContext& ctx, size_t a, size_t a_zero, size_t b, size_t b_zero) {
   const at::Tensor& qa = ctx.input(a);
   const at::Tensor& qb = ctx.input(b);
+  const int t = ctx.node().inputs[b];
+  const bool b_constant = t >= 0 && ctx.graph().tensors[size_t(t)].is_constant();
+  if (auto acc = int8_matmul(qa, ctx.input(a_zero), qb, ctx.input(b_zero), b_constant)) return *acc;
   const at::Tensor x = subtract_zero_point(qa, ctx.input(a_zero), std::max<int64_t>(qa.dim() - 2, 0));
   const at::Tensor y = subtract_zero_point(qb, ctx.input(b_zero), qb.dim() - 1);
-  return at::matmul(x, y);
+  return at::round(at::matmul(x, y)).to(at::kInt);
 }
 
-void matmul_integer(ExecContext& ctx) { ctx.outputs = {at::round(integer_product(ctx, 0, 2, 1, 3)).to(at::kInt)}; }
+void matmul_integer(ExecContext& ctx) { ctx.outputs = {integer_product(ctx, 0, 2, 1, 3)}; }
 
 // Inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp.
 void qlinear_matmul(ExecContext& ctx) {

@@ -1,0 +1,60 @@
+// Integer convolution and matrix product on real int8 kernels: oneDNN's int8
+// convolution and matmul primitives (the oneDNN that Debian's LibTorch links,
+// libdnnl 2.x), for ConvInteger, QLinearConv, MatMulInteger and QLinearMatMul
+// on the CPU. They return the exact int32 accumulator
+//     acc = sum (x - x_zero_point) * (w - w_zero_point)
+// which the callers requantise as ONNX says (requantize in exec_helpers).
+//
+// oneDNN takes u8 or s8 activations with a per-tensor zero point, and s8
+// weights without one. ONNX weights may be u8 and carry zero points (ONNX
+// Runtime's dynamic quantisation writes u8 weights with an asymmetric zero
+// point), so the weights are stored shifted, w8 = w - offset (offset 128 for
+// u8, 0 for s8: exact in s8), and the rest is a correction:
+//     sum (x - zx)(w - zw) = sum (x - zx) w8 + (offset - zw) * sum (x - zx)
+// where the last sum runs over the same window (or row) as the product: for a
+// convolution it is itself an int8 convolution with a weight of ones and one
+// output channel per group (1/Cout of the main work), for a matmul a row sum.
+// Padding contributes (zx - zx) = 0 in both, as ONNX pads with the zero point.
+//
+// Shifted weights, the primitive and its reordered weights are built once per
+// constant weight and input shape and reused on later runs (a weight that is
+// an activation gets a fresh plan per call).
+//
+// The callers fall back to their exact double-precision path (nullopt) when
+// this build has no oneDNN (MODELSTAT_HAVE_DNNL unset), the tensors are not
+// on the CPU, or the form is one oneDNN does not take (a per-row activation
+// zero point, a batched right-hand matmul operand, rank > 5).
+//
+// Exactness: with AVX-512 VNNI (or AVX-VNNI) int8 products accumulate in
+// int32 without intermediate saturation. Without VNNI, oneDNN's AVX2/AVX-512
+// int8 kernels pair products in int16 (vpmaddubsw), which can saturate for
+// large u8 x s8 pairs; int8_kernel_note() says which applies.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+
+#include "profiler/ops/exec_helpers.hpp"
+
+namespace modelstat::profiler {
+
+// Whether this build has the oneDNN int8 path.
+bool int8_kernels_available();
+// One line for run contexts: "oneDNN 2.6.3 int8 (avx512_core_vnni)" or why none.
+std::string int8_kernel_note();
+
+// acc (int32, N x Cout x spatial) of ConvInteger / QLinearConv; x_zero_point,
+// w_zero_point: undefined, one element, or (weights) one per output channel.
+// `weight_constant`: the weight is a graph constant (its plan is cached).
+std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zero_point, const at::Tensor& w,
+                                    const at::Tensor& w_zero_point, const Window& window, int64_t group,
+                                    bool weight_constant);
+
+// acc (int32, a's batch dims x M x N) of MatMulInteger / QLinearMatMul with a
+// 2-D b; zero points: undefined, one element, or (b) one per column.
+std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_zero_point, const at::Tensor& b,
+                                      const at::Tensor& b_zero_point, bool b_constant);
+
+}  // namespace modelstat::profiler
