@@ -66,6 +66,15 @@ at::Tensor read_case_tensor(const std::string& bytes, const std::string& file, c
 // elements outside the tolerance, max abs diff, max rel diff
 // |a - e| / |e| over elements with |e| > atol, norm rel err ||a - e||_2 / ||e||_2; only the
 // elementwise count decides), then "PASS" / "FAIL"; or why it cannot run.
+// A model that requantises activations (QuantizeLinear, DynamicQuantizeLinear,
+// QLinear*) gets one more judgement when outputs differ: per differing output,
+// the share of its differing elements exactly one quantisation step off (1 for
+// an 8-bit output, the scale of the DequantizeLinear that makes a float
+// output), and how far the output moves when the inputs move by one ulp (a
+// second run). When every differing output is all one-step differences or no
+// further from the reference than one-ulp inputs move it, the differences are
+// what requantisation does to any two implementations that round differently
+// anywhere, and the case passes as "PASS (quantised model)", in those words.
 // Returns the status as int (0, 1, 2; see VerifyStatus).
 int verify_case(const std::string& case_dir, std::ostream& report, const VerifyOptions& options = {});
 

@@ -43,6 +43,9 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
       "executor on the CPU and compare with the expected outputs. Pass criterion, elementwise: "
       "|actual - expected| <= atol + rtol*|expected| (ONNX's tolerances by default: rtol 1e-3, atol 1e-7); "
       "each output's max abs diff, max rel diff and norm-wise relative error are printed too. "
+      "On a quantised model (QuantizeLinear, DynamicQuantizeLinear, QLinear*) whose outputs differ, verify also "
+      "reports the share of elements one quantisation step off and reruns with inputs one ulp apart: differences "
+      "no larger than that rerun's are what requantisation does to any two implementations (PASS (quantised model)). "
       "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.");
   verify->add_option("case_dir", *case_dir, "ONNX test-case folder")->required();
   const CLI::Validator non_negative(

@@ -327,3 +327,93 @@ TEST(CliVerify, MaxRelDiffIgnoresExpectedZeros) {
   const double rel = std::stod(r.out.substr(at + 13));
   EXPECT_NEAR(rel, 0.001 / 2.001, 1e-6) << r.out;
 }
+
+// ---- quantised models: differences requantisation explains ----
+
+// x (float [n]) -> QuantizeLinear(scale 0.5, zero point 0, uint8) ->
+// DequantizeLinear -> y; with `scaled`, y = that * 1 (a float output with no
+// quantisation step of its own).
+onnx::ModelProto quant_dequant_model(int64_t n, bool scaled) {
+  onnx::ModelProto m = opset13_model("qdq");
+  onnx::GraphProto* g = m.mutable_graph();
+  value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {n});
+  value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {n});
+  onnx::TensorProto* s = g->add_initializer();
+  s->set_name("s");
+  s->set_data_type(onnx::TensorProto::FLOAT);
+  s->add_float_data(0.5f);
+  onnx::TensorProto* zp = g->add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(onnx::TensorProto::UINT8);
+  zp->add_int32_data(0);
+  add_node(g, "q", "QuantizeLinear", {"x", "s", "zp"}, "xq");
+  if (!scaled) {
+    add_node(g, "dq", "DequantizeLinear", {"xq", "s", "zp"}, "y");
+    return m;
+  }
+  onnx::TensorProto* one = g->add_initializer();
+  one->set_name("one");
+  one->set_data_type(onnx::TensorProto::FLOAT);
+  one->add_float_data(1.0f);
+  add_node(g, "dq", "DequantizeLinear", {"xq", "s", "zp"}, "xd");
+  add_node(g, "mul", "Mul", {"xd", "one"}, "y");
+  return m;
+}
+
+fs::path quant_case(const std::string& name, bool scaled, const std::vector<float>& x, const std::vector<float>& y) {
+  const fs::path dir = fresh_case(name);
+  write(dir / "model.onnx", quant_dequant_model(int64_t(x.size()), scaled).SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_values(x).SerializeAsString());
+  write(dir / "test_data_set_0" / "output_0.pb", float_values(y).SerializeAsString());
+  return dir;
+}
+
+// x/0.5 = 0.5, 1.5, 2.5, ...: every value on a rounding boundary. ONNX rounds
+// half to even (0, 2, 2, 4, ...); the reference here rounds the first 8 half
+// away from zero instead, as another runtime's slightly different arithmetic
+// could: those elements are one step (0.5) off.
+TEST(CliVerifyQuantised, OneStepDifferencesAtRoundingBoundariesAreExplained) {
+  std::vector<float> x, y;
+  for (int i = 0; i < 32; ++i) {
+    x.push_back(0.25f + 0.5f * float(i));             // x / 0.5 = i + 0.5
+    const int even = (i % 2 == 0) ? i : i + 1;         // half to even
+    y.push_back(0.5f * float(i < 8 ? i + 1 : even));  // half away from zero for the first 8
+  }
+  const RunResult r = verify(quant_case("quant_one_step", false, x, y));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("MISMATCH: 4 of 32"), std::string::npos) << r.out;  // i = 0, 2, 4, 6 differ
+  EXPECT_NE(r.out.find("4 of 4 differing elements (100%) are exactly one quantisation step (0.5) off"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("PASS (quantised model)"), std::string::npos) << r.out;
+}
+
+// The same boundary inputs through a float Mul (no step of its own): judged by
+// the model's own rounding sensitivity. Inputs one ulp apart flip about half
+// of the 32 elements by a step; the reference differs on 4: explained.
+TEST(CliVerifyQuantised, DifferencesWithinTheModelsRoundingSensitivityAreExplained) {
+  std::vector<float> x, y;
+  for (int i = 0; i < 32; ++i) {
+    x.push_back(0.25f + 0.5f * float(i));
+    const int even = (i % 2 == 0) ? i : i + 1;
+    y.push_back(0.5f * float(i < 8 ? i + 1 : even));
+  }
+  const RunResult r = verify(quant_case("quant_sensitivity", true, x, y));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("no quantisation step of its own"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("within the model's own rounding sensitivity"), std::string::npos) << r.out;
+}
+
+// Values far from any rounding boundary (x/0.5 = i + 0.2): one ulp moves
+// nothing, so a reference that differs is not explained and verify fails.
+TEST(CliVerifyQuantised, DifferencesAwayFromBoundariesAreNotExplained) {
+  std::vector<float> x, y;
+  for (int i = 0; i < 32; ++i) {
+    x.push_back(0.1f + 0.5f * float(i));
+    y.push_back(0.5f * float(i) + (i == 5 ? 1.5f : 0.0f));  // element 5 three steps off
+  }
+  const RunResult r = verify(quant_case("quant_unexplained", true, x, y));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("not explained by requantisation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL: 1 element"), std::string::npos) << r.out;
+}
