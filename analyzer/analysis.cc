@@ -18,7 +18,8 @@
 namespace modelstat {
 
 const char* const kCostConvention =
-    "MACs = multiply-accumulates of contractions (Conv, ConvTranspose, Gemm, MatMul, Einsum, RNN); "
+    "MACs = multiply-accumulates of contractions (Conv, ConvTranspose, Gemm, MatMul, Einsum, RNN; integer ones "
+    "too: ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul); "
     "FLOPs = 2*MACs + bias, elementwise, activation, normalisation, pooling, softmax and reduction work "
     "(per-element constants: docs/COST_MODEL.md); params = elements of float and 8-bit initializers and "
     "non-scalar Constant tensors, each tensor once; "
@@ -329,6 +330,7 @@ class GraphCoster {
         row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
         break;
       }
+    if (!node.inputs.empty() && node.inputs[0] >= 0) row.operand_dtype = dtype_name(g.tensors[size_t(node.inputs[0])].dtype);
     return row;
   }
 
@@ -426,6 +428,23 @@ AnalysisResult analyze_model(const Model& model) {
   }
 
   for (auto& n : coster.control_flow_notices()) r.notices.push_back(std::move(n));
+
+  // MACs by operand dtype, over the rows that do the work: top-level nodes
+  // without subgraphs and the subgraph rows without subgraphs of their own
+  // (their costs are as one run incurs them).
+  std::map<std::string, DTypeMacs> macs_by_dtype;
+  auto add_macs = [&macs_by_dtype](const NodeReport& row) {
+    if (row.subgraph_nodes > 0 || row.cost.macs <= 0) return;
+    DTypeMacs& entry = macs_by_dtype[row.operand_dtype];
+    entry.dtype = row.operand_dtype;
+    entry.nodes++;
+    entry.macs = sat_add(entry.macs, row.cost.macs);
+  };
+  for (const NodeReport& row : r.nodes) add_macs(row);
+  for (const NodeReport& row : r.subgraph_nodes) add_macs(row);
+  for (auto& [name, entry] : macs_by_dtype) r.macs_by_dtype.push_back(entry);
+  std::sort(r.macs_by_dtype.begin(), r.macs_by_dtype.end(),
+            [](const DTypeMacs& a, const DTypeMacs& b) { return a.macs > b.macs; });
 
   // Params: every weight once, used or not (the file's deduplicated count).
   std::map<std::string, DTypeSize> by_dtype;

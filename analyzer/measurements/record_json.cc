@@ -65,6 +65,10 @@ void to_json(Json& j, const DTypeSize& d) {
   j = Json{{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}};
 }
 
+void to_json(Json& j, const DTypeMacs& d) {
+  j = Json{{"dtype", d.dtype}, {"nodes", d.nodes}, {"macs", d.macs}};
+}
+
 void to_json(Json& j, const SharedWeight& w) {
   j = Json{{"name", w.name}, {"elements", w.elements}, {"consumers", w.consumers}};
 }

@@ -50,6 +50,7 @@ void to_json(Json& j, const NodeReport& n);
 void to_json(Json& j, const AnalysisTotals& t);
 void to_json(Json& j, const OpTypeSummary& s);
 void to_json(Json& j, const DTypeSize& d);
+void to_json(Json& j, const DTypeMacs& d);
 void to_json(Json& j, const SharedWeight& w);
 
 // ------------------------------------------------------------------- profile

@@ -62,6 +62,7 @@ struct NodeReport {
   std::string name, op_type, domain;
   std::vector<std::string> input_shapes, output_shapes;  // Shape::to_string()
   std::string output_dtype;
+  std::string operand_dtype;  // dtype of the first input (what a contraction multiplies)
   NodeCost cost;
   int subgraph_nodes = 0;  // for If/Loop/Scan: nodes counted inside
 };
@@ -75,6 +76,14 @@ struct OpTypeSummary {
 struct DTypeSize {
   std::string dtype;
   int64_t tensors = 0, elements = 0, bytes = 0;
+};
+
+// MACs by the dtype of what they multiply (the first input of each node with
+// MACs): integer MACs (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul,
+// on uint8/int8 data) count as MACs like float ones, and this says how many.
+struct DTypeMacs {
+  std::string dtype;
+  int64_t nodes = 0, macs = 0;
 };
 
 struct SharedWeight {
@@ -115,6 +124,7 @@ struct AnalysisResult {
   std::vector<NodeReport> subgraph_nodes;
   std::vector<OpTypeSummary> by_op_type;     // sorted by FLOPs, descending
   std::vector<DTypeSize> size_by_dtype;      // sorted by bytes, descending
+  std::vector<DTypeMacs> macs_by_dtype;      // sorted by MACs, descending; nodes with MACs only
   std::vector<SharedWeight> shared_weights;
   std::vector<std::string> unknown_dims;     // symbols/dims left unknown
   std::vector<std::string> notices;

@@ -13,7 +13,7 @@ namespace modelstat {
 // Semantic versioning of the document: major for incompatible changes
 // (a field removed, renamed or given another meaning or unit), minor for
 // added fields, patch for clarifications. See docs/json-schema.md.
-const char* const kAnalysisJsonSchemaVersion = "1.1.0";  // 1.1: subgraph_nodes
+const char* const kAnalysisJsonSchemaVersion = "1.2.0";  // 1.1: subgraph_nodes; 1.2: macs_by_dtype
 
 namespace report_detail {
 namespace {
@@ -59,6 +59,7 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
 
   json.member("by_op_type", r.by_op_type);
   json.member("size_by_dtype", r.size_by_dtype);
+  json.member("macs_by_dtype", r.macs_by_dtype);
   json.member("shared_weights", r.shared_weights);
   // Node indices (NodeReport::index) of the top options.top nodes by FLOPs.
   Json hotspots = Json::array();

@@ -95,6 +95,14 @@ class MarkdownWriter final : public AnalysisWriter {
       sizes.print(out);
     }
 
+    if (!r.macs_by_dtype.empty()) {
+      out << "## MACs by operand dtype\n\nInteger MACs (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) count as MACs.\n\n";
+      MdTable macs({"dtype", "nodes", "MACs", "share"}, {L, R, R, R});
+      for (const DTypeMacs& d : r.macs_by_dtype)
+        macs.add_row({md_text(d.dtype), std::to_string(d.nodes), human_count(d.macs), percent(d.macs, t.macs)});
+      macs.print(out);
+    }
+
     if (!r.shared_weights.empty()) {
       out << "## Shared weights\n\n"
           << fmt::format("{} weight{} shared by several nodes, counted once.\n\n", r.shared_weights.size(),

@@ -111,6 +111,15 @@ class TableWriter final : public AnalysisWriter {
       out << '\n';
     }
 
+    if (!r.macs_by_dtype.empty()) {
+      out << style.bold("MACs by operand dtype") << " (integer MACs count as MACs)" << '\n';
+      TextTable macs({{"dtype", Align::Left}, {"nodes"}, {"MACs"}, {"share"}});
+      for (const DTypeMacs& d : r.macs_by_dtype)
+        macs.add_row({d.dtype, std::to_string(d.nodes), human_count(d.macs), percent(d.macs, t.macs)});
+      macs.print(out, style);
+      out << '\n';
+    }
+
     if (!r.shared_weights.empty()) {
       out << style.bold(fmt::format("Shared weights: {} weight{} shared by several nodes, counted once",
                                     r.shared_weights.size(), r.shared_weights.size() == 1 ? "" : "s"))

@@ -1,0 +1,71 @@
+// Integer MACs count as MACs and the analysis says how many: a ConvInteger on
+// uint8 data beside a float MatMul, counted by hand from the shapes.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include "modelstat/analysis.hpp"
+
+namespace {
+
+void value_info(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
+  v->set_name(name);
+  v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void initializer(onnx::GraphProto* g, const std::string& name, int type, const std::vector<int64_t>& dims) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  t->set_raw_data(std::string(size_t(n) * (type == onnx::TensorProto::FLOAT ? 4 : 1), '\0'));
+}
+
+TEST(MacsByDtype, IntegerMacsCountAsMacsAndAreListedByOperandDtype) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("int8_and_float");
+  value_info(g->add_input(), "x", onnx::TensorProto::UINT8, {1, 4, 8, 8});
+  value_info(g->add_input(), "f", onnx::TensorProto::FLOAT, {2, 5});
+  initializer(g, "w", onnx::TensorProto::UINT8, {6, 4, 3, 3});
+  initializer(g, "b", onnx::TensorProto::FLOAT, {5, 3});
+  onnx::NodeProto* conv = g->add_node();
+  conv->set_op_type("ConvInteger");
+  conv->set_name("conv");
+  conv->add_input("x");
+  conv->add_input("w");
+  conv->add_output("y");
+  onnx::NodeProto* mm = g->add_node();
+  mm->set_op_type("MatMul");
+  mm->set_name("mm");
+  mm->add_input("f");
+  mm->add_input("b");
+  mm->add_output("z");
+  g->add_output()->set_name("y");
+  g->add_output()->set_name("z");
+
+  const std::string bytes = m.SerializeAsString();
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), {});
+  // ConvInteger: output 1x6x6x6 (3x3, no pads), each element 4 x 3 x 3 MACs.
+  const int64_t conv_macs = 1 * 6 * 6 * 6 * (4 * 3 * 3);
+  // MatMul 2x5 by 5x3: 2 x 3 outputs of 5 MACs.
+  const int64_t matmul_macs = 2 * 3 * 5;
+  EXPECT_EQ(r.totals.macs, conv_macs + matmul_macs);
+  ASSERT_EQ(r.macs_by_dtype.size(), 2u);
+  EXPECT_EQ(r.macs_by_dtype[0].dtype, "uint8");
+  EXPECT_EQ(r.macs_by_dtype[0].nodes, 1);
+  EXPECT_EQ(r.macs_by_dtype[0].macs, conv_macs);
+  EXPECT_EQ(r.macs_by_dtype[1].dtype, "float32");
+  EXPECT_EQ(r.macs_by_dtype[1].macs, matmul_macs);
+}
+
+}  // namespace
