@@ -7,9 +7,9 @@ subgraph nodes included), with the textbook count of each contraction, beside
     /usr/bin/python3 bench/ort_macs.py MODEL SEED NAME=DIMS|NAME=iVALUE ... [--modelstat BIN] [--ort NODE_MODULES]
                                        [-- MODELSTAT FLAGS, e.g. --branch If_0=then]
 
-Contractions counted (MACs): Conv (N x Cout x output positions x Cin/group x
-kernel elements, from the weight's shape), ConvTranspose (input positions x
-the weight's elements per input channel), MatMul / Gemm (output elements x
+Contractions counted (MACs): Conv, ConvInteger, QLinearConv (N x Cout x output
+positions x Cin/group x kernel elements, from the weight's shape), ConvTranspose (input positions x
+the weight's elements per input channel), MatMul / MatMulInteger / QLinearMatMul / Gemm (output elements x
 K), LSTM / GRU / RNN (steps x batch x directions x gates*H x (input + H)).
 Everything else: 0 MACs (modelstat's convention, docs/COST_MODEL.md).
 """
@@ -39,15 +39,18 @@ def macs(op, ins, outs):
     if not outs:
         return 0
     y = outs[0]
-    if op in ("Conv", "FusedConv") and len(ins) >= 2:
+    if op in ("Conv", "FusedConv", "ConvInteger") and len(ins) >= 2:
         w = ins[1]
         return prod(y) * prod(w[1:])  # each output element: Cin/group x kernel
+    if op == "QLinearConv" and len(ins) >= 4:
+        w = ins[3]  # x, x_scale, x_zero_point, w, ...
+        return prod(y) * prod(w[1:])
     if op == "ConvTranspose" and len(ins) >= 2:
         x, w = ins[0], ins[1]
         return prod(x) * prod(w[1:])  # each input element meets Cout/group x kernel weights
     # ORT's profile may leave initializer inputs out (MatMul's B): A and the
     # output are enough for MatMul and Gemm.
-    if op in ("MatMul", "FusedMatMul") and len(ins) >= 1:
+    if op in ("MatMul", "FusedMatMul", "MatMulInteger", "QLinearMatMul") and len(ins) >= 1:
         a = ins[0]
         k = a[-1] if a else 1
         return prod(y) * k
