@@ -128,7 +128,7 @@ class GraphCoster {
       cost.note = "no cost rule for " + (node.domain.empty() ? std::string() : node.domain + "::") + node.op_type;
       return cost;
     }
-    cost::RuleResult r = rule->fn(cost::CostContext(g, node));
+    cost::RuleResult r = rule->fn(cost::CostContext(g, node, opset));
     cost.status = r.status;
     cost.macs = r.macs;
     cost.flops = r.flops;
@@ -247,7 +247,9 @@ class GraphCoster {
     } else if (node.domain.empty() && node.op_type == "Scan") {
       if (const auto length = scan_length(g, node)) {
         times = *length;
-        *note = "body x " + std::to_string(times) + " steps (the scan inputs' sequence length)";
+        *note = "body x " + std::to_string(times) +
+                (model_.opset_version("") < 9 ? " steps (batch x sequence length, opset 8)"
+                                              : " steps (the scan inputs' sequence length)");
       } else {
         *note = "sequence length unknown: one step counted";
         unknown_scans.push_back({depth_, node.name});
@@ -262,9 +264,11 @@ class GraphCoster {
     return scaled(body, times);
   }
 
-  // A Scan's sequence length: its first scan input's size along its scan axis
-  // (opset 9+: the last num_scan_inputs inputs, axis scan_input_axes[0];
-  // opset 8: after the optional sequence_lens, axis 1 behind the batch).
+  // How many times a Scan runs its body: its first scan input's size along
+  // its scan axis (opset 9+: the last num_scan_inputs inputs, axis
+  // scan_input_axes[0]); opset 8 runs the body for every step of every batch
+  // row: dims 0 (batch) and 1 (sequence) multiplied (sequence_lens can only
+  // shorten a row, so this is an upper bound).
   std::optional<int64_t> scan_length(const Graph& g, const Node& node) const {
     const int64_t count = node.attr_int("num_scan_inputs", 0);
     if (count < 1 || size_t(count) > node.inputs.size()) return std::nullopt;
@@ -275,7 +279,10 @@ class GraphCoster {
     const int64_t rank = int64_t(shape.dims.size());
     int64_t axis = 0;
     if (model_.opset_version("") < 9) {
-      axis = 1;
+      if (rank < 2 || !shape.dims[0].known() || !shape.dims[1].known()) return std::nullopt;
+      const int64_t batch = shape.dims[0].value, steps = shape.dims[1].value;
+      if (batch > 0 && steps > INT64_MAX / batch) return std::nullopt;
+      return batch * steps;
     } else {
       const auto axes = node.attr_ints("scan_input_axes");
       if (!axes.empty()) axis = axes[0] < 0 ? axes[0] + rank : axes[0];

@@ -35,4 +35,19 @@ bool op_input_is_constant(const Graph& g, const Node& n, size_t k) {
   return false;
 }
 
+bool op_training_mode(const Node& n, int64_t opset) {
+  if (!n.domain.empty()) return false;
+  if (n.op_type == "BatchNormalization") {
+    if (opset >= 14) return n.attr_int("training_mode", 0) != 0;
+    if (opset >= 7) {
+      for (size_t o = 1; o < n.outputs.size(); ++o)
+        if (n.outputs[o] >= 0) return true;
+      return false;
+    }
+    return n.attr_int("is_test", 0) == 0;
+  }
+  if (n.op_type == "Dropout") return opset < 7 && n.attr_int("is_test", 0) == 0;
+  return false;
+}
+
 }  // namespace modelstat

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "modelstat/graph.hpp"
 
@@ -35,5 +36,15 @@ DenseFamily op_dense_family(const Node& node);
 // op (BatchNormalization's running statistics, Clip's bounds, Pow's exponent,
 // a one-element arithmetic constant) rather than a trainable weight.
 bool op_input_is_constant(const Graph& graph, const Node& node, size_t k);
+
+// Whether a BatchNormalization or Dropout node runs in training mode, by the
+// rule of the opset the model imports (`opset`), which changed twice; the one
+// place this rule lives (the cost rules and the executor ask it).
+// BatchNormalization: is_test=0, the default, before opset 7; from 7 to 13,
+// more than Y asked for (the spec's "output case #1"); training_mode from 14.
+// Dropout: is_test=0, the default, before opset 7; none from 7 to 11; from
+// 12 its training_mode is an input value, seen by the executor only (false
+// here). Other ops: false.
+bool op_training_mode(const Node& node, int64_t opset);
 
 }  // namespace modelstat

@@ -151,7 +151,7 @@ cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset) {
     r.status = CostStatus::UnknownOp;
     return r;
   }
-  return rule->fn(cost::CostContext(graph, node));
+  return rule->fn(cost::CostContext(graph, node, opset));
 }
 
 std::string normalise_volatile(std::string text, const std::vector<std::string>& volatile_values) {

@@ -2,7 +2,7 @@
 // themselves: the analysis adds their subgraph nodes' cost as one run
 // executes them (analyzer/analysis.cc, control_flow_cost: the If's selected
 // or costlier branch, a Loop body times its trip count, a Scan body times the
-// sequence length), so the node's own bytes are 0 to avoid counting the
+// sequence length, and times the batch in opset 8), so the node's own bytes are 0 to avoid counting the
 // subgraph's values twice.
 // Sequence and Optional ops move data (default bytes).
 #include "analyzer/cost/cost_helpers.hpp"
@@ -24,7 +24,7 @@ RuleResult container(const CostContext& ctx) { return data_movement("data_moveme
 void add_control_flow_rules(std::vector<CostRule>& rules) {
   const char* subgraph_doc =
       "0 FLOPs, 0 bytes itself; plus its subgraph as one run executes it (If: the selected or costlier branch; "
-      "Loop: body x trip count; Scan: body x sequence length)";
+      "Loop: body x trip count; Scan: body x sequence length, x batch in opset 8)";
   const char* container_doc = "sequence/optional container: data movement, 0 FLOPs";
   const OpRow rows[] = {
       {"If", 1, control_flow, subgraph_doc},

@@ -39,13 +39,16 @@ class FoldContext;
 
 namespace modelstat::cost {
 
-// What a rule sees: the node, its tensors, and checked arithmetic helpers.
+// What a rule sees: the node, its tensors, the opset the model imports for
+// the node's domain (an op whose meaning changed between opsets follows it),
+// and checked arithmetic helpers.
 class CostContext {
  public:
-  CostContext(const Graph& graph, const Node& node) : graph_(graph), node_(node) {}
+  CostContext(const Graph& graph, const Node& node, int64_t opset) : graph_(graph), node_(node), opset_(opset) {}
 
   const Node& node() const { return node_; }
   const Graph& graph() const { return graph_; }
+  int64_t opset() const { return opset_; }
   size_t num_inputs() const { return node_.inputs.size(); }
   size_t num_outputs() const { return node_.outputs.size(); }
   // nullptr when the input/output is absent (omitted optional or out of range).
@@ -65,6 +68,7 @@ class CostContext {
  private:
   const Graph& graph_;
   const Node& node_;
+  int64_t opset_;
 };
 
 // Checked 64-bit arithmetic: throws modelstat::Error(Input) naming the node on overflow.

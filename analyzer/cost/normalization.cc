@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/op_traits.hpp"
 
 namespace modelstat::cost {
 namespace {
@@ -21,10 +22,11 @@ RuleResult per_element(const CostContext& ctx) {
   return per_input_element(ctx, K);
 }
 
-// Inference: scale and shift folded, 2 per element. Training (training_mode=1,
-// or running-stat outputs requested before opset 14): + mean (1) and variance (3).
+// Inference: scale and shift folded, 2 per element. Training (as the imported
+// opset decides, op_training_mode: training_mode=1 from 14, running-stat
+// outputs from 7 to 13, is_test=0 before 7): + mean (1) and variance (3).
 RuleResult batch_norm(const CostContext& ctx) {
-  const bool training = ctx.node().attr_int("training_mode", 0) != 0 || present_outputs(ctx) > 1;
+  const bool training = op_training_mode(ctx.node(), ctx.opset());
   return per_input_element(ctx, training ? 6 : 2);
 }
 
@@ -42,7 +44,8 @@ RuleResult lrn(const CostContext& ctx) {
 void add_normalization_rules(std::vector<CostRule>& rules) {
   static const OpRow kRows[] = {
       {"BatchNormalization", 1, batch_norm,
-       "2 per element (inference: folded scale+shift); 6 in training mode (+ mean 1, variance 3)",
+       "2 per element (inference: folded scale+shift); 6 in training mode (+ mean 1, variance 3): training_mode=1 (14+), "
+       "running-stat outputs (7-13), is_test=0 (1-6)",
        OpTraits{}.constant_input(3).constant_input(4)},
       {"InstanceNormalization", 1, per_element<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},

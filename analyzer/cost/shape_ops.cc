@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/op_traits.hpp"
 #include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::cost {
@@ -15,6 +16,18 @@ namespace fold = loader::fold;
 
 RuleResult move(const CostContext& ctx) { return data_movement("data_movement"); }
 RuleResult view_op(const CostContext& ctx) { return view("view"); }
+
+// Dropout: an inference identity (a view), except where the imported opset
+// makes it a training dropout from its attributes (is_test=0 before opset 7,
+// op_training_mode): a compare with the ratio and a masked scale per element.
+// From opset 12 training_mode is an input value: counted as inference.
+RuleResult dropout(const CostContext& ctx) {
+  if (!op_training_mode(ctx.node(), ctx.opset())) return view("view");
+  const char* rule = "dropout_training:2";
+  auto n = ctx.input_elements(0);
+  if (!n) return RuleResult::unknown_shape(rule, "input shape unknown");
+  return exact(rule, 0, checked_mul(2, *n, ctx.node()));
+}
 
 // Shape and Size read the input's metadata only.
 RuleResult metadata(const CostContext& ctx) {
@@ -76,7 +89,8 @@ void add_shape_ops_rules(std::vector<CostRule>& rules) {
       {"Squeeze", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::squeeze},
       {"Unsqueeze", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::unsqueeze},
       {"Identity", 1, view_op, "view: 0 FLOPs, 0 bytes", kView, fold::identity},
-      {"Dropout", 1, view_op, "inference identity (view): 0 FLOPs, 0 bytes", kView},
+      {"Dropout", 1, dropout,
+       "inference identity (view): 0 FLOPs, 0 bytes; training (is_test=0, opsets 1-6): 2 per element", kView},
       // Metadata readers and constants.
       {"Shape", 1, metadata, "reads metadata only: 0 FLOPs, 0 bytes read", kSavesNothing, fold::shape},
       {"Size", 1, metadata, "reads metadata only: 0 FLOPs, 0 bytes read", kSavesNothing, fold::size},

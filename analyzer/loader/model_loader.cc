@@ -26,6 +26,7 @@
 #include <set>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/loader/legacy_inference.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
 #include "analyzer/loader/shape_values.hpp"
@@ -460,8 +461,20 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
     // for the others, and wrapping it hid the function body ONNX infers
     // function ops (GreaterOrEqual, LessOrEqual, MeanVarianceNormalization)
     // through, leaving their outputs untyped.
-    if (base->has_type_and_shape_inference_function()) {
-      auto fn = base->GetTypeAndShapeInferenceFunction();
+    // An old schema ONNX leaves without inference (Relu-1, Concat-1, ...)
+    // gets modelstat's (legacy_inference.hpp), guarded the same way.
+    // An old schema whose own function stops short of what it defines
+    // (Slice-1's negative starts, ...) is completed after it.
+    std::optional<onnx::InferenceFunction> own;
+    if (base->has_type_and_shape_inference_function()) own = base->GetTypeAndShapeInferenceFunction();
+    else own = legacy_inference(*base);
+    if (own) {
+      onnx::InferenceFunction fn = *own;
+      if (auto completion = legacy_completion(*base))
+        fn = [first = *own, then = *completion](onnx::InferenceContext& ctx) {
+          first(ctx);
+          then(ctx);
+        };
       std::vector<bool> required;
       for (const auto& p : base->inputs()) required.push_back(p.GetOption() != onnx::OpSchema::Optional);
       const int weight_index = conv_pool_weight_index(key, domain);

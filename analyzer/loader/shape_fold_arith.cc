@@ -119,6 +119,33 @@ Opt variadic(FoldContext& c, const onnx::NodeProto& n, const BinFn& f) {
 // comparison (non-bool in, bool out; Equal also takes bools), logic (bool in and out).
 enum class Binary { Arithmetic, Compare, CompareAnyType, Logic };
 
+// Before opset 7 a binary op carries `broadcast` (the attribute exists in no
+// later opset, so its presence marks the old rule): 0 or absent, A and B have
+// the same shape; 1, B's dims align with A's from `axis` (default: A's
+// trailing dims) and the result has A's shape. Returns B with its dims padded
+// with 1s to broadcast numpy-style that way, nullopt where the old rule does
+// not allow the pair.
+std::optional<IntValue> legacy_operand(const onnx::NodeProto& n, const IntValue& a, const IntValue& b) {
+  if (!find_attr(n, "broadcast")) return b;
+  if (attr_int(n, "broadcast", 0) == 0) return a.dims == b.dims ? std::optional<IntValue>(b) : std::nullopt;
+  const auto ra = int64_t(a.dims.size()), rb = int64_t(b.dims.size());
+  if (rb > ra) return std::nullopt;
+  int64_t axis = ra - rb;
+  if (find_attr(n, "axis")) {
+    const auto na = norm_axis(attr_int(n, "axis", 0), ra);
+    if (!na) return std::nullopt;
+    axis = *na;
+  }
+  if (axis + rb > ra) return std::nullopt;
+  IntValue out = b;
+  out.dims.assign(size_t(axis), 1);
+  out.dims.insert(out.dims.end(), b.dims.begin(), b.dims.end());
+  out.dims.resize(size_t(ra), 1);
+  for (int64_t d = 0; d < ra; ++d)
+    if (out.dims[size_t(d)] != 1 && out.dims[size_t(d)] != a.dims[size_t(d)]) return std::nullopt;
+  return out;
+}
+
 Opt binary(FoldContext& c, const onnx::NodeProto& n, Binary kind, const BinFn& f) {
   if (n.input_size() != 2) return std::nullopt;
   const IntValue* a = c.in(n, 0);
@@ -126,7 +153,9 @@ Opt binary(FoldContext& c, const onnx::NodeProto& n, Binary kind, const BinFn& f
   if (!a || !b || a->elem_type != b->elem_type) return std::nullopt;
   const bool logical = kind == Binary::Logic;
   if (logical != (a->elem_type == kBool) && kind != Binary::CompareAnyType) return std::nullopt;
-  return apply(*a, *b, kind == Binary::Arithmetic ? a->elem_type : kBool, f);
+  const std::optional<IntValue> rhs = legacy_operand(n, *a, *b);
+  if (!rhs) return std::nullopt;
+  return apply(*a, *rhs, kind == Binary::Arithmetic ? a->elem_type : kBool, f);
 }
 
 std::optional<int64_t> truth(bool v) { return int64_t(v); }

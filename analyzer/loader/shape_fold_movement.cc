@@ -239,11 +239,18 @@ Opt cast(FoldContext& c, const onnx::NodeProto& n) {
 
 Opt reshape(FoldContext& c, const onnx::NodeProto& n) {
   const IntValue* x = c.in(n, 0);
-  const IntValue* s = c.in(n, 1);
-  if (!x || !s || s->dims.size() != 1 || s->values.size() > kMaxRank) return std::nullopt;
+  if (!x) return std::nullopt;
+  std::optional<Dims> shape;
+  if (FoldContext::present(n, 1)) {  // opset 5+: the shape input
+    const IntValue* s = c.in(n, 1);
+    if (s && s->dims.size() == 1) shape = s->values;
+  } else {  // opsets 1-4: the shape attribute
+    shape = attr_ints(n, "shape");
+  }
+  if (!shape || shape->size() > kMaxRank) return std::nullopt;
   const bool allowzero = attr_int(n, "allowzero", 0) != 0;
   IntValue out = *x;
-  out.dims = s->values;
+  out.dims = *shape;
   int64_t infer = -1, known = 1;
   for (size_t i = 0; i < out.dims.size(); ++i) {
     int64_t& d = out.dims[i];

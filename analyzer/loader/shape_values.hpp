@@ -36,7 +36,9 @@ constexpr int64_t kMaxIntValueElements = 4096;
 // than kMaxIntValueElements is simply absent from the map.
 //
 // Structure decides between opset forms (Slice attrs vs inputs, Unsqueeze /
-// Squeeze / Reduce* axes attr vs input), so no opset version is needed.
+// Squeeze / Reduce* axes attr vs input, Reshape's shape attr vs input, the
+// `broadcast` attribute of binary ops before opset 7), so no opset version is
+// needed.
 std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphProto& graph) noexcept;
 
 }  // namespace modelstat::loader

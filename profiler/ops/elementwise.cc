@@ -13,13 +13,36 @@
 namespace modelstat::profiler {
 namespace {
 
-// Before opset 7, binary ops broadcast only with broadcast=1, B aligned to A
-// at `axis` (default: trailing). From 7 on: numpy broadcasting.
+// Before opset 7, binary ops (Add, Sub, Mul, Div, Pow, the comparisons and
+// logic ops) do not broadcast unless broadcast=1, and then only B onto A: B's
+// dims align with A's from `axis`, or with A's trailing dims when `axis` is
+// absent. The result always has A's shape. From 7 on: numpy broadcasting.
+// Returns B shaped to broadcast numpy-style onto A; a pair the old rule does
+// not allow (which numpy broadcasting would silently accept) is refused.
 at::Tensor legacy_rhs(const ExecContext& ctx, const at::Tensor& a, const at::Tensor& b) {
-  if (ctx.opset() >= 7 || ctx.node().attr_int("broadcast", 0) == 0 || !has_attr(ctx, "axis")) return b;
-  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), a.dim());
+  if (ctx.opset() >= 7) return b;
+  const std::string where = "before opset 7 (this model imports opset " + std::to_string(ctx.opset()) + ")";
+  if (ctx.node().attr_int("broadcast", 0) == 0) {
+    if (a.sizes() != b.sizes())
+      fail_input(ctx, "without broadcast=1, " + where + ", A " + c10::str(a.sizes()) + " and B " +
+                          c10::str(b.sizes()) + " must have the same shape");
+    return b;
+  }
+  if (b.dim() > a.dim())
+    fail_input(ctx, "broadcast=1 " + where + " broadcasts B onto A: B " + c10::str(b.sizes()) +
+                        " has more dims than A " + c10::str(a.sizes()));
+  const int64_t axis = has_attr(ctx, "axis") ? normalize_axis(ctx, ctx.node().attr_int("axis", 0), a.dim())
+                                             : a.dim() - b.dim();
+  if (axis + b.dim() > a.dim())
+    fail_input(ctx, "broadcast axis " + std::to_string(axis) + " leaves no room for B " + c10::str(b.sizes()) +
+                        " in A " + c10::str(a.sizes()));
   std::vector<int64_t> shape(size_t(axis), 1);
-  for (int64_t d : b.sizes()) shape.push_back(d);
+  for (int64_t d = 0; d < b.dim(); ++d) {
+    if (b.size(d) != 1 && b.size(d) != a.size(axis + d))
+      fail_input(ctx, "broadcast=1 " + where + ": B " + c10::str(b.sizes()) + " does not match A " +
+                          c10::str(a.sizes()) + " from axis " + std::to_string(axis));
+    shape.push_back(b.size(d));
+  }
   while (int64_t(shape.size()) < a.dim()) shape.push_back(1);
   return b.reshape(shape);
 }
@@ -108,12 +131,17 @@ void exec_bitshift(ExecContext& ctx) {
   else fail_input(ctx, "BitShift direction must be LEFT or RIGHT, got '" + dir + "'");
 }
 
-// Variadic ops fold their present inputs.
+// Variadic ops fold their present inputs. Before opset 8 (Sum, Max, Min,
+// Mean) every input has the same shape: no broadcasting.
 template <typename F>
 at::Tensor fold(const ExecContext& ctx, F f) {
   at::Tensor acc;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
+    if (acc.defined() && ctx.opset() < 8 && ctx.input(i).sizes() != acc.sizes())
+      fail_input(ctx, "inputs of different shapes (" + c10::str(acc.sizes()) + ", " + c10::str(ctx.input(i).sizes()) +
+                          ") do not broadcast before opset 8 (this model imports opset " +
+                          std::to_string(ctx.opset()) + ")");
     acc = acc.defined() ? f(acc, ctx.input(i)) : ctx.input(i);
   }
   if (!acc.defined()) fail_input(ctx, "needs at least one input");
@@ -198,10 +226,17 @@ void exec_leaky_relu(ExecContext& ctx) {
   ctx.outputs = {at::leaky_relu(need_input(ctx, 0), ctx.node().attr_float("alpha", 0.01))};
 }
 
-// PRelu: slope broadcasts (unidirectionally) to X.
+// PRelu: slope broadcasts (unidirectionally) to X. Before opset 7 the spec
+// knows only a one-element slope (shared) or, implicitly, one of X's shape;
+// a 1-D slope against an X of rank 3 or more (Caffe2's reading: along
+// dim 1; numpy's: along the last dim) is ambiguous there and refused.
 void exec_prelu(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
   const at::Tensor& slope = need_input(ctx, 1);
+  if (ctx.opset() < 7 && slope.numel() != 1 && slope.dim() == 1 && x.dim() > 2)
+    fail_input(ctx, "a slope of shape " + c10::str(slope.sizes()) + " for X " + c10::str(x.sizes()) +
+                        " is ambiguous before opset 7 (this model imports opset " + std::to_string(ctx.opset()) +
+                        "): per channel or along the last dim");
   ctx.outputs = {at::where(x < 0, x * slope, x).to(x.scalar_type())};
 }
 

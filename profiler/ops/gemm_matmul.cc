@@ -9,13 +9,19 @@ namespace modelstat::profiler {
 
 namespace {
 
-// Y = alpha * A' * B' + beta * C, with C unidirectionally broadcast to (M, N).
+// Y = alpha * A' * B' + beta * C, with C unidirectionally broadcast to (M, N)
+// (before opset 7 only with broadcast=1; C is (M, N) otherwise).
 void gemm(ExecContext& ctx) {
   const Node& node = ctx.node();
   at::Tensor a = ctx.input(0), b = ctx.input(1);
   if (a.dim() != 2 || b.dim() != 2) fail_input(ctx, "Gemm needs 2-D A and B");
   if (node.attr_int("transA", 0)) a = a.t();
   if (node.attr_int("transB", 0)) b = b.t();
+  if (ctx.opset() < 7 && ctx.has_input(2) && node.attr_int("broadcast", 0) == 0 &&
+      ctx.input(2).sizes() != at::IntArrayRef{a.size(0), b.size(1)})
+    fail_input(ctx, "C " + c10::str(ctx.input(2).sizes()) + " must be (M, N) = (" + std::to_string(a.size(0)) + ", " +
+                        std::to_string(b.size(1)) + ") without broadcast=1 before opset 7 (this model imports opset " +
+                        std::to_string(ctx.opset()) + ")");
   const double alpha = node.attr_float("alpha", 1.0);
   const double beta = node.attr_float("beta", 1.0);
   if (ctx.has_input(2) && beta != 0.0) {

@@ -1,6 +1,7 @@
 // Normalization: BatchNormalization (inference, and training mode's outputs),
 // InstanceNormalization, LayerNormalization, GroupNormalization,
 // MeanVarianceNormalization, LpNormalization, LRN.
+#include "analyzer/op_traits.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -14,27 +15,60 @@ std::vector<int64_t> all_but_channel(int64_t rank) {
   return dims;
 }
 
-// Inputs X, scale, B, input_mean, input_var. Inference uses the running
-// statistics; training_mode (opset 14+) normalises with the batch statistics
-// and also returns the updated running ones:
+// Inputs X, scale, B, input_mean, input_var. The mode follows the opset
+// (op_training_mode, analyzer/op_traits.hpp): training_mode (14+); from 7 to
+// 13 training when more than Y is asked for (as ONNX Runtime decides); before
+// 7 is_test=0, the default (ONNX's reference evaluator agrees).
+// Inference uses the running statistics. Training normalises with the batch
+// statistics (population variance) and also returns the updated running ones,
 //   running = input * momentum + batch * (1 - momentum)   (ONNX's convention,
-// the opposite of PyTorch's momentum), with the population variance.
+// the opposite of PyTorch's momentum), then, before 14, saved_mean and
+// saved_var: the batch mean and variance (as ONNX's reference computes them).
+// spatial=0 (opsets 1-8): statistics per activation, scale/B/mean/var shaped
+// [C, D1, ..., Dn], batch statistics over N only.
 void batch_norm(ExecContext& ctx) {
   const Node& node = ctx.node();
   const at::Tensor& x = ctx.input(0);
   const double eps = node.attr_float("epsilon", 1e-5);
-  if (node.attr_int("spatial", 1) == 0) fail_input(ctx, "BatchNormalization with spatial=0 is not supported");
-  const bool training = ctx.opset() >= 14 && node.attr_int("training_mode", 0) != 0;
-  if (!training) {
+  const int64_t opset = ctx.opset();
+  const bool training = op_training_mode(node, opset);
+  bool extra_outputs = false;
+  for (size_t o = 1; o < ctx.num_outputs(); ++o) extra_outputs = extra_outputs || ctx.wants_output(o);
+  if (!training && extra_outputs)
+    fail_input(ctx, "is_test=1 (test mode, opset " + std::to_string(opset) +
+                        ") leaves the mean, var, saved_mean and saved_var outputs undefined, yet the node asks for them");
+  const bool spatial = opset >= 9 || node.attr_int("spatial", 1) != 0;
+  if (spatial && !training) {
     ctx.outputs = {at::batch_norm(x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), false, 0.0, eps, true)};
     return;
   }
+  const std::vector<int64_t> dims = spatial ? all_but_channel(x.dim()) : std::vector<int64_t>{0};
+  const at::Tensor mean = training ? x.mean(dims) : ctx.input(3);
+  const at::Tensor var = training ? x.var(dims, /*unbiased=*/false) : ctx.input(4);
+  at::Tensor y;
+  if (spatial) {
+    y = at::batch_norm(x, ctx.input(1), ctx.input(2), mean, var, false, 0.0, eps, true);
+  } else {
+    // Per activation: every parameter is one sample of X without its batch dim.
+    auto per_activation = [&](const at::Tensor& t) {
+      if (t.sizes() != x.sizes().slice(1))
+        fail_input(ctx, "spatial=0 needs scale, B, mean and var of shape " + c10::str(x.sizes().slice(1)) + ", got " +
+                            c10::str(t.sizes()));
+      return t.unsqueeze(0);
+    };
+    y = (x - per_activation(mean)) / at::sqrt(per_activation(var) + eps) * per_activation(ctx.input(1)) +
+        per_activation(ctx.input(2));
+  }
+  if (!training) {
+    ctx.outputs = {y};
+    return;
+  }
   const double momentum = node.attr_float("momentum", 0.9);
-  const auto dims = all_but_channel(x.dim());
-  const at::Tensor mean = x.mean(dims);
-  const at::Tensor var = x.var(dims, /*unbiased=*/false);
-  const at::Tensor y = at::batch_norm(x, ctx.input(1), ctx.input(2), mean, var, false, 0.0, eps, true);
   ctx.outputs = {y, ctx.input(3) * momentum + mean * (1 - momentum), ctx.input(4) * momentum + var * (1 - momentum)};
+  if (opset < 14) {
+    ctx.outputs.push_back(mean);
+    ctx.outputs.push_back(var);
+  }
 }
 
 void instance_norm(ExecContext& ctx) {

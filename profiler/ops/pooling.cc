@@ -121,11 +121,16 @@ void average_pool(ExecContext& ctx) {
   ctx.outputs = {avg_pool(padded, w, pads, ceil_mode, true) / count};
 }
 
+// LpPool's and GlobalLpPool's p: a float in opset 1, an int from 2 (default 2 in both).
+double lp_pool_p(const ExecContext& ctx) {
+  return ctx.opset() < 2 ? ctx.node().attr_float("p", 2.0) : double(ctx.node().attr_int("p", 2));
+}
+
 // (sum over the window of |x|^p)^(1/p), zero padding.
 void lp_pool(ExecContext& ctx) {
   const at::Tensor& x = ctx.input(0);
   const Window w = pool_window(ctx, x);
-  const double p = double(ctx.node().attr_int("p", 2));
+  const double p = lp_pool_p(ctx);
   const at::Tensor powered = pad_spatial(at::abs(x).pow(p), w.pads_begin, w.pads_end, 0.0);
   const at::Tensor sum = avg_pool(powered, w, std::vector<int64_t>(w.kernel.size(), 0), false, true) *
                          double(product(w.kernel));
@@ -141,7 +146,7 @@ std::vector<int64_t> spatial_axes(const at::Tensor& x) {
 void global_average_pool(ExecContext& ctx) { ctx.outputs = {ctx.input(0).mean(spatial_axes(ctx.input(0)), true)}; }
 void global_max_pool(ExecContext& ctx) { ctx.outputs = {at::amax(ctx.input(0), spatial_axes(ctx.input(0)), true)}; }
 void global_lp_pool(ExecContext& ctx) {
-  const double p = double(ctx.node().attr_int("p", 2));
+  const double p = lp_pool_p(ctx);
   ctx.outputs = {at::norm(ctx.input(0), p, spatial_axes(ctx.input(0)), true)};
 }
 
@@ -206,9 +211,11 @@ std::vector<double> input_doubles(const ExecContext& ctx, size_t i) {
 }
 
 // Reads the attributes and the scales/sizes/roi inputs of every version:
-// Upsample 7 (scales attribute), Upsample 9 and Resize 10 (scales input;
-// asymmetric coordinates, floor for nearest), Resize 11+ (roi, scales, sizes
-// and the coordinate_transformation_mode family of attributes; 18's axes).
+// Upsample 1 (height_scale and width_scale attributes of a 4-D input),
+// Upsample 7 (scales attribute), Upsample 9 and Resize 10 (scales input), all
+// with asymmetric coordinates and the "legacy" nearest pick (below); Resize
+// 11+ (roi, scales, sizes and the coordinate_transformation_mode family of
+// attributes; 18's axes).
 ResizeSpec resize_spec(const ExecContext& ctx) {
   const Node& node = ctx.node();
   const at::Tensor& x = ctx.input(0);
@@ -221,8 +228,15 @@ ResizeSpec resize_spec(const ExecContext& ctx) {
   const bool modern = node.op_type == "Resize" && ctx.opset() >= 11;
   if (!modern) {
     s.coordinates = "asymmetric";
-    s.nearest_mode = "floor";
-    scales = node.op_type == "Upsample" && ctx.opset() < 9 ? attr_floats(node, "scales") : input_doubles(ctx, 1);
+    s.nearest_mode = "legacy";
+    if (node.op_type == "Upsample" && ctx.opset() < 7) {
+      if (rank != 4) fail_input(ctx, "Upsample-1 resizes a 4-D [N,C,H,W] input, not rank " + std::to_string(rank));
+      if (!has_attr(ctx, "height_scale") || !has_attr(ctx, "width_scale"))
+        fail_input(ctx, "Upsample-1 needs the height_scale and width_scale attributes");
+      scales = {1.0, 1.0, node.attr_float("height_scale", 1.0), node.attr_float("width_scale", 1.0)};
+    } else {
+      scales = node.op_type == "Upsample" && ctx.opset() < 9 ? attr_floats(node, "scales") : input_doubles(ctx, 1);
+    }
   } else {
     s.coordinates = node.attr_string("coordinate_transformation_mode", "half_pixel");
     s.nearest_mode = node.attr_string("nearest_mode", "round_prefer_floor");
@@ -315,7 +329,13 @@ struct Taps {
   std::vector<bool> outside;  // tf_crop_and_resize: the extrapolation value instead
 };
 
-Taps resize_taps(const ExecContext& ctx, const ResizeSpec& s, const std::vector<double>& xs, int64_t in) {
+// Nearest picks: nearest_mode's, and "legacy" for Upsample and Resize-10,
+// whose specs name no rule: floor when the dim is enlarged (ONNX's Upsample
+// examples) and ceil when it shrinks, as ONNX 1.5's own Resize-10 test data
+// has it (test_resize_downsample_nearest: [1, 2, 3, 4] at scale 0.6 gives
+// [1, 3]) and ONNX Runtime does.
+Taps resize_taps(const ExecContext& ctx, const ResizeSpec& s, const std::vector<double>& xs, int64_t in,
+                 double scale) {
   const size_t out = xs.size();
   const int64_t count = s.mode == "nearest" ? 1 : s.mode == "linear" ? 2 : 4;
   Taps taps;
@@ -341,8 +361,8 @@ Taps resize_taps(const ExecContext& ctx, const ResizeSpec& s, const std::vector<
       double pick = base;
       if (s.nearest_mode == "round_prefer_floor") pick = ratio <= 0.5 ? base : base + 1;
       else if (s.nearest_mode == "round_prefer_ceil") pick = ratio < 0.5 ? base : base + 1;
-      else if (s.nearest_mode == "ceil") pick = std::ceil(x);
-      else if (s.nearest_mode != "floor") fail_input(ctx, "unsupported Resize mode: nearest_mode '" + s.nearest_mode + "'");
+      else if (s.nearest_mode == "ceil" || (s.nearest_mode == "legacy" && scale < 1)) pick = std::ceil(x);
+      else if (s.nearest_mode != "floor" && s.nearest_mode != "legacy") fail_input(ctx, "unsupported Resize mode: nearest_mode '" + s.nearest_mode + "'");
       idx[0] = int64_t(pick);
       w[0] = 1;
     } else if (s.mode == "linear") {
@@ -387,7 +407,7 @@ at::Tensor resize_separable(const ExecContext& ctx, const at::Tensor& input, con
     for (size_t i = 0; identity && i < xs.size(); ++i) identity = xs[i] == double(i);
     if (identity) continue;
     if (in == 0) fail_input(ctx, "cannot resize an empty dim");
-    const Taps taps = resize_taps(ctx, s, xs, in);
+    const Taps taps = resize_taps(ctx, s, xs, in, s.scales[size_t(d)]);
     std::vector<int64_t> weight_shape(size_t(y.dim()), 1);
     weight_shape[size_t(d)] = int64_t(xs.size());
     at::Tensor sum;
@@ -429,7 +449,10 @@ at::Tensor resize_aten(const at::Tensor& x, const ResizeSpec& s) {
     sizes_above_one = sizes_above_one && s.sizes[size_t(d)] > 1;
   }
   if (s.mode == "nearest") {
-    if (s.coordinates != "asymmetric" || s.nearest_mode != "floor") return {};
+    bool enlarging = true;  // the legacy pick is floor on every dim
+    for (double scale : s.scales) enlarging = enlarging && scale >= 1;
+    if (s.coordinates != "asymmetric" || !(s.nearest_mode == "floor" || (s.nearest_mode == "legacy" && enlarging)))
+      return {};
     switch (rank) {
       case 3: return at::upsample_nearest1d(x, out, scales[0]);
       case 4: return at::upsample_nearest2d(x, out, scales[0], scales[1]);

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "analyzer/op_traits.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -381,13 +382,15 @@ void exec_unsqueeze(ExecContext& ctx) {
   ctx.outputs = {x.reshape(shape)};
 }
 
-// Dropout: identity in inference. training_mode (opset 12+ input 2) applies a
-// random mask (not reproducible against a reference). The mask output has X's
-// type before opset 10, bool after.
+// Dropout: identity in inference. Training (opset 12+: the training_mode
+// input; before 7: is_test=0, the spec's default; opsets 7-11 have no
+// training switch and run as inference, as ONNX's reference does) applies a
+// random mask (not reproducible against a reference). The mask output has
+// X's type before opset 10, bool after.
 void exec_dropout(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
   double ratio = ctx.node().attr_float("ratio", 0.5);
-  bool training = false;
+  bool training = op_training_mode(ctx.node(), ctx.opset());
   if (ctx.opset() >= 12) {
     ratio = ctx.has_input(1) ? ctx.input_scalar(1) : 0.5;
     training = ctx.has_input(2) && ctx.input_scalar(2) != 0.0;

@@ -437,6 +437,20 @@ std::vector<ExactCase> exact_cases() {
                NodeBuilder("BatchNormalization").input({1, 3, 5}).weight({3}).weight({3}).weight({3}).weight({3})
                    .output({1, 3, 5}).output({3}).output({3}).output({3}).output({3}).build(),
                0, 90, 9});
+  // BatchNorm opset 6, Y only: is_test=0 (the default) is training, 6 per element: 15 -> 90;
+  // is_test=1 is inference, 2 per element: 30. Opset 9, Y only: inference.
+  c.push_back({"batchnorm_is_test_default_opset6",
+               NodeBuilder("BatchNormalization").input({1, 3, 5}).weight({3}).weight({3}).weight({3}).weight({3})
+                   .output({1, 3, 5}).build(),
+               0, 90, 6});
+  c.push_back({"batchnorm_is_test_opset6",
+               NodeBuilder("BatchNormalization").input({1, 3, 5}).weight({3}).weight({3}).weight({3}).weight({3})
+                   .output({1, 3, 5}).attr("is_test", i64(1)).build(),
+               0, 30, 6});
+  c.push_back({"batchnorm_inference_opset9",
+               NodeBuilder("BatchNormalization").input({1, 3, 5}).weight({3}).weight({3}).weight({3}).weight({3})
+                   .output({1, 3, 5}).build(),
+               0, 30, 9});
   // GroupNorm 8 per element: 2*6*3*3 = 108 -> 864.
   c.push_back({"groupnorm",
                NodeBuilder("GroupNormalization").input({2, 6, 3, 3}).weight({6}).weight({6}).output({2, 6, 3, 3})
@@ -673,6 +687,12 @@ std::vector<ExactCase> exact_cases() {
                Bytes::NoneMoved});
   c.push_back({"identity", NodeBuilder("Identity").input({3, 5}).output({3, 5}).build(), 0, 0, 17, Bytes::NoneMoved});
   c.push_back({"dropout_inference", NodeBuilder("Dropout").input({3, 5}).output({3, 5}).build(), 0, 0, 17, Bytes::NoneMoved});
+  // Dropout-6 with is_test=0 (the default) trains: compare + masked scale, 2 per element: 15 -> 30.
+  c.push_back({"dropout_training_is_test_default_opset6", NodeBuilder("Dropout").input({3, 5}).output({3, 5}).build(), 0,
+               30, 6});
+  c.push_back({"dropout_is_test_opset6",
+               NodeBuilder("Dropout").input({3, 5}).output({3, 5}).attr("is_test", i64(1)).build(), 0, 0, 6,
+               Bytes::NoneMoved});
 
   // Metadata readers: 0 bytes read, the small output written (no written override).
   c.push_back({"shape", NodeBuilder("Shape").input({3, 5, 7}).output({3}, DType::Int64).build(), 0, 0, 17, Bytes::NoneRead});
@@ -954,7 +974,7 @@ TEST(CostRules, EveryRuleSurvivesDegenerateNodes) {
         const Graph g = b.build();
         SCOPED_TRACE(rule.key.op_type + " " + label + (garbage ? " +garbage attrs" : ""));
         cost::RuleResult r;
-        EXPECT_NO_THROW(r = rule.fn(cost::CostContext(g, g.nodes[0])));
+        EXPECT_NO_THROW(r = rule.fn(cost::CostContext(g, g.nodes[0], rule.key.since_version)));
         EXPECT_GE(r.macs, 0);
         EXPECT_GE(r.flops, 0);
       }

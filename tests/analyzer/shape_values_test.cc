@@ -379,6 +379,31 @@ TEST(ShapeValues, ReshapeTransposeTileReduceSqueezeCast) {
   EXPECT_EQ(m.count("cat_rank_mismatch"), 0u);
 }
 
+// Before opset 7 a binary op broadcasts B onto A only with broadcast=1,
+// aligned from `axis` (default: A's trailing dims); without it the shapes are
+// equal. Reshape takes its shape as an attribute before opset 5.
+TEST(ShapeValues, OldOpsetBroadcastAndReshapeAttribute) {
+  G b;
+  b.init("a", {2, 3}, {1, 2, 3, 4, 5, 6}).init("col", {2}, {10, 20}).init("row", {3}, {100, 200, 300});
+  auto& by_axis = b.node("Add", {"a", "col"}, {"by_axis"});  // col along dim 0: [[11,12,13],[24,25,26]]
+  attr(by_axis, "broadcast", int64_t{1});
+  attr(by_axis, "axis", int64_t{0});
+  attr(b.node("Mul", {"a", "row"}, {"trailing"}), "broadcast", int64_t{1});  // row along dim 1
+  attr(b.node("Sub", {"a", "row"}, {"unequal"}), "broadcast", int64_t{0});    // forbidden: unknown
+  auto& misaligned = b.node("Add", {"a", "row"}, {"misaligned"});             // [3] from axis 0 of [2,3]
+  attr(misaligned, "broadcast", int64_t{1});
+  attr(misaligned, "axis", int64_t{0});
+  attr(b.node("Add", {"row", "a"}, {"b_onto_a_only"}), "broadcast", int64_t{1});
+  attr(b.node("Reshape", {"a"}, {"reshaped"}), "shape", V{3, -1});
+  const Values m = evaluate_int_values(b.g);
+  EXPECT_TRUE(has(m, "by_axis", {2, 3}, {11, 12, 13, 24, 25, 26}));
+  EXPECT_TRUE(has(m, "trailing", {2, 3}, {100, 400, 900, 400, 1000, 1800}));
+  EXPECT_EQ(m.count("unequal"), 0u);
+  EXPECT_EQ(m.count("misaligned"), 0u);
+  EXPECT_EQ(m.count("b_onto_a_only"), 0u);
+  EXPECT_TRUE(has(m, "reshaped", {3, 2}, {1, 2, 3, 4, 5, 6}));
+}
+
 TEST(ShapeValues, GarbageStaysUnknownWithoutCrashing) {
   G b;
   b.init("v", {3}, {1, 2, 3}).init("idx", {}, {3}).init("huge_shape", {2}, {100000, 100000});

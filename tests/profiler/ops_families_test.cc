@@ -408,6 +408,68 @@ TEST(OpsFamilies, DropoutIsIdentityWithAllTrueMask) {
   expect_equal(out.at(1), at::ones({2}, at::kBool));
 }
 
+// Old opsets (issue 12; tests/profiler/opset_cases_test.cc runs the cases
+// that compute): a pair of shapes the old rule forbids, which numpy
+// broadcasting would accept, is refused with an error naming the op and the
+// opset the model imports.
+void expect_refused(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs, Attrs attrs,
+                    const std::string& words, int num_outputs = 1) {
+  SCOPED_TRACE(op + " opset " + std::to_string(opset));
+  try {
+    run(op, opset, std::move(inputs), std::move(attrs), num_outputs);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_EQ(e.op(), op);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("opset " + std::to_string(opset)), std::string::npos) << what;
+    EXPECT_NE(what.find(words), std::string::npos) << what;
+  }
+}
+
+TEST(OpsFamilies, OldOpsetsRefuseBroadcastsTheyForbid) {
+  const at::Tensor a23 = f32({1, 2, 3, 4, 5, 6}, {2, 3}), b3 = f32({10, 20, 30}, {3});
+  // Binary ops before opset 7: equal shapes without broadcast=1 ...
+  expect_refused("Add", 6, {a23, b3}, {}, "must have the same shape");
+  // ... and with it B onto A only, B's dims matching A's from `axis`.
+  expect_refused("Mul", 6, {b3, a23}, {{"broadcast", int64_t(1)}}, "more dims than A");
+  expect_refused("Sub", 1, {a23, b3}, {{"broadcast", int64_t(1)}, {"axis", int64_t(0)}}, "does not match A");
+  // From opset 7 the same pair broadcasts numpy-style.
+  expect_equal(run1("Add", 7, {a23, b3}), f32({11, 22, 33, 14, 25, 36}, {2, 3}));
+  // Sum, Max, Min, Mean before opset 8: no broadcasting at all.
+  expect_refused("Sum", 6, {a23, b3}, {}, "do not broadcast");
+  expect_refused("Max", 1, {a23, f32({1}, {1})}, {}, "do not broadcast");
+  expect_equal(run1("Sum", 8, {a23, b3}), f32({11, 22, 33, 14, 25, 36}, {2, 3}));
+  // Gemm before opset 7: C is (M, N) unless broadcast=1.
+  const at::Tensor b34 = at::ones({3, 4}, at::kFloat), c4 = f32({1, 2, 3, 4}, {4});
+  expect_refused("Gemm", 6, {a23, b34, c4}, {}, "must be (M, N)");
+  expect_equal(run1("Gemm", 6, {a23, b34, c4}, {{"broadcast", int64_t(1)}}),
+               f32({7, 8, 9, 10, 16, 17, 18, 19}, {2, 4}));
+  // PRelu before opset 7: a 1-D slope against a 4-D X is per channel or per last dim: ambiguous.
+  expect_refused("PRelu", 6, {at::ones({1, 3, 2, 2}, at::kFloat), b3}, {}, "ambiguous");
+  // BatchNormalization in test mode (is_test=1) defines no running-stat outputs.
+  const at::Tensor c3 = at::ones({3}, at::kFloat);
+  expect_refused("BatchNormalization", 6, {at::ones({1, 3, 2}, at::kFloat), c3, c3, c3, c3}, {{"is_test", int64_t(1)}},
+                 "is_test=1", 3);
+}
+
+// Dropout-1/6: is_test=0, the default, is training: each element kept (scaled
+// by 1/(1-ratio)) or zeroed, the mask of X's type; is_test=1 is the identity.
+TEST(OpsFamilies, DropoutBeforeOpset7TrainsUnlessIsTest) {
+  at::manual_seed(12);
+  const at::Tensor x = at::arange(1, 4001, at::kFloat);
+  auto out = run("Dropout", 6, {x}, {{"ratio", 0.25}}, 2);
+  const at::Tensor& y = out.at(0);
+  const at::Tensor& mask = out.at(1);
+  EXPECT_EQ(mask.scalar_type(), at::kFloat);
+  EXPECT_TRUE(((mask == 0) | (mask == 1)).all().item<bool>());
+  EXPECT_TRUE(at::allclose(y, at::where(mask == 1, x / 0.75, at::zeros_like(x))));
+  // 4000 draws of keep probability 0.75: standard deviation of the mean ~0.007.
+  EXPECT_NEAR(mask.mean().item<double>(), 0.75, 0.035);
+  expect_equal(run1("Dropout", 6, {x}, {{"ratio", 0.25}, {"is_test", int64_t(1)}}), x);
+  expect_equal(run1("Dropout", 7, {x}, {{"ratio", 0.25}}), x);  // opsets 7-11: inference
+}
+
 TEST(OpsFamilies, UnsupportedAttributeIsAnInputError) {
   try {
     run("Pad", 13, {f32({1}, {1}), i64({1, 1}, {2})}, {{"mode", std::string("mirror")}});
