@@ -410,8 +410,12 @@ void exec_dequantize_linear(ExecContext& ctx) {
 // every ConvInteger of a dynamically quantized model, on activations of up to
 // hundreds of MB, where the unfused ATen expression was slower than the
 // convolution itself. All zeros (scale 0): y is all zero point (0).
+// The output keeps the input's memory layout (a channels-last activation
+// stays channels-last, which the int8 convolution after it reads without a
+// copy): the loop runs over the dense storage in memory order.
 void exec_dynamic_quantize_linear(ExecContext& ctx) {
-  const at::Tensor x = need_input(ctx, 0).to(at::kFloat).contiguous();
+  at::Tensor x = need_input(ctx, 0).to(at::kFloat);
+  if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
   float lo = 0.0f, hi = 0.0f;
   if (x.numel() > 0) {
     const auto range = at::aminmax(x);
@@ -422,7 +426,7 @@ void exec_dynamic_quantize_linear(ExecContext& ctx) {
   const float zero_point = scale > 0.0f ? std::clamp(std::nearbyint((0.0f - lo) / scale), 0.0f, 255.0f) : 0.0f;
   at::Tensor y;
   if (x.device().is_cpu()) {
-    y = at::empty(x.sizes(), x.options().dtype(at::kByte));
+    y = at::empty_strided(x.sizes(), x.strides(), x.options().dtype(at::kByte));
     const float* in = x.data_ptr<float>();
     uint8_t* out = y.data_ptr<uint8_t>();
     if (scale > 0.0f) {

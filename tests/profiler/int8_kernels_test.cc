@@ -106,6 +106,10 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"dilated_asym_pads", {1, 6, 15, 15}, 10, 1, {3, 3}, {1, 1}, {3, 2}, {0, 3}, {4, 1}, at::kByte,
                  at::kByte, 1},
         ConvCase{"deep_k", {1, 256, 6, 6}, 64, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, at::kByte, at::kByte, 1},
+        // Cin x kernel = 73,728: window sums could pass 2^24, so the correction
+        // takes the int8 convolution with a weight of ones instead of float.
+        ConvCase{"huge_window_ones_conv", {1, 8192, 3, 3}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, at::kByte,
+                 at::kByte, 1},
         ConvCase{"conv1d", {2, 6, 17}, 5, 1, {5}, {2}, {1}, {2}, {1}, at::kByte, at::kByte, 1},
         ConvCase{"conv3d", {1, 4, 5, 6, 7}, 3, 1, {3, 3, 3}, {1, 1, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}, at::kByte,
                  at::kChar, 0}),
