@@ -581,17 +581,31 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     type_into(vi.type(), add(vi.name()));
   }
   for (const auto& vi : gp.output()) {
-    if (index.count(vi.name())) continue;
-    type_into(vi.type(), add(vi.name()));
+    auto it = index.find(vi.name());
+    if (it == index.end()) {
+      type_into(vi.type(), add(vi.name()));
+    } else if (!g.tensors[size_t(it->second)].shape.fully_known() && vi.type().has_tensor_type() &&
+               vi.type().tensor_type().has_shape()) {
+      // A value_info entry inference left stale while it sized the output itself.
+      Tensor probe;
+      type_into(vi.type(), probe);
+      if (probe.shape.fully_known()) g.tensors[size_t(it->second)].shape = probe.shape;
+    }
   }
 
   // The integer values evaluable in this graph, for If conditions and Loop
   // trip counts (only when it has such a node: a 100k-node graph without
   // control flow pays nothing).
+  // Subgraphs read this graph's values (and the enclosing graphs') by name:
+  // `known` is what they see.
   std::unordered_map<std::string, IntValue> values;
+  ScopeValues known;
+  const ScopeValues* outer_values = outer ? outer->values : nullptr;
+  const ScopeValues* scope_values = outer_values;
   for (const auto& np : gp.node())
-    if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop")) {
-      values = evaluate_int_values(gp);
+    if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop" || np.op_type() == "Scan")) {
+      values = evaluate_int_values(gp, outer_values, &known);
+      scope_values = &known;
       break;
     }
 
@@ -614,7 +628,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       g.tensors[size_t(id)].consumers.push_back(i);
     }
     if (np.attribute_size()) {
-      const Scope scope{&index, &g, outer};
+      const Scope scope{&index, &g, outer, scope_values};
       for (const auto& a : np.attribute()) node.attributes[a.name()] = convert_attribute(a, policy, depth, &scope);
       // What the subgraphs read from outside is read by this node.
       for (const auto& sub : node.subgraphs()) {

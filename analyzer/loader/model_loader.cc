@@ -604,7 +604,7 @@ class ShapeValueFolder {
   // that read an integer value evaluated here to read it as an initializer;
   // then the same in every subgraph (their shape chains: Silero VAD's Pad
   // amounts inside an If branch).
-  void rewire(const onnx::GraphProto& g, SubgraphPath& path) {
+  void rewire(const onnx::GraphProto& g, SubgraphPath& path, const ScopeValues* outer = nullptr) {
     std::unordered_map<std::string, const onnx::TypeProto*> types;
     for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
     for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
@@ -615,20 +615,31 @@ class ShapeValueFolder {
       }
       return false;
     };
-    bool any_unsized = false;
-    for (const auto& node : g.node()) any_unsized = any_unsized || unsized(node);
-    if (any_unsized) rewire_nodes(g, path, unsized);
+    bool any_unsized = false, any_subgraph = false;
+    for (const auto& node : g.node()) {
+      any_unsized = any_unsized || unsized(node);
+      for (const auto& a : node.attribute()) any_subgraph = any_subgraph || a.has_g() || a.graphs_size() > 0;
+    }
+    // What this graph knows (its enclosing graphs' values included), for its
+    // subgraphs: Silero VAD's branches read the shape of the graph's input.
+    ScopeValues known;
+    const ScopeValues* scope = outer;
+    if (any_unsized || any_subgraph) {
+      const auto values = evaluate_int_values(g, outer, &known);
+      scope = &known;
+      if (any_unsized) rewire_nodes(g, path, unsized, values);
+    }
     for (int i = 0; i < g.node_size(); ++i)
       for (int k = 0; k < g.node(i).attribute_size(); ++k) {
         const auto& a = g.node(i).attribute(k);
         if (a.has_g()) {
           path.push_back({i, k, -1});
-          rewire(a.g(), path);
+          rewire(a.g(), path, scope);
           path.pop_back();
         }
         for (int e = 0; e < a.graphs_size(); ++e) {
           path.push_back({i, k, e});
-          rewire(a.graphs(e), path);
+          rewire(a.graphs(e), path, scope);
           path.pop_back();
         }
       }
@@ -639,8 +650,8 @@ class ShapeValueFolder {
 
  private:
   template <typename Unsized>
-  void rewire_nodes(const onnx::GraphProto& g, const SubgraphPath& path, const Unsized& unsized) {
-    const auto values = evaluate_int_values(g);
+  void rewire_nodes(const onnx::GraphProto& g, const SubgraphPath& path, const Unsized& unsized,
+                    const std::unordered_map<std::string, IntValue>& values) {
     if (values.empty()) return;
     std::unordered_set<std::string> initializer_names;
     for (const auto& t : g.initializer()) initializer_names.insert(t.name());
@@ -736,10 +747,84 @@ bool fold_shape_values(onnx::ModelProto& m, std::vector<std::string>& errors) {
   return take_shapes(*m.mutable_graph(), folder.copy().graph());
 }
 
-void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
+// An If whose condition is known before running (a constant, or folded from
+// shape values in its graph) or chosen with --branch produces what that
+// branch produces. ONNX's If inference merges both branches, and a rank or
+// dim that differs between them leaves the output unknown (Silero VAD's
+// decoder squeezes in one branch only), so the selected branch's output
+// types are taken for the If's outputs that are not fully known yet, in
+// every graph and subgraph. Returns whether any changed.
+bool take_selected_branch_shapes(onnx::GraphProto& g, const LoadOptions& options, const ScopeValues* outer = nullptr) {
+  bool changed = false;
+  bool any_subgraph = false;
+  for (const auto& node : g.node())
+    for (const auto& a : node.attribute()) any_subgraph = any_subgraph || a.has_g() || a.graphs_size() > 0;
+  ScopeValues known;
+  const ScopeValues* scope = outer;
+  if (any_subgraph) {
+    const auto values = evaluate_int_values(g, outer, &known);
+    scope = &known;
+    std::unordered_map<std::string, onnx::ValueInfoProto*> infos;
+    for (auto& vi : *g.mutable_value_info()) infos[vi.name()] = &vi;
+    for (auto& vi : *g.mutable_output()) infos[vi.name()] = &vi;
+    for (const auto& node : g.node()) {
+      if (!node.domain().empty() || node.op_type() != "If" || node.input_size() < 1) continue;
+      std::optional<bool> then_branch;
+      if (auto it = options.branches.find(node.name()); !node.name().empty() && it != options.branches.end())
+        then_branch = it->second;
+      else if (auto v = values.find(node.input(0)); v != values.end() && v->second.values.size() == 1)
+        then_branch = v->second.values[0] != 0;
+      if (!then_branch) continue;
+      const onnx::GraphProto* branch = nullptr;
+      for (const auto& a : node.attribute())
+        if (a.name() == (*then_branch ? "then_branch" : "else_branch") && a.has_g()) branch = &a.g();
+      if (!branch) continue;
+      // A branch output's type: on the output itself, or (an output declared
+      // without a type) where inference put it, in the branch's value_info.
+      auto branch_type = [branch](int k) -> const onnx::TypeProto* {
+        const auto& o = branch->output(k);
+        if (o.has_type() && fully_known(o.type())) return &o.type();
+        for (const auto& vi : branch->value_info())
+          if (vi.name() == o.name() && fully_known(vi.type())) return &vi.type();
+        return nullptr;
+      };
+      for (int k = 0; k < node.output_size() && k < branch->output_size(); ++k) {
+        const std::string& out = node.output(k);
+        const onnx::TypeProto* found = branch_type(k);
+        if (out.empty() || !found) continue;
+        const onnx::TypeProto& type = *found;
+        auto it = infos.find(out);
+        if (it != infos.end() && fully_known(it->second->type())) continue;
+        onnx::ValueInfoProto* vi = it != infos.end() ? it->second : g.add_value_info();
+        vi->set_name(out);
+        *vi->mutable_type() = type;
+        infos[out] = vi;
+        changed = true;
+      }
+    }
+  }
+  for (auto& node : *g.mutable_node())
+    for (auto& a : *node.mutable_attribute()) {
+      if (a.has_g()) changed = take_selected_branch_shapes(*a.mutable_g(), options, scope) || changed;
+      for (auto& sub : *a.mutable_graphs()) changed = take_selected_branch_shapes(sub, options, scope) || changed;
+    }
+  return changed;
+}
+
+void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices) {
   std::unordered_map<std::string, onnx::TensorShapeProto> data;
   std::vector<std::string> errors;
   run_inference(m, &data, errors);
+  // A selected branch's shapes reach its If's outputs, then (inference again)
+  // what reads them, which may be a branch output one level up: once per
+  // nesting level, a few levels at most.
+  auto settle_branches = [&] {
+    for (int level = 0; level < 8 && take_selected_branch_shapes(*m.mutable_graph(), options); ++level) {
+      data.clear();
+      run_inference(m, &data, errors);
+    }
+  };
+  settle_branches();
   // Each round can reveal values the next one needs; a few rounds suffice.
   const int64_t node_outputs = count_node_outputs(m.graph());
   for (int round = 0; round < 4; ++round) {
@@ -755,6 +840,7 @@ void infer_shapes(onnx::ModelProto& m, std::vector<std::string>& notices) {
       data.clear();
       run_inference(m, &data, errors);
     }
+    settle_branches();
     if (count_known(m.graph()) == before) break;
   }
   notices.insert(notices.end(), errors.begin(), errors.end());
@@ -796,7 +882,7 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     check_and_order_graph(*proto.mutable_graph(), {}, 0);
     timer.lap("validate + order");
     bind_inputs(*proto.mutable_graph(), options, model.notices);
-    infer_shapes(proto, model.notices);
+    infer_shapes(proto, options, model.notices);
     timer.lap("bind + shape inference");
 
     ExternalDataPolicy policy;

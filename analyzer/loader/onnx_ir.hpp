@@ -46,10 +46,15 @@ void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std
                            int depth);
 
 // The enclosing scopes of a subgraph, innermost first.
+struct ScopeValues;  // analyzer/loader/shape_values.hpp
+
 struct Scope {
   const std::unordered_map<std::string, int>* index = nullptr;
   const Graph* graph = nullptr;
   const Scope* parent = nullptr;
+  // Integer values and shapes known in this graph and its enclosing ones (a
+  // subgraph's If conditions and trip counts may read them); may be null.
+  const ScopeValues* values = nullptr;
   const Tensor* find(const std::string& name) const;
 };
 

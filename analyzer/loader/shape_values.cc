@@ -302,9 +302,23 @@ void run(FoldContext& c, const onnx::NodeProto& n) {
 
 }  // namespace
 
-std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphProto& graph) noexcept {
+std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphProto& graph, const ScopeValues* outer,
+                                                              ScopeValues* scope) noexcept {
   FoldContext ev;
   try {
+    if (outer) {
+      ev.shapes = outer->shapes;
+      ev.values = outer->values;
+      // The subgraph's own names shadow the enclosing scope's.
+      auto shadow = [&ev](const std::string& name) {
+        ev.shapes.erase(name);
+        ev.values.erase(name);
+      };
+      for (const auto& vi : graph.input()) shadow(vi.name());
+      for (const auto& t : graph.initializer()) shadow(t.name());
+      for (const auto& node : graph.node())
+        for (const auto& o : node.output()) shadow(o);
+    }
     auto note = [&](const onnx::ValueInfoProto& vi) {
       if (vi.name().empty() || !vi.has_type()) return;
       if (auto d = known_dims(vi.type())) ev.shapes[vi.name()] = std::move(*d);
@@ -328,6 +342,15 @@ std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphP
     } catch (...) {
       // bad_alloc or the like: this node stays unknown.
       for (const auto& o : node.output()) ev.values.erase(o);
+    }
+  }
+  if (scope) {
+    try {
+      scope->shapes = ev.shapes;
+      scope->values = ev.values;
+    } catch (...) {
+      scope->shapes.clear();
+      scope->values.clear();
     }
   }
   return std::move(ev.values);

@@ -39,6 +39,18 @@ constexpr int64_t kMaxIntValueElements = 4096;
 // Squeeze / Reduce* axes attr vs input, Reshape's shape attr vs input, the
 // `broadcast` attribute of binary ops before opset 7), so no opset version is
 // needed.
-std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphProto& graph) noexcept;
+//
+// A subgraph (If branch, Loop/Scan body) reads values of its enclosing graphs
+// by name: `outer` gives what is known there (shapes and values), seeded
+// before the subgraph's own entries, which shadow it. When `scope` is given,
+// it receives everything known at the end of this graph (outer included): the
+// `outer` of this graph's own subgraphs.
+struct ScopeValues {
+  std::unordered_map<std::string, std::vector<int64_t>> shapes;
+  std::unordered_map<std::string, IntValue> values;
+};
+std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphProto& graph,
+                                                              const ScopeValues* outer = nullptr,
+                                                              ScopeValues* scope = nullptr) noexcept;
 
 }  // namespace modelstat::loader

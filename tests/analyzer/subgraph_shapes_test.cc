@@ -97,3 +97,86 @@ TEST(SubgraphShapes, IntegerFoldingReachesIntoIfBranches) {
 }
 
 }  // namespace
+
+namespace {
+
+onnx::GraphProto* branch_graph(onnx::NodeProto* n, const char* attr, const char* name) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a->mutable_g();
+}
+
+// x[1,8], w[1,4] -> If "top"(cond): then = a nested If "inner" whose
+// condition, Shape(x)[1] == 8, reads the shape of x from the enclosing graph
+// (as Silero VAD's branches do); its then-branch reshapes x to [8,1], its
+// else-branch passes x on ([1,8]): ONNX merges the two into unknown dims.
+// After it, MatMul(inner, w): [8,1] x [1,4], 8*4*1 = 32 MACs once both the
+// condition (from an outer shape) and the inner If's output (its selected
+// branch's) are known. else = Identity(x).
+onnx::ModelProto nested_if_reading_outer_shape() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("outer");
+  auto input = [g](const char* name, int type, std::initializer_list<int64_t> dims) {
+    auto* tt = g->add_input();
+    tt->set_name(name);
+    tt->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+    auto* shape = tt->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  };
+  input("x", onnx::TensorProto::FLOAT, {1, 8});
+  input("cond", onnx::TensorProto::BOOL, {});
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(1);
+  w->add_dims(4);
+  for (int i = 0; i < 4; ++i) w->add_float_data(1.0f);
+  onnx::NodeProto* top = node(g, "If", {"cond"}, "y");
+  top->set_name("top");
+  g->add_output()->set_name("y");
+
+  onnx::GraphProto* then_g = branch_graph(top, "then_branch", "top_then");
+  node(then_g, "Shape", {"x"}, "x_shape");
+  int64_tensor_attr(node(then_g, "Constant", {}, "one"), "value", {}, {1});
+  node(then_g, "Gather", {"x_shape", "one"}, "width");
+  int64_tensor_attr(node(then_g, "Constant", {}, "eight"), "value", {}, {8});
+  node(then_g, "Equal", {"width", "eight"}, "is_eight");
+  onnx::NodeProto* inner = node(then_g, "If", {"is_eight"}, "column");
+  inner->set_name("inner");
+  onnx::GraphProto* inner_then = branch_graph(inner, "then_branch", "inner_then");
+  int64_tensor_attr(node(inner_then, "Constant", {}, "to_column"), "value", {2}, {8, 1});
+  node(inner_then, "Reshape", {"x", "to_column"}, "reshaped");
+  inner_then->add_output()->set_name("reshaped");
+  onnx::GraphProto* inner_else = branch_graph(inner, "else_branch", "inner_else");
+  node(inner_else, "Identity", {"x"}, "as_is");
+  inner_else->add_output()->set_name("as_is");
+  node(then_g, "MatMul", {"column", "w"}, "product");
+  then_g->add_output()->set_name("product");
+
+  onnx::GraphProto* else_g = branch_graph(top, "else_branch", "top_else");
+  node(else_g, "Identity", {"x"}, "passed");
+  else_g->add_output()->set_name("passed");
+  return m;
+}
+
+}  // namespace
+
+TEST(SubgraphShapes, NestedIfConditionFromAnOuterShapeSelectsItsBranchAndItsShapes) {
+  const std::string bytes = nested_if_reading_outer_shape().SerializeAsString();
+  modelstat::LoadOptions options;
+  options.branches["top"] = true;
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), options, "");
+  EXPECT_EQ(r.totals.macs, 8 * 4 * 1);
+  EXPECT_EQ(r.totals.nodes_exact, r.totals.nodes) << "every node counted";
+  bool inner_decided = false;
+  for (const auto& row : r.subgraph_nodes)
+    if (row.name.find("inner") != std::string::npos && row.op_type == "If")
+      inner_decided = row.cost.note.find("condition known before running") != std::string::npos;
+  EXPECT_TRUE(inner_decided) << "Shape(x)[1] == 8 is known before running";
+  for (const auto& n : r.notices) EXPECT_EQ(n.find("condition unknown"), std::string::npos) << n;
+}
