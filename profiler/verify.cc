@@ -289,7 +289,7 @@ constexpr double kTiny = 1.17549435082228750797e-38;  // FLT_MIN
 // max rel diff, norm-wise relative error and the count outside the
 // tolerance), and returns the number of mismatching elements.
 int64_t compare(const at::Tensor& actual_in, const at::Tensor& expected, const std::string& what,
-                const VerifyOptions& options, std::ostream& report) {
+                const Tolerance& options, std::ostream& report) {
   const at::Tensor actual = actual_in.to(at::kCPU);
   if (actual.sizes() != expected.sizes()) {
     report << what << ": MISMATCH: shape " << actual.sizes() << ", expected " << expected.sizes() << "\n";
@@ -345,7 +345,30 @@ int64_t compare(const at::Tensor& actual_in, const at::Tensor& expected, const s
   return count;
 }
 
+// The coarsest float16/bfloat16 dtype of g's tensors (and its subgraphs'):
+// bfloat16 over float16; Undefined when it has neither.
+DType coarsest_reduced_dtype(const Graph& g) {
+  DType coarsest = DType::Undefined;
+  for (const Tensor& t : g.tensors)
+    if (t.dtype == DType::BFloat16 || (t.dtype == DType::Float16 && coarsest == DType::Undefined)) coarsest = t.dtype;
+  for (const Node& node : g.nodes)
+    for (const auto& sub : node.subgraphs()) {
+      const DType inner = coarsest_reduced_dtype(*sub);
+      if (inner == DType::BFloat16 || (inner == DType::Float16 && coarsest == DType::Undefined)) coarsest = inner;
+    }
+  return coarsest;
+}
+
 }  // namespace
+
+Tolerance default_tolerance(const Model& model) {
+  const DType reduced = coarsest_reduced_dtype(model.graph);
+  if (reduced == DType::Undefined) return {1e-3, 1e-7, "ONNX's runner's tolerances"};
+  const bool bf16 = reduced == DType::BFloat16;
+  const double eps = std::ldexp(1.0, bf16 ? -7 : -10);
+  return {10 * eps, 10 * eps,
+          std::string("the model computes in ") + (bf16 ? "bfloat16: 10 x its epsilon 2^-7" : "float16: 10 x its epsilon 2^-10")};
+}
 
 namespace {
 
@@ -443,22 +466,28 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
       load.input_shapes[input_names[i]] = std::vector<int64_t>(sizes.begin(), sizes.end());
     }
     const Model model = load_model(model_path.string(), load);
+    // The model's own dtypes, as profile runs it by default: a float16 model
+    // computes in float16 where ATen has the kernel, in fp32 where not.
     ExecOptions exec;
     exec.device = at::kCPU;
-    exec.float_dtype = at::kFloat;
+    exec.float_dtype = at::ScalarType::Undefined;
     const Executor executor(model, exec);
 
+    Tolerance tolerance = default_tolerance(model);
+    if (options.rtol || options.atol) {
+      tolerance.source = (options.rtol && options.atol ? "given" : "given; the other: " + tolerance.source);
+      tolerance.rtol = options.rtol.value_or(tolerance.rtol);
+      tolerance.atol = options.atol.value_or(tolerance.atol);
+    }
     report << "criterion: elementwise allclose, |actual - expected| <= atol + rtol*|expected| with rtol "
-           << options.rtol << ", atol " << options.atol
-           << " (NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel diff "
+           << tolerance.rtol << ", atol " << tolerance.atol << " (" << tolerance.source
+           << "; NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel diff "
               "|actual - expected| / |expected| over elements with |expected| > atol, norm rel err ||actual - expected||_2 / ||expected||_2\n";
     int64_t mismatches = 0;
     for (size_t s = 0; s < sets.size(); ++s) {
-      std::vector<at::Tensor> inputs = set_inputs[s];
-      // fp32 run: half-precision inputs computed in fp32 (ATen's CPU fp16 coverage is thin).
-      for (auto& t : inputs)
-        if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) t = t.to(at::kFloat);
-      const auto outputs = executor.run(inputs);
+      const auto outputs = executor.run(set_inputs[s]);
+      if (s == 0)
+        for (const auto& notice : upcast_notices(executor.upcasts(), at::kCPU)) report << "notice: " << notice << "\n";
       if (options.shapes && s == 0)
         for (size_t o = 0; o < outputs.size() && int(o) < proto.graph().output_size(); ++o)
           options.shapes->push_back({proto.graph().output(int(o)).name(), outputs[o].sizes().vec()});
@@ -471,7 +500,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
       for (size_t o = 0; o < outputs.size(); ++o) {
         const std::string what = sets[s].filename().string() + " output " + std::to_string(o) + " '" +
                                  proto.graph().output(int(o)).name() + "'";
-        mismatches += compare(outputs[o], expected[o], what, options, report);
+        mismatches += compare(outputs[o], expected[o], what, tolerance, report);
       }
     }
     report << (mismatches ? "FAIL" : "PASS") << ": " << mismatches << " element(s) outside the tolerance\n";
