@@ -365,10 +365,11 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
     for (size_t o = 0; o < outputs.size() && o < node.outputs.size(); ++o) {
       if (!outputs[o].defined() || outputs[o].scalar_type() != at::kFloat || node.outputs[o] < 0) continue;
       const DType declared = g.tensors[size_t(node.outputs[o])].dtype;
-      at::ScalarType back = from;
-      if (is_reduced_float(options_.float_dtype)) back = options_.float_dtype;
-      else if (declared == DType::Float || declared == DType::Double) back = scalar_type_of(declared);
-      else if (declared == DType::Float16 || declared == DType::BFloat16) back = scalar_type_of(declared);
+      const bool declared_float = declared == DType::Float || declared == DType::Double ||
+                                  declared == DType::Float16 || declared == DType::BFloat16;
+      const at::ScalarType back = is_reduced_float(options_.float_dtype) ? options_.float_dtype
+                                  : declared_float                       ? scalar_type_of(declared)
+                                                                         : from;
       if (back != at::kFloat) outputs[o] = outputs[o].to(back);
     }
     return outputs;
