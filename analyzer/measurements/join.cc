@@ -74,7 +74,10 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
   r.compute_dtype = profile.context.dtype.empty() ? "fp32" : profile.context.dtype;
   r.peak_flops_per_second = ceilings.peak_flops(r.compute_dtype);
   if (r.peak_flops_per_second <= 0) {
+    // compute_dtype names the roof's dtype: efficiencies are then "of the
+    // fp32 peak", not of a peak nobody measured.
     r.notices.push_back("the ceilings have no " + r.compute_dtype + " matmul figure; the fp32 one is the roof");
+    r.compute_dtype = "fp32";
     r.peak_flops_per_second = ceilings.peak_flops("fp32");
   }
   r.memory_bandwidth = ceilings.memory_bandwidth;
