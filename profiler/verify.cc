@@ -345,17 +345,20 @@ int64_t compare(const at::Tensor& actual_in, const at::Tensor& expected, const s
   return count;
 }
 
-// The coarsest float16/bfloat16 dtype of g's tensors (and its subgraphs'):
-// bfloat16 over float16; Undefined when it has neither.
+// Of two dtypes, the coarser reduced float one: bfloat16 (epsilon 2^-7) over
+// float16 (2^-10); Undefined when neither is one.
+DType coarser_reduced(DType a, DType b) {
+  if (a == DType::BFloat16 || b == DType::BFloat16) return DType::BFloat16;
+  if (a == DType::Float16 || b == DType::Float16) return DType::Float16;
+  return DType::Undefined;
+}
+
+// The coarsest float16/bfloat16 dtype of g's tensors and its subgraphs'.
 DType coarsest_reduced_dtype(const Graph& g) {
   DType coarsest = DType::Undefined;
-  for (const Tensor& t : g.tensors)
-    if (t.dtype == DType::BFloat16 || (t.dtype == DType::Float16 && coarsest == DType::Undefined)) coarsest = t.dtype;
+  for (const Tensor& t : g.tensors) coarsest = coarser_reduced(coarsest, t.dtype);
   for (const Node& node : g.nodes)
-    for (const auto& sub : node.subgraphs()) {
-      const DType inner = coarsest_reduced_dtype(*sub);
-      if (inner == DType::BFloat16 || (inner == DType::Float16 && coarsest == DType::Undefined)) coarsest = inner;
-    }
+    for (const auto& sub : node.subgraphs()) coarsest = coarser_reduced(coarsest, coarsest_reduced_dtype(*sub));
   return coarsest;
 }
 
