@@ -1,8 +1,7 @@
-// Executor: runs the graph (and, for If, Loop and Scan, their subgraphs) node by node with the registered ATen
-// executors, keeping only live activations (each is released after its last
-// consumer, so memory use is what a real runtime would need, not the sum of
-// all activations). A node whose kernel has no fp16/bf16 version on the device
-// runs in fp32, its inputs cast up and its outputs back (Upcasts).
+// Executor: runs the graph (and, for If, Loop and Scan, their subgraphs) node by node with the registered
+// ATen executors, keeping only live activations (each is released after its last consumer, so memory use is
+// what a real runtime would need, not the sum of all activations). A node whose kernel has no fp16/bf16
+// version on the device runs in fp32, its inputs cast up and its outputs back (Upcasts).
 #include "profiler/executor.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -14,8 +13,8 @@
 #include <optional>
 #include <set>
 
-#include "modelstat/lifetimes.hpp"
 #include "modelstat/error.hpp"
+#include "modelstat/lifetimes.hpp"
 #include "profiler/device.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -86,7 +85,8 @@ std::string dtype_in_message(const std::string& message) {
 // 'BFloat16') when a kernel has no version for that dtype.
 bool missing_reduced_kernel(const c10::Error& e) {
   const char* what = e.what_without_backtrace();
-  return std::strstr(what, "not implemented for 'Half'") || std::strstr(what, "not implemented for 'BFloat16'");
+  return std::strstr(what, "not implemented for 'Half'") ||
+         std::strstr(what, "not implemented for 'BFloat16'");
 }
 
 // The dtype of a node's first fp16/bf16 input; Undefined when it has none.
@@ -102,9 +102,11 @@ std::vector<std::string> upcast_notices(const Upcasts& upcasts, const at::Device
   std::vector<std::string> notices;
   for (const auto& [dtype, ops] : upcasts.nodes_by_dtype) {
     std::vector<std::pair<std::string, int64_t>> sorted(ops.begin(), ops.end());
-    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string list;
-    for (const auto& [op, count] : sorted) list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+    for (const auto& [op, count] : sorted)
+      list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(count);
     notices.push_back("ran in fp32 (no " + dtype + " " + (device.is_cuda() ? "CUDA" : "CPU") +
                       " kernel in this LibTorch; inputs cast from " + dtype +
                       " and outputs back, inside each node's time): " + list);
@@ -290,7 +292,8 @@ std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
     if (at::isFloatingType(type)) {
       // N(0,1): never all zeros, which some kernels would run faster on.
       const bool own_dtype = options_.float_dtype == at::ScalarType::Undefined;
-      x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat)).to(own_dtype ? type : options_.float_dtype);
+      x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat))
+              .to(own_dtype ? type : options_.float_dtype);
     } else if (type == at::kBool) {
       x = at::randint(0, 2, dims, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
     } else if (const auto value = compared_constant(g, id)) {
@@ -378,7 +381,8 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
   const ReducedPath path = step.reduced.path.load();
   try {
     if (path == ReducedPath::UpcastHalf) return upcast(std::move(args), std::move(reusable), at::kHalf);
-    if (path == ReducedPath::UpcastBFloat16) return upcast(std::move(args), std::move(reusable), at::kBFloat16);
+    if (path == ReducedPath::UpcastBFloat16)
+      return upcast(std::move(args), std::move(reusable), at::kBFloat16);
     // The first run of a node with fp16/bf16 inputs overwrites none of them,
     // so that they are intact for an fp32 rerun should its kernel lack their
     // dtype. (Control flow: its subgraphs' nodes decide for themselves.)

@@ -161,8 +161,9 @@ class Executor {
   // Runs one node's executor on `args`: natively, or upcast to fp32 when its
   // kernel lacks its fp16/bf16 inputs' dtype, learnt in step.reduced on the
   // first run; returns its outputs.
-  std::vector<at::Tensor> run_step(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor> args,
-                                   std::vector<bool> reusable, const std::vector<at::Tensor>& env) const;
+  std::vector<at::Tensor> run_step(const Graph& g, const Node& node, const NodeStep& step,
+                                   std::vector<at::Tensor> args, std::vector<bool> reusable,
+                                   const std::vector<at::Tensor>& env) const;
   // Runs `body`, a subgraph of a node of the graph whose values are `scope`.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
                                        const std::vector<at::Tensor>& inputs) const;

@@ -345,9 +345,10 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   set_intra_op_threads(threads);
   std::unique_ptr<Device> device = make_device(o.device);
   if (o.device == "cpu" && !o.dtype.empty() && o.dtype != "fp32")
-    throw Error(ErrorKind::Usage, "--dtype " + o.dtype +
-                                      " is for CUDA; on the CPU a model runs in its own dtypes (an fp16/bf16 node "
-                                      "without a CPU kernel in fp32), or wholly in fp32 with --dtype fp32");
+    throw Error(ErrorKind::Usage,
+                "--dtype " + o.dtype +
+                    " is for CUDA; on the CPU a model runs in its own dtypes (an fp16/bf16 node "
+                    "without a CPU kernel in fp32), or wholly in fp32 with --dtype fp32");
   if (o.train_step) {
     parse_optimizer(o.optimizer);  // bad flags fail before anything is measured
     if (!o.dtype.empty() && o.dtype != "fp32")
@@ -564,7 +565,9 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
 
   // Context: a number without its conditions is not reusable.
   describe_run(*device, result.context);
-  result.context.dtype = !o.dtype.empty() ? o.dtype : o.train_step ? "fp32" : own_float_dtype(result.analysis, model);
+  result.context.dtype = !o.dtype.empty() ? o.dtype
+                         : o.train_step   ? "fp32"
+                                          : own_float_dtype(result.analysis, model);
   result.context.batch = base_batch;
   return result;
 }

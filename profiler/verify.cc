@@ -358,7 +358,8 @@ DType coarsest_reduced_dtype(const Graph& g) {
   DType coarsest = DType::Undefined;
   for (const Tensor& t : g.tensors) coarsest = coarser_reduced(coarsest, t.dtype);
   for (const Node& node : g.nodes)
-    for (const auto& sub : node.subgraphs()) coarsest = coarser_reduced(coarsest, coarsest_reduced_dtype(*sub));
+    for (const auto& sub : node.subgraphs())
+      coarsest = coarser_reduced(coarsest, coarsest_reduced_dtype(*sub));
   return coarsest;
 }
 
@@ -370,7 +371,8 @@ Tolerance default_tolerance(const Model& model) {
   const bool bf16 = reduced == DType::BFloat16;
   const double eps = std::ldexp(1.0, bf16 ? -7 : -10);
   return {10 * eps, 10 * eps,
-          std::string("the model computes in ") + (bf16 ? "bfloat16: 10 x its epsilon 2^-7" : "float16: 10 x its epsilon 2^-10")};
+          std::string("the model computes in ") +
+              (bf16 ? "bfloat16: 10 x its epsilon 2^-7" : "float16: 10 x its epsilon 2^-10")};
 }
 
 namespace {
@@ -484,13 +486,16 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     }
     report << "criterion: elementwise allclose, |actual - expected| <= atol + rtol*|expected| with rtol "
            << tolerance.rtol << ", atol " << tolerance.atol << " (" << tolerance.source
-           << "; NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel diff "
-              "|actual - expected| / |expected| over elements with |expected| > atol, norm rel err ||actual - expected||_2 / ||expected||_2\n";
+           << "; NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel "
+              "diff "
+              "|actual - expected| / |expected| over elements with |expected| > atol, norm rel err ||actual "
+              "- expected||_2 / ||expected||_2\n";
     int64_t mismatches = 0;
     for (size_t s = 0; s < sets.size(); ++s) {
       const auto outputs = executor.run(set_inputs[s]);
       if (s == 0)
-        for (const auto& notice : upcast_notices(executor.upcasts(), at::kCPU)) report << "notice: " << notice << "\n";
+        for (const auto& notice : upcast_notices(executor.upcasts(), at::kCPU))
+          report << "notice: " << notice << "\n";
       if (options.shapes && s == 0)
         for (size_t o = 0; o < outputs.size() && int(o) < proto.graph().output_size(); ++o)
           options.shapes->push_back({proto.graph().output(int(o)).name(), outputs[o].sizes().vec()});

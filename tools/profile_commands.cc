@@ -39,9 +39,11 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   auto verify_options = std::make_shared<profiler::VerifyOptions>();
   CLI::App* verify = app.add_subcommand(
       "verify",
-      "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through the "
+      "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through "
+      "the "
       "executor on the CPU and compare with the expected outputs. Pass criterion, elementwise: "
-      "|actual - expected| <= atol + rtol*|expected| (by default ONNX's tolerances, rtol 1e-3, atol 1e-7; for a "
+      "|actual - expected| <= atol + rtol*|expected| (by default ONNX's tolerances, rtol 1e-3, atol 1e-7; "
+      "for a "
       "model holding float16 / bfloat16 tensors 10 x that dtype's epsilon, 0.0098 / 0.078); "
       "each output's max abs diff, max rel diff and norm-wise relative error are printed too. "
       "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.");
@@ -60,10 +62,14 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   // Unset: the model's default (profiler::default_tolerance).
   auto rtol = std::make_shared<double>(0), atol = std::make_shared<double>(0);
   CLI::Option* rtol_option =
-      verify->add_option("--rtol", *rtol, "Relative tolerance (default 1e-3; float16 / bfloat16 models 0.0098 / 0.078)")
+      verify
+          ->add_option("--rtol", *rtol,
+                       "Relative tolerance (default 1e-3; float16 / bfloat16 models 0.0098 / 0.078)")
           ->check(non_negative);
   CLI::Option* atol_option =
-      verify->add_option("--atol", *atol, "Absolute tolerance (default 1e-7; float16 / bfloat16 models 0.0098 / 0.078)")
+      verify
+          ->add_option("--atol", *atol,
+                       "Absolute tolerance (default 1e-7; float16 / bfloat16 models 0.0098 / 0.078)")
           ->check(non_negative);
   verify->add_flag("--allow-custom-domains", verify_options->allow_custom_domains,
                    "Load a model whose nodes use a domain modelstat has no rules for (its nodes are unknown)");

@@ -181,7 +181,10 @@ void to_json(Json& j, const ColdStart& c) {
 }
 
 void to_json(Json& j, const LayerTiming& l) {
-  j = Json{{"index", l.index}, {"name", l.name}, {"op_type", l.op_type}, {"upcast_to_fp32", l.upcast_to_fp32},
+  j = Json{{"index", l.index},
+           {"name", l.name},
+           {"op_type", l.op_type},
+           {"upcast_to_fp32", l.upcast_to_fp32},
            {"time", l.time}};
 }
 

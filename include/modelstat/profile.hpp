@@ -61,7 +61,7 @@ struct RunContext {
   std::string device_name, device_kind;  // "cpu" / "cuda"
   std::string driver_version, runtime_version, torch_version;
   int threads = 0;
-  std::string dtype;   // "fp32", "fp16", "bf16": --dtype, or the model's own (its float weights' dtype)
+  std::string dtype;  // "fp32", "fp16", "bf16": --dtype, or the model's own (its float weights' dtype)
   int64_t batch = 0;
   std::string clocks;  // where readable
   std::string date, host;

@@ -135,7 +135,9 @@ DType dtype_of(at::ScalarType type) {
 
 bool is_floating(at::ScalarType type) { return at::isFloatingType(type); }
 
-bool is_reduced_float(at::ScalarType type) { return type == at::kHalf || type == at::kBFloat16; }
+bool is_reduced_float(at::ScalarType type) {
+  return type == at::kHalf || type == at::kBFloat16;
+}
 
 at::ScalarType compute_type(const ExecContext& ctx, at::ScalarType type) {
   const at::ScalarType compute = ctx.float_dtype();

@@ -8,12 +8,12 @@
 // here as protobufs.
 // ONNX_NAMESPACE and ONNX_ML come with the onnx_proto target this binary links.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -256,7 +256,8 @@ TEST(CliVerify, Float16ConvWithoutCpuKernelRunsUpcastAndSaysSo) {
   EXPECT_NE(r.out.find("notice: ran in fp32 (no fp16 CPU kernel"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("): Conv x1\n"), std::string::npos) << r.out;
 
-  const std::string quick = " --threads 1 --warmup 0 --warmup-time 0 --iters 2 --min-time 0 --max-time 0.5 -f json";
+  const std::string quick =
+      " --threads 1 --warmup 0 --warmup-time 0 --iters 2 --min-time 0 --max-time 0.5 -f json";
   const RunResult p = modelstat::test::run_modelstat_cli("profile " + (dir / "model.onnx").string() + quick);
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const auto doc = nlohmann::json::parse(p.out);
@@ -277,8 +278,10 @@ TEST(CliVerify, Float16ConvWithoutCpuKernelRunsUpcastAndSaysSo) {
   ASSERT_EQ(f.exit_code, 0) << f.err;
   const auto fp32 = nlohmann::json::parse(f.out);
   EXPECT_EQ(fp32["context"]["dtype"], "fp32");
-  for (const auto& layer : fp32["layers"]) EXPECT_FALSE(layer["upcast_to_fp32"].get<bool>()) << layer["op_type"];
-  for (const auto& n : fp32["notices"]) EXPECT_EQ(n.get<std::string>().find("ran in fp32"), std::string::npos) << n;
+  for (const auto& layer : fp32["layers"])
+    EXPECT_FALSE(layer["upcast_to_fp32"].get<bool>()) << layer["op_type"];
+  for (const auto& n : fp32["notices"])
+    EXPECT_EQ(n.get<std::string>().find("ran in fp32"), std::string::npos) << n;
 }
 
 // A model holding float16 tensors is judged with float16's tolerance, 10 x
@@ -297,7 +300,8 @@ TEST(CliVerify, Float16ModelIsJudgedWithFloat16Tolerances) {
   write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
   RunResult r = verify(dir);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("with rtol 0.00976562, atol 0.00976562 (the model computes in float16"), std::string::npos)
+  EXPECT_NE(r.out.find("with rtol 0.00976562, atol 0.00976562 (the model computes in float16"),
+            std::string::npos)
       << r.out;
   r = modelstat::test::run_modelstat_cli("verify " + dir.string() + " --rtol 1e-3 --atol 1e-7");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -310,7 +314,8 @@ TEST(CliVerify, Float16ModelIsJudgedWithFloat16Tolerances) {
   write(fp32 / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, 3).SerializeAsString());
   r = verify(fp32);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("with rtol 0.001, atol 1e-07 (ONNX's runner's tolerances"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with rtol 0.001, atol 1e-07 (ONNX's runner's tolerances"), std::string::npos)
+      << r.out;
 }
 
 // A graph fed strings (Identity on a string input): neither verify nor

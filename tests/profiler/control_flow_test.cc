@@ -212,8 +212,10 @@ TEST_F(ControlFlowTest, UpcastSubgraphNodeFlagsItsTopLevelNode) {
   if (relu) expected["Relu"] = 1;
   if (sigmoid) expected["Sigmoid"] = 1;
   if (neg) expected["Neg"] = 1;  // the top-level Neg: the else branch did not run
-  if (expected.empty()) EXPECT_TRUE(u.empty());
-  else EXPECT_EQ(u.nodes_by_dtype.at("fp16"), expected);
+  if (expected.empty())
+    EXPECT_TRUE(u.empty());
+  else
+    EXPECT_EQ(u.nodes_by_dtype.at("fp16"), expected);
 }
 
 // main: (v, s) = Loop(M, cond, v0) with body

@@ -22,9 +22,9 @@
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/ir_model.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
-#include "profiler/ir_model.hpp"
 
 namespace modelstat::profiler {
 namespace {
@@ -220,8 +220,9 @@ TEST_F(ExecutorTest, ReducedPrecisionModelRunsInItsDtypeUpcastingOpsWithoutKerne
     IrModel m;
     const int x = m.input("x", {1, 3, 10, 10}, dtype);
     const int conv = m.node("Conv", {x, m.weight("w", w)})[0];
-    const int pool = m.node("MaxPool", {conv}, 1, {{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                                   {"strides", std::vector<int64_t>{2, 2}}})[0];
+    const int pool =
+        m.node("MaxPool", {conv}, 1,
+               {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}})[0];
     const int prod = m.node("MatMul", {pool, m.weight("mm", mm)})[0];
     const int y = m.node("Add", {prod, m.weight("b", b)})[0];
     m.output(y);
@@ -231,8 +232,8 @@ TEST_F(ExecutorTest, ReducedPrecisionModelRunsInItsDtypeUpcastingOpsWithoutKerne
     const at::Tensor input = at::randn({1, 3, 10, 10}).to(type);
     std::set<std::string> expected;
     const at::Tensor c = at::conv2d(input.to(at::kFloat), w.to(at::kFloat)).to(type);  // 1x4x8x8
-    const at::Tensor p = at::max_pool2d(c.to(at::kFloat), {2, 2}).to(type);             // 1x4x4x4
-    const at::Tensor q = at::matmul(p.to(at::kFloat), mm.to(at::kFloat)).to(type);      // 1x4x4x5
+    const at::Tensor p = at::max_pool2d(c.to(at::kFloat), {2, 2}).to(type);            // 1x4x4x4
+    const at::Tensor q = at::matmul(p.to(at::kFloat), mm.to(at::kFloat)).to(type);     // 1x4x4x5
     if (aten_lacks_kernel([&] { at::conv2d(input, w); })) expected.insert("Conv");
     if (aten_lacks_kernel([&] { at::max_pool2d(c, {2, 2}); })) expected.insert("MaxPool");
     if (aten_lacks_kernel([&] { at::matmul(p, mm); })) expected.insert("MatMul");
@@ -307,8 +308,9 @@ TEST(UpcastNotices, OneLinePerDtypeOpsByCountNamingTheDevice) {
   u.nodes_by_dtype["fp16"] = {{"MaxPool", 33}, {"Conv", 119}, {"Resize", 39}};
   const std::vector<std::string> cpu = upcast_notices(u, at::kCPU);
   ASSERT_EQ(cpu.size(), 1u);
-  EXPECT_EQ(cpu[0], "ran in fp32 (no fp16 CPU kernel in this LibTorch; inputs cast from fp16 and outputs back, "
-                    "inside each node's time): Conv x119, Resize x39, MaxPool x33");
+  EXPECT_EQ(cpu[0],
+            "ran in fp32 (no fp16 CPU kernel in this LibTorch; inputs cast from fp16 and outputs back, "
+            "inside each node's time): Conv x119, Resize x39, MaxPool x33");
   EXPECT_TRUE(upcast_notices(Upcasts{}, at::kCPU).empty());
 }
 

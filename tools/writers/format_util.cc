@@ -41,7 +41,8 @@ std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32) {
 }
 
 const char* const kUpcastLegend =
-    "^ ran in fp32: no kernel for its fp16/bf16 dtype on this device; its inputs cast to fp32 and its outputs "
+    "^ ran in fp32: no kernel for its fp16/bf16 dtype on this device; its inputs cast to fp32 and its "
+    "outputs "
     "back, inside its time";
 
 std::string percent(int64_t part, int64_t whole) {

@@ -178,12 +178,12 @@ ProfileSection layers_section(const ProfileResult& r) {
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
     any_upcast = any_upcast || layer->upcast_to_fp32;
-    s.rows.push_back({std::to_string(layer->index), layer->name, timed_op_text(layer->op_type, layer->upcast_to_fp32),
-                      measured ? human_seconds(layer->time.median) : "-",
-                      measured ? human_seconds(layer->time.mean) : "-",
-                      measured ? human_seconds(layer->time.p90) : "-",
-                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
-                      layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second))});
+    s.rows.push_back(
+        {std::to_string(layer->index), layer->name, timed_op_text(layer->op_type, layer->upcast_to_fp32),
+         measured ? human_seconds(layer->time.median) : "-", measured ? human_seconds(layer->time.mean) : "-",
+         measured ? human_seconds(layer->time.p90) : "-",
+         f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
+         rate_text(giga(f.achieved_flops_per_second))});
     s.highlight.push_back(inexact);
   }
   s.lines.push_back(fmt::format("%sum: share of the sum of the layers' medians ({}); "
@@ -208,8 +208,9 @@ ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const L
     any_upcast = any_upcast || layer.upcast_to_fp32;
     s.rows.push_back({std::to_string(i + 1), std::to_string(layer.index), layer.name,
                       timed_op_text(layer.op_type, layer.upcast_to_fp32), human_seconds(layer.time.median),
-                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
-                      rate_text(giga(f.achieved_flops_per_second)), rate_text(giga(f.achieved_bytes_per_second))});
+                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
+                      layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second)),
+                      rate_text(giga(f.achieved_bytes_per_second))});
     s.highlight.push_back(false);
   }
   if (any_upcast) s.lines.push_back(kUpcastLegend);

@@ -295,10 +295,23 @@ TEST(JoinedWriterTest, CsvHasEveryNodeWithExactFigures) {
   options.show_all_nodes = false;  // CSV keeps every node regardless
   options.top = 1;
   const auto records = parse_csv(render("csv", sample_report(), options));
-  const std::vector<std::string> header = {
-      "index", "name", "op_type", "cost_status", "macs", "flops", "bytes", "median_s", "share_of_time",
-      "share_of_flops", "achieved_flops_per_s", "achieved_bytes_per_s", "arithmetic_intensity", "bound",
-      "attainable_flops_per_s", "efficiency", "upcast_to_fp32"};
+  const std::vector<std::string> header = {"index",
+                                           "name",
+                                           "op_type",
+                                           "cost_status",
+                                           "macs",
+                                           "flops",
+                                           "bytes",
+                                           "median_s",
+                                           "share_of_time",
+                                           "share_of_flops",
+                                           "achieved_flops_per_s",
+                                           "achieved_bytes_per_s",
+                                           "arithmetic_intensity",
+                                           "bound",
+                                           "attainable_flops_per_s",
+                                           "efficiency",
+                                           "upcast_to_fp32"};
   ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
@@ -344,7 +357,8 @@ TEST(JoinedWriterTest, UpcastNodeIsMarkedInEveryFormat) {
     EXPECT_FALSE(contains(render(format, sample_report(), options), "^ ran in fp32")) << format;
   }
   const std::vector<std::string> html = lines_of(render("html", r, options));
-  EXPECT_EQ(std::count_if(html.begin(), html.end(), [](const std::string& l) { return contains(l, ">^fp32</span>"); }),
+  EXPECT_EQ(std::count_if(html.begin(), html.end(),
+                          [](const std::string& l) { return contains(l, ">^fp32</span>"); }),
             2)
       << "the hotspot row and the layer row";
   const json doc = json::parse(render("json", r, options));

@@ -416,9 +416,9 @@ TEST(ProfileWriterTest, CsvHasHeaderAndOneQuotedRowPerLayer) {
   const ProfileResult r = sample_profile();
   const auto records = parse_csv(render("csv", r));
   const std::vector<std::string> header = {
-      "index", "name",     "op_type", "median_s",           "mean_s", "p90_s", "p99_s", "min_s",           "max_s",
-      "stddev_s", "runs", "share_of_layer_sum", "flops", "macs", "bytes", "achieved_gflops", "achieved_gbps",
-      "upcast_to_fp32"};
+      "index", "name",  "op_type", "median_s",        "mean_s",        "p90_s",
+      "p99_s", "min_s", "max_s",   "stddev_s",        "runs",          "share_of_layer_sum",
+      "flops", "macs",  "bytes",   "achieved_gflops", "achieved_gbps", "upcast_to_fp32"};
   ASSERT_EQ(records.size(), 1 + r.layers.size());
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
