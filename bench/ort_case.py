@@ -8,7 +8,9 @@ test_data_set_0/{input,output}_K.pb.
     /usr/bin/python3 bench/ort_case.py MODEL CASE_DIR SEED NAME=DIMS|NAME=iVALUE ... [--ort /tmp/ortnode/node_modules]
     build/tools/modelstat verify CASE_DIR
 
-NAME=DIMS feeds N(0,1) floats of that shape; NAME=iVALUE an int64 scalar.
+NAME=DIMS feeds N(0,1) floats of that shape, in the dtype the model declares
+for that input (float32, or float16: drawn in float32, then rounded);
+NAME=iVALUE an int64 scalar. float16 outputs are kept as float16.
 """
 import json
 import os
@@ -41,14 +43,16 @@ def main(argv):
     data = os.path.join(case, "test_data_set_0")
     os.makedirs(data)
     shutil.copy(model, os.path.join(case, "model.onnx"))
-    graph_inputs = [i.name for i in onnx.load(model, load_external_data=False).graph.input]
+    declared = {i.name: i.type.tensor_type.elem_type for i in onnx.load(model, load_external_data=False).graph.input}
+    graph_inputs = list(declared)
     by_name = {}
     for spec in specs:
         name, value = spec.split("=", 1)
         if value.startswith("i"):
             by_name[name] = np.array(int(value[1:]), dtype=np.int64)
         else:
-            by_name[name] = rng.standard_normal([int(d) for d in value.split("x")]).astype(np.float32)
+            floats = rng.standard_normal([int(d) for d in value.split("x")]).astype(np.float32)
+            by_name[name] = floats.astype(np.float16) if declared.get(name) == onnx.TensorProto.FLOAT16 else floats
     manifest = {"model": os.path.abspath(model), "inputs": [], "profile": profile}
     k = 0
     for name in graph_inputs:
@@ -58,7 +62,8 @@ def main(argv):
         with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(array, name).SerializeToString())
         array.tofile(os.path.join(case, f"in_{k}.bin"))
-        manifest["inputs"].append({"name": name, "dtype": {"float32": "float32", "int64": "int64"}[str(array.dtype)],
+        manifest["inputs"].append({"name": name, "dtype": {"float32": "float32", "float16": "float16",
+                                                           "int64": "int64"}[str(array.dtype)],
                                    "dims": list(array.shape), "file": f"in_{k}.bin"})
         k += 1
     with open(os.path.join(case, "manifest.json"), "w") as f:
@@ -67,7 +72,7 @@ def main(argv):
     subprocess.run(["node", os.path.join(HERE, "ort_run.mjs"), case], check=True, env=env)
     with open(os.path.join(case, "outputs.json")) as f:
         result = json.load(f)
-    types = {"float32": np.float32, "int64": np.int64, "bool": np.bool_}
+    types = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "bool": np.bool_}
     for k, out in enumerate(result["outputs"]):
         array = np.fromfile(os.path.join(case, out["file"]), dtype=types[out["dtype"]]).reshape(out["dims"])
         with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:

@@ -50,7 +50,7 @@ int64_t last_level_cache_bytes() {
 
 CeilingsPlan cpu_ceilings_plan(bool quick) {
   CeilingsPlan plan;
-  plan.dtypes = {"fp32"};  // the executor runs fp32 on the CPU
+  plan.dtypes = {"fp32"};  // the executor's CPU contractions run fp32 (a float16 Conv or MatMul runs upcast)
   // Each buffer at least 256 MiB and twice the last-level cache, so source and
   // destination together are >= 4x the cache and the copy streams from DRAM.
   const int64_t llc = last_level_cache_bytes();

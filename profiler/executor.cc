@@ -1,19 +1,20 @@
-// Executor: runs the graph (and, for If, Loop and Scan, their subgraphs) node by node with the registered ATen
-// executors, keeping only live activations (each is released after its last
-// consumer, so memory use is what a real runtime would need, not the sum of
-// all activations).
+// Executor: runs the graph (and, for If, Loop and Scan, their subgraphs) node by node with the registered
+// ATen executors, keeping only live activations (each is released after its last consumer, so memory use is
+// what a real runtime would need, not the sum of all activations). A node whose kernel has no fp16/bf16
+// version on the device runs in fp32, its inputs cast up and its outputs back (Upcasts).
 #include "profiler/executor.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <set>
 
-#include "modelstat/lifetimes.hpp"
 #include "modelstat/error.hpp"
+#include "modelstat/lifetimes.hpp"
 #include "profiler/device.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -80,7 +81,38 @@ std::string dtype_in_message(const std::string& message) {
   return aten;
 }
 
+// ATen's dispatch macros throw '"kernel" not implemented for 'Half'' (or
+// 'BFloat16') when a kernel has no version for that dtype.
+bool missing_reduced_kernel(const c10::Error& e) {
+  const char* what = e.what_without_backtrace();
+  return std::strstr(what, "not implemented for 'Half'") ||
+         std::strstr(what, "not implemented for 'BFloat16'");
+}
+
+// The dtype of a node's first fp16/bf16 input; Undefined when it has none.
+at::ScalarType reduced_input_dtype(const std::vector<at::Tensor>& args) {
+  for (const at::Tensor& t : args)
+    if (t.defined() && is_reduced_float(t.scalar_type())) return t.scalar_type();
+  return at::ScalarType::Undefined;
+}
+
 }  // namespace
+
+std::vector<std::string> upcast_notices(const Upcasts& upcasts, const at::Device& device) {
+  std::vector<std::string> notices;
+  for (const auto& [dtype, ops] : upcasts.nodes_by_dtype) {
+    std::vector<std::pair<std::string, int64_t>> sorted(ops.begin(), ops.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string list;
+    for (const auto& [op, count] : sorted)
+      list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+    notices.push_back("ran in fp32 (no " + dtype + " " + (device.is_cuda() ? "CUDA" : "CPU") +
+                      " kernel in this LibTorch; inputs cast from " + dtype +
+                      " and outputs back, inside each node's time): " + list);
+  }
+  return notices;
+}
 
 Error aten_error(const c10::Error& e, const Node& node, const at::Device& device) {
   std::string what = e.what_without_backtrace();
@@ -175,7 +207,7 @@ Executor::Executor(const Model& model, const ExecOptions& options)
   }
 
   top_ = plan_graph(g, nullptr);
-  plan_subgraphs(g);
+  plan_subgraphs(g, -1);
 }
 
 Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
@@ -216,12 +248,32 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
   return plan;
 }
 
-void Executor::plan_subgraphs(const Graph& g) {
-  for (const Node& node : g.nodes)
-    for (const auto& sub : node.subgraphs()) {
-      subplans_.emplace(sub.get(), plan_graph(*sub, &g));
-      plan_subgraphs(*sub);
+void Executor::plan_subgraphs(const Graph& g, int top_level_node) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const int top = top_level_node < 0 ? int(i) : top_level_node;
+    for (const auto& sub : g.nodes[i].subgraphs()) {
+      GraphPlan plan = plan_graph(*sub, &g);
+      plan.top_level_node = top;
+      subplans_.emplace(sub.get(), std::move(plan));
+      plan_subgraphs(*sub, top);
     }
+  }
+}
+
+Upcasts Executor::upcasts() const {
+  Upcasts u;
+  u.top_level.assign(model_.graph.nodes.size(), false);
+  auto collect = [&](const Graph& g, const GraphPlan& plan) {
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const ReducedPath path = plan.steps[i].reduced.path.load();
+      if (path != ReducedPath::UpcastHalf && path != ReducedPath::UpcastBFloat16) continue;
+      ++u.nodes_by_dtype[path == ReducedPath::UpcastHalf ? "fp16" : "bf16"][g.nodes[i].op_type];
+      u.top_level[size_t(plan.top_level_node < 0 ? int(i) : plan.top_level_node)] = true;
+    }
+  };
+  collect(model_.graph, top_);
+  for (const auto& [graph, plan] : subplans_) collect(*graph, plan);
+  return u;
 }
 
 std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
@@ -239,7 +291,9 @@ std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
     at::Tensor x;
     if (at::isFloatingType(type)) {
       // N(0,1): never all zeros, which some kernels would run faster on.
-      x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat)).to(options_.float_dtype);
+      const bool own_dtype = options_.float_dtype == at::ScalarType::Undefined;
+      x = at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat))
+              .to(own_dtype ? type : options_.float_dtype);
     } else if (type == at::kBool) {
       x = at::randint(0, 2, dims, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
     } else if (const auto value = compared_constant(g, id)) {
@@ -287,6 +341,75 @@ std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vec
   return produced_outputs(body, env, "subgraph '" + body.name + "' output");
 }
 
+std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, const NodeStep& step,
+                                           std::vector<at::Tensor> args, std::vector<bool> reusable,
+                                           const std::vector<at::Tensor>& env) const {
+  std::optional<ScopeRunner> runner;
+  auto context = [&](std::vector<at::Tensor> inputs, std::vector<bool> reuse, at::ScalarType float_dtype) {
+    ExecContext ctx(g, node, step.opset, std::move(inputs), options_.device, float_dtype);
+    ctx.set_reusable(std::move(reuse));
+    if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env));
+    return ctx;
+  };
+  // The node in fp32: its fp16/bf16 inputs cast up (fresh tensors, which it
+  // may overwrite), its fp32 outputs cast back: to the run's dtype in an
+  // fp16/bf16 run, else to the float type the model declares for them
+  // (`from` where it declares none).
+  auto upcast = [&](std::vector<at::Tensor> inputs, std::vector<bool> reuse, at::ScalarType from) {
+    reuse.resize(inputs.size(), false);
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (inputs[k].defined() && is_reduced_float(inputs[k].scalar_type())) {
+        inputs[k] = inputs[k].to(at::kFloat);
+        reuse[k] = options_.in_place;
+      }
+    ExecContext ctx = context(std::move(inputs), std::move(reuse), at::kFloat);
+    step.rule->fn(ctx);
+    std::vector<at::Tensor> outputs = std::move(ctx.outputs);
+    for (size_t o = 0; o < outputs.size() && o < node.outputs.size(); ++o) {
+      if (!outputs[o].defined() || outputs[o].scalar_type() != at::kFloat || node.outputs[o] < 0) continue;
+      const DType declared = g.tensors[size_t(node.outputs[o])].dtype;
+      const bool declared_float = declared == DType::Float || declared == DType::Double ||
+                                  declared == DType::Float16 || declared == DType::BFloat16;
+      const at::ScalarType back = is_reduced_float(options_.float_dtype) ? options_.float_dtype
+                                  : declared_float                       ? scalar_type_of(declared)
+                                                                         : from;
+      if (back != at::kFloat) outputs[o] = outputs[o].to(back);
+    }
+    return outputs;
+  };
+
+  const ReducedPath path = step.reduced.path.load();
+  try {
+    if (path == ReducedPath::UpcastHalf) return upcast(std::move(args), std::move(reusable), at::kHalf);
+    if (path == ReducedPath::UpcastBFloat16)
+      return upcast(std::move(args), std::move(reusable), at::kBFloat16);
+    // The first run of a node with fp16/bf16 inputs overwrites none of them,
+    // so that they are intact for an fp32 rerun should its kernel lack their
+    // dtype. (Control flow: its subgraphs' nodes decide for themselves.)
+    const at::ScalarType from = step.has_subgraphs ? at::ScalarType::Undefined : reduced_input_dtype(args);
+    const bool first_reduced = path == ReducedPath::Unknown && from != at::ScalarType::Undefined;
+    if (first_reduced) reusable.assign(args.size(), false);
+    ExecContext ctx = context(std::move(args), std::move(reusable), options_.float_dtype);
+    try {
+      step.rule->fn(ctx);
+      if (first_reduced) step.reduced.path = ReducedPath::Native;
+      return std::move(ctx.outputs);
+    } catch (const c10::OutOfMemoryError&) {
+      throw;
+    } catch (const c10::Error& e) {
+      if (!first_reduced || !missing_reduced_kernel(e)) throw;
+    }
+    step.reduced.path = from == at::kHalf ? ReducedPath::UpcastHalf : ReducedPath::UpcastBFloat16;
+    std::vector<at::Tensor> inputs;
+    for (size_t k = 0; k < ctx.num_inputs(); ++k) inputs.push_back(ctx.input(k));
+    return upcast(std::move(inputs), {}, from);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;  // the batch search catches it: not a failure of the model
+  } catch (const c10::Error& e) {
+    throw aten_error(e, node, options_.device);
+  }
+}
+
 void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env,
                          const NodeHook* hook) const {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -315,23 +438,13 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
           args.push_back(env[size_t(t)]);
         }
       }
-      ExecContext ctx(g, node, step.opset, std::move(args), options_.device, options_.float_dtype);
-      ctx.set_reusable(std::move(reusable));
-      std::optional<ScopeRunner> runner;
-      if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env));
-      try {
-        step.rule->fn(ctx);
-      } catch (const c10::OutOfMemoryError&) {
-        throw;  // the batch search catches it: not a failure of the model
-      } catch (const c10::Error& e) {
-        throw aten_error(e, node, options_.device);
-      }
+      std::vector<at::Tensor> outputs = run_step(g, node, step, std::move(args), std::move(reusable), env);
       for (size_t o = 0; o < node.outputs.size(); ++o) {
         if (node.outputs[o] < 0) continue;
-        if (o >= ctx.outputs.size() || !ctx.outputs[o].defined())
+        if (o >= outputs.size() || !outputs[o].defined())
           throw Error(ErrorKind::Runtime, "executor produced no output " + std::to_string(o), {}, node.name,
                       node.op_type);
-        env[size_t(node.outputs[o])] = std::move(ctx.outputs[o]);
+        env[size_t(node.outputs[o])] = std::move(outputs[o]);
       }
     }
     for (int t : step.release_after) env[size_t(t)] = at::Tensor();

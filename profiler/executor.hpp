@@ -3,8 +3,10 @@
 
 #include <ATen/ATen.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -19,11 +21,15 @@ struct ExecRule;  // profiler/ops/exec_rule.hpp
 
 struct ExecOptions {
   at::Device device = at::kCPU;
-  // Floating-point compute dtype: weights and float inputs are cast to it
-  // (fp32 by default; fp16 / bf16 on CUDA). In fp16/bf16 the float tensors
-  // ops create (Constant, ConstantOfShape, Range, EyeLike, windows, Cast to a
-  // float type) take it too, so a reduced-precision graph stays reduced
-  // (compute_type in profiler/ops/exec_helpers.hpp). Ops see it, and `device`,
+  // Floating-point compute dtype. fp32 (the default), fp16 or bf16: weights
+  // and float inputs are cast to it, and so are the float tensors ops create
+  // (Constant, ConstantOfShape, Range, EyeLike, windows, a Cast to fp16/bf16;
+  // in fp16/bf16 every float type, so a reduced-precision graph stays reduced;
+  // see compute_type in profiler/ops/exec_helpers.hpp). Undefined: the model's
+  // own dtypes, as ONNX specifies (weights as stored, inputs as declared,
+  // Casts as written): a float16 model computes in float16. In every mode a
+  // node whose ATen kernel lacks its fp16/bf16 inputs' dtype on the device
+  // runs in fp32 instead (Executor::upcasts). Ops see it, and `device`,
   // through ExecContext.
   at::ScalarType float_dtype = at::kFloat;
   uint64_t seed = 0x5eed;  // inputs and absent (skeleton) weights
@@ -52,6 +58,24 @@ class WeightStore {
   int64_t bytes_loaded_ = 0, tensors_randomised_ = 0;
   std::vector<std::string> notices_;
 };
+
+// The nodes a run computed in fp32 because ATen has no kernel for their fp16
+// or bf16 inputs on the device (LibTorch 1.13's CPU has none for Conv,
+// MatMul, pooling, Resize, Relu, Sigmoid... in float16): each such node casts
+// its reduced inputs to fp32, runs, and casts its float outputs back to the
+// reduced dtype, inside its own timed interval.
+struct Upcasts {
+  // Reduced dtype ("fp16", "bf16") -> op type -> nodes, subgraph nodes included.
+  std::map<std::string, std::map<std::string, int64_t>> nodes_by_dtype;
+  // Per top-level node: it, or a node of its subgraphs, ran upcast.
+  std::vector<bool> top_level;
+  bool empty() const { return nodes_by_dtype.empty(); }
+};
+
+// One notice per reduced dtype, e.g. "ran in fp32 (no fp16 CPU kernel in this
+// LibTorch): Conv x119, Resize x39, MaxPool x33" (op types by node count,
+// descending); empty when nothing was upcast.
+std::vector<std::string> upcast_notices(const Upcasts& upcasts, const at::Device& device);
 
 // What an ATen error thrown while running `node` on `device` means, as the
 // project's error (first line of ATen's message, no backtrace): a missing
@@ -85,8 +109,26 @@ class Executor {
   // ExecOptions::in_place for the runs that follow.
   void set_in_place(bool allowed) { options_.in_place = allowed; }
   const WeightStore& weights() const { return weights_; }
+  // The nodes run in fp32 for want of a kernel for their fp16/bf16 inputs:
+  // learnt on the first run that reaches each node (a node whose reduced
+  // kernel throws is rerun upcast, and later runs upcast it directly).
+  Upcasts upcasts() const;
 
  private:
+  // How a node computes when its inputs include fp16/bf16 tensors: unknown
+  // until a run reaches it, then natively or upcast to fp32 (by dtype).
+  // Atomic: runs may overlap (--concurrency); copyable for the plan vectors.
+  enum class ReducedPath : uint8_t { Unknown, Native, UpcastHalf, UpcastBFloat16 };
+  struct ReducedPathFlag {
+    mutable std::atomic<ReducedPath> path{ReducedPath::Unknown};
+    ReducedPathFlag() = default;
+    ReducedPathFlag(const ReducedPathFlag& other) : path(other.path.load()) {}
+    ReducedPathFlag& operator=(const ReducedPathFlag& other) {
+      path = other.path.load();
+      return *this;
+    }
+  };
+
   // What run() does at each node, decided once from the graph rather than on
   // every run (for small models the per-run bookkeeping was a visible share of
   // the whole-model time, outside every per-node interval).
@@ -96,6 +138,7 @@ class Executor {
     std::vector<bool> last_read;     // per input: an activation this node reads last, and once
     std::vector<int> release_after;  // tensors dropped once this node has run
     bool has_subgraphs = false;      // control flow: its ExecContext gets a SubgraphRunner
+    ReducedPathFlag reduced;         // learnt at run time (ReducedPath)
   };
 
   // A (sub)graph's steps, and for a subgraph where each value it reads from
@@ -105,14 +148,22 @@ class Executor {
   struct GraphPlan {
     std::vector<NodeStep> steps;
     std::vector<std::pair<int, int>> outer;
+    int top_level_node = -1;  // a subgraph: the top-level node it runs inside
   };
   class ScopeRunner;  // SubgraphRunner over one scope's values
 
   GraphPlan plan_graph(const Graph& g, const Graph* parent);
-  void plan_subgraphs(const Graph& g);
+  // top_level_node: the top-level node g's nodes belong to (-1: g is the top).
+  void plan_subgraphs(const Graph& g, int top_level_node);
   // Runs g's nodes over env (its tensors; inputs, initializers and outer-scope
   // values already bound). `hook` only for the top-level graph.
   void run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook) const;
+  // Runs one node's executor on `args`: natively, or upcast to fp32 when its
+  // kernel lacks its fp16/bf16 inputs' dtype, learnt in step.reduced on the
+  // first run; returns its outputs.
+  std::vector<at::Tensor> run_step(const Graph& g, const Node& node, const NodeStep& step,
+                                   std::vector<at::Tensor> args, std::vector<bool> reusable,
+                                   const std::vector<at::Tensor>& env) const;
   // Runs `body`, a subgraph of a node of the graph whose values are `scope`.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
                                        const std::vector<at::Tensor>& inputs) const;

@@ -70,11 +70,34 @@ StoppingConfig stopping_config(const ProfileOptions& o) {
   return c;
 }
 
+// The run's float dtype: --dtype's, else the model's own dtypes (Undefined),
+// but fp32 for a training step (train_step.hpp: fp32 only).
 at::ScalarType float_dtype(const ProfileOptions& o) {
+  if (o.dtype.empty()) return o.train_step ? at::kFloat : at::ScalarType::Undefined;
   if (o.dtype == "fp32") return at::kFloat;
   if (o.dtype == "fp16") return at::kHalf;
   if (o.dtype == "bf16") return at::kBFloat16;
   throw Error(ErrorKind::Usage, "--dtype must be fp32, fp16 or bf16, got '" + o.dtype + "'");
+}
+
+// What a run in the model's own dtypes is labelled with (RunContext::dtype):
+// the float type holding most of its float constant bytes, else that of its
+// first float graph input; fp32 when it has neither.
+std::string own_float_dtype(const AnalysisResult& analysis, const Model& model) {
+  auto short_name = [](const std::string& onnx) -> std::string {
+    if (onnx == "float16") return "fp16";
+    if (onnx == "bfloat16") return "bf16";
+    if (onnx == "float64") return "fp64";
+    if (onnx == "float32") return "fp32";
+    return {};
+  };
+  for (const DTypeSize& d : analysis.size_by_dtype)  // by bytes, descending
+    if (!short_name(d.dtype).empty()) return short_name(d.dtype);
+  for (int id : model.graph.inputs) {
+    const std::string name = short_name(dtype_name(model.graph.tensors[size_t(id)].dtype));
+    if (!name.empty()) return name;
+  }
+  return "fp32";
 }
 
 std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device) {
@@ -321,11 +344,15 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   configure_host_allocator();  // before the model's tensors are allocated
   set_intra_op_threads(threads);
   std::unique_ptr<Device> device = make_device(o.device);
-  if (o.device == "cpu" && o.dtype != "fp32")
-    throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU modelstat runs fp32");
+  if (o.device == "cpu" && !o.dtype.empty() && o.dtype != "fp32")
+    throw Error(ErrorKind::Usage,
+                "--dtype " + o.dtype +
+                    " is for CUDA; on the CPU a model runs in its own dtypes (an fp16/bf16 node "
+                    "without a CPU kernel in fp32), or wholly in fp32 with --dtype fp32");
   if (o.train_step) {
     parse_optimizer(o.optimizer);  // bad flags fail before anything is measured
-    if (o.dtype != "fp32") throw Error(ErrorKind::Usage, "--train-step runs fp32 (no mixed-precision training)");
+    if (!o.dtype.empty() && o.dtype != "fp32")
+      throw Error(ErrorKind::Usage, "--train-step runs fp32 (no mixed-precision training)");
   }
 
   // Cold path 1: model load (read, parse, bind, infer shapes).
@@ -378,6 +405,10 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   std::vector<at::Tensor> outputs = exec.run(inputs[0]);
   interval->stop();
   result.cold.first_inference = interval->seconds();
+  // The first run learnt which nodes have no kernel for their fp16/bf16
+  // inputs: every timing below runs them upcast, and says so.
+  const Upcasts upcasts = exec.upcasts();
+  for (const auto& n : upcast_notices(upcasts, device->torch_device())) result.notices.push_back(n);
 
   warm_up(o, *device, [&](size_t i) { exec.run(inputs[i % inputs.size()]); });
   if (o.measure_memory) result.memory = measure_inference_memory(*meter, exec, inputs[0], *device, weights_bytes);
@@ -424,6 +455,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
       lt.name = model.graph.nodes[k].name;
       lt.op_type = model.graph.nodes[k].op_type;
       lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
+      lt.upcast_to_fp32 = upcasts.top_level[k];
       result.layers.push_back(std::move(lt));
     }
   }
@@ -533,7 +565,9 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
 
   // Context: a number without its conditions is not reusable.
   describe_run(*device, result.context);
-  result.context.dtype = o.dtype;
+  result.context.dtype = !o.dtype.empty() ? o.dtype
+                         : o.train_step   ? "fp32"
+                                          : own_float_dtype(result.analysis, model);
   result.context.batch = base_batch;
   return result;
 }

@@ -301,7 +301,7 @@ double norm_rel_error(const at::Tensor& actual, const at::Tensor& expected) {
 // max rel diff, norm-wise relative error and the count outside the
 // tolerance), and returns the number of mismatching elements.
 Comparison compare(const at::Tensor& actual_in, const at::Tensor& expected, const std::string& what,
-                const VerifyOptions& options, std::ostream& report) {
+                   const Tolerance& options, std::ostream& report) {
   const at::Tensor actual = actual_in.to(at::kCPU);
   if (actual.sizes() != expected.sizes()) {
     report << what << ": MISMATCH: shape " << actual.sizes() << ", expected " << expected.sizes() << "\n";
@@ -424,7 +424,7 @@ std::vector<at::Tensor> one_ulp_apart(const std::vector<at::Tensor>& inputs) {
 bool explained_by_requantisation(const Model& model, const Executor& executor, int64_t requantisers,
                                  const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& outputs,
                                  const std::vector<at::Tensor>& expected, const std::vector<Comparison>& results,
-                                 const onnx::GraphProto& graph, const VerifyOptions& options, std::ostream& report) {
+                                 const onnx::GraphProto& graph, const Tolerance& options, std::ostream& report) {
   const auto nudged = executor.run(one_ulp_apart(inputs));
   bool all = true;
   report << "quantised model: " << requantisers
@@ -467,7 +467,35 @@ bool explained_by_requantisation(const Model& model, const Executor& executor, i
   return all;
 }
 
+// Of two dtypes, the coarser reduced float one: bfloat16 (epsilon 2^-7) over
+// float16 (2^-10); Undefined when neither is one.
+DType coarser_reduced(DType a, DType b) {
+  if (a == DType::BFloat16 || b == DType::BFloat16) return DType::BFloat16;
+  if (a == DType::Float16 || b == DType::Float16) return DType::Float16;
+  return DType::Undefined;
+}
+
+// The coarsest float16/bfloat16 dtype of g's tensors and its subgraphs'.
+DType coarsest_reduced_dtype(const Graph& g) {
+  DType coarsest = DType::Undefined;
+  for (const Tensor& t : g.tensors) coarsest = coarser_reduced(coarsest, t.dtype);
+  for (const Node& node : g.nodes)
+    for (const auto& sub : node.subgraphs())
+      coarsest = coarser_reduced(coarsest, coarsest_reduced_dtype(*sub));
+  return coarsest;
+}
+
 }  // namespace
+
+Tolerance default_tolerance(const Model& model) {
+  const DType reduced = coarsest_reduced_dtype(model.graph);
+  if (reduced == DType::Undefined) return {1e-3, 1e-7, "ONNX's runner's tolerances"};
+  const bool bf16 = reduced == DType::BFloat16;
+  const double eps = std::ldexp(1.0, bf16 ? -7 : -10);
+  return {10 * eps, 10 * eps,
+          std::string("the model computes in ") +
+              (bf16 ? "bfloat16: 10 x its epsilon 2^-7" : "float16: 10 x its epsilon 2^-10")};
+}
 
 namespace {
 
@@ -565,23 +593,32 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
       load.input_shapes[input_names[i]] = std::vector<int64_t>(sizes.begin(), sizes.end());
     }
     const Model model = load_model(model_path.string(), load);
+    // The model's own dtypes, as profile runs it by default: a float16 model
+    // computes in float16 where ATen has the kernel, in fp32 where not.
     ExecOptions exec;
     exec.device = at::kCPU;
-    exec.float_dtype = at::kFloat;
+    exec.float_dtype = at::ScalarType::Undefined;
     const Executor executor(model, exec);
 
+    Tolerance tolerance = default_tolerance(model);
+    if (options.rtol || options.atol) {
+      tolerance.source = (options.rtol && options.atol ? "given" : "given; the other: " + tolerance.source);
+      tolerance.rtol = options.rtol.value_or(tolerance.rtol);
+      tolerance.atol = options.atol.value_or(tolerance.atol);
+    }
     report << "criterion: elementwise allclose, |actual - expected| <= atol + rtol*|expected| with rtol "
-           << options.rtol << ", atol " << options.atol
-           << " (NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel diff "
-              "|actual - expected| / |expected| over elements with |expected| > atol, norm rel err ||actual - expected||_2 / ||expected||_2\n";
+           << tolerance.rtol << ", atol " << tolerance.atol << " (" << tolerance.source
+           << "; NaN matches NaN; integer/bool outputs exact). Also shown, not judged: max abs diff, max rel "
+              "diff "
+              "|actual - expected| / |expected| over elements with |expected| > atol, norm rel err ||actual "
+              "- expected||_2 / ||expected||_2\n";
     int64_t mismatches = 0, explained = 0;
     const int64_t requantisers = count_requantisers(model.graph);
     for (size_t s = 0; s < sets.size(); ++s) {
-      std::vector<at::Tensor> inputs = set_inputs[s];
-      // fp32 run: half-precision inputs computed in fp32 (ATen's CPU fp16 coverage is thin).
-      for (auto& t : inputs)
-        if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) t = t.to(at::kFloat);
-      const auto outputs = executor.run(inputs);
+      const auto outputs = executor.run(set_inputs[s]);
+      if (s == 0)
+        for (const auto& notice : upcast_notices(executor.upcasts(), at::kCPU))
+          report << "notice: " << notice << "\n";
       if (options.shapes && s == 0)
         for (size_t o = 0; o < outputs.size() && int(o) < proto.graph().output_size(); ++o)
           options.shapes->push_back({proto.graph().output(int(o)).name(), outputs[o].sizes().vec()});
@@ -596,12 +633,12 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
       for (size_t o = 0; o < outputs.size(); ++o) {
         const std::string what = sets[s].filename().string() + " output " + std::to_string(o) + " '" +
                                  proto.graph().output(int(o)).name() + "'";
-        results.push_back(compare(outputs[o], expected[o], what, options, report));
+        results.push_back(compare(outputs[o], expected[o], what, tolerance, report));
         set_mismatches += results.back().mismatches;
       }
       if (set_mismatches > 0 && requantisers > 0 &&
-          explained_by_requantisation(model, executor, requantisers, inputs, outputs, expected, results,
-                                      proto.graph(), options, report))
+          explained_by_requantisation(model, executor, requantisers, set_inputs[s], outputs, expected, results,
+                                      proto.graph(), tolerance, report))
         explained += set_mismatches;
       mismatches += set_mismatches;
     }

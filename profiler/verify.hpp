@@ -1,15 +1,20 @@
 // Checks the executor against ONNX's own backend test cases
 // (onnx/backend/test/data/node/<case>/{model.onnx, test_data_set_N/{input,output}_K.pb}):
-// runs each data set on the CPU in fp32 and compares every output with the
-// tolerances ONNX's runner uses.
+// runs each data set on the CPU in the model's own dtypes (as `profile` does
+// by default: a float16 node without a CPU kernel in fp32) and compares every
+// output with the tolerances ONNX's runner uses, or, for a model that
+// computes in float16 / bfloat16, with tolerances of that dtype.
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "modelstat/graph.hpp"
 
 namespace onnx {
 class ValueInfoProto;
@@ -31,11 +36,26 @@ struct OutputShapes {
   std::vector<int64_t> produced;
 };
 
+// The pass criterion of a float output: |actual - expected| <= atol + rtol *
+// |expected| elementwise (numpy.testing.assert_allclose); NaN matches NaN.
+// Integer and bool outputs: exact.
+struct Tolerance {
+  double rtol = 1e-3, atol = 1e-7;
+  std::string source;  // why these values, printed with the criterion
+};
+
+// The default tolerance of a model: ONNX's runner's (rtol 1e-3, atol 1e-7,
+// onnx/backend/test/runner), unless the model holds float16 or bfloat16
+// tensors (any graph, initializers and values alike): its outputs then carry
+// the roundings of that dtype through every layer, so rtol = atol = 10 x the
+// coarsest such dtype's machine epsilon (float16 2^-10: 0.0098; bfloat16
+// 2^-7: 0.078). bench/RESULTS.md, "Float16 models on the CPU", measures why.
+Tolerance default_tolerance(const Model& model);
+
 struct VerifyOptions {
-  // numpy.testing.assert_allclose(rtol=1e-3, atol=1e-7), as onnx/backend/test/runner does:
-  // |actual - expected| <= atol + rtol * |expected|; NaN matches NaN. Integer and bool outputs: exact.
-  double rtol = 1e-3;
-  double atol = 1e-7;
+  // Given tolerances (--rtol / --atol); each one left unset takes
+  // default_tolerance()'s value.
+  std::optional<double> rtol, atol;
   // When set, filled with every graph output's OutputShapes once the first
   // data set has run (left empty when the case cannot run).
   std::vector<OutputShapes>* shapes = nullptr;
@@ -61,7 +81,9 @@ std::vector<std::string> case_unsupported_ops(const std::string& case_dir);
 at::Tensor read_case_tensor(const std::string& bytes, const std::string& file, const onnx::ValueInfoProto& v,
                             const std::string& what);
 
-// Runs one case; writes to `report` a line stating the pass criterion, then
+// Runs one case; writes to `report` a line stating the pass criterion (and
+// where its tolerances come from), a notice naming the ops that ran upcast
+// to fp32 for want of a float16/bfloat16 CPU kernel (if any), then
 // one line per output of each data set ("pass" or "MISMATCH", the number of
 // elements outside the tolerance, max abs diff, max rel diff
 // |a - e| / |e| over elements with |e| > atol, norm rel err ||a - e||_2 / ||e||_2; only the

@@ -126,7 +126,12 @@ class Loader {
 
   at::Tensor place(const at::Tensor& cpu) const {
     at::Tensor t = cpu;
-    if (at::isFloatingType(t.scalar_type()) && t.scalar_type() != options_.float_dtype) t = t.to(options_.float_dtype);
+    // A run in one float dtype casts every float constant to it; a run in
+    // the model's own dtypes (Undefined) keeps each as stored.
+    const at::ScalarType run_dtype = options_.float_dtype;
+    if (run_dtype != at::ScalarType::Undefined && at::isFloatingType(t.scalar_type()) &&
+        t.scalar_type() != run_dtype)
+      t = t.to(run_dtype);
     return t.to(options_.device);
   }
 

@@ -39,9 +39,12 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   auto verify_options = std::make_shared<profiler::VerifyOptions>();
   CLI::App* verify = app.add_subcommand(
       "verify",
-      "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through the "
+      "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through "
+      "the "
       "executor on the CPU and compare with the expected outputs. Pass criterion, elementwise: "
-      "|actual - expected| <= atol + rtol*|expected| (ONNX's tolerances by default: rtol 1e-3, atol 1e-7); "
+      "|actual - expected| <= atol + rtol*|expected| (by default ONNX's tolerances, rtol 1e-3, atol 1e-7; "
+      "for a "
+      "model holding float16 / bfloat16 tensors 10 x that dtype's epsilon, 0.0098 / 0.078); "
       "each output's max abs diff, max rel diff and norm-wise relative error are printed too. "
       "On a quantised model (QuantizeLinear, DynamicQuantizeLinear, QLinear*) whose outputs differ, verify also "
       "reports the share of elements one quantisation step off and reruns with inputs one ulp apart: differences "
@@ -59,16 +62,25 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
         return "must be a finite non-negative number, got '" + text + "'";
       },
       "NONNEGATIVE");
-  verify->add_option("--rtol", verify_options->rtol, "Relative tolerance")
-      ->default_val(verify_options->rtol)
-      ->check(non_negative);
-  verify->add_option("--atol", verify_options->atol, "Absolute tolerance")
-      ->default_val(verify_options->atol)
-      ->check(non_negative);
+  // Unset: the model's default (profiler::default_tolerance).
+  auto rtol = std::make_shared<double>(0), atol = std::make_shared<double>(0);
+  CLI::Option* rtol_option =
+      verify
+          ->add_option("--rtol", *rtol,
+                       "Relative tolerance (default 1e-3; float16 / bfloat16 models 0.0098 / 0.078)")
+          ->check(non_negative);
+  CLI::Option* atol_option =
+      verify
+          ->add_option("--atol", *atol,
+                       "Absolute tolerance (default 1e-7; float16 / bfloat16 models 0.0098 / 0.078)")
+          ->check(non_negative);
   verify->add_flag("--allow-custom-domains", verify_options->allow_custom_domains,
                    "Load a model whose nodes use a domain modelstat has no rules for (its nodes are unknown)");
-  commands.push_back(
-      {verify, [case_dir, verify_options] { return profiler::verify_case(*case_dir, std::cout, *verify_options); }});
+  commands.push_back({verify, [case_dir, verify_options, rtol, atol, rtol_option, atol_option] {
+                        if (rtol_option->count() > 0) verify_options->rtol = *rtol;
+                        if (atol_option->count() > 0) verify_options->atol = *atol;
+                        return profiler::verify_case(*case_dir, std::cout, *verify_options);
+                      }});
 }
 
 }  // namespace modelstat::cli

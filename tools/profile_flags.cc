@@ -30,9 +30,11 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
   cmd.add_option("--device", o.device, "Where to run: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->default_val("cpu");
-  cmd.add_option("--dtype", o.dtype, "Compute dtype: fp32; fp16 or bf16 on CUDA")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->default_val("fp32");
+  cmd.add_option(
+         "--dtype", o.dtype,
+         "Compute dtype: fp32 (every float tensor in fp32); fp16 or bf16 on CUDA (default: the model's own "
+         "dtypes, a float16 node without a kernel on the device in fp32, said in a notice)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   cmd.add_option("--threads", o.threads, "CPU intra-op threads (default: all cores)")->check(CLI::Range(0, 4096));
   cmd.add_option("--warmup", o.warmup_iterations, "Warm-up runs, at least")->default_val(5)->check(CLI::Range(0, 1000000));
   cmd.add_option("--warmup-time", o.warmup_seconds, "Warm-up seconds, at least")->default_val(0.5)->check(CLI::Range(0.0, 3600.0));

@@ -73,7 +73,11 @@ DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunC
   probe.quick = true;
   probe.op_costs = false;  // the roofline needs the roofs only
   probe.dtypes = {"fp32"};
-  if (!run.dtype.empty() && run.dtype != "fp32") probe.dtypes.push_back(run.dtype);
+  // The CPU probe measures fp32 only (ceilings_probe.cc): a CPU run in fp16
+  // (a float16 model in its own dtype) is drawn against the fp32 roof, which
+  // join_profile says.
+  if (options.device != "cpu" && (run.dtype == "fp16" || run.dtype == "bf16"))
+    probe.dtypes.push_back(run.dtype);
   DeviceCeilings quick = profiler::measure_ceilings(probe);
   notices.push_back(why + ": measured quick ceilings for this report (a few seconds, less accurate); run "
                           "`modelstat device` to measure and save accurate ceilings");

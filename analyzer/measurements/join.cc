@@ -15,7 +15,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "2.0";
+const char* const kJoinedJsonSchemaVersion = "2.1";
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -74,7 +74,10 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
   r.compute_dtype = profile.context.dtype.empty() ? "fp32" : profile.context.dtype;
   r.peak_flops_per_second = ceilings.peak_flops(r.compute_dtype);
   if (r.peak_flops_per_second <= 0) {
+    // compute_dtype names the roof's dtype: efficiencies are then "of the
+    // fp32 peak", not of a peak nobody measured.
     r.notices.push_back("the ceilings have no " + r.compute_dtype + " matmul figure; the fp32 one is the roof");
+    r.compute_dtype = "fp32";
     r.peak_flops_per_second = ceilings.peak_flops("fp32");
   }
   r.memory_bandwidth = ceilings.memory_bandwidth;
@@ -109,6 +112,7 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     n.share_of_time = c.share_of_time;
     n.achieved_flops_per_second = c.achieved_flops_per_second;
     n.achieved_bytes_per_second = c.achieved_bytes_per_second;
+    n.upcast_to_fp32 = l.upcast_to_fp32;
     if (n.flops && total_flops > 0) n.share_of_flops = double(*n.flops) / total_flops;
     if (n.flops && n.bytes && *n.bytes > 0) n.arithmetic_intensity = double(*n.flops) / double(*n.bytes);
     const bool costed = n.status == CostStatus::Exact && (n.flops.value_or(0) > 0 || n.bytes.value_or(0) > 0);

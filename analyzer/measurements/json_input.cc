@@ -335,6 +335,13 @@ std::string json_string_value(const Json& value) {
 
 std::string json_string(const Json& object, const char* key) { return json_string_value(json_field(object, key)); }
 
+bool json_bool_or(const Json& object, const char* key, bool fallback) {
+  const Json* v = json_field_if(object, key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) json_expected(object, key, "true or false");
+  return v->get<bool>();
+}
+
 std::string json_string_or(const Json& object, const char* key, const std::string& fallback) {
   const Json* v = json_field_if(object, key);
   return v ? json_string_value(*v) : fallback;

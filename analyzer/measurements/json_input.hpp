@@ -94,6 +94,8 @@ double json_number_or(const Json& object, const char* key, JsonNumber rule, doub
 // A whole number in [min, max] (a count, a size, an index).
 int64_t json_integer(const Json& object, const char* key, int64_t min, int64_t max);
 int64_t json_integer_or(const Json& object, const char* key, int64_t min, int64_t max, int64_t fallback);
+// true or false; `fallback` when absent or null (a field a later minor version added).
+bool json_bool_or(const Json& object, const char* key, bool fallback);
 
 // The same checks on a value itself (an array element).
 double json_number_value(const Json& value, JsonNumber rule);

@@ -185,13 +185,18 @@ void to_json(Json& j, const ColdStart& c) {
 }
 
 void to_json(Json& j, const LayerTiming& l) {
-  j = Json{{"index", l.index}, {"name", l.name}, {"op_type", l.op_type}, {"time", l.time}};
+  j = Json{{"index", l.index},
+           {"name", l.name},
+           {"op_type", l.op_type},
+           {"upcast_to_fp32", l.upcast_to_fp32},
+           {"time", l.time}};
 }
 
 void from_json(const Json& j, LayerTiming& l) {
   l.index = static_cast<int>(json_integer(j, "index", 0, INT_MAX));
   l.name = json_string(j, "name");
   l.op_type = json_string(j, "op_type");
+  l.upcast_to_fp32 = json_bool_or(j, "upcast_to_fp32", false);  // 1.3.0
   from_json(json_object(j, "time"), l.time);
 }
 

@@ -65,6 +65,8 @@ struct JoinedNode {
   // Against the bounding ceiling: achieved FLOP/s / peak (compute-bound) or
   // achieved bytes/s / bandwidth (memory-bound); empty for Bound::None.
   std::optional<double> efficiency;
+  // LayerTiming::upcast_to_fp32: it ran in fp32, not in its fp16/bf16 dtype.
+  bool upcast_to_fp32 = false;
 };
 
 struct JoinedOpType {

@@ -29,7 +29,10 @@ struct TimingSummary {
 
 struct ProfileOptions {
   std::string device = "cpu";  // "cpu" or "cuda"
-  std::string dtype = "fp32";  // fp32; fp16 / bf16 on CUDA
+  // Compute dtype: "" (the model's own dtypes; a float16 node without a kernel
+  // on the device runs in fp32), "fp32" (every float tensor in fp32), "fp16" /
+  // "bf16" (CUDA).
+  std::string dtype;
   int threads = 0;             // CPU intra-op threads; 0 = all cores
   uint64_t seed = 0x5eed;
   int input_sets = 2;          // rotated between iterations
@@ -58,7 +61,7 @@ struct RunContext {
   std::string device_name, device_kind;  // "cpu" / "cuda"
   std::string driver_version, runtime_version, torch_version;
   int threads = 0;
-  std::string dtype;
+  std::string dtype;  // "fp32", "fp16", "bf16": --dtype, or the model's own (its float weights' dtype)
   int64_t batch = 0;
   std::string clocks;  // where readable
   std::string date, host;
@@ -77,6 +80,9 @@ struct LayerTiming {
   int index = 0;
   std::string name, op_type;
   TimingSummary time;  // samples kept only in JSON (per-layer)
+  // The node (or a node of its subgraphs) ran in fp32 for want of a kernel
+  // for its fp16/bf16 inputs on the device: its time includes the casts.
+  bool upcast_to_fp32 = false;
 };
 
 struct BatchPoint {

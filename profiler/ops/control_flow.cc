@@ -42,7 +42,9 @@ at::Tensor empty_scan_output(const ExecContext& ctx, const Graph& body, size_t o
   std::vector<int64_t> dims{0};
   if (t.shape.fully_known())
     for (const Dim& d : t.shape.dims) dims.push_back(d.value);
-  at::ScalarType type = t.dtype == DType::Undefined ? ctx.float_dtype() : scalar_type_of(t.dtype);
+  const at::ScalarType run_float =
+      ctx.float_dtype() == at::ScalarType::Undefined ? at::kFloat : ctx.float_dtype();
+  at::ScalarType type = t.dtype == DType::Undefined ? run_float : scalar_type_of(t.dtype);
   type = compute_type(ctx, type);
   return at::empty(dims, at::TensorOptions().dtype(type).device(ctx.device()));
 }

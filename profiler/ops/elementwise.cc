@@ -334,8 +334,9 @@ void exec_softmax(ExecContext& ctx) {
 }
 
 // Cast-1 names its target type; later opsets number it. Float targets follow
-// the run's compute dtype in reduced precision (compute_type): the float
-// compute dtype wins over the model's float types; integer types untouched.
+// the run's float dtype (compute_type): fp16/bf16 runs make every float target
+// theirs, fp32 runs widen fp16/bf16 targets to fp32, a run in the model's own
+// dtypes casts as written; integer types untouched.
 int64_t onnx_type_from_name(const ExecContext& ctx, const std::string& name) {
   static const std::pair<const char*, DType> kNames[] = {
       {"FLOAT", DType::Float},     {"UINT8", DType::UInt8},   {"INT8", DType::Int8},

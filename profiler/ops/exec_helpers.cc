@@ -135,10 +135,15 @@ DType dtype_of(at::ScalarType type) {
 
 bool is_floating(at::ScalarType type) { return at::isFloatingType(type); }
 
+bool is_reduced_float(at::ScalarType type) {
+  return type == at::kHalf || type == at::kBFloat16;
+}
+
 at::ScalarType compute_type(const ExecContext& ctx, at::ScalarType type) {
   const at::ScalarType compute = ctx.float_dtype();
-  const bool reduced = compute == at::kHalf || compute == at::kBFloat16;
-  return reduced && at::isFloatingType(type) ? compute : type;
+  if (is_reduced_float(compute)) return at::isFloatingType(type) ? compute : type;
+  if (compute == at::kFloat) return is_reduced_float(type) ? at::kFloat : type;
+  return type;  // Undefined: the model's own dtypes
 }
 
 namespace {

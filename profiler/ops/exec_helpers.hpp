@@ -76,14 +76,18 @@ at::ScalarType scalar_type_of(const ExecContext& ctx, int64_t onnx_type);
 // The ONNX type an ATen tensor reports (the inverse, widened types included).
 DType dtype_of(at::ScalarType type);
 bool is_floating(at::ScalarType type);
+// float16 or bfloat16.
+bool is_reduced_float(at::ScalarType type);
 
 // The dtype a float-producing op (Constant, ConstantOfShape, Range, EyeLike,
-// the windows, Cast/CastLike) creates for the ONNX type `type`. The rule: the
-// float compute dtype wins over the model's float types; integer types
-// untouched. It applies when the graph runs in reduced precision
-// (float_dtype fp16 or bf16), so a half-precision graph stays half instead of
-// promoting back to fp32 at every Cast or Constant; in fp32 the model's own
-// float types (double included) are kept, as ONNX specifies.
+// the windows, Cast/CastLike) creates for the ONNX type `type`, by the run's
+// float dtype (ExecOptions::float_dtype; integer types always untouched):
+// - fp16 / bf16: every float type becomes it, so a half-precision graph stays
+//   half instead of promoting back to fp32 at every Cast or Constant;
+// - fp32: fp16 and bf16 become fp32 (a float16 model computes in fp32; a
+//   Cast to float16 would otherwise bring half precision back), double stays;
+// - Undefined (the model's own dtypes): `type` as the model says, as ONNX
+//   specifies.
 at::ScalarType compute_type(const ExecContext& ctx, at::ScalarType type);
 
 // ---- constants --------------------------------------------------------------

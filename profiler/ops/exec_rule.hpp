@@ -34,7 +34,7 @@ class SubgraphRunner {
 // the input tensors themselves: they are real tensors on the device.
 // device() and float_dtype() are the run's (ExecOptions): ops that create
 // tensors from attributes alone put them on device(), and float-producing ops
-// follow float_dtype() in reduced precision (see compute_type in exec_helpers).
+// follow float_dtype() (see compute_type in exec_helpers).
 class ExecContext {
  public:
   ExecContext(const Graph& graph, const Node& node, int64_t opset, std::vector<at::Tensor> inputs,
@@ -51,7 +51,9 @@ class ExecContext {
   int64_t opset() const { return opset_; }
   // Where the graph runs (ExecOptions::device).
   at::Device device() const { return device_; }
-  // The floating-point compute dtype of the run (ExecOptions::float_dtype).
+  // The floating-point compute dtype of the run (ExecOptions::float_dtype):
+  // Undefined when the run keeps the model's own dtypes; fp32 for a node the
+  // executor upcasts (no kernel for its fp16/bf16 inputs).
   at::ScalarType float_dtype() const { return float_dtype_; }
   size_t num_inputs() const { return inputs_.size(); }
   // Undefined tensor when absent.

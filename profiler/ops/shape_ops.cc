@@ -427,8 +427,8 @@ void exec_size(ExecContext& ctx) {
 
 // The creation ops below (ConstantOfShape, Constant, Range, EyeLike) make
 // their tensors on ctx.device() and give float results compute_type(): the
-// float compute dtype wins over the model's float types; integer types
-// untouched (in fp16/bf16 runs; fp32 runs keep the model's float types).
+// run's float dtype decides (fp16/bf16 and fp32 runs: see compute_type; a run
+// in the model's own dtypes keeps them); integer types untouched.
 
 // A tensor attribute of the node ('value') as a CPU tensor of its own dtype.
 at::Tensor attr_tensor(const ExecContext& ctx, const char* key) {

@@ -2,9 +2,10 @@
 // hostile ONNX test-case folders (missing, extra or misnamed input_*.pb,
 // missing outputs, headers claiming more elements than the file holds, dims
 // or dtypes the model does not declare, garbage), and models it cannot run
-// (an op with no kernel for float16 on the CPU, a string input). Each ends
-// with exit 2 and one line naming the file or the node, before anything of
-// the claimed size is allocated. Cases are built here as protobufs.
+// (a string input). Each ends with exit 2 and one line naming the file or the
+// node, before anything of the claimed size is allocated. Also a float16 Conv,
+// which has no CPU kernel and runs upcast to fp32 instead. Cases are built
+// here as protobufs.
 // ONNX_NAMESPACE and ONNX_ML come with the onnx_proto target this binary links.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -234,10 +236,13 @@ TEST(CliVerify, GarbageAndNonNumericTensorFilesAreNamed) {
   expect_cannot_run(verify(dir), in.string(), "a string tensor");
 }
 
-// A float16 Conv on the CPU: LibTorch has no kernel ("slow_conv2d_cpu" not
-// implemented for 'Half'). Not a failed comparison (1): a case that cannot run
-// (2), naming the node, the dtype and what to do.
-TEST(CliVerify, OpWithoutKernelForItsDtypeCannotRun) {
+// A float16 Conv on the CPU: LibTorch 1.13 has no kernel ("slow_conv2d_cpu"
+// not implemented for 'Half'), so the node runs in fp32, its inputs cast up and
+// its output back to float16: verify passes (3x3x2 ones = 18, exact in
+// float16) and says which op ran upcast; profile runs it in the model's own
+// dtype, flags the row and says so once; with --dtype fp32 everything is fp32
+// and nothing is upcast.
+TEST(CliVerify, Float16ConvWithoutCpuKernelRunsUpcastAndSaysSo) {
   const fs::path dir = fresh_case("half_conv");
   write(dir / "model.onnx", half_conv_model().SerializeAsString());
   write(dir / "test_data_set_0" / "input_0.pb", float_tensor({1, 2, 5, 5}, 1).SerializeAsString());
@@ -247,23 +252,70 @@ TEST(CliVerify, OpWithoutKernelForItsDtypeCannotRun) {
   for (int i = 0; i < 27; ++i) y.add_int32_data(0x4c80);  // 18.0 in float16
   write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
   const RunResult r = verify(dir);
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
-  EXPECT_NE(last.find("node 'conv0' (Conv)"), std::string::npos) << r.out;
-  EXPECT_NE(last.find("float16"), std::string::npos) << r.out;
-  EXPECT_NE(last.find("--device cuda"), std::string::npos) << r.out;
-  EXPECT_NE(last.find("float32"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("notice: ran in fp32 (no fp16 CPU kernel"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("): Conv x1\n"), std::string::npos) << r.out;
 
-  // profile: the same, as a one-line error on stderr.
-  const RunResult p = modelstat::test::run_modelstat_cli(
-      "profile " + (dir / "model.onnx").string() +
-      " --threads 1 --warmup 0 --warmup-time 0 --iters 1 --min-time 0 --max-time 0.5 --no-layers");
-  EXPECT_EQ(p.exit_code, 2) << p.err;
-  EXPECT_EQ(p.err.rfind("modelstat: error: ", 0), 0u) << p.err;
-  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
-  for (const char* part : {"node 'conv0' (Conv)", "float16", "--device cuda", "convert the model to float32"})
-    EXPECT_NE(p.err.find(part), std::string::npos) << part << " in " << p.err;
-  EXPECT_TRUE(p.out.empty()) << p.out;
+  const std::string quick =
+      " --threads 1 --warmup 0 --warmup-time 0 --iters 2 --min-time 0 --max-time 0.5 -f json";
+  const RunResult p = modelstat::test::run_modelstat_cli("profile " + (dir / "model.onnx").string() + quick);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto doc = nlohmann::json::parse(p.out);
+  EXPECT_EQ(doc["context"]["dtype"], "fp16");
+  ASSERT_EQ(doc["layers"].size(), 2u);
+  EXPECT_FALSE(doc["layers"][0]["upcast_to_fp32"].get<bool>()) << "Cast has a float16 kernel";
+  EXPECT_TRUE(doc["layers"][1]["upcast_to_fp32"].get<bool>()) << "Conv";
+  int upcast_notices = 0;
+  for (const auto& n : doc["notices"])
+    if (n.get<std::string>().rfind("ran in fp32", 0) == 0) {
+      ++upcast_notices;
+      EXPECT_NE(n.get<std::string>().find("): Conv x1"), std::string::npos) << n;
+    }
+  EXPECT_EQ(upcast_notices, 1) << doc["notices"];
+
+  const RunResult f = modelstat::test::run_modelstat_cli("profile " + (dir / "model.onnx").string() + quick +
+                                                         " --dtype fp32");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  const auto fp32 = nlohmann::json::parse(f.out);
+  EXPECT_EQ(fp32["context"]["dtype"], "fp32");
+  for (const auto& layer : fp32["layers"])
+    EXPECT_FALSE(layer["upcast_to_fp32"].get<bool>()) << layer["op_type"];
+  for (const auto& n : fp32["notices"])
+    EXPECT_EQ(n.get<std::string>().find("ran in fp32"), std::string::npos) << n;
+}
+
+// A model holding float16 tensors is judged with float16's tolerance, 10 x
+// its epsilon 2^-10 (rtol = atol = 0.009765625), not ONNX's 1e-3 / 1e-7: an
+// expected 18.125 (0x4c88) against the exact 18 is within 0.0098 + 0.0098 *
+// 18.125 = 0.187, outside 1e-7 + 1e-3 * 18.125 = 0.018. --rtol / --atol
+// still rule when given. A float32 model keeps ONNX's tolerances.
+TEST(CliVerify, Float16ModelIsJudgedWithFloat16Tolerances) {
+  const fs::path dir = fresh_case("half_conv_tolerance");
+  write(dir / "model.onnx", half_conv_model().SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({1, 2, 5, 5}, 1).SerializeAsString());
+  onnx::TensorProto y;
+  y.set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : {1, 3, 3, 3}) y.add_dims(d);
+  for (int i = 0; i < 27; ++i) y.add_int32_data(0x4c88);  // 18.125 in float16
+  write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
+  RunResult r = verify(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("with rtol 0.00976562, atol 0.00976562 (the model computes in float16"),
+            std::string::npos)
+      << r.out;
+  r = modelstat::test::run_modelstat_cli("verify " + dir.string() + " --rtol 1e-3 --atol 1e-7");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("with rtol 0.001, atol 1e-07 (given;"), std::string::npos) << r.out;
+
+  const fs::path fp32 = fresh_case("add_tolerance");
+  write(fp32 / "model.onnx", add_model().SerializeAsString());
+  write(fp32 / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, 1).SerializeAsString());
+  write(fp32 / "test_data_set_0" / "input_1.pb", float_tensor({2, 3}, 2).SerializeAsString());
+  write(fp32 / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, 3).SerializeAsString());
+  r = verify(fp32);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("with rtol 0.001, atol 1e-07 (ONNX's runner's tolerances"), std::string::npos)
+      << r.out;
 }
 
 // A graph fed strings (Identity on a string input): neither verify nor

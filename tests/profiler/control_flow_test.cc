@@ -12,6 +12,8 @@
 #endif
 #include <onnx/onnx_pb.h>
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -154,6 +156,66 @@ TEST_F(ControlFlowTest, HookSeesTopLevelNodesOnly) {
   // Relu, If, Neg: the branch's Add runs inside the If's interval.
   const std::vector<std::pair<int, bool>> expected{{0, false}, {0, true}, {1, false}, {1, true}, {2, false}, {2, true}};
   EXPECT_EQ(calls, expected);
+}
+
+// A float16 model whose If branch holds a node ATen may lack a float16 CPU
+// kernel for: main: a = Relu(x); y = If(cond) then Sigmoid(a) else Neg(a);
+// z = Neg(a). A subgraph node that runs upcast flags the top-level node it
+// runs inside (the If), the only row the per-layer report has for it.
+onnx::ModelProto half_if_model() {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "cond", TensorProto::BOOL, {});
+  value_info(g->add_input(), "x", TensorProto::FLOAT16, {3});
+  add_node(g, "Relu", {"x"}, {"a"});
+  onnx::NodeProto* n = add_node(g, "If", {"cond"}, {"y"});
+  onnx::GraphProto* then_g = graph_attr(n, "then_branch")->mutable_g();
+  add_node(then_g, "Sigmoid", {"a"}, {"t_out"});
+  value_info(then_g->add_output(), "t_out", TensorProto::FLOAT16, {3});
+  onnx::GraphProto* else_g = graph_attr(n, "else_branch")->mutable_g();
+  add_node(else_g, "Neg", {"a"}, {"e_out"});
+  value_info(else_g->add_output(), "e_out", TensorProto::FLOAT16, {3});
+  add_node(g, "Neg", {"a"}, {"z"});
+  value_info(g->add_output(), "y", TensorProto::FLOAT16, {3});
+  value_info(g->add_output(), "z", TensorProto::FLOAT16, {3});
+  return proto;
+}
+
+TEST_F(ControlFlowTest, UpcastSubgraphNodeFlagsItsTopLevelNode) {
+  const Model model = load(half_if_model());
+  ExecOptions own;
+  own.float_dtype = at::ScalarType::Undefined;  // the model's own dtypes
+  const Executor ex(model, own);
+  const at::Tensor x = floats({-1, 2, 3}, {3}).to(at::kHalf);
+  auto out = ex.run({at::scalar_tensor(true, at::kBool), x});
+  const at::Tensor a = floats({0, 2, 3}, {3});
+  EXPECT_EQ(out[0].scalar_type(), at::kHalf);
+  // Within float16's rounding (2^-11 relative): natively or upcast.
+  EXPECT_TRUE(at::allclose(out[0].to(at::kFloat), at::sigmoid(a), 1e-3, 0)) << out[0];
+  EXPECT_TRUE(at::equal(out[1], (-a).to(at::kHalf))) << out[1];
+
+  // Which ops lack a float16 CPU kernel, asked of ATen itself.
+  auto lacks = [&](const std::function<void()>& call) {
+    try {
+      call();
+      return false;
+    } catch (const c10::Error&) {
+      return true;
+    }
+  };
+  const at::Tensor h = a.to(at::kHalf);
+  const bool relu = lacks([&] { at::relu(h); }), sigmoid = lacks([&] { at::sigmoid(h); }),
+             neg = lacks([&] { at::neg(h); });
+  const Upcasts u = ex.upcasts();
+  EXPECT_EQ(u.top_level, (std::vector<bool>{relu, sigmoid, neg}));
+  std::map<std::string, int64_t> expected;
+  if (relu) expected["Relu"] = 1;
+  if (sigmoid) expected["Sigmoid"] = 1;
+  if (neg) expected["Neg"] = 1;  // the top-level Neg: the else branch did not run
+  if (expected.empty())
+    EXPECT_TRUE(u.empty());
+  else
+    EXPECT_EQ(u.nodes_by_dtype.at("fp16"), expected);
 }
 
 // main: (v, s) = Loop(M, cond, v0) with body

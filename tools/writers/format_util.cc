@@ -36,6 +36,15 @@ const char* status_marker(CostStatus s) {
 
 const char* const kStatusLegend = "? unknown shape (cost not fully counted), ! unknown op (not counted)";
 
+std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32) {
+  return upcast_to_fp32 ? op_type + "^" : op_type;
+}
+
+const char* const kUpcastLegend =
+    "^ ran in fp32: no kernel for its fp16/bf16 dtype on this device; its inputs cast to fp32 and its "
+    "outputs "
+    "back, inside its time";
+
 std::string percent(int64_t part, int64_t whole) {
   if (whole == 0) return "-";
   const double pct = 100.0 * double(part) / double(whole);

@@ -29,6 +29,12 @@ std::unique_ptr<AnalysisWriter> make_markdown_writer();
 const char* status_marker(CostStatus s);
 extern const char* const kStatusLegend;
 
+// The op cell of a timed row: "Conv", or "Conv^" for a node that ran in fp32
+// for want of a kernel for its fp16/bf16 dtype (LayerTiming::upcast_to_fp32),
+// and the legend line that explains the marker.
+std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32);
+extern const char* const kUpcastLegend;
+
 // "12.3%" of part in whole, one decimal; "-" when whole is 0; "<0.1%" and
 // ">99.9%" for shares that would otherwise round to nothing or to everything.
 std::string percent(int64_t part, int64_t whole);

@@ -47,7 +47,7 @@ std::string share_or_dash(const std::optional<double>& v) { return v ? percent_o
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
   return {std::to_string(n.index),
           n.name,
-          n.op_type,
+          report_detail::timed_op_text(n.op_type, n.upcast_to_fp32),
           count_text(n, n.macs),
           count_text(n, n.flops),
           bytes_text(n),
@@ -129,6 +129,7 @@ ProfileSection hotspot_section(const JoinedReport& r, size_t n) {
     cells.insert(cells.begin(), std::to_string(i + 1));
     s.rows.push_back(std::move(cells));
     s.highlight.push_back(node.status != CostStatus::Exact);
+    if (node.upcast_to_fp32 && s.lines.empty()) s.lines.push_back(report_detail::kUpcastLegend);
   }
   return s;
 }
@@ -140,6 +141,7 @@ ProfileSection nodes_section(const JoinedReport& r) {
   for (const JoinedNode& n : r.nodes) {
     s.rows.push_back(node_cells(r, n));
     s.highlight.push_back(n.status != CostStatus::Exact);
+    if (n.upcast_to_fp32 && s.lines.empty()) s.lines.push_back(report_detail::kUpcastLegend);
   }
   return s;
 }

@@ -22,7 +22,7 @@ class JoinedCsvWriter final : public JoinedWriter {
   void write(const JoinedReport& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     out << "index,name,op_type,cost_status,macs,flops,bytes,median_s,share_of_time,share_of_flops,"
            "achieved_flops_per_s,achieved_bytes_per_s,arithmetic_intensity,bound,attainable_flops_per_s,"
-           "efficiency\n";
+           "efficiency,upcast_to_fp32\n";
     for (const JoinedNode& n : r.nodes) {
       auto count = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
       auto real = [](const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); };
@@ -43,6 +43,7 @@ class JoinedCsvWriter final : public JoinedWriter {
           has_bound(n) ? bound_name(n.bound) : "",
           real(n.attainable_flops_per_second),
           real(n.efficiency),
+          n.upcast_to_fp32 ? "1" : "0",
       };
       out << report_detail::join(fields, ",") << '\n';
     }

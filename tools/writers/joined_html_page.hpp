@@ -158,7 +158,9 @@ class Page {
   std::string num_cell(const std::string& text, double key, const char* bar_class = nullptr,
                        double fraction = 0) const;
 
-  std::string op_cell(const std::string& op_type) const;
+  // The op type with its colour; for a node that ran in fp32 for want of an
+  // fp16/bf16 kernel, a "^fp32" mark whose tooltip is the legend.
+  std::string op_cell(const std::string& op_type, bool upcast_to_fp32 = false) const;
 
   static std::string bound_cell(const JoinedNode& n);
 

@@ -12,9 +12,13 @@ std::string Page::num_cell(const std::string& text, double key, const char* bar_
   return cell + ">" + escape(text) + "</td>";
 }
 
-std::string Page::op_cell(const std::string& op_type) const {
-  return "<td class=\"l\"><span class=\"swatch\" style=\"background:" + std::string(colour(op_type)) +
-         "\"></span>" + escape(op_type) + "</td>";
+std::string Page::op_cell(const std::string& op_type, bool upcast_to_fp32) const {
+  std::string cell =
+      "<td class=\"l\"><span class=\"swatch\" style=\"background:" + std::string(colour(op_type)) +
+      "\"></span>" + escape(op_type);
+  if (upcast_to_fp32)
+    cell += " <span class=\"upcast\" title=\"" + escape(report_detail::kUpcastLegend) + "\">^fp32</span>";
+  return cell + "</td>";
 }
 
 std::string Page::bound_cell(const JoinedNode& n) {
@@ -42,9 +46,9 @@ void Page::hotspot_table() {
           "<th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
   for (size_t rank = 0; rank < top; ++rank) {
     const JoinedNode& n = r_.nodes[size_t(r_.hotspots[rank])];
-    out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1))
-         << "<td class=\"l name\" title=\"" << escape(n.name) << "\">" << escape(n.name) << "</td>"
-         << op_cell(n.op_type) << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
+    out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1)) << "<td class=\"l name\" title=\""
+         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type, n.upcast_to_fp32)
+         << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
          << num_cell(percent_of(or_nan(n.share_of_time), 1.0), or_nan(n.share_of_time))
          << num_cell(n.flops ? human_count(*n.flops) : "-", or_nan(n.flops))
          << num_cell(percent_of(or_nan(n.share_of_flops), 1.0), or_nan(n.share_of_flops))
@@ -73,7 +77,7 @@ void Page::layer_table() {
   for (const JoinedNode& n : r_.nodes) {
     const bool exact = n.status == CostStatus::Exact;
     out_ << "<tr>" << num_cell(std::to_string(n.index), double(n.index)) << "<td class=\"l name\" title=\""
-         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type)
+         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type, n.upcast_to_fp32)
          << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))
          << num_cell(exact ? human_count(n.flops.value_or(0)) : "?", or_nan(n.flops))
          << num_cell(exact ? human_bytes(n.bytes.value_or(0)) : "?", or_nan(n.bytes))

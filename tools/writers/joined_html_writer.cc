@@ -86,6 +86,7 @@ td.share, td.eff { background-repeat: no-repeat; background-position: left botto
 td.share { background-image: linear-gradient(#7aa6d6, #7aa6d6); }
 td.eff { background-image: linear-gradient(#7fbf8e, #7fbf8e); }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
+.upcast { color: #8a3b12; font-size: 11px; }
 .bound-compute { color: #8a3b12; }
 .bound-memory { color: #1f5f99; }
 ul.notices li { margin: 3px 0; }

@@ -56,6 +56,7 @@ Json node_json(const JoinedReport& r, const JoinedNode& n) {
   j["index"] = n.index;
   j["name"] = n.name;
   j["op_type"] = n.op_type;
+  j["upcast_to_fp32"] = n.upcast_to_fp32;
   j["cost_status"] = cost_status_name(n.status);
   j["macs"] = json_optional(n.macs);
   j["flops"] = json_optional(n.flops);

@@ -136,6 +136,7 @@ class JoinedTraceWriter final : public JoinedWriter {
       args["arithmetic_intensity"] = json_optional(n.arithmetic_intensity);
       args["bound"] = bound_name(n.bound);
       args["efficiency"] = json_optional(n.efficiency);
+      if (n.upcast_to_fp32) args["upcast_to_fp32"] = true;
       events.push_back(complete(n.name, n.op_type, ts, dur, kNodeTrack, std::move(args)));
       ts += dur;
       layer_sum_us += dur;

@@ -170,25 +170,27 @@ ProfileSection layers_section(const ProfileResult& r) {
                {"%sum"},
                {"FLOPs"},
                {"GFLOP/s"}};
-  bool any_unknown_shape = false;
+  bool any_unknown_shape = false, any_upcast = false;
   const double sum = layer_median_sum(r);
   for (const LayerTiming* layer : layers) {
     const LayerCost f = join_layer(r, *layer, sum);
     const bool measured = layer->time.count > 0;
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
-    s.rows.push_back({std::to_string(layer->index), layer->name, layer->op_type,
-                      measured ? human_seconds(layer->time.median) : "-",
-                      measured ? human_seconds(layer->time.mean) : "-",
-                      measured ? human_seconds(layer->time.p90) : "-",
-                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
-                      layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second))});
+    any_upcast = any_upcast || layer->upcast_to_fp32;
+    s.rows.push_back(
+        {std::to_string(layer->index), layer->name, timed_op_text(layer->op_type, layer->upcast_to_fp32),
+         measured ? human_seconds(layer->time.median) : "-", measured ? human_seconds(layer->time.mean) : "-",
+         measured ? human_seconds(layer->time.p90) : "-",
+         f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
+         rate_text(giga(f.achieved_flops_per_second))});
     s.highlight.push_back(inexact);
   }
   s.lines.push_back(fmt::format("%sum: share of the sum of the layers' medians ({}); "
                                 "GFLOP/s: the analysis FLOPs of the node / its median time",
                                 human_seconds(sum)));
   if (any_unknown_shape) s.lines.push_back("FLOPs: ? a shape was unknown, the count is incomplete");
+  if (any_upcast) s.lines.push_back(kUpcastLegend);
   s.lines.push_back("FLOPs coverage: " + coverage_summary(r.analysis));
   return s;
 }
@@ -199,15 +201,19 @@ ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const L
   s.columns = {{"rank"}, {"#"},     {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"median"},
                {"%sum"}, {"FLOPs"}, {"GFLOP/s"},                       {"GB/s"}};
   const double sum = layer_median_sum(r);
+  bool any_upcast = false;
   for (size_t i = 0; i < hot.size(); ++i) {
     const LayerTiming& layer = *hot[i];
     const LayerCost f = join_layer(r, layer, sum);
-    s.rows.push_back({std::to_string(i + 1), std::to_string(layer.index), layer.name, layer.op_type,
-                      human_seconds(layer.time.median),
-                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
-                      rate_text(giga(f.achieved_flops_per_second)), rate_text(giga(f.achieved_bytes_per_second))});
+    any_upcast = any_upcast || layer.upcast_to_fp32;
+    s.rows.push_back({std::to_string(i + 1), std::to_string(layer.index), layer.name,
+                      timed_op_text(layer.op_type, layer.upcast_to_fp32), human_seconds(layer.time.median),
+                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
+                      layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second)),
+                      rate_text(giga(f.achieved_bytes_per_second))});
     s.highlight.push_back(false);
   }
+  if (any_upcast) s.lines.push_back(kUpcastLegend);
   return s;
 }
 

@@ -23,7 +23,7 @@ class ProfileCsvWriter final : public ProfileWriter {
  public:
   void write(const ProfileResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     out << "index,name,op_type,median_s,mean_s,p90_s,p99_s,min_s,max_s,stddev_s,runs,share_of_layer_sum,"
-           "flops,macs,bytes,achieved_gflops,achieved_gbps\n";
+           "flops,macs,bytes,achieved_gflops,achieved_gbps,upcast_to_fp32\n";
     const double sum = layer_median_sum(r);
     for (const LayerTiming* layer : layers_in_order(r)) {
       const TimingSummary& t = layer->time;
@@ -48,6 +48,7 @@ class ProfileCsvWriter final : public ProfileWriter {
           optional_int(f.bytes),
           optional_double(giga(f.achieved_flops_per_second)),  // GFLOP/s = flops / median / 1e9
           optional_double(giga(f.achieved_bytes_per_second)),  // GB/s = bytes / median / 1e9
+          layer->upcast_to_fp32 ? "1" : "0",
       };
       out << join(fields, ",") << '\n';
     }

@@ -183,7 +183,8 @@ TEST(JoinProfile, MissingDtypeFallsBackToTheFp32Roof) {
   ProfileResult p = hand_profile();
   p.context.dtype = "bf16";
   const JoinedReport r = join_profile(std::move(p), hand_ceilings());
-  EXPECT_EQ(r.compute_dtype, "bf16");
+  EXPECT_EQ(r.compute_dtype, "fp32") << "the roof's dtype: efficiencies are of the fp32 peak";
+  EXPECT_EQ(r.profile.context.dtype, "bf16") << "the run's own dtype is kept";
   EXPECT_DOUBLE_EQ(r.peak_flops_per_second, 1e11);
   EXPECT_TRUE(mentions(r.notices, "no bf16 matmul figure"));
 }

@@ -295,10 +295,23 @@ TEST(JoinedWriterTest, CsvHasEveryNodeWithExactFigures) {
   options.show_all_nodes = false;  // CSV keeps every node regardless
   options.top = 1;
   const auto records = parse_csv(render("csv", sample_report(), options));
-  const std::vector<std::string> header = {
-      "index", "name", "op_type", "cost_status", "macs", "flops", "bytes", "median_s", "share_of_time",
-      "share_of_flops", "achieved_flops_per_s", "achieved_bytes_per_s", "arithmetic_intensity", "bound",
-      "attainable_flops_per_s", "efficiency"};
+  const std::vector<std::string> header = {"index",
+                                           "name",
+                                           "op_type",
+                                           "cost_status",
+                                           "macs",
+                                           "flops",
+                                           "bytes",
+                                           "median_s",
+                                           "share_of_time",
+                                           "share_of_flops",
+                                           "achieved_flops_per_s",
+                                           "achieved_bytes_per_s",
+                                           "arithmetic_intensity",
+                                           "bound",
+                                           "attainable_flops_per_s",
+                                           "efficiency",
+                                           "upcast_to_fp32"};
   ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
@@ -321,6 +334,48 @@ TEST(JoinedWriterTest, CsvHasEveryNodeWithExactFigures) {
   EXPECT_EQ(nms[3], "unknown_op");
   for (size_t i : {4, 5, 6, 9, 10, 11, 12, 13, 14, 15}) EXPECT_EQ(nms[i], "") << "unknown, not 0: " << header[i];
   EXPECT_DOUBLE_EQ(std::stod(nms[8]), 5.0 / 25.0) << "its time still has a share";
+  for (size_t i = 1; i < records.size(); ++i) EXPECT_EQ(records[i][16], "0") << "no node ran upcast";
+}
+
+// A node that ran in fp32 for want of an fp16/bf16 kernel (the profile's
+// LayerTiming::upcast_to_fp32) is marked in every format that has node rows,
+// and only that node: "MatMul^" with the legend in the human tables, ^fp32 in
+// HTML, true / 1 in JSON, CSV and the trace.
+TEST(JoinedWriterTest, UpcastNodeIsMarkedInEveryFormat) {
+  ProfileResult p = sample_profile();
+  p.layers[1].upcast_to_fp32 = true;  // the MatMul
+  const JoinedReport r = join_profile(std::move(p), sample_ceilings());
+  ASSERT_TRUE(r.nodes[1].upcast_to_fp32);
+  ReportOptions options;
+  options.top = 3;
+  for (const char* format : {"table", "md"}) {
+    const std::string text = render(format, r, options);
+    EXPECT_TRUE(contains(text, "MatMul^")) << format << "\n" << text;
+    EXPECT_FALSE(contains(text, "Conv^")) << format;
+    EXPECT_TRUE(contains(text, "^ ran in fp32: no kernel for its fp16/bf16 dtype")) << format << "\n" << text;
+    EXPECT_TRUE(contains(render(format, sample_report(), options), "MatMul ")) << format;
+    EXPECT_FALSE(contains(render(format, sample_report(), options), "^ ran in fp32")) << format;
+  }
+  const std::vector<std::string> html = lines_of(render("html", r, options));
+  EXPECT_EQ(std::count_if(html.begin(), html.end(),
+                          [](const std::string& l) { return contains(l, ">^fp32</span>"); }),
+            2)
+      << "the hotspot row and the layer row";
+  const json doc = json::parse(render("json", r, options));
+  EXPECT_FALSE(doc["nodes"][0]["upcast_to_fp32"].get<bool>());
+  EXPECT_TRUE(doc["nodes"][1]["upcast_to_fp32"].get<bool>());
+  EXPECT_TRUE(doc["profile"]["layers"][1]["upcast_to_fp32"].get<bool>());
+  const auto csv = parse_csv(render("csv", r, options));
+  EXPECT_EQ(csv[2][16], "1");
+  EXPECT_EQ(csv[1][16], "0");
+  const json trace = json::parse(render("trace", r, options));
+  int flagged = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e.contains("args") && e["args"].contains("upcast_to_fp32")) {
+      ++flagged;
+      EXPECT_EQ(e["cat"], "MatMul");
+    }
+  EXPECT_EQ(flagged, 1);
 }
 
 // ----------------------------------------------------------------------- JSON

@@ -416,8 +416,9 @@ TEST(ProfileWriterTest, CsvHasHeaderAndOneQuotedRowPerLayer) {
   const ProfileResult r = sample_profile();
   const auto records = parse_csv(render("csv", r));
   const std::vector<std::string> header = {
-      "index", "name",     "op_type", "median_s",           "mean_s", "p90_s", "p99_s", "min_s",           "max_s",
-      "stddev_s", "runs", "share_of_layer_sum", "flops", "macs", "bytes", "achieved_gflops", "achieved_gbps"};
+      "index", "name",  "op_type", "median_s",        "mean_s",        "p90_s",
+      "p99_s", "min_s", "max_s",   "stddev_s",        "runs",          "share_of_layer_sum",
+      "flops", "macs",  "bytes",   "achieved_gflops", "achieved_gbps", "upcast_to_fp32"};
   ASSERT_EQ(records.size(), 1 + r.layers.size());
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
@@ -437,6 +438,28 @@ TEST(ProfileWriterTest, CsvHasHeaderAndOneQuotedRowPerLayer) {
   double shares = 0;
   for (size_t i = 1; i < records.size(); ++i) shares += std::stod(records[i][11]);
   EXPECT_NEAR(shares, 1.0, 1e-12);
+  for (size_t i = 1; i < records.size(); ++i) EXPECT_EQ(records[i][17], "0") << "no layer ran upcast";
+}
+
+// A layer that ran in fp32 for want of an fp16/bf16 kernel is marked in the
+// per-layer and hotspot rows ("MatMul^", with the legend once per table), and
+// flagged in JSON and CSV; the others are not.
+TEST(ProfileWriterTest, UpcastLayerIsMarked) {
+  ProfileResult r = sample_profile();
+  r.layers[1].upcast_to_fp32 = true;  // the MatMul
+  for (const char* format : {"table", "md"}) {
+    const std::string text = render(format, r);
+    EXPECT_TRUE(contains(text, "MatMul^")) << format << "\n" << text;
+    EXPECT_FALSE(contains(text, "Conv^")) << format;
+    EXPECT_TRUE(contains(text, "^ ran in fp32: no kernel for its fp16/bf16 dtype")) << format;
+    EXPECT_FALSE(contains(render(format, sample_profile()), "^ ran in fp32")) << format;
+  }
+  const json doc = json::parse(render("json", r));
+  EXPECT_FALSE(doc["layers"][0]["upcast_to_fp32"].get<bool>());
+  EXPECT_TRUE(doc["layers"][1]["upcast_to_fp32"].get<bool>());
+  const auto csv = parse_csv(render("csv", r));
+  EXPECT_EQ(csv[2][17], "1");
+  EXPECT_EQ(csv[1][17], "0");
 }
 
 // ------------------------------------------------------------------- Markdown
