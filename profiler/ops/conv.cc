@@ -92,11 +92,6 @@ void conv_transpose(ExecContext& ctx) {
   ctx.outputs = {y};
 }
 
-bool input_is_constant(const ExecContext& ctx, size_t i) {
-  const int t = i < ctx.node().inputs.size() ? ctx.node().inputs[i] : -1;
-  return t >= 0 && ctx.graph().tensors[size_t(t)].is_constant();
-}
-
 // conv(x - x_zero_point, w - w_zero_point) as exact int32: oneDNN's int8
 // convolution where it applies (int8_kernels.hpp), else in double (padding
 // is with the zero point, i.e. 0 after subtraction).

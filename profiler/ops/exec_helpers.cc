@@ -409,6 +409,11 @@ at::Tensor along_axis(const at::Tensor& v, int64_t axis, int64_t rank) {
   return v.reshape(shape);
 }
 
+bool input_is_constant(const ExecContext& ctx, size_t i) {
+  const int t = i < ctx.node().inputs.size() ? ctx.node().inputs[i] : -1;
+  return t >= 0 && ctx.graph().tensors[size_t(t)].is_constant();
+}
+
 at::Tensor subtract_zero_point(const at::Tensor& q, const at::Tensor& zero_point, int64_t axis) {
   at::Tensor x = q.to(at::kDouble);
   if (!zero_point.defined()) return x;

@@ -181,6 +181,10 @@ at::Tensor pads_for_aten(const at::Tensor& x, const Window& w, double value, boo
 
 // ---- quantized ops (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) ----
 
+// Whether input i of the node is a graph constant (an initializer or a
+// Constant's output): the int8 kernels cache what they build from it.
+bool input_is_constant(const ExecContext& ctx, size_t i);
+
 // A per-channel vector reshaped to broadcast along `axis` of a rank-`rank`
 // tensor; scalars and 1-element tensors are returned as they are.
 at::Tensor along_axis(const at::Tensor& v, int64_t axis, int64_t rank);

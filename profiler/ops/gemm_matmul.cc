@@ -53,9 +53,7 @@ void det(ExecContext& ctx) { ctx.outputs = {at::linalg_det(ctx.input(0))}; }
 at::Tensor integer_product(const ExecContext& ctx, size_t a, size_t a_zero, size_t b, size_t b_zero) {
   const at::Tensor& qa = ctx.input(a);
   const at::Tensor& qb = ctx.input(b);
-  const int t = ctx.node().inputs[b];
-  const bool b_constant = t >= 0 && ctx.graph().tensors[size_t(t)].is_constant();
-  if (auto acc = int8_matmul(qa, ctx.input(a_zero), qb, ctx.input(b_zero), b_constant)) return *acc;
+  if (auto acc = int8_matmul(qa, ctx.input(a_zero), qb, ctx.input(b_zero), input_is_constant(ctx, b))) return *acc;
   const at::Tensor x = subtract_zero_point(qa, ctx.input(a_zero), std::max<int64_t>(qa.dim() - 2, 0));
   const at::Tensor y = subtract_zero_point(qb, ctx.input(b_zero), qb.dim() - 1);
   return at::round(at::matmul(x, y)).to(at::kInt);
