@@ -18,6 +18,8 @@
 #include "profiler/device.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
+#include "profiler/ops/int8_kernels.hpp"
+#include "profiler/qdq_fusion.hpp"
 
 namespace modelstat::profiler {
 
@@ -208,6 +210,8 @@ Executor::Executor(const Model& model, const ExecOptions& options)
 
   top_ = plan_graph(g, nullptr);
   plan_subgraphs(g, -1);
+  if (const std::string notice = qdq_fusion_notice(fused_by_op_, absorbed_); !notice.empty())
+    fusion_notices_.push_back(notice);
 }
 
 Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
@@ -216,12 +220,46 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
   const TensorLifetimes lifetimes = tensor_lifetimes(g);
   plan.steps.resize(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) plan.steps[i].release_after = lifetimes.release_after[i];
+  const bool fuse = options_.fuse_qdq && options_.device.is_cpu() && int8_kernels_available();
+  const QdqFusion qdq = fuse ? plan_qdq_fusion(g, model_) : QdqFusion{};
+  for (const auto& [op, count] : qdq.fused_by_op) fused_by_op_[op] += count;
+  absorbed_ += qdq.absorbed_count;
+  // Tensors a fused node reads in place of its inputs: no earlier reader may take them over.
+  std::vector<bool> fused_read(g.tensors.size(), false);
+  if (!qdq.empty()) {
+    for (const auto& inputs : qdq.fused_inputs)
+      for (int t : inputs)
+        if (t >= 0) fused_read[size_t(t)] = true;
+    // A fused node reads its operands' quantized tensors, which the graph
+    // released after their DequantizeLinear: they now live until it has run.
+    std::vector<int> released_at(g.tensors.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int t : plan.steps[i].release_after) released_at[size_t(t)] = int(i);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      plan.steps[i].absorbed = qdq.absorbed[i];
+      for (int t : qdq.fused_inputs[i]) {
+        const int at = t < 0 ? -1 : released_at[size_t(t)];
+        if (at < 0 || at >= int(i)) continue;
+        auto& before = plan.steps[size_t(at)].release_after;
+        before.erase(std::remove(before.begin(), before.end(), t), before.end());
+        plan.steps[i].release_after.push_back(t);
+        released_at[size_t(t)] = int(i);
+      }
+    }
+  }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     NodeStep& step = plan.steps[i];
-    if (constant_preloaded(g, node, weights_)) continue;
+    if (constant_preloaded(g, node, weights_) || step.absorbed) continue;
     step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
+    if (!qdq.empty() && !qdq.fused_inputs[i].empty()) {
+      // Its quantized operands are read where they are: none is handed over.
+      step.rule = find_qdq_executor(node.op_type);
+      step.fused_inputs = qdq.fused_inputs[i];
+      step.last_read.assign(step.fused_inputs.size(), false);
+      continue;
+    }
     step.has_subgraphs = !node.subgraphs().empty();
     step.last_read.assign(node.inputs.size(), false);
     // A control-flow node's subgraphs read values of this scope by name:
@@ -230,7 +268,7 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int t = node.inputs[k];
       // Graph inputs and weights belong to the caller: only activations qualify.
-      step.last_read[k] = t >= 0 && g.tensors[size_t(t)].role == TensorRole::Activation &&
+      step.last_read[k] = t >= 0 && g.tensors[size_t(t)].role == TensorRole::Activation && !fused_read[size_t(t)] &&
                           !lifetimes.kept[size_t(t)] && lifetimes.last_use[size_t(t)] == int(i) &&
                           std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
     }
@@ -348,6 +386,7 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
   auto context = [&](std::vector<at::Tensor> inputs, std::vector<bool> reuse, at::ScalarType float_dtype) {
     ExecContext ctx(g, node, step.opset, std::move(inputs), options_.device, float_dtype);
     ctx.set_reusable(std::move(reuse));
+    ctx.set_nudge_requantisers(options_.nudge_requantisers);
     if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env));
     return ctx;
   };
@@ -416,14 +455,17 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
     const Node& node = g.nodes[i];
     const NodeStep& step = plan.steps[i];
     if (hook) (*hook)(int(i), false);
-    if (!step.rule) {
+    if (step.absorbed) {
+      // A DequantizeLinear fused into its readers: nothing to run.
+    } else if (!step.rule) {
       env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
     } else {
+      const std::vector<int>& ins = step.fused_inputs.empty() ? node.inputs : step.fused_inputs;
       std::vector<at::Tensor> args;
-      args.reserve(node.inputs.size());
-      std::vector<bool> reusable(node.inputs.size(), false);
-      for (size_t k = 0; k < node.inputs.size(); ++k) {
-        const int t = node.inputs[k];
+      args.reserve(ins.size());
+      std::vector<bool> reusable(ins.size(), false);
+      for (size_t k = 0; k < ins.size(); ++k) {
+        const int t = ins[k];
         if (t < 0) {
           args.emplace_back();
           continue;

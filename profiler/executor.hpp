@@ -37,6 +37,14 @@ struct ExecOptions {
   // (ExecContext::input_reusable). Off for autograd: backward may need the
   // value an in-place op would overwrite (train_step.cc turns it off).
   bool in_place = true;
+  // QDQ patterns (DequantizeLinear -> Conv / MatMul / Gemm) run as int8
+  // kernels on the CPU (profiler/qdq_fusion.hpp). Off: every node as written.
+  bool fuse_qdq = true;
+  // For verify's sensitivity rerun: QuantizeLinear and DynamicQuantizeLinear
+  // move each value they round by one ulp, up or down at random (a fixed
+  // seed per node): the smallest difference float rounding in the ops before
+  // them makes between two implementations.
+  bool nudge_requantisers = false;
 };
 
 // Loads every constant of the model as a tensor on the device: inline bytes,
@@ -108,7 +116,11 @@ class Executor {
   const ExecOptions& options() const { return options_; }
   // ExecOptions::in_place for the runs that follow.
   void set_in_place(bool allowed) { options_.in_place = allowed; }
+  // ExecOptions::nudge_requantisers for the runs that follow.
+  void set_nudge_requantisers(bool nudge) { options_.nudge_requantisers = nudge; }
   const WeightStore& weights() const { return weights_; }
+  // What the executor fused at load (qdq_fusion.hpp), as notices; empty when nothing.
+  const std::vector<std::string>& fusion_notices() const { return fusion_notices_; }
   // The nodes run in fp32 for want of a kernel for their fp16/bf16 inputs:
   // learnt on the first run that reaches each node (a node whose reduced
   // kernel throws is rerun upcast, and later runs upcast it directly).
@@ -138,6 +150,11 @@ class Executor {
     std::vector<bool> last_read;     // per input: an activation this node reads last, and once
     std::vector<int> release_after;  // tensors dropped once this node has run
     bool has_subgraphs = false;      // control flow: its ExecContext gets a SubgraphRunner
+    // QDQ fusion: the tensors the fused kernel reads instead of the node's
+    // inputs (empty: the node's own), and a DequantizeLinear that does not
+    // run because its fused readers take its quantized input.
+    std::vector<int> fused_inputs;
+    bool absorbed = false;
     ReducedPathFlag reduced;         // learnt at run time (ReducedPath)
   };
 
@@ -173,6 +190,9 @@ class Executor {
   WeightStore weights_;
   GraphPlan top_;
   std::unordered_map<const Graph*, GraphPlan> subplans_;
+  std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
+  int64_t absorbed_ = 0;
+  std::vector<std::string> fusion_notices_;
 };
 
 }  // namespace modelstat::profiler

@@ -230,6 +230,7 @@ BatchRun run_batch(const std::string& path, const Model& base_model, const LoadO
     eo.device = device.torch_device();
     eo.float_dtype = float_dtype(o);
     eo.seed = o.seed;
+    eo.fuse_qdq = o.fuse && !o.train_step;
     Executor exec(model, eo);
     const auto inputs = to_device(exec.make_inputs(o.seed), device.torch_device());
     ProfileOptions quick = o;
@@ -379,6 +380,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   eo.device = device->torch_device();
   eo.float_dtype = float_dtype(o);
   eo.seed = o.seed;
+  eo.fuse_qdq = o.fuse && !o.train_step;
   // Measured memory counts from before the weights are placed (memory_meter.hpp).
   std::unique_ptr<MemoryMeter> meter;
   if (o.measure_memory || o.train_step) meter = make_memory_meter(device->torch_device());
@@ -389,6 +391,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   result.cold.weight_upload = since(t);
   const int64_t weights_bytes = meter ? meter->live_bytes() - live_before_weights : 0;
   for (const auto& n : exec.weights().notices()) result.notices.push_back(n);
+  for (const auto& n : exec.fusion_notices()) result.notices.push_back(n);
 
   // Inputs: several random sets (fixed seeds, never zeros), rotated.
   const int sets = std::max(1, o.input_sets);

@@ -62,6 +62,8 @@ struct VerifyOptions {
   // As `modelstat --allow-custom-domains`: a domain nothing can count loads,
   // its nodes unknown (the case then runs only if the executor has them).
   bool allow_custom_domains = false;
+  // As profile's --no-fuse when false: every node as written, no QDQ fusion.
+  bool fuse = true;
 };
 
 // What keeps the case's model from running: ops of nodes (those of If, Loop

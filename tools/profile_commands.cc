@@ -47,8 +47,9 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
       "model holding float16 / bfloat16 tensors 10 x that dtype's epsilon, 0.0098 / 0.078); "
       "each output's max abs diff, max rel diff and norm-wise relative error are printed too. "
       "On a quantised model (QuantizeLinear, DynamicQuantizeLinear, QLinear*) whose outputs differ, verify also "
-      "reports the share of elements one quantisation step off and reruns with inputs one ulp apart: differences "
-      "no larger than that rerun's are what requantisation does to any two implementations (PASS (quantised model)). "
+      "reports the share of elements one quantisation step off and reruns twice, with inputs one ulp apart and with "
+      "the values each QuantizeLinear rounds a few ulps apart (relative 2^-21): differences no larger than those "
+      "reruns make are what requantisation does to any two implementations (PASS (quantised model)). "
       "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.");
   verify->add_option("case_dir", *case_dir, "ONNX test-case folder")->required();
   const CLI::Validator non_negative(
@@ -76,7 +77,11 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
           ->check(non_negative);
   verify->add_flag("--allow-custom-domains", verify_options->allow_custom_domains,
                    "Load a model whose nodes use a domain modelstat has no rules for (its nodes are unknown)");
-  commands.push_back({verify, [case_dir, verify_options, rtol, atol, rtol_option, atol_option] {
+  auto no_fuse = std::make_shared<bool>(false);
+  verify->add_flag("--no-fuse", *no_fuse,
+                   "Run every node as written: no QDQ fusion into int8 kernels (see profile --no-fuse)");
+  commands.push_back({verify, [case_dir, verify_options, rtol, atol, rtol_option, atol_option, no_fuse] {
+                        verify_options->fuse = !*no_fuse;
                         if (rtol_option->count() > 0) verify_options->rtol = *rtol;
                         if (atol_option->count() > 0) verify_options->atol = *atol;
                         return profiler::verify_case(*case_dir, std::cout, *verify_options);

@@ -19,6 +19,7 @@ std::vector<int64_t> parse_batches(const std::string& text) {
 
 void ProfileArgs::finish() {
   options.per_layer = !no_layers;
+  options.fuse = !no_fuse;
   options.batch_sweep = parse_batches(batch_sweep);
   if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
 }
@@ -52,6 +53,9 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
   cmd.add_option("--input-sets", o.input_sets, "Random input sets rotated between runs")->default_val(2)->check(CLI::Range(1, 64));
   cmd.add_flag("--end-to-end", o.end_to_end, "Whole-model samples include the H2D input and D2H output copies");
   cmd.add_flag("--no-layers", args.no_layers, "Skip the instrumented per-layer pass");
+  cmd.add_flag("--no-fuse", args.no_fuse,
+               "Run every ONNX node as written: no QDQ fusion (by default a Conv, MatMul or Gemm whose operands "
+               "are DequantizeLinear outputs runs as one int8 kernel on the quantized tensors, as ONNX Runtime does)");
   cmd.add_option("--batch-sweep", args.batch_sweep, "Batch sizes to measure, e.g. 1,2,4,8,16 (latency and throughput each)");
   cmd.add_flag("--max-batch", o.find_max_batch,
                     "Find the largest batch that fits: doubling, then binary search; out-of-memory is caught");

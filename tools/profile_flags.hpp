@@ -17,6 +17,7 @@ struct ProfileArgs {
   ProfileOptions options;
   std::string batch_sweep;  // "1,2,4" as typed
   bool no_layers = false;
+  bool no_fuse = false;
 
   // Checks cross-flag rules and fills options from the raw flag values. Throws Error(Usage).
   void finish();

@@ -48,6 +48,9 @@ struct ProfileOptions {
   double target_rel_ci = 0.01;
   bool per_layer = true;       // the instrumented second pass
   bool end_to_end = false;     // whole-model samples include H2D + D2H copies
+  // QDQ patterns on int8 kernels (profiler/qdq_fusion.hpp); --no-fuse runs
+  // every ONNX node as written. Never in a training step.
+  bool fuse = true;
   std::vector<int64_t> batch_sweep;  // batch sizes to measure (empty: none)
   bool find_max_batch = false;
   int64_t max_batch_limit = 4096;

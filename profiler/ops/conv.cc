@@ -121,6 +121,26 @@ void qlinear_conv(ExecContext& ctx) {
   ctx.outputs = {requantize(acc, scale, ctx.input(7))};
 }
 
+// Conv of DequantizeLinear(x_q) and DequantizeLinear(w_q) (a QDQ model):
+// inputs x_q, x_scale, x_zp, w_q (a constant), w_scale (per output channel
+// or one), w_zp, B (float). The integer convolution exactly, then one scale
+// per output channel and the bias: what the float Conv of the dequantized
+// operands computes, without its float rounding. Without an int8 kernel for
+// the form, the operands dequantized and the float Conv, as written.
+void qdq_conv(ExecContext& ctx) {
+  const at::Tensor& xq = ctx.input(0);
+  const at::Tensor& wq = ctx.input(3);
+  if (xq.dim() >= 3 && wq.dim() == xq.dim()) {
+    const Window win = resolve_window(ctx, attr_ints_or(ctx.node(), "kernel_shape", spatial_dims(wq)), spatial_dims(xq));
+    if (auto acc = int8_conv(xq, ctx.input(2), wq, ctx.input(5), win, ctx.node().attr_int("group", 1), true)) {
+      ctx.outputs = {dequantize_accumulator(*acc, ctx.input(1), ctx.input(4), ctx.input(6), 1)};
+      return;
+    }
+  }
+  ctx.outputs = {convolve(ctx, dequantize_along(xq, ctx.input(1), ctx.input(2), 1),
+                          dequantize_along(wq, ctx.input(4), ctx.input(5), 0), ctx.input(6), 0.0)};
+}
+
 }  // namespace
 
 void add_conv_executors(std::vector<ExecRule>& rules) {
@@ -129,5 +149,7 @@ void add_conv_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "ConvInteger", conv_integer, 10);
   add_executor(rules, "QLinearConv", qlinear_conv, 10);
 }
+
+void add_qdq_conv_executors(std::vector<ExecRule>& rules) { add_executor(rules, "Conv", qdq_conv, 1, kQdqDomain); }
 
 }  // namespace modelstat::profiler

@@ -10,6 +10,8 @@
 
 #include "profiler/ops/exec_helpers.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 namespace modelstat::profiler {
 namespace {
 
@@ -383,9 +385,20 @@ std::pair<double, double> quant_range(at::ScalarType t) {
   }
 }
 
+// The values a requantiser rounds, moved by a relative 2^-21 at most when
+// the run asks (ExecContext::nudge_requantisers; a fixed pattern per node):
+// a few float32 ulps, the order of what another summation order or a fused
+// scale in the op before it changes.
+at::Tensor nudged_if_asked(const ExecContext& ctx, const at::Tensor& x) {
+  if (!ctx.nudge_requantisers() || !at::isFloatingType(x.scalar_type())) return x;
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(std::hash<std::string>{}(ctx.node().name));
+  const at::Tensor u = at::rand(x.sizes(), gen, at::TensorOptions().dtype(at::kFloat)).to(x.device());
+  return x * (1.0 + (u * 2.0 - 1.0) * std::ldexp(1.0, -21)).to(x.scalar_type());
+}
+
 // y = saturate(round_half_even(x / scale) + zero_point), type of zero_point (uint8 by default).
 void exec_quantize_linear(ExecContext& ctx) {
-  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor x = nudged_if_asked(ctx, need_input(ctx, 0));
   const at::Tensor scale = per_axis(ctx, need_input(ctx, 1), x);
   const at::ScalarType out = ctx.has_input(2) ? ctx.input(2).scalar_type() : at::kByte;
   at::Tensor q = at::round(at::div(x.to(scale.scalar_type()), scale));
@@ -415,7 +428,7 @@ void exec_dequantize_linear(ExecContext& ctx) {
 // stays channels-last, which the int8 convolution after it reads without a
 // copy): the loop runs over the dense storage in memory order.
 void exec_dynamic_quantize_linear(ExecContext& ctx) {
-  at::Tensor x = need_input(ctx, 0).to(at::kFloat);
+  at::Tensor x = nudged_if_asked(ctx, need_input(ctx, 0)).to(at::kFloat);
   if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
   float lo = 0.0f, hi = 0.0f;
   if (x.numel() > 0) {

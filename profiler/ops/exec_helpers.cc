@@ -1,5 +1,9 @@
 #include "profiler/ops/exec_helpers.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <limits>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -418,6 +422,29 @@ at::Tensor subtract_zero_point(const at::Tensor& q, const at::Tensor& zero_point
   at::Tensor x = q.to(at::kDouble);
   if (!zero_point.defined()) return x;
   return x - along_axis(zero_point.to(at::kDouble), axis, q.dim());
+}
+
+at::Tensor one_ulp_apart(const at::Tensor& x, uint64_t seed) {
+  if (!at::isFloatingType(x.scalar_type())) return x;
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const at::Tensor up = at::randint(0, 2, x.sizes(), gen, at::TensorOptions().dtype(at::kBool)).to(x.device());
+  const double inf = std::numeric_limits<double>::infinity();
+  return at::nextafter(x, at::where(up, at::full_like(x, inf), at::full_like(x, -inf)));
+}
+
+at::Tensor dequantize_along(const at::Tensor& q, const at::Tensor& scale, const at::Tensor& zero_point, int64_t axis) {
+  at::Tensor v = q.to(at::kInt);
+  if (zero_point.defined()) v = v - along_axis(zero_point.to(at::kInt), axis, q.dim());
+  return v.to(at::kFloat) * along_axis(scale.to(at::kFloat), axis, q.dim());
+}
+
+at::Tensor dequantize_accumulator(const at::Tensor& acc, const at::Tensor& x_scale, const at::Tensor& w_scale,
+                                  const at::Tensor& bias, int64_t axis) {
+  const at::Tensor scale = along_axis(x_scale.to(at::kFloat).reshape({-1}) * w_scale.to(at::kFloat).reshape({-1}), axis,
+                                      acc.dim());
+  at::Tensor y = acc.to(at::kFloat);  // keeps acc's layout (channels-last from the int8 convolution)
+  if (bias.defined()) return at::addcmul(along_axis(bias.to(at::kFloat), axis, acc.dim()), y, scale);
+  return y.mul_(scale);
 }
 
 at::Tensor requantize(const at::Tensor& acc, const at::Tensor& scale, const at::Tensor& zero_point) {

@@ -192,6 +192,21 @@ at::Tensor along_axis(const at::Tensor& v, int64_t axis, int64_t rank);
 // every ATen conv/matmul kernel accepts it (none takes integers on CPU).
 // zero_point: undefined (0), a scalar, or per-slice along `axis` of q.
 at::Tensor subtract_zero_point(const at::Tensor& q, const at::Tensor& zero_point, int64_t axis);
+
+// x with each float value moved by one ulp, up or down at random (the
+// generator's seed fixes which); non-float tensors as they are.
+at::Tensor one_ulp_apart(const at::Tensor& x, uint64_t seed);
+
+// ---- QDQ fusion (qdq_fusion.hpp) ----------------------------------------------
+
+// DequantizeLinear in float: (q - zero_point) * scale, scale and zero point
+// one element or one per index of `axis`.
+at::Tensor dequantize_along(const at::Tensor& q, const at::Tensor& scale, const at::Tensor& zero_point, int64_t axis);
+// What a float Conv / MatMul / Gemm of two dequantized operands computes,
+// from the exact integer accumulator: acc * (x_scale * w_scale) + bias, in
+// float, with w_scale and bias one element or one per index of `axis` of acc.
+at::Tensor dequantize_accumulator(const at::Tensor& acc, const at::Tensor& x_scale, const at::Tensor& w_scale,
+                                  const at::Tensor& bias, int64_t axis);
 // ONNX requantisation: saturate(round_half_to_even(acc * scale) + zero_point)
 // in zero_point's type (uint8 when it is absent). `scale` broadcasts to acc.
 at::Tensor requantize(const at::Tensor& acc, const at::Tensor& scale, const at::Tensor& zero_point);

@@ -54,4 +54,16 @@ const ExecRule* find_executor(const std::string& domain, const std::string& op_t
   return index.find(domain, op_type, opset_version);
 }
 
+const ExecRule* find_qdq_executor(const std::string& op_type) {
+  static const std::vector<ExecRule> rules = [] {
+    std::vector<ExecRule> r;
+    add_qdq_conv_executors(r);
+    add_qdq_gemm_matmul_executors(r);
+    return r;
+  }();
+  for (const ExecRule& rule : rules)
+    if (rule.key.op_type == op_type) return &rule;
+  return nullptr;
+}
+
 }  // namespace modelstat::profiler

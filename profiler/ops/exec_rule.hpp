@@ -75,6 +75,11 @@ class ExecContext {
   bool input_reusable(size_t i) const { return i < reusable_.size() && reusable_[i]; }
   void set_reusable(std::vector<bool> reusable) { reusable_ = std::move(reusable); }
 
+  // ExecOptions::nudge_requantisers: a node that rounds floats to a
+  // quantisation grid moves each value it rounds by one ulp first.
+  bool nudge_requantisers() const { return nudge_requantisers_; }
+  void set_nudge_requantisers(bool nudge) { nudge_requantisers_ = nudge; }
+
   // Control flow: runs one of this node's subgraphs (see SubgraphRunner).
   // Throws Error(Runtime) when the executor set no runner.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& inputs) const;
@@ -83,6 +88,7 @@ class ExecContext {
  private:
   std::vector<bool> reusable_;
   const SubgraphRunner* runner_ = nullptr;
+  bool nudge_requantisers_ = false;
   const Graph& graph_;
   const Node& node_;
   int64_t opset_;
@@ -110,6 +116,19 @@ void add_control_flow_executors(std::vector<ExecRule>& rules);
 
 const std::vector<ExecRule>& all_executors();
 const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version);
+
+// Kernels that run a Conv, MatMul or Gemm together with the DequantizeLinear
+// nodes that feed its data and weight (profiler/qdq_fusion.hpp): not ONNX
+// ops, so not in all_executors(). Their ExecContext holds the Conv / MatMul /
+// Gemm node and the inputs
+//     x_q, x_scale, x_zero_point, w_q, w_scale, w_zero_point, bias (float, or absent)
+// where x's scale and zero point are one element and w's one element or one
+// per output channel (Conv: axis 0; MatMul: the column; Gemm: N).
+void add_qdq_conv_executors(std::vector<ExecRule>& rules);
+void add_qdq_gemm_matmul_executors(std::vector<ExecRule>& rules);
+// The fused executor for a node of `op_type` whose operands are dequantized, or null.
+const ExecRule* find_qdq_executor(const std::string& op_type);
+inline constexpr const char* kQdqDomain = "modelstat.qdq";
 
 // Ops with a cost rule but no executor, each with the reason (e.g. sequence
 // and optional ops, RoiAlign). Checked by tests/profiler/exec_registry_test.cc.

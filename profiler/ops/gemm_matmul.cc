@@ -69,7 +69,46 @@ void qlinear_matmul(ExecContext& ctx) {
   ctx.outputs = {requantize(acc, a_scale * b_scale / ctx.input(6).to(at::kDouble), ctx.input(7))};
 }
 
+// MatMul / Gemm of DequantizeLinear(a_q) and DequantizeLinear(b_q) (a QDQ
+// model; qdq_conv in conv.cc): inputs a_q, a_scale, a_zp, b_q (a 2-D
+// constant), b_scale (per output column or one), b_zp, and for Gemm C. The
+// exact integer product, then one scale per column; the float product of the
+// dequantized operands where int8_matmul does not take the form.
+void qdq_matmul(ExecContext& ctx) {
+  const at::Tensor& aq = ctx.input(0);
+  const at::Tensor& bq = ctx.input(3);
+  if (auto acc = int8_matmul(aq, ctx.input(2), bq, ctx.input(5), true)) {
+    ctx.outputs = {dequantize_accumulator(*acc, ctx.input(1), ctx.input(4), {}, acc->dim() - 1)};
+    return;
+  }
+  ctx.outputs = {at::matmul(dequantize_along(aq, ctx.input(1), ctx.input(2), std::max<int64_t>(aq.dim() - 2, 0)),
+                            dequantize_along(bq, ctx.input(4), ctx.input(5), bq.dim() - 1))};
+}
+
+// Gemm: transB's weight is stored (N, K), its scale along N either way.
+void qdq_gemm(ExecContext& ctx) {
+  const Node& node = ctx.node();
+  const at::Tensor& aq = ctx.input(0);
+  const bool trans_b = node.attr_int("transB", 0) != 0;
+  const at::Tensor bq = trans_b ? ctx.input(3).t().contiguous() : ctx.input(3);
+  const double alpha = node.attr_float("alpha", 1.0), beta = node.attr_float("beta", 1.0);
+  at::Tensor y;
+  if (auto acc = int8_matmul(aq, ctx.input(2), bq, ctx.input(5), true)) {
+    y = dequantize_accumulator(*acc, ctx.input(1), ctx.input(4), {}, 1);
+  } else {
+    y = at::mm(dequantize_along(aq, ctx.input(1), ctx.input(2), 0), dequantize_along(bq, ctx.input(4), ctx.input(5), 1));
+  }
+  if (alpha != 1.0) y.mul_(alpha);
+  if (ctx.has_input(6) && beta != 0.0) y.add_(ctx.input(6).to(y.scalar_type()), beta);
+  ctx.outputs = {y};
+}
+
 }  // namespace
+
+void add_qdq_gemm_matmul_executors(std::vector<ExecRule>& rules) {
+  add_executor(rules, "MatMul", qdq_matmul, 1, kQdqDomain);
+  add_executor(rules, "Gemm", qdq_gemm, 1, kQdqDomain);
+}
 
 void add_gemm_matmul_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "Gemm", gemm);
