@@ -337,8 +337,23 @@ class GraphCoster {
         row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
         break;
       }
-    if (!node.inputs.empty() && node.inputs[0] >= 0) row.operand_dtype = dtype_name(g.tensors[size_t(node.inputs[0])].dtype);
+    if (!node.inputs.empty() && node.inputs[0] >= 0) row.operand_dtype = operand_dtype(g, node.inputs[0]);
     return row;
+  }
+
+  // What a node multiplies: its first input's dtype, or for a float input
+  // that a DequantizeLinear makes of 8-bit data (a QDQ model, whose runtime
+  // runs the op on the 8-bit data), "uint8 (QDQ)" / "int8 (QDQ)".
+  static std::string operand_dtype(const Graph& g, int t) {
+    const Tensor& in = g.tensors[size_t(t)];
+    if (in.producer >= 0) {
+      const Node& p = g.nodes[size_t(in.producer)];
+      if (p.domain.empty() && p.op_type == "DequantizeLinear" && !p.inputs.empty() && p.inputs[0] >= 0) {
+        const DType q = g.tensors[size_t(p.inputs[0])].dtype;
+        if (q == DType::UInt8 || q == DType::Int8) return std::string(dtype_name(q)) + " (QDQ)";
+      }
+    }
+    return dtype_name(in.dtype);
   }
 
 

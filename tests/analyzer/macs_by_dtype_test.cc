@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,43 @@ TEST(MacsByDtype, IntegerMacsCountAsMacsAndAreListedByOperandDtype) {
   EXPECT_EQ(r.macs_by_dtype[0].macs, conv_macs);
   EXPECT_EQ(r.macs_by_dtype[1].dtype, "float32");
   EXPECT_EQ(r.macs_by_dtype[1].macs, matmul_macs);
+}
+
+// A QDQ model: the float MatMul multiplies DequantizeLinear(int8 data), which
+// its runtime runs on the int8 data: listed as "int8 (QDQ)"; a MatMul of
+// plain float data beside it stays float32.
+TEST(MacsByDtype, AQdqMatMulIsListedByItsQuantizedDtype) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("qdq");
+  value_info(g->add_input(), "x", onnx::TensorProto::INT8, {3, 4});
+  value_info(g->add_input(), "f", onnx::TensorProto::FLOAT, {3, 4});
+  initializer(g, "w", onnx::TensorProto::FLOAT, {4, 2});
+  initializer(g, "s", onnx::TensorProto::FLOAT, {});
+  auto node = [&](const char* op, const char* name, std::vector<std::string> in, const char* out) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  node("DequantizeLinear", "dq", {"x", "s"}, "xf");
+  node("MatMul", "qdq_mm", {"xf", "w"}, "y");
+  node("MatMul", "float_mm", {"f", "w"}, "z");
+  g->add_output()->set_name("y");
+  g->add_output()->set_name("z");
+  const std::string bytes = m.SerializeAsString();
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), {});
+  ASSERT_EQ(r.macs_by_dtype.size(), 2u);
+  for (const auto& entry : r.macs_by_dtype) {
+    EXPECT_EQ(entry.nodes, 1);
+    EXPECT_EQ(entry.macs, 3 * 2 * 4);  // 3x4 by 4x2
+  }
+  std::vector<std::string> dtypes{r.macs_by_dtype[0].dtype, r.macs_by_dtype[1].dtype};
+  std::sort(dtypes.begin(), dtypes.end());
+  EXPECT_EQ(dtypes, (std::vector<std::string>{"float32", "int8 (QDQ)"}));
 }
 
 }  // namespace
