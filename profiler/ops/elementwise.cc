@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "profiler/ops/exec_helpers.hpp"
 
@@ -359,7 +362,23 @@ void exec_cast(ExecContext& ctx) {
   if (auto* i = std::get_if<int64_t>(to)) onnx_type = *i;
   else if (auto* s = std::get_if<std::string>(to)) onnx_type = onnx_type_from_name(ctx, *s);
   else fail_input(ctx, "Cast 'to' has the wrong attribute type");
-  ctx.outputs = {x.to(compute_type(ctx, scalar_type_of(ctx, onnx_type)))};
+  const at::ScalarType target = compute_type(ctx, scalar_type_of(ctx, onnx_type));
+  if (target == at::kFloat && x.scalar_type() == at::kInt && ctx.input_reusable(0) && x.device().is_cpu() &&
+      x.is_non_overlapping_and_dense()) {
+    // int32 -> float32 in the input's own storage (an int8 convolution's
+    // accumulator this Cast is the last to read): a second tensor of that
+    // size would cost fresh pages for a large activation.
+    int32_t* data = x.data_ptr<int32_t>();
+    at::parallel_for(0, x.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float v = float(data[i]);
+        std::memcpy(&data[i], &v, sizeof v);
+      }
+    });
+    ctx.outputs = {x.view(at::kFloat)};
+    return;
+  }
+  ctx.outputs = {x.to(target)};
 }
 
 void exec_cast_like(ExecContext& ctx) {
@@ -397,10 +416,74 @@ at::Tensor nudged_if_asked(const ExecContext& ctx, const at::Tensor& x) {
 }
 
 // y = saturate(round_half_even(x / scale) + zero_point), type of zero_point (uint8 by default).
+// saturate(round_half_even(in / scale) + zero_point) into 8 bits: x / scale
+// beyond [qmin - zp - 1, qmax - zp + 1] saturates anyway, and within it
+// adding and removing 1.5 * 2^23 rounds half to even as nearbyint does (a
+// library call without SSE4.1), in a loop the compiler vectorises.
+template <typename T>
+inline __attribute__((always_inline)) void quantize_span(const float* __restrict src, T* __restrict dst, int64_t n,
+                                                         float scale, float zero_point) {
+  // __restrict: an 8-bit store may alias a float load otherwise, which keeps
+  // the compiler from vectorising the loop.
+  constexpr float qmin = float(std::numeric_limits<T>::min()), qmax = float(std::numeric_limits<T>::max());
+  const float lo = qmin - zero_point - 1.0f, hi = qmax - zero_point + 1.0f;
+  constexpr float kRound = 12582912.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = src[i] / scale;
+    v = v > hi ? hi : (v >= lo ? v : lo);  // NaN to lo
+    v = (v + kRound) - kRound + zero_point;
+    dst[i] = T(std::min(std::max(v, qmin), qmax));
+  }
+}
+
+// One copy per ISA, picked at load by the CPU it runs on (GCC function
+// multiversioning): the baseline x86-64 build has only SSE2's 4-wide division.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MODELSTAT_ISA_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MODELSTAT_ISA_CLONES
+#endif
+MODELSTAT_ISA_CLONES void quantize_span_u8(const float* src, uint8_t* dst, int64_t n, float scale, float zp) {
+  quantize_span(src, dst, n, scale, zp);
+}
+MODELSTAT_ISA_CLONES void quantize_span_s8(const float* src, int8_t* dst, int64_t n, float scale, float zp) {
+  quantize_span(src, dst, n, scale, zp);
+}
+
+template <typename T>
+void quantize_loop(const float* in, T* out, int64_t n, float scale, float zero_point) {
+  at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
+    if constexpr (std::is_same_v<T, uint8_t>) quantize_span_u8(in + begin, out + begin, end - begin, scale, zero_point);
+    else quantize_span_s8(in + begin, out + begin, end - begin, scale, zero_point);
+  });
+}
+
+// Per-tensor float32 to 8 bits on the CPU, keeping x's layout (one loop over
+// the dense storage): the ATen expression in exec_quantize_linear makes five
+// passes, which in a QDQ model cost a third of the int8 convolution after it.
+std::optional<at::Tensor> quantize_per_tensor_8bit(const at::Tensor& x, const at::Tensor& scale,
+                                                   const at::Tensor& zero_point, at::ScalarType out) {
+  if (!x.device().is_cpu() || x.scalar_type() != at::kFloat || scale.numel() != 1 ||
+      scale.scalar_type() != at::kFloat || (out != at::kByte && out != at::kChar) ||
+      (zero_point.defined() && zero_point.numel() != 1) || !x.is_non_overlapping_and_dense())
+    return std::nullopt;
+  const float s = scale.item<float>();
+  if (!(s > 0.0f)) return std::nullopt;
+  const float zp = zero_point.defined() ? float(zero_point.to(at::kInt).item<int32_t>()) : 0.0f;
+  at::Tensor y = at::empty_strided(x.sizes(), x.strides(), x.options().dtype(out));
+  if (out == at::kByte) quantize_loop(x.data_ptr<float>(), y.data_ptr<uint8_t>(), x.numel(), s, zp);
+  else quantize_loop(x.data_ptr<float>(), y.data_ptr<int8_t>(), x.numel(), s, zp);
+  return y;
+}
+
 void exec_quantize_linear(ExecContext& ctx) {
   const at::Tensor x = nudged_if_asked(ctx, need_input(ctx, 0));
-  const at::Tensor scale = per_axis(ctx, need_input(ctx, 1), x);
   const at::ScalarType out = ctx.has_input(2) ? ctx.input(2).scalar_type() : at::kByte;
+  if (auto y = quantize_per_tensor_8bit(x, need_input(ctx, 1), ctx.input(2), out)) {
+    ctx.outputs = {*y};
+    return;
+  }
+  const at::Tensor scale = per_axis(ctx, need_input(ctx, 1), x);
   at::Tensor q = at::round(at::div(x.to(scale.scalar_type()), scale));
   if (ctx.has_input(2)) q = q + per_axis(ctx, ctx.input(2), x).to(q.scalar_type());
   const auto [lo, hi] = quant_range(out);
@@ -445,20 +528,8 @@ void exec_dynamic_quantize_linear(ExecContext& ctx) {
   at::Tensor y;
   if (x.device().is_cpu()) {
     y = at::empty_strided(x.sizes(), x.strides(), x.options().dtype(at::kByte));
-    const float* in = x.data_ptr<float>();
-    uint8_t* out = y.data_ptr<uint8_t>();
     if (scale > 0.0f) {
-      // |x / scale| <= 255 here, so adding and removing 1.5 * 2^23 rounds it
-      // half to even exactly as nearbyint does, in a loop the compiler
-      // vectorises (nearbyint is a library call without SSE4.1).
-      constexpr float kRound = 12582912.0f;
-      at::parallel_for(0, x.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          float v = (in[i] / scale + kRound) - kRound + zero_point;
-          v = std::min(std::max(v, 0.0f), 255.0f);
-          out[i] = uint8_t(v);
-        }
-      });
+      quantize_loop(x.data_ptr<float>(), y.data_ptr<uint8_t>(), x.numel(), scale, zero_point);
     } else {
       y.fill_(0);
     }

@@ -1,6 +1,7 @@
 #include "profiler/ops/exec_helpers.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 
 #include <limits>
 
@@ -440,6 +441,31 @@ at::Tensor dequantize_along(const at::Tensor& q, const at::Tensor& scale, const 
 
 at::Tensor dequantize_accumulator(const at::Tensor& acc, const at::Tensor& x_scale, const at::Tensor& w_scale,
                                   const at::Tensor& bias, int64_t axis) {
+  // On the CPU, with the channels innermost in memory (the int8 kernels'
+  // layout): one pass that turns the int32 accumulator into the float result
+  // in its own storage. A second full-size tensor would cost fresh pages for
+  // a large activation (the allocator maps those anew each time).
+  if (acc.device().is_cpu() && acc.scalar_type() == at::kInt && acc.dim() > 0 && acc.is_non_overlapping_and_dense() &&
+      (acc.size(axis) == 1 || acc.stride(axis) == 1) && acc.numel() > 0) {
+    const int64_t channels = acc.size(axis);
+    const at::Tensor scale = (x_scale.to(at::kFloat).reshape({-1}) * w_scale.to(at::kFloat).reshape({-1}))
+                                 .expand({channels}).contiguous();
+    const at::Tensor shift = bias.defined() ? bias.to(at::kFloat).reshape({-1}).expand({channels}).contiguous()
+                                            : at::zeros({channels}, at::TensorOptions().dtype(at::kFloat));
+    const float* s = scale.data_ptr<float>();
+    const float* b = shift.data_ptr<float>();
+    int32_t* data = acc.data_ptr<int32_t>();
+    at::parallel_for(0, acc.numel() / channels, std::max<int64_t>(1, (1 << 16) / channels), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int32_t* row = data + r * channels;
+        for (int64_t c = 0; c < channels; ++c) {
+          const float v = float(row[c]) * s[c] + b[c];
+          std::memcpy(&row[c], &v, sizeof v);  // the float's bits where the int was
+        }
+      }
+    });
+    return acc.view(at::kFloat);
+  }
   const at::Tensor scale = along_axis(x_scale.to(at::kFloat).reshape({-1}) * w_scale.to(at::kFloat).reshape({-1}), axis,
                                       acc.dim());
   at::Tensor y = acc.to(at::kFloat);  // keeps acc's layout (channels-last from the int8 convolution)

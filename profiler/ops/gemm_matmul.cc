@@ -90,13 +90,14 @@ void qdq_gemm(ExecContext& ctx) {
   const Node& node = ctx.node();
   const at::Tensor& aq = ctx.input(0);
   const bool trans_b = node.attr_int("transB", 0) != 0;
-  const at::Tensor bq = trans_b ? ctx.input(3).t().contiguous() : ctx.input(3);
+  const at::Tensor& bq = ctx.input(3);
   const double alpha = node.attr_float("alpha", 1.0), beta = node.attr_float("beta", 1.0);
   at::Tensor y;
-  if (auto acc = int8_matmul(aq, ctx.input(2), bq, ctx.input(5), true)) {
+  if (auto acc = int8_matmul(aq, ctx.input(2), bq, ctx.input(5), true, trans_b)) {
     y = dequantize_accumulator(*acc, ctx.input(1), ctx.input(4), {}, 1);
   } else {
-    y = at::mm(dequantize_along(aq, ctx.input(1), ctx.input(2), 0), dequantize_along(bq, ctx.input(4), ctx.input(5), 1));
+    const at::Tensor b = dequantize_along(bq, ctx.input(4), ctx.input(5), trans_b ? 0 : 1);
+    y = at::mm(dequantize_along(aq, ctx.input(1), ctx.input(2), 0), trans_b ? b.t() : b);
   }
   if (alpha != 1.0) y.mul_(alpha);
   if (ctx.has_input(6) && beta != 0.0) y.add_(ctx.input(6).to(y.scalar_type()), beta);

@@ -52,11 +52,6 @@ std::vector<int64_t> to_channels_last_order(int64_t rank) {
   order.push_back(1);
   return order;
 }
-std::vector<int64_t> from_channels_last_order(int64_t rank) {
-  std::vector<int64_t> order{0, rank - 1};
-  for (int64_t d = 1; d < rank - 1; ++d) order.push_back(d);
-  return order;
-}
 
 // The zero point as one int32 for oneDNN's runtime zero-point argument.
 std::optional<int32_t> single_zero_point(const at::Tensor& zp) {
@@ -256,7 +251,23 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
   const Dims src_dims(x.sizes().begin(), x.sizes().end());
   memory src_mem(memory::desc(src_dims, data_type_of(x), tag), engine, src.data_ptr());
   const std::vector<int64_t> dst_cl(plan->dst_channels_last.begin(), plan->dst_channels_last.end());
-  at::Tensor dst = at::empty(dst_cl, at::TensorOptions().dtype(at::kInt));
+  // The result in its N, C, spatial... shape with channels-last strides, a
+  // tensor of its own: returned as a view of a channels-last buffer it would
+  // keep that buffer alive beside it (an autograd view holds its base), and
+  // the op that reads it last could not reuse its storage.
+  std::vector<int64_t> nchw{dst_cl[0], dst_cl.back()};
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+  for (size_t d = 1; d + 1 < dst_cl.size(); ++d) nchw.push_back(dst_cl[d]);
+  int64_t stride = 1;
+  strides[1] = stride;
+  stride *= nchw[1];
+  for (int64_t d = rank - 1; d >= 2; --d) {
+    strides[size_t(d)] = stride;
+    stride *= nchw[size_t(d)];
+  }
+  strides[0] = stride;
+  const at::Tensor result = at::empty_strided(nchw, strides, at::TensorOptions().dtype(at::kInt));
+  at::Tensor dst = result.permute(to_channels_last_order(rank));  // the same buffer, in memory order
   Dims dst_dims{dst_cl[0], dst_cl.back()};
   for (size_t d = 1; d + 1 < dst_cl.size(); ++d) dst_dims.push_back(dst_cl[d]);
   memory dst_mem(memory::desc(dst_dims, DT::s32, tag), engine, dst.data_ptr());
@@ -311,48 +322,85 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
     const at::Tensor sums_cl = sums.permute(to_channels_last_order(rank)).round().to(at::kInt).unsqueeze(-1);
     dst.view(grouped).add_(sums_cl * c.view({group, cout / group}));
   }
-  return dst.permute(from_channels_last_order(rank));
+  return result;
 }
 
 // ---- matmul -------------------------------------------------------------------
 
+namespace {
+
+struct MatmulPlan {
+  at::Tensor weight;  // the weight the plan was built for (keeps its key alive)
+  dnnl::matmul main;
+  memory weights;  // shifted weights, in the primitive's layout
+};
+
+// b: (K, N), or (N, K) when `transposed` (Gemm's transB).
+std::shared_ptr<MatmulPlan> build_matmul_plan(int64_t m, int64_t k, int64_t n, DT src_type, const at::Tensor& b,
+                                              bool transposed) {
+  auto& engine = cpu_engine();
+  const dnnl::matmul::desc desc(memory::desc({m, k}, src_type, Tag::ab), memory::desc({k, n}, DT::s8, Tag::any),
+                                memory::desc({m, n}, DT::s32, Tag::ab));
+  const dnnl::matmul::primitive_desc pd(desc, runtime_src_zero_point(), engine);
+  auto plan = std::make_shared<MatmulPlan>();
+  plan->weight = b;
+  const at::Tensor shifted = shifted_weight(b);
+  memory user(memory::desc({k, n}, DT::s8, transposed ? Tag::ba : Tag::ab), engine, shifted.data_ptr());
+  plan->weights = memory(pd.weights_desc(), engine);
+  dnnl::reorder(user, plan->weights).execute(cpu_stream(), user, plan->weights);
+  cpu_stream().wait();
+  plan->main = dnnl::matmul(pd);
+  return plan;
+}
+
+std::unordered_map<std::string, std::shared_ptr<MatmulPlan>> matmul_plans;  // under plans_mutex
+
+}  // namespace
+
 std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_zero_point, const at::Tensor& b,
-                                      const at::Tensor& b_zero_point, bool b_constant) {
-  (void)b_constant;  // matmul plans are cheap next to the product; built per call
+                                      const at::Tensor& b_zero_point, bool b_constant, bool b_transposed) {
   if (!a.device().is_cpu() || !b.device().is_cpu() || !is_8bit(a) || !is_8bit(b)) return std::nullopt;
-  if (a.dim() < 1 || b.dim() != 2 || a.size(-1) != b.size(0)) return std::nullopt;
+  if (a.dim() < 1 || b.dim() != 2) return std::nullopt;
+  const int64_t k = b.size(b_transposed ? 1 : 0), n = b.size(b_transposed ? 0 : 1);
+  if (a.size(-1) != k) return std::nullopt;
   const auto za = single_zero_point(a_zero_point);
   if (!za) return std::nullopt;
-  const int64_t k = b.size(0), n = b.size(1);
   if (b_zero_point.defined() && b_zero_point.numel() != 1 && b_zero_point.numel() != n) return std::nullopt;
   const at::Tensor c = correction_factor(b, b_zero_point, n);
   const at::Tensor a2 = a.reshape({-1, k}).contiguous();
   const int64_t m = a2.size(0);
   if (m == 0 || n == 0 || k == 0) return std::nullopt;
 
+  // A constant weight's plan (primitive and reordered weights) is built once
+  // per row count; reordering a 512 x 1000 weight took longer than the product.
+  std::shared_ptr<MatmulPlan> plan;
+  if (b_constant) {
+    const std::string key = std::to_string(reinterpret_cast<uintptr_t>(b.unsafeGetTensorImpl())) + "|" +
+                            std::to_string(m) + "|" + std::to_string(int(a.scalar_type())) + "|" +
+                            std::to_string(int(b_transposed));
+    std::lock_guard<std::mutex> lock(plans_mutex);
+    const auto it = matmul_plans.find(key);
+    if (it != matmul_plans.end()) {
+      plan = it->second;
+    } else {
+      plan = build_matmul_plan(m, k, n, data_type_of(a), b, b_transposed);
+      if (matmul_plans.size() >= 4096) matmul_plans.clear();  // a bound on what the cache holds alive
+      matmul_plans.emplace(key, plan);
+    }
+  } else {
+    plan = build_matmul_plan(m, k, n, data_type_of(a), b, b_transposed);
+  }
   auto& engine = cpu_engine();
   auto& stream = cpu_stream();
-  const memory::desc src_md({m, k}, data_type_of(a), Tag::ab);
-  const memory::desc wei_md({k, n}, DT::s8, Tag::any);
-  const memory::desc dst_md({m, n}, DT::s32, Tag::ab);
-  const dnnl::matmul::desc desc(src_md, wei_md, dst_md);
-  const dnnl::matmul::primitive_desc pd(desc, runtime_src_zero_point(), engine);
-  const at::Tensor shifted = shifted_weight(b);
-  memory user(memory::desc({k, n}, DT::s8, Tag::ab), engine, shifted.data_ptr());
-  memory weights = user;
-  if (pd.weights_desc() != user.get_desc()) {
-    weights = memory(pd.weights_desc(), engine);
-    dnnl::reorder(user, weights).execute(stream, user, weights);
-  }
   at::Tensor dst = at::empty({m, n}, at::TensorOptions().dtype(at::kInt));
-  memory src_mem(src_md, engine, a2.data_ptr());
-  memory dst_mem(dst_md, engine, dst.data_ptr());
+  memory src_mem(memory::desc({m, k}, data_type_of(a), Tag::ab), engine, a2.data_ptr());
+  memory dst_mem(memory::desc({m, n}, DT::s32, Tag::ab), engine, dst.data_ptr());
   int32_t zp_value = *za;
   memory zp_mem = zero_point_memory(zp_value);
-  dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, src_mem},
-                                    {DNNL_ARG_WEIGHTS, weights},
-                                    {DNNL_ARG_DST, dst_mem},
-                                    {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+  plan->main.execute(stream, {{DNNL_ARG_SRC, src_mem},
+                              {DNNL_ARG_WEIGHTS, plan->weights},
+                              {DNNL_ARG_DST, dst_mem},
+                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
   stream.wait();
   if (c.defined()) {
     // Row sums of (a - za), exact in int32 for 8-bit data below 2^23 columns.
@@ -373,7 +421,7 @@ std::optional<at::Tensor> int8_conv(const at::Tensor&, const at::Tensor&, const 
   return std::nullopt;
 }
 std::optional<at::Tensor> int8_matmul(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                      bool) {
+                                      bool, bool) {
   return std::nullopt;
 }
 

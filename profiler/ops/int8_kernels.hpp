@@ -20,7 +20,7 @@
 //
 // Shifted weights, the primitive and its reordered weights are built once per
 // constant weight and input shape and reused on later runs (a weight that is
-// an activation gets a fresh plan per call).
+// an activation gets a fresh plan per call), for convolutions and matmuls.
 //
 // The callers fall back to their exact double-precision path (nullopt) when
 // this build has no oneDNN (MODELSTAT_HAVE_DNNL unset), the tensors are not
@@ -55,8 +55,10 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
                                     bool weight_constant);
 
 // acc (int32, a's batch dims x M x N) of MatMulInteger / QLinearMatMul with a
-// 2-D b; zero points: undefined, one element, or (b) one per column.
+// 2-D b, K x N (or N x K when `b_transposed`: Gemm's transB); zero points:
+// undefined, one element, or (b) one per column. `b_constant`: the plan
+// (primitive and reordered weights) is cached per weight and row count.
 std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_zero_point, const at::Tensor& b,
-                                      const at::Tensor& b_zero_point, bool b_constant);
+                                      const at::Tensor& b_zero_point, bool b_constant, bool b_transposed = false);
 
 }  // namespace modelstat::profiler

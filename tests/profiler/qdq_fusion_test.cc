@@ -6,6 +6,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "profiler/executor.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 #include "profiler/qdq_fusion.hpp"
@@ -211,6 +214,38 @@ TEST(QdqFusion, FusedMatMulAndGemmEqualTheFloatProductOfTheDequantizedOperands) 
     ASSERT_EQ(notices.size(), 1u);
     EXPECT_NE(notices[0].find(gemm ? "1 Gemm" : "1 MatMul"), std::string::npos) << notices[0];
     expect_close(fused, gemm ? 0.5 * expected + 2.0 * c.to(at::kDouble) : expected);
+  }
+}
+
+// QuantizeLinear's one-loop path (per-tensor float32 to uint8 / int8):
+// ONNX's saturate(round_half_even(x / scale) + zero_point), element by
+// element, on values that include exact halves, values far beyond the range
+// and a channels-last input (whose layout the output keeps).
+TEST(QdqFusion, QuantizeLinearRoundsHalfToEvenSaturatesAndKeepsTheLayout) {
+  for (const at::ScalarType type : {at::kByte, at::kChar}) {
+    SCOPED_TRACE(type == at::kByte ? "uint8" : "int8");
+    const int64_t zp = type == at::kByte ? 128 : -3;
+    IrModel m;
+    const int x = m.input("x", {2, 3, 4, 5});
+    const int y = m.node("QuantizeLinear", {x, m.weight("s", at::full({}, 0.5, at::kFloat)),
+                                            m.weight("z", at::full({}, zp, at::kLong).to(type))})[0];
+    m.output(y);
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
+    // Halves of the 0.5 grid (k / 4: x / 0.5 = k / 2), and values up to +-400.
+    at::Tensor values = at::randint(-1600, 1600, {2, 3, 4, 5}, gen, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) / 4.0f;
+    values = values.contiguous(at::MemoryFormat::ChannelsLast);
+    Executor exec(m.model, ExecOptions{});
+    const at::Tensor q = exec.run({values})[0];
+    ASSERT_EQ(q.scalar_type(), type);
+    EXPECT_TRUE(q.is_contiguous(at::MemoryFormat::ChannelsLast));
+    const double qmin = type == at::kByte ? 0 : -128, qmax = type == at::kByte ? 255 : 127;
+    const at::Tensor v = values.contiguous().to(at::kDouble);
+    const at::Tensor qc = q.contiguous().to(at::kDouble);
+    for (int64_t i = 0; i < v.numel(); ++i) {
+      const double x_i = v.view({-1})[i].item<double>();
+      const double expected = std::clamp(std::nearbyint(x_i / 0.5) + double(zp), qmin, qmax);
+      ASSERT_EQ(qc.view({-1})[i].item<double>(), expected) << "x = " << x_i;
+    }
   }
 }
 
