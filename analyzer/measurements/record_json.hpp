@@ -64,7 +64,7 @@ int64_t dropped_samples(const Json& timing);
 void to_json(Json& j, const RunContext& c);
 void from_json(const Json& j, RunContext& c);
 void to_json(Json& j, const ColdStart& c);
-void to_json(Json& j, const LayerTiming& l);  // index, name, op_type, time
+void to_json(Json& j, const LayerTiming& l);  // index, name, op_type, upcast_to_fp32, [subgraph row fields], time
 void from_json(const Json& j, LayerTiming& l);
 void to_json(Json& j, const BatchPoint& p);
 void to_json(Json& j, const MemoryMeasurement& m);
