@@ -358,7 +358,8 @@ std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vec
 
 std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, const NodeStep& step,
                                            std::vector<at::Tensor> args, std::vector<bool> reusable,
-                                           const std::vector<at::Tensor>& env, const NodeHook* subgraph_hook) const {
+                                           const std::vector<at::Tensor>& env,
+                                           const NodeHook* subgraph_hook) const {
   std::optional<ScopeRunner> runner;
   auto context = [&](std::vector<at::Tensor> inputs, std::vector<bool> reuse, at::ScalarType float_dtype) {
     ExecContext ctx(g, node, step.opset, std::move(inputs), options_.device, float_dtype);
@@ -428,7 +429,9 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
 void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env,
                          const NodeHook* hook, const NodeHook* subgraph_hook) const {
   // What the hook is called with: the node's index at the top, its id in a subgraph.
-  auto hook_id = [&](size_t i) { return plan.subgraph_node_ids.empty() ? int(i) : plan.subgraph_node_ids[i]; };
+  auto hook_id = [&](size_t i) {
+    return plan.subgraph_node_ids.empty() ? int(i) : plan.subgraph_node_ids[i];
+  };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     const NodeStep& step = plan.steps[i];

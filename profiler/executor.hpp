@@ -88,11 +88,13 @@ Error aten_error(const c10::Error& e, const Node& node, const at::Device& device
 
 // A node inside an If / Loop / Scan subgraph, at any depth.
 struct SubgraphNodeInfo {
-  std::string path;     // subgraph_node_path: the analysis's row name ("Loop_3/body/MatMul_1")
+  std::string path;  // subgraph_node_path: the analysis's row name ("Loop_3/body/MatMul_1")
   std::string op_type;
   int top_level_node = 0;  // the top-level node it runs inside
-  int enclosing = -1;      // the control-flow node holding its subgraph: an id in subgraph_nodes(), -1 when top-level
-  int depth = 1;           // 1 in a subgraph of a top-level node, 2 one level further down, ...
+  // The control-flow node holding its subgraph: its id in subgraph_nodes(),
+  // -1 when that is the top-level node.
+  int enclosing = -1;
+  int depth = 1;  // 1 in a subgraph of a top-level node, 2 one level further down, ...
 };
 
 class Executor {
@@ -179,8 +181,8 @@ class Executor {
   // `holder` (a node of `parent`; its id `enclosing`, -1 for a top-level
   // node), and, recursively, the subgraphs of its nodes, which it enters
   // into subgraph_nodes_.
-  void plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder, const std::string& label,
-                     int top_level_node, int enclosing, int depth);
+  void plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
+                     const std::string& label, int top_level_node, int enclosing, int depth);
   // Runs g's nodes over env (its tensors; inputs, initializers and outer-scope
   // values already bound). `hook`: for g's own nodes (top-level graph: the
   // run's hook; a subgraph: subgraph_hook); `subgraph_hook`: for the nodes of
@@ -195,7 +197,8 @@ class Executor {
                                    const std::vector<at::Tensor>& env, const NodeHook* subgraph_hook) const;
   // Runs `body`, a subgraph of a node of the graph whose values are `scope`.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
-                                       const std::vector<at::Tensor>& inputs, const NodeHook* subgraph_hook) const;
+                                       const std::vector<at::Tensor>& inputs,
+                                       const NodeHook* subgraph_hook) const;
 
   const Model& model_;
   ExecOptions options_;

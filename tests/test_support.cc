@@ -128,7 +128,8 @@ NodeReport cost_node(int index, std::string name, std::string op, CostStatus sta
   return n;
 }
 
-LayerTiming subgraph_layer(int index, std::string name, std::string op, int depth, double calls, TimingSummary time) {
+LayerTiming subgraph_layer(int index, std::string name, std::string op, int depth, double calls,
+                           TimingSummary time) {
   LayerTiming l;
   l.index = index;
   l.name = std::move(name);

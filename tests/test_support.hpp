@@ -74,7 +74,8 @@ NodeReport cost_node(int index, std::string name, std::string op, CostStatus sta
 // A subgraph node's row of a profile (ProfileResult::subgraph_layers) under the
 // top-level node `index`: `time` per run, `calls` a run, per call time's
 // median / calls.
-LayerTiming subgraph_layer(int index, std::string name, std::string op, int depth, double calls, TimingSummary time);
+LayerTiming subgraph_layer(int index, std::string name, std::string op, int depth, double calls,
+                           TimingSummary time);
 
 // Ceilings of a 4-thread "Test CPU": `bandwidth` bytes/s and an fp32 matmul
 // peak of `peak` FLOP/s (no curve), from `source` ("measured", "datasheet: ...").

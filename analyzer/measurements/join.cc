@@ -40,8 +40,9 @@ std::optional<double> per_second(const std::optional<int64_t>& count, const std:
 // node's by name (its path) among the rows under the same top-level node.
 const NodeReport* analysis_row(const AnalysisResult& analysis, const LayerTiming& layer) {
   if (layer.depth == 0)
-    return layer.index >= 0 && size_t(layer.index) < analysis.nodes.size() ? &analysis.nodes[size_t(layer.index)]
-                                                                          : nullptr;
+    return layer.index >= 0 && size_t(layer.index) < analysis.nodes.size()
+               ? &analysis.nodes[size_t(layer.index)]
+               : nullptr;
   for (const NodeReport& row : analysis.subgraph_nodes)
     if (row.index == layer.index && row.name == layer.name) return &row;
   return nullptr;
@@ -180,9 +181,10 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     r.notices.push_back(std::to_string(an.totals.nodes - an.totals.nodes_exact) +
                         " node(s) have no exact cost: their FLOPs count as 0 and they have no bound");
   if (uncounted > 0)
-    r.notices.push_back(std::to_string(uncounted) +
-                        " subgraph node(s) ran that the analysis did not count (in an If branch it did not choose: "
-                        "--branch NODE=then|else chooses): they have no cost");
+    r.notices.push_back(
+        std::to_string(uncounted) +
+        " subgraph node(s) ran that the analysis did not count (in an If branch it did not choose: "
+        "--branch NODE=then|else chooses): they have no cost");
   r.profile = std::move(profile);
   return r;
 }

@@ -55,8 +55,8 @@ LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, dou
 struct JoinedNode {
   int index = 0;  // a subgraph node: its top-level node's
   std::string name, op_type;
-  int depth = 0;             // LayerTiming::depth: 0 top-level, 1.. inside subgraphs
-  double calls_per_run = 1;  // LayerTiming::calls_per_run
+  int depth = 0;                            // LayerTiming::depth: 0 top-level, 1.. inside subgraphs
+  double calls_per_run = 1;                 // LayerTiming::calls_per_run
   CostStatus status = CostStatus::Exact;    // UnknownOp too when the analysis has no such node
   std::optional<int64_t> macs, flops, bytes;
   std::optional<double> median_seconds;             // per-layer pass median

@@ -93,10 +93,14 @@ struct LayerTiming {
   // The node (or a node of its subgraphs) ran in fp32 for want of a kernel
   // for its fp16/bf16 inputs on the device: its time includes the casts.
   bool upcast_to_fp32 = false;
-  // Subgraph nodes only (0 and 1 for a top-level node):
-  int depth = 0;             // 1 in a subgraph of a top-level node, 2 one level further down, ...
-  double calls_per_run = 1;  // mean calls per run over the runs in which it was called (a Loop body's: its trips)
-  double median_per_call = 0;  // seconds: median over those runs of the run's time / its calls
+  // Subgraph nodes only (0, 1 and the median for a top-level node). depth: 1
+  // in a subgraph of a top-level node, 2 one level further down, ...;
+  // calls_per_run: the mean over the runs that called it (a Loop body's node:
+  // the trip count); median_per_call: seconds, the median over those runs of
+  // the run's time / its calls.
+  int depth = 0;
+  double calls_per_run = 1;
+  double median_per_call = 0;
 };
 
 struct BatchPoint {

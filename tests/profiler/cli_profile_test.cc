@@ -66,7 +66,8 @@ TEST(CliProfile, SubgraphNodesHaveRowsUnderTheirParent) {
   });
   ASSERT_NE(loop, lines.end()) << r.out;
   const size_t name_column = loop->find("Loop_2");
-  const std::vector<std::string> body = {"Loop_2/body/MatMul_1", "Loop_2/body/Add_2", "Loop_2/body/Identity_3"};
+  const std::vector<std::string> body = {"Loop_2/body/MatMul_1", "Loop_2/body/Add_2",
+                                         "Loop_2/body/Identity_3"};
   for (size_t k = 0; k < body.size(); ++k) {
     ASSERT_LT(size_t(loop - lines.begin()) + 1 + k, lines.size());
     const std::string& line = *(loop + 1 + std::ptrdiff_t(k));

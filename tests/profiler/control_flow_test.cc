@@ -407,7 +407,8 @@ TEST_F(ControlFlowTest, SubgraphNodesAreNamedByTheirPath) {
   const AnalysisResult analysis = analyze_model(model);
   ASSERT_FALSE(analysis.subgraph_nodes.empty());
   for (const NodeReport& row : analysis.subgraph_nodes) {
-    const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const SubgraphNodeInfo& n) { return n.path == row.name; });
+    const auto it = std::find_if(nodes.begin(), nodes.end(),
+                                 [&](const SubgraphNodeInfo& n) { return n.path == row.name; });
     ASSERT_NE(it, nodes.end()) << row.name;
     EXPECT_EQ(it->op_type, row.op_type);
     EXPECT_EQ(it->top_level_node, row.index);
@@ -422,15 +423,16 @@ TEST_F(ControlFlowTest, SubgraphHookBracketsEachCallAndNests) {
   std::vector<std::pair<int, bool>> top, sub;
   std::vector<int> top_open_during_sub;
   bool top_open = false;
-  ex.run(ex.make_inputs(1),
-         [&](int node, bool after) {
-           top.emplace_back(node, after);
-           top_open = !after;
-         },
-         [&](int id, bool after) {
-           sub.emplace_back(id, after);
-           top_open_during_sub.push_back(top_open);
-         });
+  ex.run(
+      ex.make_inputs(1),
+      [&](int node, bool after) {
+        top.emplace_back(node, after);
+        top_open = !after;
+      },
+      [&](int id, bool after) {
+        sub.emplace_back(id, after);
+        top_open_during_sub.push_back(top_open);
+      });
   EXPECT_EQ(top, (std::vector<std::pair<int, bool>>{{0, false}, {0, true}}));
   // Ids as in SubgraphNodesAreNamedByTheirPath: Less 0, If 1, Neg 2, Abs 3,
   // then-Identity 4, Add 5, Identity 6. Trip 0 takes the then branch, trips
@@ -454,7 +456,8 @@ TEST_F(ControlFlowTest, SubgraphHookBracketsEachCallAndNests) {
     call(6);
   }
   EXPECT_EQ(sub, expected);
-  for (bool open : top_open_during_sub) EXPECT_TRUE(open) << "a subgraph node ran outside the Loop's interval";
+  for (bool open : top_open_during_sub)
+    EXPECT_TRUE(open) << "a subgraph node ran outside the Loop's interval";
 }
 
 // A Loop with a constant trip count of 5: each body node is called 5 times a
@@ -467,8 +470,9 @@ TEST_F(ControlFlowTest, LoopBodyNodesAreCalledOncePerTrip) {
   const auto hooked = ex.run(inputs, {}, [&](int id, bool after) {
     if (after) ++calls[ex.subgraph_nodes()[size_t(id)].path];
   });
-  EXPECT_EQ(calls, (std::map<std::string, int>{
-                       {"Loop_2/body/MatMul_1", 5}, {"Loop_2/body/Add_2", 5}, {"Loop_2/body/Identity_3", 5}}));
+  EXPECT_EQ(calls,
+            (std::map<std::string, int>{
+                {"Loop_2/body/MatMul_1", 5}, {"Loop_2/body/Add_2", 5}, {"Loop_2/body/Identity_3", 5}}));
   expect_equal(ex.run(inputs)[0], hooked[0]);
 }
 

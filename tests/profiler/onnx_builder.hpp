@@ -14,7 +14,8 @@
 
 namespace modelstat::test {
 
-inline void value_info(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<int64_t>& dims) {
+inline void value_info(onnx::ValueInfoProto* v, const std::string& name, int elem,
+                       const std::vector<int64_t>& dims) {
   v->set_name(name);
   auto* tt = v->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(elem);
@@ -23,8 +24,8 @@ inline void value_info(onnx::ValueInfoProto* v, const std::string& name, int ele
 }
 
 // A node named "<op>_<its position in g, from 1>".
-inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins,
-                                 const std::vector<std::string>& outs) {
+inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op,
+                                 const std::vector<std::string>& ins, const std::vector<std::string>& outs) {
   onnx::NodeProto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(op + "_" + std::to_string(g->node_size()));

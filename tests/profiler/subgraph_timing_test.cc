@@ -78,8 +78,8 @@ TEST_F(SubgraphTiming, LoopBodyNodesHaveRowsWithFiveCallsPerRun) {
   const ProfileResult r = profile(test::loop_five_model());
   // The top-level pass is as it was: one row per top-level node.
   EXPECT_EQ(names(r.layers), (std::vector<std::string>{"Relu_1", "Loop_2", "Neg_3"}));
-  EXPECT_EQ(names(r.subgraph_layers),
-            (std::vector<std::string>{"Loop_2/body/MatMul_1", "Loop_2/body/Add_2", "Loop_2/body/Identity_3"}));
+  EXPECT_EQ(names(r.subgraph_layers), (std::vector<std::string>{"Loop_2/body/MatMul_1", "Loop_2/body/Add_2",
+                                                                "Loop_2/body/Identity_3"}));
   // The analysis's rows for the same model bear the same names.
   EXPECT_EQ(names(r.subgraph_layers), names(r.analysis.subgraph_nodes));
   const std::vector<std::string> ops = {"MatMul", "Add", "Identity"};

@@ -67,13 +67,13 @@ void Page::layer_table() {
     return;
   }
   const bool subgraphs = !r_.subgraph_nodes.empty();
-  out_
-      << "<p class=\"note\">" << r_.nodes.size()
-      << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
-         "the bounding roof.";
+  out_ << "<p class=\"note\">" << r_.nodes.size()
+       << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
+          "the bounding roof.";
   if (subgraphs)
     out_ << " Under a control-flow node, indented, the " << r_.subgraph_nodes.size()
-         << " subgraph nodes that ran inside it (If / Loop / Scan), named by their path: time and cost per model "
+         << " subgraph nodes that ran inside it (If / Loop / Scan), named by their path: time and cost per "
+            "model "
             "run, the sum over its calls (calls: per run), inside their parent's.";
   out_ << "</p>\n";
   out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
@@ -89,8 +89,8 @@ void Page::layer_table() {
     // A subgraph node: indented by its depth, its index (its parent's) kept only as the sort key.
     const std::string indent = n.depth > 0 ? " style=\"padding-left:" + std::to_string(n.depth) + "em\"" : "";
     out_ << "<tr>" << num_cell(in_subgraph ? "" : std::to_string(n.index), double(n.index))
-         << "<td class=\"l name\"" << indent << " title=\"" << escape(n.name) << "\">" << escape(n.name) << "</td>"
-         << op_cell(n.op_type, n.upcast_to_fp32);
+         << "<td class=\"l name\"" << indent << " title=\"" << escape(n.name) << "\">" << escape(n.name)
+         << "</td>" << op_cell(n.op_type, n.upcast_to_fp32);
     if (subgraphs)
       out_ << (in_subgraph ? num_cell(mean_count(n.calls_per_run), n.calls_per_run) : num_cell("", 1.0));
     out_ << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))

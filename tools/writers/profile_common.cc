@@ -160,10 +160,12 @@ ProfileSection transfer_section(const ProfileResult& r) {
 ProfileSection layers_section(const ProfileResult& r) {
   const bool subgraphs = !r.subgraph_layers.empty();
   ProfileSection s;
-  s.title = subgraphs ? fmt::format("Per-layer times ({} layers, graph order, and {} subgraph nodes that ran, "
-                                    "indented under theirs; instrumented passes)",
-                                    r.layers.size(), r.subgraph_layers.size())
-                      : fmt::format("Per-layer times ({} layers, graph order; instrumented pass)", r.layers.size());
+  s.title = subgraphs
+                ? fmt::format(
+                      "Per-layer times ({} layers, graph order, and {} subgraph nodes that ran, "
+                      "indented under theirs; instrumented passes)",
+                      r.layers.size(), r.subgraph_layers.size())
+                : fmt::format("Per-layer times ({} layers, graph order; instrumented pass)", r.layers.size());
   s.columns = {{"#"},
                {"node", Align::Left, kNameWidth},
                {"op", Align::Left},
@@ -182,12 +184,15 @@ ProfileSection layers_section(const ProfileResult& r) {
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
     any_upcast = any_upcast || layer->upcast_to_fp32;
-    std::vector<std::string> cells = {
-        in_subgraph ? std::string() : std::to_string(layer->index), layer->name,
-        timed_op_text(layer->op_type, layer->upcast_to_fp32), measured ? human_seconds(layer->time.median) : "-",
-        measured ? human_seconds(layer->time.mean) : "-", measured ? human_seconds(layer->time.p90) : "-",
-        f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
-        rate_text(giga(f.achieved_flops_per_second))};
+    std::vector<std::string> cells = {in_subgraph ? std::string() : std::to_string(layer->index),
+                                      layer->name,
+                                      timed_op_text(layer->op_type, layer->upcast_to_fp32),
+                                      measured ? human_seconds(layer->time.median) : "-",
+                                      measured ? human_seconds(layer->time.mean) : "-",
+                                      measured ? human_seconds(layer->time.p90) : "-",
+                                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
+                                      layer_flops_text(f),
+                                      rate_text(giga(f.achieved_flops_per_second))};
     if (subgraphs) cells.insert(cells.begin() + 3, in_subgraph ? mean_count(layer->calls_per_run) : "");
     s.rows.push_back(std::move(cells));
     s.highlight.push_back(inexact);
@@ -198,7 +203,8 @@ ProfileSection layers_section(const ProfileResult& r) {
                                 human_seconds(sum)));
   if (subgraphs)
     s.lines.push_back(fmt::format(
-        "subgraph nodes (inside If / Loop / Scan): time per model run, the sum over its calls (calls: per run), "
+        "subgraph nodes (inside If / Loop / Scan): time per model run, the sum over its calls (calls: per "
+        "run), "
         "from a pass of their own ({} runs) so that the top-level times carry none of their markers; inside "
         "their parent's time, not added to the sum",
         group_digits(r.subgraph_layer_sum.count)));

@@ -25,7 +25,8 @@ class ProfileCsvWriter final : public ProfileWriter {
  public:
   void write(const ProfileResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     out << "index,name,op_type,median_s,mean_s,p90_s,p99_s,min_s,max_s,stddev_s,runs,share_of_layer_sum,"
-           "flops,macs,bytes,achieved_gflops,achieved_gbps,upcast_to_fp32,depth,calls_per_run,median_per_call_s\n";
+           "flops,macs,bytes,achieved_gflops,achieved_gbps,upcast_to_fp32,depth,calls_per_run,median_per_"
+           "call_s\n";
     const double sum = layer_median_sum(r);
     for (const auto& [layer, in_subgraph] : timed_rows_in_order(r)) {
       const TimingSummary& t = layer->time;

@@ -91,7 +91,8 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
   doc["layers"] = std::move(layers);
   doc["subgraph_layer_sum"] = r.subgraph_layer_sum;
   Json subgraph_layers = Json::array();
-  for (const LayerTiming& layer : r.subgraph_layers) subgraph_layers.push_back(layer_json(layer, join_layer(r, layer, sum)));
+  for (const LayerTiming& layer : r.subgraph_layers)
+    subgraph_layers.push_back(layer_json(layer, join_layer(r, layer, sum)));
   doc["subgraph_layers"] = std::move(subgraph_layers);
   doc["transfers"] = Json{{"h2d", transfer_json(r.h2d, r.h2d_bytes)},
                           {"d2h", transfer_json(r.d2h, r.d2h_bytes)},

@@ -391,8 +391,8 @@ TEST(CompareInput, ReadsDocumentsWithAndWithoutSubgraphLayers) {
   EXPECT_EQ(written["calls_per_run"], 5.0);
   std::vector<std::string> keys;
   for (const auto& item : written.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"index", "name", "op_type", "upcast_to_fp32", "depth", "calls_per_run",
-                                            "median_per_call_s", "time"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"index", "name", "op_type", "upcast_to_fp32", "depth",
+                                            "calls_per_run", "median_per_call_s", "time"}));
   // A top-level layer of an older document: no subgraph fields, the defaults.
   const LayerTiming top = Json::parse(doc["layers"][0].dump()).get<LayerTiming>();
   EXPECT_EQ(top.depth, 0);

@@ -194,8 +194,8 @@ TEST(JoinProfile, SubgraphNodesJoinTheAnalysisRowsByName) {
   EXPECT_DOUBLE_EQ(mm.achieved_flops_per_second.value(), 2e10);  // 1e6 / 5e-5
   EXPECT_DOUBLE_EQ(mm.arithmetic_intensity.value(), 50.0);
   EXPECT_EQ(mm.bound, Bound::Compute);
-  EXPECT_DOUBLE_EQ(mm.efficiency.value(), 0.2);                // 2e10 / 1e11
-  EXPECT_DOUBLE_EQ(mm.share_of_time.value(), 50.0 / 510.0);    // of the top-level layers' sum
+  EXPECT_DOUBLE_EQ(mm.efficiency.value(), 0.2);              // 2e10 / 1e11
+  EXPECT_DOUBLE_EQ(mm.share_of_time.value(), 50.0 / 510.0);  // of the top-level layers' sum
   EXPECT_DOUBLE_EQ(mm.share_of_flops.value(), 1000000.0 / 6010000.0);
   for (size_t k : {1, 2}) {
     const JoinedNode& n = r.subgraph_nodes[k];

@@ -139,7 +139,8 @@ JoinedReport sample_report() { return join_profile(sample_profile(), sample_ceil
 JoinedReport subgraph_report() {
   ProfileResult p = sample_profile();
   p.analysis.nodes.resize(1);
-  p.analysis.nodes.push_back(cost_node(1, "Loop_2", "Loop", CostStatus::Exact, 4000000, 8004000, 400000, 32000));
+  p.analysis.nodes.push_back(
+      cost_node(1, "Loop_2", "Loop", CostStatus::Exact, 4000000, 8004000, 400000, 32000));
   p.analysis.nodes[1].subgraph_nodes = 3;
   p.analysis.subgraph_nodes = {
       cost_node(1, "Loop_2/body/MatMul_1", "MatMul", CostStatus::Exact, 4000000, 8000000, 300000, 100000),
@@ -158,7 +159,8 @@ JoinedReport subgraph_report() {
     return test::subgraph_layer(1, name, op, depth, calls,
                                 timing(median_us * 1e-6, micros({median_us, median_us, median_us})));
   };
-  p.subgraph_layers = {sub("Loop_2/body/MatMul_1", "MatMul", 1, 4, 20), sub("Loop_2/body/If_2", "If", 1, 4, 4),
+  p.subgraph_layers = {sub("Loop_2/body/MatMul_1", "MatMul", 1, 4, 20),
+                       sub("Loop_2/body/If_2", "If", 1, 4, 4),
                        sub("Loop_2/body/If_2/then_branch/Relu_1", "Relu", 2, 3, 2),
                        sub("Loop_2/body/If_2/else_branch/Neg_1", "Neg", 2, 1, 1)};
   return join_profile(p, sample_ceilings());
@@ -423,9 +425,9 @@ TEST(JoinedWriterTest, JsonHasEveryFieldInOrder) {
   const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(render("json", sample_report(), options));
   std::vector<std::string> keys;
   for (const auto& item : doc.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "cost_convention", "context", "ceilings",
-                                            "roofline", "whole", "hotspots", "nodes", "subgraph_nodes",
-                                            "by_op_type", "notices", "profile"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "cost_convention", "context",
+                                            "ceilings", "roofline", "whole", "hotspots", "nodes",
+                                            "subgraph_nodes", "by_op_type", "notices", "profile"}));
   EXPECT_EQ(doc["schema_version"], kJoinedJsonSchemaVersion);
   EXPECT_EQ(doc["kind"], "report");
   EXPECT_EQ(doc["context"]["model"], "models/sample.onnx");
@@ -667,13 +669,16 @@ TEST(JoinedWriterTest, ANodeWithoutSamplesIsShownAsNotMeasured) {
 // subgraph rows by name; they are neither hotspots nor in the op-type sums.
 TEST(JoinedWriterTest, SubgraphNodesFollowTheirParentInEveryFormat) {
   const JoinedReport r = subgraph_report();
-  const std::vector<std::string> order = {"/conv1/Conv", "Loop_2", "Loop_2/body/MatMul_1", "Loop_2/body/If_2",
+  const std::vector<std::string> order = {"/conv1/Conv",
+                                          "Loop_2",
+                                          "Loop_2/body/MatMul_1",
+                                          "Loop_2/body/If_2",
                                           "Loop_2/body/If_2/then_branch/Relu_1",
                                           "Loop_2/body/If_2/else_branch/Neg_1"};
   // Table and Markdown: the per-node table, in this order, indented.
   // (The terminal shortens the deepest names: their ends say enough.)
-  const std::vector<std::string> ends = {"/conv1/Conv", "Loop_2", "body/MatMul_1", "body/If_2", "branch/Relu_1",
-                                         "branch/Neg_1"};
+  const std::vector<std::string> ends = {"/conv1/Conv", "Loop_2",        "body/MatMul_1",
+                                         "body/If_2",   "branch/Relu_1", "branch/Neg_1"};
   for (const char* format : {"table", "md"}) {
     SCOPED_TRACE(format);
     const std::string text = render(format, r);
@@ -718,7 +723,8 @@ TEST(JoinedWriterTest, SubgraphNodesFollowTheirParentInEveryFormat) {
   // JSON: subgraph_nodes, after nodes; valid against both schemas.
   const json doc = json::parse(render("json", r));
   EXPECT_TRUE(SchemaValidator().validate(test::load_source_json("docs/report.schema.json"), doc).empty());
-  EXPECT_TRUE(SchemaValidator().validate(test::load_source_json("docs/profile.schema.json"), doc["profile"]).empty());
+  EXPECT_TRUE(
+      SchemaValidator().validate(test::load_source_json("docs/profile.schema.json"), doc["profile"]).empty());
   ASSERT_EQ(doc["subgraph_nodes"].size(), 4u);
   EXPECT_EQ(doc["subgraph_nodes"][0]["name"], "Loop_2/body/MatMul_1");
   EXPECT_EQ(doc["subgraph_nodes"][0]["depth"], 1);
@@ -729,7 +735,8 @@ TEST(JoinedWriterTest, SubgraphNodesFollowTheirParentInEveryFormat) {
   EXPECT_FALSE(doc["nodes"][1].contains("depth")) << "a top-level node has no subgraph fields";
   EXPECT_EQ(doc["hotspots"].size(), 2u);
   bool said = false;
-  for (const auto& n : doc["notices"]) said = said || contains(n.get<std::string>(), "1 subgraph node(s) ran that");
+  for (const auto& n : doc["notices"])
+    said = said || contains(n.get<std::string>(), "1 subgraph node(s) ran that");
   EXPECT_TRUE(said) << doc["notices"].dump();
 
   // HTML: the rows under their parent, indented by depth, with a calls column.
@@ -758,8 +765,10 @@ TEST(WritersGolden, JoinedEveryFormat) {
 }
 
 TEST(WritersGolden, JoinedSubgraphsEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"table", "joined-subgraphs.txt"}, {"csv", "joined-subgraphs.csv"}, {"md", "joined-subgraphs.md"}}) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "joined-subgraphs.txt"},
+                                                        {"csv", "joined-subgraphs.csv"},
+                                                        {"md", "joined-subgraphs.md"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, subgraph_report()), {"gpu-node-7", "2.3.0"});
   }

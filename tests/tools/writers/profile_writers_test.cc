@@ -163,9 +163,10 @@ ProfileResult subgraph_profile() {
              cost_node(1, "Loop_2", "Loop", CostStatus::Exact, 160, 360, 1000, 200),
              cost_node(2, "Neg_3", "Neg", CostStatus::Exact, 0, 8, 32, 32)};
   a.nodes[1].subgraph_nodes = 3;
-  a.subgraph_nodes = {cost_node(1, "Loop_2/body/MatMul_1", "MatMul", CostStatus::Exact, 160, 320, 800, 160),
-                      cost_node(1, "Loop_2/body/If_2", "If", CostStatus::Exact, 0, 40, 100, 20),
-                      cost_node(1, "Loop_2/body/If_2/then_branch/Add_1", "Add", CostStatus::Exact, 0, 40, 100, 20)};
+  a.subgraph_nodes = {
+      cost_node(1, "Loop_2/body/MatMul_1", "MatMul", CostStatus::Exact, 160, 320, 800, 160),
+      cost_node(1, "Loop_2/body/If_2", "If", CostStatus::Exact, 0, 40, 100, 20),
+      cost_node(1, "Loop_2/body/If_2/then_branch/Add_1", "Add", CostStatus::Exact, 0, 40, 100, 20)};
   a.totals.nodes = 6;
   a.totals.nodes_exact = 6;
   a.totals.macs = 160;
@@ -180,7 +181,8 @@ ProfileResult subgraph_profile() {
   r.layers = {layer(0, a.nodes[0], 0.00001), layer(1, a.nodes[1], 0.00019), layer(2, a.nodes[2], 0.00001)};
   r.subgraph_layer_sum = timing(0.00017, 3, {0.00017, 0.00018, 0.00016});
   auto sub = [](const std::string& name, const std::string& op, int depth, double calls, double median) {
-    return test::subgraph_layer(1, name, op, depth, calls, timing(median, 3, {median, median * 0.99, median * 1.01}));
+    return test::subgraph_layer(1, name, op, depth, calls,
+                                timing(median, 3, {median, median * 0.99, median * 1.01}));
   };
   r.subgraph_layers = {sub("Loop_2/body/MatMul_1", "MatMul", 1, 5, 0.0001),
                        sub("Loop_2/body/If_2", "If", 1, 5, 0.00006),
@@ -268,11 +270,26 @@ TEST(ProfileWriterTest, JsonHasEveryFieldInOrder) {
   const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text);
   std::vector<std::string> keys;
   for (const auto& item : doc.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "percentile_method", "context",
-                                            "cold_start", "whole", "layer_sum", "instrumentation_overhead",
-                                            "throughput_samples_per_s", "layers", "subgraph_layer_sum",
-                                            "subgraph_layers", "transfers", "batch_sweep",
-                                            "max_batch", "concurrency", "memory", "train_step", "analysis",
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version",
+                                            "tool",
+                                            "kind",
+                                            "percentile_method",
+                                            "context",
+                                            "cold_start",
+                                            "whole",
+                                            "layer_sum",
+                                            "instrumentation_overhead",
+                                            "throughput_samples_per_s",
+                                            "layers",
+                                            "subgraph_layer_sum",
+                                            "subgraph_layers",
+                                            "transfers",
+                                            "batch_sweep",
+                                            "max_batch",
+                                            "concurrency",
+                                            "memory",
+                                            "train_step",
+                                            "analysis",
                                             "notices"}));
   EXPECT_EQ(doc["schema_version"], kProfileJsonSchemaVersion);
   EXPECT_EQ(std::string(kProfileJsonSchemaVersion).rfind("1.", 0), 0u) << "the schema describes major 1";
@@ -455,11 +472,13 @@ TEST(ProfileWriterTest, JsonLeavesNamesThatSpellAPlaceholderAlone) {
 TEST(ProfileWriterTest, CsvHasHeaderAndOneQuotedRowPerLayer) {
   const ProfileResult r = sample_profile();
   const auto records = parse_csv(render("csv", r));
-  const std::vector<std::string> header = {
-      "index", "name",  "op_type", "median_s",        "mean_s",        "p90_s",
-      "p99_s", "min_s", "max_s",   "stddev_s",        "runs",          "share_of_layer_sum",
-      "flops", "macs",  "bytes",   "achieved_gflops", "achieved_gbps", "upcast_to_fp32",
-      "depth", "calls_per_run", "median_per_call_s"};
+  const std::vector<std::string> header = {"index",           "name",          "op_type",
+                                           "median_s",        "mean_s",        "p90_s",
+                                           "p99_s",           "min_s",         "max_s",
+                                           "stddev_s",        "runs",          "share_of_layer_sum",
+                                           "flops",           "macs",          "bytes",
+                                           "achieved_gflops", "achieved_gbps", "upcast_to_fp32",
+                                           "depth",           "calls_per_run", "median_per_call_s"};
   ASSERT_EQ(records.size(), 1 + r.layers.size());
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
@@ -652,9 +671,10 @@ TEST(ProfileWriterTest, SubgraphRowsSitIndentedUnderTheirParent) {
     ADD_FAILURE() << "no line with " << needle << "\n" << text;
     return size_t(0);
   };
-  const std::vector<std::string> order = {"  Loop_2  ", "Loop_2/body/MatMul_1", "Loop_2/body/If_2  ",
-                                          "then_branch/Add_1", "else_branch/Sub_1", "Neg_3"};
-  for (size_t k = 1; k < order.size(); ++k) EXPECT_EQ(line_of(order[k]), line_of(order[k - 1]) + 1) << order[k];
+  const std::vector<std::string> order = {"  Loop_2  ",        "Loop_2/body/MatMul_1", "Loop_2/body/If_2  ",
+                                          "then_branch/Add_1", "else_branch/Sub_1",    "Neg_3"};
+  for (size_t k = 1; k < order.size(); ++k)
+    EXPECT_EQ(line_of(order[k]), line_of(order[k - 1]) + 1) << order[k];
   // Indented two spaces a level more than the top-level names, under a "calls" column.
   const size_t top = lines[line_of("Neg_3")].find("Neg_3");
   EXPECT_EQ(lines[line_of("MatMul_1")].find("Loop_2/body/MatMul_1"), top + 2);
@@ -680,8 +700,12 @@ TEST(ProfileWriterTest, SubgraphRowsInCsvAndJson) {
   const ProfileResult r = subgraph_profile();
   const auto csv = parse_csv(render("csv", r));
   ASSERT_EQ(csv.size(), 1 + r.layers.size() + r.subgraph_layers.size());
-  const std::vector<std::string> names = {"Relu_1", "Loop_2", "Loop_2/body/MatMul_1", "Loop_2/body/If_2",
-                                          "Loop_2/body/If_2/then_branch/Add_1", "Loop_2/body/If_2/else_branch/Sub_1",
+  const std::vector<std::string> names = {"Relu_1",
+                                          "Loop_2",
+                                          "Loop_2/body/MatMul_1",
+                                          "Loop_2/body/If_2",
+                                          "Loop_2/body/If_2/then_branch/Add_1",
+                                          "Loop_2/body/If_2/else_branch/Sub_1",
                                           "Neg_3"};
   for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(csv[i + 1][1], names[i]);
   EXPECT_EQ(csv[3][0], "1");   // the Loop's index
@@ -730,11 +754,11 @@ TEST(WritersGolden, ProfileEveryFormat) {
 }
 
 TEST(WritersGolden, ProfileSubgraphsEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"table", "profile-subgraphs.txt"},
-           {"json", "profile-subgraphs.json"},
-           {"csv", "profile-subgraphs.csv"},
-           {"md", "profile-subgraphs.md"}}) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "profile-subgraphs.txt"},
+                                                        {"json", "profile-subgraphs.json"},
+                                                        {"csv", "profile-subgraphs.csv"},
+                                                        {"md", "profile-subgraphs.md"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, subgraph_profile()), {});
   }
