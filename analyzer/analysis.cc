@@ -208,8 +208,8 @@ class GraphCoster {
       if (then_attr && else_attr && *then_attr && *else_attr) {
         int then_nodes = 0, else_nodes = 0;
         std::vector<NodeReport> then_rows, else_rows;
-        const NodeCost then_cost = cost_graph(**then_attr, &then_nodes, path + "/then_branch", &then_rows);
-        const NodeCost else_cost = cost_graph(**else_attr, &else_nodes, path + "/else_branch", &else_rows);
+        const NodeCost then_cost = cost_graph(**then_attr, &then_nodes, path, "then_branch", &then_rows);
+        const NodeCost else_cost = cost_graph(**else_attr, &else_nodes, path, "else_branch", &else_rows);
         bool take_then = then_cost.flops >= else_cost.flops;
         if (node.if_branch >= 0) {
           take_then = node.if_branch == 0;
@@ -228,13 +228,8 @@ class GraphCoster {
     }
     NodeCost body;
     std::vector<NodeReport> body_rows;
-    for (const auto& [name, value] : node.attributes) {
-      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&value); sub && *sub)
-        add_into(body, cost_graph(**sub, nested, path + "/" + name, &body_rows));
-      if (const auto* subs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&value))
-        for (size_t k = 0; k < subs->size(); ++k)
-          if ((*subs)[k]) add_into(body, cost_graph(*(*subs)[k], nested, path + "/" + name + "[" + std::to_string(k) + "]", &body_rows));
-    }
+    for (const auto& [label, sub] : node.named_subgraphs())
+      add_into(body, cost_graph(*sub, nested, path, label, &body_rows));
     int64_t times = 1;
     if (node.domain.empty() && node.op_type == "Loop") {
       if (node.trip_count >= 0) {
@@ -302,15 +297,16 @@ class GraphCoster {
     return c;
   }
 
-  // Sum over a subgraph (recursively).
-  // Each node's row goes to `rows` (named prefix/node), before the rows of
-  // its own subgraphs.
-  NodeCost cost_graph(const Graph& g, int* node_count, const std::string& prefix, std::vector<NodeReport>* rows) {
+  // Sum over a subgraph (recursively): `label` of the node whose row name
+  // is `holder`. Each node's row goes to `rows` (named by
+  // subgraph_node_path), before the rows of its own subgraphs.
+  NodeCost cost_graph(const Graph& g, int* node_count, const std::string& holder, const std::string& label,
+                      std::vector<NodeReport>* rows) {
     ++depth_;
     NodeCost total;
     std::vector<bool> counted(g.tensors.size(), false);
     for (const Node& n : g.nodes) {
-      const std::string path = prefix + "/" + n.name;
+      const std::string path = subgraph_node_path(holder, label, n.name);
       const size_t at = rows->size();
       rows->push_back(describe_node(g, n, path));
       int nested = 0;

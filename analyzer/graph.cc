@@ -147,6 +147,24 @@ std::vector<std::shared_ptr<Graph>> Node::subgraphs() const {
   return out;
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<Graph>>> Node::named_subgraphs() const {
+  std::vector<std::pair<std::string, std::shared_ptr<Graph>>> out;
+  for (const auto& [key, value] : attributes) {
+    if (auto* g = std::get_if<std::shared_ptr<Graph>>(&value)) {
+      if (*g) out.emplace_back(key, *g);
+    } else if (auto* gs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&value)) {
+      for (size_t k = 0; k < gs->size(); ++k)
+        if ((*gs)[k]) out.emplace_back(key + "[" + std::to_string(k) + "]", (*gs)[k]);
+    }
+  }
+  return out;
+}
+
+std::string subgraph_node_path(const std::string& holder_path, const std::string& subgraph_label,
+                               const std::string& node_name) {
+  return holder_path + "/" + subgraph_label + "/" + node_name;
+}
+
 int Graph::find_tensor(const std::string& tensor_name) const {
   for (size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == tensor_name) return int(i);

@@ -44,7 +44,7 @@ class CpuIntervalTimer final : public IntervalTimer {
 class CpuMarkerTimer final : public MarkerTimer {
  public:
   void reset(size_t markers) override {
-    times_.assign(markers, Clock::time_point{});
+    times_.assign(markers, Clock::time_point{});  // keeps the capacity append() grew
     recorded_ = 0;
   }
   void mark(size_t i) override {
@@ -57,20 +57,39 @@ class CpuMarkerTimer final : public MarkerTimer {
     times_[i] = now;
     ++recorded_;
   }
+  size_t append() override {
+    const Clock::time_point now = Clock::now();
+    if (recorded_ == times_.size())
+      times_.push_back(now);
+    else
+      times_[recorded_] = now;
+    return recorded_++;
+  }
   std::vector<double> intervals() override {
-    if (recorded_ != times_.size()) {
-      throw Error(ErrorKind::Runtime, "CPU marker timer: only " + std::to_string(recorded_) + " of " +
-                                          std::to_string(times_.size()) + " markers recorded");
-    }
+    check_complete();
     std::vector<double> out;
     if (times_.size() < 2) return out;
     out.reserve(times_.size() - 1);
     for (size_t i = 0; i + 1 < times_.size(); ++i) out.push_back(seconds_between(times_[i], times_[i + 1]));
     return out;
   }
+  std::vector<double> offsets() override {
+    check_complete();
+    std::vector<double> out;
+    out.reserve(times_.size());
+    for (const Clock::time_point& t : times_) out.push_back(seconds_between(times_[0], t));
+    return out;
+  }
   TimeDomain domain() const override { return TimeDomain::Host; }
 
  private:
+  void check_complete() const {
+    if (recorded_ != times_.size()) {
+      throw Error(ErrorKind::Runtime, "CPU marker timer: only " + std::to_string(recorded_) + " of " +
+                                          std::to_string(times_.size()) + " markers recorded");
+    }
+  }
+
   std::vector<Clock::time_point> times_;
   size_t recorded_ = 0;
 };

@@ -172,14 +172,16 @@ std::vector<at::Tensor> produced_outputs(const Graph& g, const std::vector<at::T
 // of the scope the node runs in, by tensor index.
 class Executor::ScopeRunner final : public SubgraphRunner {
  public:
-  ScopeRunner(const Executor& executor, const std::vector<at::Tensor>& scope) : executor_(executor), scope_(scope) {}
+  ScopeRunner(const Executor& executor, const std::vector<at::Tensor>& scope, const NodeHook* subgraph_hook)
+      : executor_(executor), scope_(scope), subgraph_hook_(subgraph_hook) {}
   std::vector<at::Tensor> run(const Graph& body, const std::vector<at::Tensor>& inputs) const override {
-    return executor_.run_subgraph(body, scope_, inputs);
+    return executor_.run_subgraph(body, scope_, inputs, subgraph_hook_);
   }
 
  private:
   const Executor& executor_;
   const std::vector<at::Tensor>& scope_;
+  const NodeHook* subgraph_hook_;  // the run's (Executor::run), or null
 };
 
 Executor::Executor(const Model& model, const ExecOptions& options)
@@ -209,7 +211,9 @@ Executor::Executor(const Model& model, const ExecOptions& options)
   }
 
   top_ = plan_graph(g, nullptr);
-  plan_subgraphs(g, -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& [label, sub] : g.nodes[i].named_subgraphs())
+      plan_subgraph(*sub, g, g.nodes[i].name, label, int(i), -1, 1);
   if (const std::string notice = qdq_fusion_notice(fused_by_op_, absorbed_); !notice.empty())
     fusion_notices_.push_back(notice);
 }
@@ -286,27 +290,36 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
   return plan;
 }
 
-void Executor::plan_subgraphs(const Graph& g, int top_level_node) {
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const int top = top_level_node < 0 ? int(i) : top_level_node;
-    for (const auto& sub : g.nodes[i].subgraphs()) {
-      GraphPlan plan = plan_graph(*sub, &g);
-      plan.top_level_node = top;
-      subplans_.emplace(sub.get(), std::move(plan));
-      plan_subgraphs(*sub, top);
-    }
+void Executor::plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
+                             const std::string& label, int top_level_node, int enclosing, int depth) {
+  GraphPlan plan = plan_graph(sub, &parent);
+  plan.top_level_node = top_level_node;
+  // Each node, then the nodes of its own subgraphs: the analysis's row order.
+  for (const Node& node : sub.nodes) {
+    const int id = int(subgraph_nodes_.size());
+    const std::string path = subgraph_node_path(holder, label, node.name);
+    subgraph_nodes_.push_back({path, node.op_type, top_level_node, enclosing, depth});
+    plan.subgraph_node_ids.push_back(id);
+    for (const auto& [inner_label, inner] : node.named_subgraphs())
+      plan_subgraph(*inner, sub, path, inner_label, top_level_node, id, depth + 1);
   }
+  subplans_.emplace(&sub, std::move(plan));
 }
 
 Upcasts Executor::upcasts() const {
   Upcasts u;
   u.top_level.assign(model_.graph.nodes.size(), false);
+  u.subgraph_nodes.assign(subgraph_nodes_.size(), false);
   auto collect = [&](const Graph& g, const GraphPlan& plan) {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const ReducedPath path = plan.steps[i].reduced.path.load();
       if (path != ReducedPath::UpcastHalf && path != ReducedPath::UpcastBFloat16) continue;
       ++u.nodes_by_dtype[path == ReducedPath::UpcastHalf ? "fp16" : "bf16"][g.nodes[i].op_type];
       u.top_level[size_t(plan.top_level_node < 0 ? int(i) : plan.top_level_node)] = true;
+      // The node and every control-flow node it runs inside.
+      for (int id = i < plan.subgraph_node_ids.size() ? plan.subgraph_node_ids[i] : -1; id >= 0;
+           id = subgraph_nodes_[size_t(id)].enclosing)
+        u.subgraph_nodes[size_t(id)] = true;
     }
   };
   collect(model_.graph, top_);
@@ -345,7 +358,8 @@ std::vector<at::Tensor> Executor::make_inputs(uint64_t seed) const {
   return inputs;
 }
 
-std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, const NodeHook& hook) const {
+std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, const NodeHook& hook,
+                                      const NodeHook& subgraph_hook) const {
   const Graph& g = model_.graph;
   if (inputs.size() != g.inputs.size())
     throw Error(ErrorKind::Input, "the graph has " + std::to_string(g.inputs.size()) + " inputs, " +
@@ -353,12 +367,13 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
   std::vector<at::Tensor> env(g.tensors.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
   for (int t : g.initializers) env[size_t(t)] = weights_.get(&g, t);
-  run_nodes(g, top_, env, hook ? &hook : nullptr);
+  run_nodes(g, top_, env, hook ? &hook : nullptr, subgraph_hook ? &subgraph_hook : nullptr);
   return produced_outputs(g, env, "graph output");
 }
 
 std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
-                                               const std::vector<at::Tensor>& inputs) const {
+                                               const std::vector<at::Tensor>& inputs,
+                                               const NodeHook* subgraph_hook) const {
   const auto it = subplans_.find(&body);
   if (it == subplans_.end())
     throw Error(ErrorKind::Runtime, "subgraph '" + body.name + "' is not a subgraph of this model");
@@ -375,19 +390,20 @@ std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vec
   }
   for (size_t i = 0; i < body.inputs.size(); ++i) env[size_t(body.inputs[i])] = inputs[i];
   for (int t : body.initializers) env[size_t(t)] = weights_.get(&body, t);
-  run_nodes(body, plan, env, nullptr);
+  run_nodes(body, plan, env, subgraph_hook, subgraph_hook);
   return produced_outputs(body, env, "subgraph '" + body.name + "' output");
 }
 
 std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, const NodeStep& step,
                                            std::vector<at::Tensor> args, std::vector<bool> reusable,
-                                           const std::vector<at::Tensor>& env) const {
+                                           const std::vector<at::Tensor>& env,
+                                           const NodeHook* subgraph_hook) const {
   std::optional<ScopeRunner> runner;
   auto context = [&](std::vector<at::Tensor> inputs, std::vector<bool> reuse, at::ScalarType float_dtype) {
     ExecContext ctx(g, node, step.opset, std::move(inputs), options_.device, float_dtype);
     ctx.set_reusable(std::move(reuse));
     ctx.set_nudge_requantisers(options_.nudge_requantisers);
-    if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env));
+    if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env, subgraph_hook));
     return ctx;
   };
   // The node in fp32: its fp16/bf16 inputs cast up (fresh tensors, which it
@@ -450,11 +466,15 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
 }
 
 void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env,
-                         const NodeHook* hook) const {
+                         const NodeHook* hook, const NodeHook* subgraph_hook) const {
+  // What the hook is called with: the node's index at the top, its id in a subgraph.
+  auto hook_id = [&](size_t i) {
+    return plan.subgraph_node_ids.empty() ? int(i) : plan.subgraph_node_ids[i];
+  };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     const NodeStep& step = plan.steps[i];
-    if (hook) (*hook)(int(i), false);
+    if (hook) (*hook)(hook_id(i), false);
     if (step.absorbed) {
       // A DequantizeLinear fused into its readers: nothing to run.
     } else if (!step.rule) {
@@ -480,7 +500,8 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
           args.push_back(env[size_t(t)]);
         }
       }
-      std::vector<at::Tensor> outputs = run_step(g, node, step, std::move(args), std::move(reusable), env);
+      std::vector<at::Tensor> outputs =
+          run_step(g, node, step, std::move(args), std::move(reusable), env, subgraph_hook);
       for (size_t o = 0; o < node.outputs.size(); ++o) {
         if (node.outputs[o] < 0) continue;
         if (o >= outputs.size() || !outputs[o].defined())
@@ -490,7 +511,7 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
       }
     }
     for (int t : step.release_after) env[size_t(t)] = at::Tensor();
-    if (hook) (*hook)(int(i), true);
+    if (hook) (*hook)(hook_id(i), true);
   }
 }
 

@@ -77,6 +77,9 @@ struct Upcasts {
   std::map<std::string, std::map<std::string, int64_t>> nodes_by_dtype;
   // Per top-level node: it, or a node of its subgraphs, ran upcast.
   std::vector<bool> top_level;
+  // Per subgraph node (Executor::subgraph_nodes()): it, or a node of its own
+  // subgraphs, ran upcast.
+  std::vector<bool> subgraph_nodes;
   bool empty() const { return nodes_by_dtype.empty(); }
 };
 
@@ -90,6 +93,17 @@ std::vector<std::string> upcast_notices(const Upcasts& upcasts, const at::Device
 // kernel for a dtype ("not implemented for 'Half'") and out of memory are
 // CannotRun, naming the dtype and what to do; anything else is Runtime.
 Error aten_error(const c10::Error& e, const Node& node, const at::Device& device);
+
+// A node inside an If / Loop / Scan subgraph, at any depth.
+struct SubgraphNodeInfo {
+  std::string path;  // subgraph_node_path: the analysis's row name ("Loop_3/body/MatMul_1")
+  std::string op_type;
+  int top_level_node = 0;  // the top-level node it runs inside
+  // The control-flow node holding its subgraph: its id in subgraph_nodes(),
+  // -1 when that is the top-level node.
+  int enclosing = -1;
+  int depth = 1;  // 1 in a subgraph of a top-level node, 2 one level further down, ...
+};
 
 class Executor {
  public:
@@ -108,9 +122,17 @@ class Executor {
   // Runs the graph; returns the graph outputs in order. `hook`, when set, is
   // called with (node index, false) before and (node index, true) after each
   // top-level node, on the host thread that enqueues the work. The nodes of
-  // subgraphs (If, Loop, Scan) run inside their top-level node's interval.
+  // subgraphs (If, Loop, Scan) run inside their top-level node's interval;
+  // `subgraph_hook`, when set, is called likewise around each execution of
+  // one of them (a Loop body's nodes once per trip), with its id in
+  // subgraph_nodes(): nested calls nest (an If inside a Loop body: the If's
+  // "before", its branch nodes' pairs, its "after").
   using NodeHook = std::function<void(int node, bool after)>;
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const NodeHook& hook = {}) const;
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const NodeHook& hook = {},
+                              const NodeHook& subgraph_hook = {}) const;
+  // Every node of every subgraph, whether a run reaches it or not, in the
+  // analysis's row order (each node, then the nodes of its own subgraphs).
+  const std::vector<SubgraphNodeInfo>& subgraph_nodes() const { return subgraph_nodes_; }
 
   const Model& model() const { return model_; }
   const ExecOptions& options() const { return options_; }
@@ -166,30 +188,41 @@ class Executor {
     std::vector<NodeStep> steps;
     std::vector<std::pair<int, int>> outer;
     int top_level_node = -1;  // a subgraph: the top-level node it runs inside
+    // A subgraph: per node, its id in subgraph_nodes_ (what subgraph_hook gets).
+    std::vector<int> subgraph_node_ids;
   };
   class ScopeRunner;  // SubgraphRunner over one scope's values
 
   GraphPlan plan_graph(const Graph& g, const Graph* parent);
-  // top_level_node: the top-level node g's nodes belong to (-1: g is the top).
-  void plan_subgraphs(const Graph& g, int top_level_node);
+  // Plans `sub`, the subgraph labelled `label` of the node whose row name is
+  // `holder` (a node of `parent`; its id `enclosing`, -1 for a top-level
+  // node), and, recursively, the subgraphs of its nodes, which it enters
+  // into subgraph_nodes_.
+  void plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
+                     const std::string& label, int top_level_node, int enclosing, int depth);
   // Runs g's nodes over env (its tensors; inputs, initializers and outer-scope
-  // values already bound). `hook` only for the top-level graph.
-  void run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook) const;
+  // values already bound). `hook`: for g's own nodes (top-level graph: the
+  // run's hook; a subgraph: subgraph_hook); `subgraph_hook`: for the nodes of
+  // the subgraphs its nodes run. Either may be null.
+  void run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook,
+                 const NodeHook* subgraph_hook) const;
   // Runs one node's executor on `args`: natively, or upcast to fp32 when its
   // kernel lacks its fp16/bf16 inputs' dtype, learnt in step.reduced on the
-  // first run; returns its outputs.
+  // first run; returns its outputs. `subgraph_hook` for its subgraphs' nodes.
   std::vector<at::Tensor> run_step(const Graph& g, const Node& node, const NodeStep& step,
                                    std::vector<at::Tensor> args, std::vector<bool> reusable,
-                                   const std::vector<at::Tensor>& env) const;
+                                   const std::vector<at::Tensor>& env, const NodeHook* subgraph_hook) const;
   // Runs `body`, a subgraph of a node of the graph whose values are `scope`.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
-                                       const std::vector<at::Tensor>& inputs) const;
+                                       const std::vector<at::Tensor>& inputs,
+                                       const NodeHook* subgraph_hook) const;
 
   const Model& model_;
   ExecOptions options_;
   WeightStore weights_;
   GraphPlan top_;
   std::unordered_map<const Graph*, GraphPlan> subplans_;
+  std::vector<SubgraphNodeInfo> subgraph_nodes_;
   std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
   int64_t absorbed_ = 0;
   std::vector<std::string> fusion_notices_;

@@ -1,7 +1,9 @@
 // The measurement protocol of METHODOLOGY.md, in order:
 //   cold path (load, weight upload, first inference) -> warm-up by count and
 //   time -> clean whole-model pass (no instrumentation) -> instrumented
-//   per-layer pass (markers between nodes, one wait per iteration) -> H2D /
+//   per-layer pass (markers between nodes, one wait per iteration) -> for a
+//   model with If / Loop / Scan, the subgraph pass (markers around the nodes
+//   inside subgraphs only, one wait per iteration) -> H2D /
 //   D2H copies timed apart -> optional batch sweep, max-batch search and
 //   concurrency, measured memory and a measured training step. Every
 //   stopping decision goes through a StoppingCriterion.
@@ -337,6 +339,87 @@ TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Exec
   return r;
 }
 
+// Pass 3, for a model with control flow: the nodes inside If / Loop / Scan
+// subgraphs, each execution between two markers (a Loop body's nodes once
+// per trip), one wait per iteration; apart from the per-layer pass so that
+// its top-level times carry none of these markers. A node's time in a run is
+// the sum over its calls; nested calls (an If in a Loop body) pair their
+// markers through a stack of open ones.
+void measure_subgraph_nodes(const ProfileOptions& o, Device& device, const Executor& exec,
+                            const std::vector<std::vector<at::Tensor>>& inputs, const Upcasts& upcasts,
+                            ProfileResult& result) {
+  const std::vector<SubgraphNodeInfo>& nodes = exec.subgraph_nodes();
+  struct Open {
+    int id;
+    size_t marker;
+  };
+  struct Closed {
+    int id;
+    size_t start, end;
+  };
+  std::vector<Open> open;
+  std::vector<Closed> closed;
+  auto markers = device.marker_timer();
+  const Executor::NodeHook hook = [&](int id, bool after) {
+    if (!after) {
+      open.push_back({id, markers->append()});
+      return;
+    }
+    const size_t end = markers->append();
+    if (open.empty() || open.back().id != id)
+      throw Error(ErrorKind::Runtime, "subgraph node '" + nodes[size_t(id)].path + "' ended before it began");
+    closed.push_back({id, open.back().marker, end});
+    open.pop_back();
+  };
+  // Per node: this run's seconds and calls, and over the runs that called it,
+  // the run's seconds, its seconds per call and the calls in all.
+  std::vector<double> run_seconds(nodes.size());
+  std::vector<int64_t> run_calls(nodes.size());
+  std::vector<std::vector<double>> per_run(nodes.size()), per_call(nodes.size());
+  std::vector<int64_t> calls(nodes.size(), 0);
+  auto instrumented_run = [&](size_t i) {
+    open.clear();
+    closed.clear();
+    markers->reset(0);
+    exec.run(inputs[i % inputs.size()], {}, hook);
+    return markers->offsets();
+  };
+  // Untimed: sizes the marker pool and the bookkeeping to one run's, so that
+  // no timed interval holds their growth.
+  instrumented_run(0);
+  result.subgraph_layer_sum = sample_until_stable(o, "subgraph nodes", [&](size_t i) {
+    const std::vector<double> offsets = instrumented_run(i);
+    std::fill(run_seconds.begin(), run_seconds.end(), 0.0);
+    std::fill(run_calls.begin(), run_calls.end(), 0);
+    for (const Closed& c : closed) {
+      run_seconds[size_t(c.id)] += offsets[c.end] - offsets[c.start];
+      ++run_calls[size_t(c.id)];
+    }
+    double sum = 0;  // the time inside the subgraphs of top-level nodes
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (run_calls[k] == 0) continue;
+      per_run[k].push_back(run_seconds[k]);
+      per_call[k].push_back(run_seconds[k] / double(run_calls[k]));
+      calls[k] += run_calls[k];
+      if (nodes[k].depth == 1) sum += run_seconds[k];
+    }
+    return sum;
+  });
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (per_run[k].empty()) continue;  // never called: an If's untaken branch
+    LayerTiming lt;
+    lt.index = nodes[k].top_level_node;
+    lt.name = nodes[k].path;
+    lt.op_type = nodes[k].op_type;
+    lt.time = to_summary(per_run[k], result.subgraph_layer_sum.stop_reason);
+    lt.upcast_to_fp32 = upcasts.subgraph_nodes[k];
+    lt.depth = nodes[k].depth;
+    lt.calls_per_run = double(calls[k]) / double(per_run[k].size());
+    lt.median_per_call = stats::summarize(per_call[k]).median;
+    result.subgraph_layers.push_back(std::move(lt));
+  }
+}
+
 }  // namespace
 
 ProfileResult profile(const std::string& path, const LoadOptions& load, const ProfileOptions& o) {
@@ -462,6 +545,9 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
       result.layers.push_back(std::move(lt));
     }
   }
+  // Pass 3: the nodes inside subgraphs, when there are any.
+  if (o.per_layer && !exec.subgraph_nodes().empty())
+    measure_subgraph_nodes(o, *device, exec, inputs, upcasts, result);
 
   // Transfers, timed apart from compute.
   result.h2d_bytes = total_bytes(host_inputs[0]);

@@ -41,6 +41,8 @@ class IntervalTimer {
 
 // Per-layer timing without a synchronisation between layers: marker 0 before the first
 // node, marker i + 1 after node i, then one wait for the whole sequence in intervals().
+// When the number of markers is not known in advance (the nodes inside a Loop body run once
+// per trip), reset(0) and append() each marker, then read offsets().
 class MarkerTimer {
  public:
   virtual ~MarkerTimer() = default;
@@ -50,9 +52,17 @@ class MarkerTimer {
   // Record marker i. Markers must be recorded in order 0, 1, ..., markers - 1 (on one
   // stream, for CUDA), so that the last one completing implies all have; anything else throws.
   virtual void mark(size_t i) = 0;
+  // Record the next marker, beyond reset()'s count if need be, and return its index. The pool
+  // grows only when it is full (CUDA: an event is created only then), and reset() keeps it:
+  // from the second iteration of the same work on, appending costs only the record.
+  virtual size_t append() = 0;
   // markers - 1 intervals in seconds: intervals()[i] = t(i + 1) - t(i). Waits once (for the
   // last marker). Throws modelstat::Error(Runtime) unless every marker was recorded.
   virtual std::vector<double> intervals() = 0;
+  // Seconds from marker 0 to each marker: offsets()[i] = t(i) - t(0), so the interval
+  // between any two markers i < j is offsets()[j] - offsets()[i] (nested intervals need
+  // more than consecutive ones). Waits once, like intervals(), and throws like it.
+  virtual std::vector<double> offsets() = 0;
   virtual TimeDomain domain() const = 0;
 };
 

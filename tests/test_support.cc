@@ -128,6 +128,19 @@ NodeReport cost_node(int index, std::string name, std::string op, CostStatus sta
   return n;
 }
 
+LayerTiming subgraph_layer(int index, std::string name, std::string op, int depth, double calls,
+                           TimingSummary time) {
+  LayerTiming l;
+  l.index = index;
+  l.name = std::move(name);
+  l.op_type = std::move(op);
+  l.depth = depth;
+  l.calls_per_run = calls;
+  l.median_per_call = time.median / calls;
+  l.time = std::move(time);
+  return l;
+}
+
 DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source) {
   DeviceCeilings c;
   c.device_kind = "cpu";

@@ -27,6 +27,7 @@
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/ceilings.hpp"
 #include "modelstat/graph.hpp"
+#include "modelstat/profile.hpp"
 
 namespace modelstat::test {
 
@@ -69,6 +70,12 @@ cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset = 17);
 // `status`, and its MACs, FLOPs and bytes (0 where not given).
 NodeReport cost_node(int index, std::string name, std::string op, CostStatus status, int64_t macs = 0,
                      int64_t flops = 0, int64_t bytes_read = 0, int64_t bytes_written = 0);
+
+// A subgraph node's row of a profile (ProfileResult::subgraph_layers) under the
+// top-level node `index`: `time` per run, `calls` a run, per call time's
+// median / calls.
+LayerTiming subgraph_layer(int index, std::string name, std::string op, int depth, double calls,
+                           TimingSummary time);
 
 // Ceilings of a 4-thread "Test CPU": `bandwidth` bytes/s and an fp32 matmul
 // peak of `peak` FLOP/s (no curve), from `source` ("measured", "datasheet: ...").

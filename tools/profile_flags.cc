@@ -52,7 +52,8 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
   cmd.add_option("--seed", o.seed, "Seed for inputs and absent weights")->default_val(0x5eed);
   cmd.add_option("--input-sets", o.input_sets, "Random input sets rotated between runs")->default_val(2)->check(CLI::Range(1, 64));
   cmd.add_flag("--end-to-end", o.end_to_end, "Whole-model samples include the H2D input and D2H output copies");
-  cmd.add_flag("--no-layers", args.no_layers, "Skip the instrumented per-layer pass");
+  cmd.add_flag("--no-layers", args.no_layers,
+               "Skip the instrumented per-layer passes (top-level nodes, and subgraph nodes)");
   cmd.add_flag("--no-fuse", args.no_fuse,
                "Run every ONNX node as written: no QDQ fusion (by default a Conv, MatMul or Gemm whose operands "
                "are DequantizeLinear outputs runs as one int8 kernel on the quantized tensors, as ONNX Runtime does)");

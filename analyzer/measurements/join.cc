@@ -15,7 +15,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "2.1";
+const char* const kJoinedJsonSchemaVersion = "2.2";
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -36,6 +36,18 @@ std::optional<double> per_second(const std::optional<int64_t>& count, const std:
   return double(*count) / *seconds;
 }
 
+// The analysis row of a layer: a top-level node's by index; a subgraph
+// node's by name (its path) among the rows under the same top-level node.
+const NodeReport* analysis_row(const AnalysisResult& analysis, const LayerTiming& layer) {
+  if (layer.depth == 0)
+    return layer.index >= 0 && size_t(layer.index) < analysis.nodes.size()
+               ? &analysis.nodes[size_t(layer.index)]
+               : nullptr;
+  for (const NodeReport& row : analysis.subgraph_nodes)
+    if (row.index == layer.index && row.name == layer.name) return &row;
+  return nullptr;
+}
+
 }  // namespace
 
 double layer_median_sum(const ProfileResult& profile) {
@@ -47,8 +59,7 @@ double layer_median_sum(const ProfileResult& profile) {
 
 LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, double median_sum) {
   LayerCost c;
-  const std::vector<NodeReport>& nodes = profile.analysis.nodes;
-  if (layer.index >= 0 && size_t(layer.index) < nodes.size()) c.node = &nodes[size_t(layer.index)];
+  c.node = analysis_row(profile.analysis, layer);
   if (c.node && c.node->cost.status != CostStatus::UnknownOp) {
     c.macs = c.node->cost.macs;
     c.flops = c.node->cost.flops;
@@ -97,13 +108,14 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
   r.layer_sum_seconds = layer_median_sum(profile);
   const double total_flops = double(an.totals.flops);
 
-  std::map<std::string, size_t> type_index;
-  for (const auto& l : profile.layers) {
+  auto join_node = [&](const LayerTiming& l) {
     const LayerCost c = join_layer(profile, l, r.layer_sum_seconds);
     JoinedNode n;
     n.index = l.index;
     n.name = l.name;
     n.op_type = l.op_type;
+    n.depth = l.depth;
+    n.calls_per_run = l.calls_per_run;
     n.status = c.node ? c.node->cost.status : CostStatus::UnknownOp;
     n.macs = c.macs;
     n.flops = c.flops;
@@ -127,6 +139,12 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
         n.efficiency = *n.achieved_flops_per_second / r.peak_flops_per_second;
       }
     }
+    return n;
+  };
+
+  std::map<std::string, size_t> type_index;
+  for (const auto& l : profile.layers) {
+    JoinedNode n = join_node(l);
     auto [it, fresh] = type_index.try_emplace(n.op_type, r.by_op_type.size());
     if (fresh) r.by_op_type.push_back(JoinedOpType{n.op_type});
     JoinedOpType& t = r.by_op_type[it->second];
@@ -136,6 +154,12 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     t.bytes += n.bytes.value_or(0);
     t.seconds += n.median_seconds.value_or(0);
     r.nodes.push_back(std::move(n));
+  }
+  // Inside their parents' times: in neither the op-type sums nor the hotspots.
+  int64_t uncounted = 0;
+  for (const auto& l : profile.subgraph_layers) {
+    r.subgraph_nodes.push_back(join_node(l));
+    if (!analysis_row(an, l)) ++uncounted;
   }
   for (auto& t : r.by_op_type) {
     t.share_of_time = r.layer_sum_seconds > 0 ? t.seconds / r.layer_sum_seconds : 0;
@@ -156,6 +180,11 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
   if (an.totals.nodes_exact < an.totals.nodes)
     r.notices.push_back(std::to_string(an.totals.nodes - an.totals.nodes_exact) +
                         " node(s) have no exact cost: their FLOPs count as 0 and they have no bound");
+  if (uncounted > 0)
+    r.notices.push_back(
+        std::to_string(uncounted) +
+        " subgraph node(s) ran that the analysis did not count (in an If branch it did not choose: "
+        "--branch NODE=then|else chooses): they have no cost");
   r.profile = std::move(profile);
   return r;
 }

@@ -184,12 +184,17 @@ void to_json(Json& j, const ColdStart& c) {
            {"steady_state_median_s", json_number(c.steady_state_median)}};
 }
 
+// A subgraph node's row (depth > 0) adds depth, calls_per_run and
+// median_per_call_s after upcast_to_fp32; a top-level row has none of them.
 void to_json(Json& j, const LayerTiming& l) {
-  j = Json{{"index", l.index},
-           {"name", l.name},
-           {"op_type", l.op_type},
-           {"upcast_to_fp32", l.upcast_to_fp32},
-           {"time", l.time}};
+  j = Json{
+      {"index", l.index}, {"name", l.name}, {"op_type", l.op_type}, {"upcast_to_fp32", l.upcast_to_fp32}};
+  if (l.depth > 0) {
+    j["depth"] = l.depth;
+    j["calls_per_run"] = json_number(l.calls_per_run);
+    j["median_per_call_s"] = l.time.count > 0 ? json_number(l.median_per_call) : Json(nullptr);
+  }
+  j["time"] = l.time;
 }
 
 void from_json(const Json& j, LayerTiming& l) {
@@ -197,6 +202,11 @@ void from_json(const Json& j, LayerTiming& l) {
   l.name = json_string(j, "name");
   l.op_type = json_string(j, "op_type");
   l.upcast_to_fp32 = json_bool_or(j, "upcast_to_fp32", false);  // 1.3.0
+  // 1.4.0, subgraph rows only: absent in a top-level row and in older documents.
+  l.depth = static_cast<int>(json_integer_or(j, "depth", 0, 1 << 16, 0));
+  l.calls_per_run = json_number_or(j, "calls_per_run", JsonNumber::NonNegative, 1.0);
+  l.median_per_call = json_number_or(j, "median_per_call_s", JsonNumber::NonNegative,
+                                     std::numeric_limits<double>::quiet_NaN());
   from_json(json_object(j, "time"), l.time);
 }
 

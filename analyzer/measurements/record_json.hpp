@@ -64,7 +64,8 @@ int64_t dropped_samples(const Json& timing);
 void to_json(Json& j, const RunContext& c);
 void from_json(const Json& j, RunContext& c);
 void to_json(Json& j, const ColdStart& c);
-void to_json(Json& j, const LayerTiming& l);  // index, name, op_type, time
+// index, name, op_type, upcast_to_fp32, [a subgraph row's depth, calls_per_run, median_per_call_s], time
+void to_json(Json& j, const LayerTiming& l);
 void from_json(const Json& j, LayerTiming& l);
 void to_json(Json& j, const BatchPoint& p);
 void to_json(Json& j, const MemoryMeasurement& m);

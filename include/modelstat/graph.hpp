@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -132,7 +133,20 @@ struct Node {
   std::string attr_string(const std::string& key, const std::string& fallback) const;
   std::vector<int64_t> attr_ints(const std::string& key) const;  // empty when absent
   std::vector<std::shared_ptr<Graph>> subgraphs() const;
+  // The same subgraphs, each with its label in a row name: the attribute's
+  // name ("body", "then_branch"), with the position for a list attribute
+  // ("branches[1]").
+  std::vector<std::pair<std::string, std::shared_ptr<Graph>>> named_subgraphs() const;
 };
+
+// The row name of a node inside a subgraph: the row name of the node that
+// holds the subgraph, the subgraph's label (Node::named_subgraphs), the
+// node's name: "If_0/then_branch/Conv_3", "Loop_3/body/If_1/else_branch/Add_2".
+// The analysis's rows (AnalysisResult::subgraph_nodes) and the profiler's
+// (ProfileResult::subgraph_layers) are both named by it: the report joins
+// them by this name.
+std::string subgraph_node_path(const std::string& holder_path, const std::string& subgraph_label,
+                               const std::string& node_name);
 
 struct Graph {
   std::string name;

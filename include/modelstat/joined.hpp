@@ -32,24 +32,31 @@ const char* bound_name(Bound b);
 // cost rule or of a layer with no analysis node; the time, share and rates of
 // a layer without samples (or, for rates, without a positive median).
 struct LayerCost {
-  const NodeReport* node = nullptr;           // analysis.nodes[layer.index]; nullptr when none
+  // analysis.nodes[layer.index]; for a subgraph node (depth > 0), the row of
+  // analysis.subgraph_nodes of the same name (its path) and index; nullptr when none.
+  const NodeReport* node = nullptr;
   std::optional<int64_t> macs, flops, bytes;  // from the analysis (bytes = read + written)
   std::optional<double> median_seconds;       // the layer's median
   std::optional<double> share_of_time;        // median / sum of the layers' medians, 0..1
   std::optional<double> achieved_flops_per_second;  // flops / median
   std::optional<double> achieved_bytes_per_second;  // bytes / median
 };
-// Sum of the layers' medians (layers with samples and a finite median): the
-// denominator of every share of time.
+// Sum of the layers' medians (layers with samples and a finite median; the
+// top-level ones, which hold their subgraph nodes' time): the denominator of
+// every share of time.
 double layer_median_sum(const ProfileResult& profile);
 // median_sum: layer_median_sum(profile), computed once by the caller.
 LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, double median_sum);
 
 // A node of the joined report: its LayerCost and its place on the roofline.
-// Empty optionals as in LayerCost: unknown is never 0.
+// Empty optionals as in LayerCost: unknown is never 0. A subgraph node's time
+// and cost are per model run (the sum over its calls; a Loop body's cost times
+// its trips), so its rates are those of its calls together.
 struct JoinedNode {
-  int index = 0;
+  int index = 0;  // a subgraph node: its top-level node's
   std::string name, op_type;
+  int depth = 0;                            // LayerTiming::depth: 0 top-level, 1.. inside subgraphs
+  double calls_per_run = 1;                 // LayerTiming::calls_per_run
   CostStatus status = CostStatus::Exact;    // UnknownOp too when the analysis has no such node
   std::optional<int64_t> macs, flops, bytes;
   std::optional<double> median_seconds;             // per-layer pass median
@@ -86,6 +93,9 @@ struct JoinedReport {
   double memory_bandwidth = 0;              // bytes/s
   double ridge_intensity = 0;               // FLOPs/byte where the roofs meet
   std::vector<JoinedNode> nodes;            // execution order, one per analysed node
+  // One per ProfileResult::subgraph_layers row, in its order (grouped by
+  // index); inside their parents' times, so in neither by_op_type nor hotspots.
+  std::vector<JoinedNode> subgraph_nodes;
   std::vector<JoinedOpType> by_op_type;     // by time, descending
   std::vector<int> hotspots;                // indices into nodes, by time, descending
   double layer_sum_seconds = 0;             // sum of per-node medians

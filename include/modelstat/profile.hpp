@@ -79,13 +79,31 @@ struct ColdStart {
   double steady_state_median = 0;
 };
 
+// A node's measured time: a top-level node of the per-layer pass
+// (ProfileResult::layers), or a node inside an If / Loop / Scan subgraph, of
+// the subgraph pass (ProfileResult::subgraph_layers).
 struct LayerTiming {
+  // A top-level node's index in graph order; a subgraph node's: the index of
+  // the top-level node it runs inside (as AnalysisResult::subgraph_nodes).
   int index = 0;
+  // A subgraph node's name is its path (subgraph_node_path, modelstat/graph.hpp):
+  // "Loop_3/body/MatMul_1", the name of its row in the analysis.
   std::string name, op_type;
-  TimingSummary time;  // samples kept only in JSON (per-layer)
+  // Per model run: a subgraph node's is the sum over its calls in that run,
+  // over the runs in which it was called (time.count of them). Samples kept
+  // only in JSON.
+  TimingSummary time;
   // The node (or a node of its subgraphs) ran in fp32 for want of a kernel
   // for its fp16/bf16 inputs on the device: its time includes the casts.
   bool upcast_to_fp32 = false;
+  // Subgraph nodes only (0, 1 and the median for a top-level node). depth: 1
+  // in a subgraph of a top-level node, 2 one level further down, ...;
+  // calls_per_run: the mean over the runs that called it (a Loop body's node:
+  // the trip count); median_per_call: seconds, the median over those runs of
+  // the run's time / its calls.
+  int depth = 0;
+  double calls_per_run = 1;
+  double median_per_call = 0;
 };
 
 struct BatchPoint {
@@ -131,6 +149,15 @@ struct ProfileResult {
   TimingSummary whole;          // clean whole-model pass (no instrumentation)
   TimingSummary layer_sum;      // per-iteration sum of the instrumented pass
   std::vector<LayerTiming> layers;
+  // The subgraph pass (a model with If / Loop / Scan nodes, per-layer timing
+  // on): a third pass with markers around the nodes inside subgraphs only, so
+  // that `layers` keep times without them. One row per subgraph node that ran,
+  // in the analysis's row order (each node, then the nodes of its own
+  // subgraphs; grouped by `index`); an If's untaken branch has none.
+  // subgraph_layer_sum: per-iteration sum of the depth-1 rows (the time spent
+  // inside the subgraphs of top-level nodes); count: the pass's iterations.
+  TimingSummary subgraph_layer_sum;
+  std::vector<LayerTiming> subgraph_layers;
   TimingSummary h2d, d2h;       // input / output copies, timed apart
   int64_t h2d_bytes = 0, d2h_bytes = 0;
   bool end_to_end = false;

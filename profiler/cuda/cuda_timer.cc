@@ -99,17 +99,40 @@ void CudaMarkerTimer::mark(size_t i) {
   ++recorded_;
 }
 
-std::vector<double> CudaMarkerTimer::intervals() {
+size_t CudaMarkerTimer::append() {
+  if (recorded_ == markers_) {
+    if (events_.size() == markers_) events_.emplace_back();  // the pool is full: grow it
+    ++markers_;
+  }
+  events_[recorded_].record(stream_);
+  return recorded_++;
+}
+
+bool CudaMarkerTimer::wait_for_all() {
   if (recorded_ != markers_) {
     throw Error(ErrorKind::Runtime, "CUDA marker timer: only " + std::to_string(recorded_) + " of " +
                                         std::to_string(markers_) + " markers recorded");
   }
-  std::vector<double> out;
-  if (markers_ < 2) return out;
+  if (markers_ == 0) return false;
   // All markers were recorded in order on one stream, so the last completing means all have.
   events_[markers_ - 1].synchronize();
+  return true;
+}
+
+std::vector<double> CudaMarkerTimer::intervals() {
+  std::vector<double> out;
+  if (!wait_for_all() || markers_ < 2) return out;
   out.reserve(markers_ - 1);
   for (size_t i = 0; i + 1 < markers_; ++i) out.push_back(elapsed_seconds(events_[i], events_[i + 1]));
+  return out;
+}
+
+std::vector<double> CudaMarkerTimer::offsets() {
+  std::vector<double> out;
+  if (!wait_for_all()) return out;
+  out.reserve(markers_);
+  out.push_back(0.0);
+  for (size_t i = 1; i < markers_; ++i) out.push_back(elapsed_seconds(events_[0], events_[i]));
   return out;
 }
 

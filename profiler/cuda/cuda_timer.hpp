@@ -53,17 +53,24 @@ class CudaIntervalTimer final : public IntervalTimer {
   bool started_ = false, stopped_ = false;
 };
 
-// Events are pooled: reset(n) creates only those beyond the pool's current size, so the
-// per-iteration cost is n cudaEventRecord calls plus one cudaEventSynchronize.
+// Events are pooled: reset(n) creates only those beyond the pool's current size, and
+// append() creates one only when every pooled event is taken, so the per-iteration cost is
+// n cudaEventRecord calls plus one cudaEventSynchronize.
 class CudaMarkerTimer final : public MarkerTimer {
  public:
   explicit CudaMarkerTimer(cudaStream_t stream);
   void reset(size_t markers) override;
   void mark(size_t i) override;
+  size_t append() override;
   std::vector<double> intervals() override;  // one cudaEventSynchronize, on the last marker
+  std::vector<double> offsets() override;    // likewise
   TimeDomain domain() const override { return TimeDomain::CudaEvents; }
 
  private:
+  // Throws unless every marker was recorded; then waits for the last one (recorded in
+  // order on one stream: it completing means all have). False when there are none.
+  bool wait_for_all();
+
   cudaStream_t stream_;
   std::vector<CudaEvent> events_;
   size_t markers_ = 0, recorded_ = 0;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/onnx_builder.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -49,6 +50,44 @@ TEST(CliProfile, JsonHasBothPassesColdStartContextAndRawSamples) {
   EXPECT_GT(doc["cold_start"]["first_inference_s"].get<double>(), 0.0);
   EXPECT_EQ(doc["context"]["threads"].get<int>(), 1);
   EXPECT_FALSE(doc["context"]["timer"].get<std::string>().empty());
+}
+
+// A Loop with a constant trip count of 5 (tests/profiler/onnx_builder.hpp):
+// the table lists its body's nodes right under it, indented, with 5 calls a
+// run, and the JSON has them as subgraph_layers named as the analysis's rows.
+TEST(CliProfile, SubgraphNodesHaveRowsUnderTheirParent) {
+  const std::string file = testing::TempDir() + "/modelstat_cli_loop_" + std::to_string(getpid()) + ".onnx";
+  modelstat::test::save_model(modelstat::test::loop_five_model(), file);
+  RunResult r = run("profile " + file + kQuick);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = modelstat::test::lines_of(r.out);
+  const auto loop = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find(" Loop_2 ") != std::string::npos && l.find("Loop ") != std::string::npos;
+  });
+  ASSERT_NE(loop, lines.end()) << r.out;
+  const size_t name_column = loop->find("Loop_2");
+  const std::vector<std::string> body = {"Loop_2/body/MatMul_1", "Loop_2/body/Add_2",
+                                         "Loop_2/body/Identity_3"};
+  for (size_t k = 0; k < body.size(); ++k) {
+    ASSERT_LT(size_t(loop - lines.begin()) + 1 + k, lines.size());
+    const std::string& line = *(loop + 1 + std::ptrdiff_t(k));
+    EXPECT_EQ(line.find(body[k]), name_column + 2) << "indented under the Loop: " << line;
+    EXPECT_NE(line.find(" 5 "), std::string::npos) << "5 calls a run: " << line;
+  }
+  EXPECT_NE((loop + 4)->find("Neg_3"), std::string::npos) << *(loop + 4);
+
+  r = run("profile " + file + kQuick + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["subgraph_layers"].size(), body.size());
+  for (size_t k = 0; k < body.size(); ++k) {
+    EXPECT_EQ(doc["subgraph_layers"][k]["name"], body[k]);
+    EXPECT_EQ(doc["subgraph_layers"][k]["name"], doc["analysis"]["subgraph_nodes"][k]["name"]);
+    EXPECT_EQ(doc["subgraph_layers"][k]["index"], 1);
+    EXPECT_EQ(doc["subgraph_layers"][k]["calls_per_run"].get<double>(), 5.0);
+  }
+  EXPECT_GT(doc["subgraph_layer_sum"]["count"].get<int64_t>(), 0);
+  std::remove(file.c_str());
 }
 
 // Every process allocates by the same rule (glibc's adaptive thresholds fixed),

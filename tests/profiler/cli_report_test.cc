@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "profiler/onnx_builder.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -48,6 +49,31 @@ std::string write_ceilings() {
 
 // Short budgets: the point is the report's shape, not the numbers.
 const char* const kQuick = " --threads 1 --warmup 1 --warmup-time 0 --iters 3 --min-time 0 --max-time 0.3";
+
+// The subgraph nodes of a Loop (tests/profiler/onnx_builder.hpp) join the
+// analysis's subgraph rows by name, in the JSON and under their parent in CSV.
+TEST(CliReport, SubgraphNodesJoinTheirAnalysisRows) {
+  const std::string file = temp_path("loop.onnx");
+  modelstat::test::save_model(modelstat::test::loop_five_model(), file);
+  const std::string csv_file = temp_path("loop.csv");
+  const RunResult r =
+      run("report " + file + kQuick + " --ceilings " + write_ceilings() + " -f json --csv " + csv_file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["subgraph_nodes"].size(), 3u);
+  const auto& matmul = doc["subgraph_nodes"][0];
+  EXPECT_EQ(matmul["name"], "Loop_2/body/MatMul_1");
+  EXPECT_EQ(matmul["calls_per_run"].get<double>(), 5.0);
+  EXPECT_EQ(matmul["cost_status"], "exact");
+  EXPECT_EQ(matmul["macs"], 160);  // [2, 4] x [4, 4]: 32 MACs a trip, 5 trips
+  const std::string csv = read_file(csv_file);
+  const size_t loop = csv.find("\n1,Loop_2,"), body = csv.find("\n1,Loop_2/body/MatMul_1,"),
+               neg = csv.find("\n2,Neg_3,");
+  EXPECT_LT(loop, body);
+  EXPECT_LT(body, neg);
+  std::remove(file.c_str());
+  std::remove(csv_file.c_str());
+}
 
 TEST(CliReport, EveryFormatFromOneRun) {
   const std::string ceilings = write_ceilings();

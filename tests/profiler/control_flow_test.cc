@@ -4,93 +4,31 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
-#include <onnx/onnx_pb.h>
-
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "analyzer/loader/loader.hpp"
+#include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/onnx_builder.hpp"
 
 namespace modelstat::profiler {
 namespace {
 
 using onnx::TensorProto;
 
-void value_info(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<int64_t>& dims) {
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins,
-                          const std::vector<std::string>& outs) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op + "_" + std::to_string(g->node_size()));
-  for (const auto& i : ins) n->add_input(i);
-  for (const auto& o : outs) n->add_output(o);
-  return n;
-}
-
-void float_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                const std::vector<float>& values) {
-  TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(TensorProto::FLOAT);
-  for (int64_t d : dims) t->add_dims(d);
-  for (float v : values) t->add_float_data(v);
-}
-
-void int64_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                const std::vector<int64_t>& values) {
-  TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
-onnx::AttributeProto* graph_attr(onnx::NodeProto* n, const std::string& name) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(name);
-  return a;
-}
-
-void ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
-void int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-onnx::ModelProto new_model(int opset) {
-  onnx::ModelProto proto;
-  proto.set_ir_version(8);
-  proto.add_opset_import()->set_version(opset);
-  proto.mutable_graph()->set_name("main");
-  return proto;
-}
+using test::add_node;
+using test::float_init;
+using test::graph_attr;
+using test::int64_init;
+using test::int_attr;
+using test::ints_attr;
+using test::new_model;
+using test::value_info;
 
 Model load(const onnx::ModelProto& proto) {
   const std::string bytes = proto.SerializeAsString();
@@ -208,6 +146,10 @@ TEST_F(ControlFlowTest, UpcastSubgraphNodeFlagsItsTopLevelNode) {
              neg = lacks([&] { at::neg(h); });
   const Upcasts u = ex.upcasts();
   EXPECT_EQ(u.top_level, (std::vector<bool>{relu, sigmoid, neg}));
+  // The subgraph nodes: else_branch's Neg (did not run), then_branch's Sigmoid.
+  ASSERT_EQ(ex.subgraph_nodes().size(), 2u);
+  EXPECT_EQ(ex.subgraph_nodes()[1].path, "If_2/then_branch/Sigmoid_1");
+  EXPECT_EQ(u.subgraph_nodes, (std::vector<bool>{false, sigmoid}));
   std::map<std::string, int64_t> expected;
   if (relu) expected["Relu"] = 1;
   if (sigmoid) expected["Sigmoid"] = 1;
@@ -426,6 +368,112 @@ TEST_F(ControlFlowTest, OpsetEightScanRefusesShortSequenceLengths) {
     EXPECT_EQ(e.kind(), ErrorKind::Input);
     EXPECT_NE(std::string(e.what()).find("sequence_lens"), std::string::npos) << e.what();
   }
+}
+
+// ---------------------------------------------------- subgraph nodes and their hook
+
+// Every node of every subgraph, named by its path, in the analysis's order
+// (each node, then the nodes of its own subgraphs; an If's branches in
+// attribute-name order), with the top-level node it runs inside, its
+// enclosing control-flow node and its depth.
+TEST_F(ControlFlowTest, SubgraphNodesAreNamedByTheirPath) {
+  const Model model = load(test::if_in_loop_model());
+  const Executor ex(model, {});
+  struct Expected {
+    std::string path, op_type;
+    int enclosing, depth;
+  };
+  const std::vector<Expected> expected = {
+      {"Loop_1/body/Less_1", "Less", -1, 1},
+      {"Loop_1/body/If_2", "If", -1, 1},
+      {"Loop_1/body/If_2/else_branch/Neg_1", "Neg", 1, 2},
+      {"Loop_1/body/If_2/else_branch/Abs_2", "Abs", 1, 2},
+      {"Loop_1/body/If_2/then_branch/Identity_1", "Identity", 1, 2},
+      {"Loop_1/body/Add_3", "Add", -1, 1},
+      {"Loop_1/body/Identity_4", "Identity", -1, 1},
+  };
+  const std::vector<SubgraphNodeInfo>& nodes = ex.subgraph_nodes();
+  ASSERT_EQ(nodes.size(), expected.size());
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    SCOPED_TRACE(expected[k].path);
+    EXPECT_EQ(nodes[k].path, expected[k].path);
+    EXPECT_EQ(nodes[k].op_type, expected[k].op_type);
+    EXPECT_EQ(nodes[k].top_level_node, 0);
+    EXPECT_EQ(nodes[k].enclosing, expected[k].enclosing);
+    EXPECT_EQ(nodes[k].depth, expected[k].depth);
+  }
+  // The analysis names its rows the same way (it lists one branch of the If:
+  // the costlier, its condition being unknown before running).
+  const AnalysisResult analysis = analyze_model(model);
+  ASSERT_FALSE(analysis.subgraph_nodes.empty());
+  for (const NodeReport& row : analysis.subgraph_nodes) {
+    const auto it = std::find_if(nodes.begin(), nodes.end(),
+                                 [&](const SubgraphNodeInfo& n) { return n.path == row.name; });
+    ASSERT_NE(it, nodes.end()) << row.name;
+    EXPECT_EQ(it->op_type, row.op_type);
+    EXPECT_EQ(it->top_level_node, row.index);
+  }
+}
+
+// The subgraph hook brackets every execution of a subgraph node, nested
+// inside its control-flow node's pair and inside the top-level node's pair.
+TEST_F(ControlFlowTest, SubgraphHookBracketsEachCallAndNests) {
+  const Model model = load(test::if_in_loop_model());
+  const Executor ex(model, {});
+  std::vector<std::pair<int, bool>> top, sub;
+  std::vector<int> top_open_during_sub;
+  bool top_open = false;
+  ex.run(
+      ex.make_inputs(1),
+      [&](int node, bool after) {
+        top.emplace_back(node, after);
+        top_open = !after;
+      },
+      [&](int id, bool after) {
+        sub.emplace_back(id, after);
+        top_open_during_sub.push_back(top_open);
+      });
+  EXPECT_EQ(top, (std::vector<std::pair<int, bool>>{{0, false}, {0, true}}));
+  // Ids as in SubgraphNodesAreNamedByTheirPath: Less 0, If 1, Neg 2, Abs 3,
+  // then-Identity 4, Add 5, Identity 6. Trip 0 takes the then branch, trips
+  // 1 and 2 the else branch.
+  std::vector<std::pair<int, bool>> expected;
+  auto call = [&](int id) {
+    expected.emplace_back(id, false);
+    expected.emplace_back(id, true);
+  };
+  for (int trip = 0; trip < 3; ++trip) {
+    call(0);
+    expected.emplace_back(1, false);
+    if (trip == 0) {
+      call(4);
+    } else {
+      call(2);
+      call(3);
+    }
+    expected.emplace_back(1, true);
+    call(5);
+    call(6);
+  }
+  EXPECT_EQ(sub, expected);
+  for (bool open : top_open_during_sub)
+    EXPECT_TRUE(open) << "a subgraph node ran outside the Loop's interval";
+}
+
+// A Loop with a constant trip count of 5: each body node is called 5 times a
+// run; a run without hooks gives the same outputs as one with them.
+TEST_F(ControlFlowTest, LoopBodyNodesAreCalledOncePerTrip) {
+  const Model model = load(test::loop_five_model());
+  const Executor ex(model, {});
+  std::map<std::string, int> calls;
+  const auto inputs = ex.make_inputs(3);
+  const auto hooked = ex.run(inputs, {}, [&](int id, bool after) {
+    if (after) ++calls[ex.subgraph_nodes()[size_t(id)].path];
+  });
+  EXPECT_EQ(calls,
+            (std::map<std::string, int>{
+                {"Loop_2/body/MatMul_1", 5}, {"Loop_2/body/Add_2", 5}, {"Loop_2/body/Identity_3", 5}}));
+  expect_equal(ex.run(inputs)[0], hooked[0]);
 }
 
 }  // namespace

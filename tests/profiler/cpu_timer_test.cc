@@ -71,6 +71,44 @@ TEST(CpuTimer, MarkerMisuseThrows) {
   EXPECT_TRUE(timer->intervals().empty());
 }
 
+// Markers whose number is not known in advance: append() past reset()'s
+// count, offsets() from marker 0, nested intervals read from them.
+TEST(CpuTimer, AppendedMarkersGiveOffsetsForNestedIntervals) {
+  auto timer = make_cpu_marker_timer();
+  for (int iteration = 0; iteration < 2; ++iteration) {  // the pool grown by the first is reused
+    timer->reset(0);
+    EXPECT_EQ(timer->append(), 0u);  // outer begins
+    busy_wait(0.002);
+    EXPECT_EQ(timer->append(), 1u);  // inner begins
+    busy_wait(0.005);
+    EXPECT_EQ(timer->append(), 2u);  // inner ends
+    busy_wait(0.002);
+    EXPECT_EQ(timer->append(), 3u);  // outer ends
+    const std::vector<double> t = timer->offsets();
+    ASSERT_EQ(t.size(), 4u);
+    EXPECT_EQ(t[0], 0.0);
+    for (size_t i = 1; i < t.size(); ++i) EXPECT_GE(t[i], t[i - 1]);  // one clock, in order
+    const double inner = t[2] - t[1], outer = t[3] - t[0];
+    EXPECT_GE(inner, 0.005);
+    EXPECT_GE(outer, inner + 0.004);  // the inner interval and both waits around it
+    // The same markers read as consecutive intervals.
+    const std::vector<double> iv = timer->intervals();
+    ASSERT_EQ(iv.size(), 3u);
+    EXPECT_GE(iv[1], 0.005);
+  }
+  // append() continues a reset() count and goes beyond it; offsets() needs them all.
+  timer->reset(3);
+  EXPECT_EQ(timer->append(), 0u);
+  timer->mark(1);
+  EXPECT_THROW(timer->offsets(), Error);  // marker 2 missing
+  EXPECT_EQ(timer->append(), 2u);
+  EXPECT_EQ(timer->append(), 3u);
+  EXPECT_EQ(timer->offsets().size(), 4u);
+  timer->reset(0);
+  EXPECT_TRUE(timer->offsets().empty());
+  EXPECT_TRUE(timer->intervals().empty());
+}
+
 TEST(CpuTimer, DomainNames) {
   EXPECT_STREQ(to_string(TimeDomain::Host), "host steady_clock");
   EXPECT_STREQ(to_string(TimeDomain::CudaEvents), "CUDA events");

@@ -181,6 +181,32 @@ TEST_F(CudaFixture, MarkersGivePositiveOrderedIntervalsWithOneWait) {
   EXPECT_THROW(timer->intervals(), Error);
 }
 
+// append() grows the event pool only when it is full; offsets() reads nested
+// intervals from one wait.
+TEST_F(CudaFixture, AppendedMarkersGiveOffsetsForNestedIntervals) {
+  auto timer = make_cuda_marker_timer(stream_);
+  memset_async(kBytes, 0);
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    timer->reset(0);
+    EXPECT_EQ(timer->append(), 0u);  // outer begins
+    memset_async(kBytes / 8, 1);
+    EXPECT_EQ(timer->append(), 1u);  // inner begins
+    memset_async(kBytes, 2);
+    EXPECT_EQ(timer->append(), 2u);  // inner ends
+    memset_async(kBytes / 8, 3);
+    EXPECT_EQ(timer->append(), 3u);  // outer ends
+    const std::vector<double> t = timer->offsets();
+    ASSERT_EQ(t.size(), 4u);
+    EXPECT_EQ(t[0], 0.0);
+    for (size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i], t[i - 1]);
+    EXPECT_GT(t[3] - t[0], t[2] - t[1]);  // the outer interval holds the inner one and more
+  }
+  timer->reset(0);
+  timer->append();
+  timer->append();
+  EXPECT_EQ(timer->offsets().size(), 2u);
+}
+
 TEST_F(CudaFixture, QueryReadsClocksAndFreeMemory) {
   const CudaRuntimeInfo info = query_cuda_runtime(/*query_free_memory=*/true);
   ASSERT_TRUE(info.available);

@@ -107,16 +107,10 @@ std::vector<const NodeReport*> hotspot_nodes(const AnalysisResult& result, int n
 }
 
 std::vector<std::pair<const NodeReport*, bool>> rows_in_order(const AnalysisResult& result) {
-  std::vector<std::pair<const NodeReport*, bool>> rows;
-  rows.reserve(result.nodes.size() + result.subgraph_nodes.size());
-  size_t sub = 0;
-  for (const NodeReport& node : result.nodes) {
-    rows.push_back({&node, false});
-    for (; sub < result.subgraph_nodes.size() && result.subgraph_nodes[sub].index == node.index; ++sub)
-      rows.push_back({&result.subgraph_nodes[sub], true});
-  }
-  for (; sub < result.subgraph_nodes.size(); ++sub) rows.push_back({&result.subgraph_nodes[sub], true});
-  return rows;
+  std::vector<const NodeReport*> top;
+  top.reserve(result.nodes.size());
+  for (const NodeReport& node : result.nodes) top.push_back(&node);
+  return under_their_parents(top, result.subgraph_nodes);
 }
 
 std::vector<std::string> unknown_op_types(const AnalysisResult& result) {

@@ -50,6 +50,24 @@ std::string ellipsize(const std::string& text, size_t max_width);
 
 // Joins strings with sep.
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+// Rows in reading order: each top-level row, then the subgraph rows whose
+// `index` is its own (a list grouped by index, in index order), flagged true;
+// subgraph rows whose parent is not among `top` come last. One rule for the
+// analysis's rows, the profile's and the joined report's.
+template <typename Row>
+std::vector<std::pair<const Row*, bool>> under_their_parents(const std::vector<const Row*>& top,
+                                                             const std::vector<Row>& subgraph_rows) {
+  std::vector<std::pair<const Row*, bool>> rows;
+  rows.reserve(top.size() + subgraph_rows.size());
+  size_t sub = 0;
+  for (const Row* row : top) {
+    rows.push_back({row, false});
+    for (; sub < subgraph_rows.size() && subgraph_rows[sub].index == row->index; ++sub)
+      rows.push_back({&subgraph_rows[sub], true});
+  }
+  for (; sub < subgraph_rows.size(); ++sub) rows.push_back({&subgraph_rows[sub], true});
+  return rows;
+}
 // Every row in reading order: each top-level node, then the subgraph nodes
 // one run executes under it (AnalysisResult::subgraph_nodes), flagged true.
 std::vector<std::pair<const NodeReport*, bool>> rows_in_order(const AnalysisResult& result);
@@ -209,6 +227,9 @@ std::optional<double> giga(const std::optional<double>& per_second);
 // Layers in graph order (by index), and the top n by median time (descending,
 // ties in graph order; layers without samples left out).
 std::vector<const LayerTiming*> layers_in_order(const ProfileResult& result);
+// layers_in_order with the subgraph layers that ran (ProfileResult::subgraph_layers)
+// right under their top-level node, flagged true.
+std::vector<std::pair<const LayerTiming*, bool>> timed_rows_in_order(const ProfileResult& result);
 std::vector<const LayerTiming*> hotspot_layers(const ProfileResult& result, int n);
 
 // count / seconds, empty unless both are positive and finite.
@@ -229,6 +250,11 @@ struct ProfileSection {
   std::vector<Column> columns;                              // a table, when not empty
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> highlight;     // per row
+  // Per row (or none): how deep in subgraphs its node sits, 0 at the top
+  // level. The renderers indent the cell of `indented_column` by it (two
+  // spaces a level in the terminal, two no-break spaces in Markdown).
+  std::vector<int> depth;
+  size_t indented_column = 1;
   std::vector<std::string> lines;  // free text after the fields and the table
   LineStyle line_style = LineStyle::Plain;
 };

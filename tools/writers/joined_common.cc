@@ -135,14 +135,33 @@ ProfileSection hotspot_section(const JoinedReport& r, size_t n) {
 }
 
 ProfileSection nodes_section(const JoinedReport& r) {
+  const bool subgraphs = !r.subgraph_nodes.empty();
   ProfileSection s;
-  s.title = fmt::format("Per-node roofline ({} nodes, graph order)", r.nodes.size());
+  s.title = subgraphs ? fmt::format(
+                            "Per-node roofline ({} nodes, graph order, and {} subgraph nodes that ran, "
+                            "indented under theirs)",
+                            r.nodes.size(), r.subgraph_nodes.size())
+                      : fmt::format("Per-node roofline ({} nodes, graph order)", r.nodes.size());
   s.columns = node_columns();
-  for (const JoinedNode& n : r.nodes) {
-    s.rows.push_back(node_cells(r, n));
-    s.highlight.push_back(n.status != CostStatus::Exact);
-    if (n.upcast_to_fp32 && s.lines.empty()) s.lines.push_back(report_detail::kUpcastLegend);
+  if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
+  std::vector<const JoinedNode*> top;
+  for (const JoinedNode& n : r.nodes) top.push_back(&n);
+  bool upcast = false;
+  for (const auto& [n, in_subgraph] : report_detail::under_their_parents(top, r.subgraph_nodes)) {
+    std::vector<std::string> cells = node_cells(r, *n);
+    if (in_subgraph) cells[0].clear();
+    if (subgraphs)
+      cells.insert(cells.begin() + 3, in_subgraph ? report_detail::mean_count(n->calls_per_run) : "");
+    s.rows.push_back(std::move(cells));
+    s.highlight.push_back(n->status != CostStatus::Exact);
+    s.depth.push_back(n->depth);
+    upcast = upcast || n->upcast_to_fp32;
   }
+  if (upcast) s.lines.push_back(report_detail::kUpcastLegend);
+  if (subgraphs)
+    s.lines.push_back(
+        "subgraph nodes (inside If / Loop / Scan): time and cost per model run, the sum over its "
+        "calls (calls: per run); inside their parent's time and cost");
   return s;
 }
 

@@ -1,5 +1,7 @@
 // Joined report, CSV: one header row, then one row per node in graph order,
-// every node whatever ReportOptions says. One record type only, so a
+// every node whatever ReportOptions says, each followed by the subgraph nodes
+// that ran inside it (depth > 0, named by their path, with their parent's
+// index; time and cost per model run). One record type only, so a
 // spreadsheet or pandas.read_csv reads it as is; the run's conditions and the
 // ceilings are in the JSON report. Units: seconds, FLOP/s, bytes/s, FLOPs per
 // byte, shares and efficiency as fractions (0.25 = 25%); doubles as the
@@ -22,8 +24,11 @@ class JoinedCsvWriter final : public JoinedWriter {
   void write(const JoinedReport& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     out << "index,name,op_type,cost_status,macs,flops,bytes,median_s,share_of_time,share_of_flops,"
            "achieved_flops_per_s,achieved_bytes_per_s,arithmetic_intensity,bound,attainable_flops_per_s,"
-           "efficiency,upcast_to_fp32\n";
-    for (const JoinedNode& n : r.nodes) {
+           "efficiency,upcast_to_fp32,depth,calls_per_run\n";
+    std::vector<const JoinedNode*> top;
+    for (const JoinedNode& n : r.nodes) top.push_back(&n);
+    for (const auto& [node, in_subgraph] : report_detail::under_their_parents(top, r.subgraph_nodes)) {
+      const JoinedNode& n = *node;
       auto count = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
       auto real = [](const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); };
       const std::vector<std::string> fields = {
@@ -44,6 +49,8 @@ class JoinedCsvWriter final : public JoinedWriter {
           real(n.attainable_flops_per_second),
           real(n.efficiency),
           n.upcast_to_fp32 ? "1" : "0",
+          std::to_string(n.depth),
+          csv_double(n.calls_per_run),
       };
       out << report_detail::join(fields, ",") << '\n';
     }

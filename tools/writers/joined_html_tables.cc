@@ -66,19 +66,34 @@ void Page::layer_table() {
     out_ << "<p class=\"note\">Per-layer rows left out (hotspots only).</p>\n</section>\n";
     return;
   }
-  out_
-      << "<p class=\"note\">" << r_.nodes.size()
-      << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
-         "the bounding roof.</p>\n";
+  const bool subgraphs = !r_.subgraph_nodes.empty();
+  out_ << "<p class=\"note\">" << r_.nodes.size()
+       << " nodes in execution order; click a column to sort. Bytes = read + written; efficiency is against "
+          "the bounding roof.";
+  if (subgraphs)
+    out_ << " Under a control-flow node, indented, the " << r_.subgraph_nodes.size()
+         << " subgraph nodes that ran inside it (If / Loop / Scan), named by their path: time and cost per "
+            "model "
+            "run, the sum over its calls (calls: per run), inside their parent's.";
+  out_ << "</p>\n";
   out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
           "class=\"l\">node</th><th class=\"l\">op</th>"
-          "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>time</th><th>% time</th><th>FLOP/s</th><th>B/s</th>"
+       << (subgraphs ? "<th>calls</th>" : "")
+       << "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>time</th><th>% time</th><th>FLOP/s</th><th>B/s</th>"
           "<th>FLOP/B</th><th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
-  for (const JoinedNode& n : r_.nodes) {
+  std::vector<const JoinedNode*> top;
+  for (const JoinedNode& n : r_.nodes) top.push_back(&n);
+  for (const auto& [node, in_subgraph] : report_detail::under_their_parents(top, r_.subgraph_nodes)) {
+    const JoinedNode& n = *node;
     const bool exact = n.status == CostStatus::Exact;
-    out_ << "<tr>" << num_cell(std::to_string(n.index), double(n.index)) << "<td class=\"l name\" title=\""
-         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type, n.upcast_to_fp32)
-         << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))
+    // A subgraph node: indented by its depth, its index (its parent's) kept only as the sort key.
+    const std::string indent = n.depth > 0 ? " style=\"padding-left:" + std::to_string(n.depth) + "em\"" : "";
+    out_ << "<tr>" << num_cell(in_subgraph ? "" : std::to_string(n.index), double(n.index))
+         << "<td class=\"l name\"" << indent << " title=\"" << escape(n.name) << "\">" << escape(n.name)
+         << "</td>" << op_cell(n.op_type, n.upcast_to_fp32);
+    if (subgraphs)
+      out_ << (in_subgraph ? num_cell(mean_count(n.calls_per_run), n.calls_per_run) : num_cell("", 1.0));
+    out_ << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))
          << num_cell(exact ? human_count(n.flops.value_or(0)) : "?", or_nan(n.flops))
          << num_cell(exact ? human_bytes(n.bytes.value_or(0)) : "?", or_nan(n.bytes))
          << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))

@@ -57,6 +57,10 @@ Json node_json(const JoinedReport& r, const JoinedNode& n) {
   j["name"] = n.name;
   j["op_type"] = n.op_type;
   j["upcast_to_fp32"] = n.upcast_to_fp32;
+  if (n.depth > 0) {  // a subgraph node's row
+    j["depth"] = n.depth;
+    j["calls_per_run"] = json_number(n.calls_per_run);
+  }
   j["cost_status"] = cost_status_name(n.status);
   j["macs"] = json_optional(n.macs);
   j["flops"] = json_optional(n.flops);
@@ -107,6 +111,9 @@ class JoinedJsonWriter final : public JoinedWriter {
     Json nodes = Json::array();
     for (const JoinedNode& n : r.nodes) nodes.push_back(node_json(r, n));
     doc["nodes"] = std::move(nodes);
+    Json subgraph_nodes = Json::array();
+    for (const JoinedNode& n : r.subgraph_nodes) subgraph_nodes.push_back(node_json(r, n));
+    doc["subgraph_nodes"] = std::move(subgraph_nodes);
     Json by_type = Json::array();
     for (const JoinedOpType& t : r.by_op_type) by_type.push_back(op_type_json(r, t));
     doc["by_op_type"] = std::move(by_type);

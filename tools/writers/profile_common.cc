@@ -158,9 +158,14 @@ ProfileSection transfer_section(const ProfileResult& r) {
 }
 
 ProfileSection layers_section(const ProfileResult& r) {
-  const std::vector<const LayerTiming*> layers = layers_in_order(r);
+  const bool subgraphs = !r.subgraph_layers.empty();
   ProfileSection s;
-  s.title = fmt::format("Per-layer times ({} layers, graph order; instrumented pass)", layers.size());
+  s.title = subgraphs
+                ? fmt::format(
+                      "Per-layer times ({} layers, graph order, and {} subgraph nodes that ran, "
+                      "indented under theirs; instrumented passes)",
+                      r.layers.size(), r.subgraph_layers.size())
+                : fmt::format("Per-layer times ({} layers, graph order; instrumented pass)", r.layers.size());
   s.columns = {{"#"},
                {"node", Align::Left, kNameWidth},
                {"op", Align::Left},
@@ -170,25 +175,39 @@ ProfileSection layers_section(const ProfileResult& r) {
                {"%sum"},
                {"FLOPs"},
                {"GFLOP/s"}};
+  if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
   bool any_unknown_shape = false, any_upcast = false;
   const double sum = layer_median_sum(r);
-  for (const LayerTiming* layer : layers) {
+  for (const auto& [layer, in_subgraph] : timed_rows_in_order(r)) {
     const LayerCost f = join_layer(r, *layer, sum);
     const bool measured = layer->time.count > 0;
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
     any_upcast = any_upcast || layer->upcast_to_fp32;
-    s.rows.push_back(
-        {std::to_string(layer->index), layer->name, timed_op_text(layer->op_type, layer->upcast_to_fp32),
-         measured ? human_seconds(layer->time.median) : "-", measured ? human_seconds(layer->time.mean) : "-",
-         measured ? human_seconds(layer->time.p90) : "-",
-         f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"), layer_flops_text(f),
-         rate_text(giga(f.achieved_flops_per_second))});
+    std::vector<std::string> cells = {in_subgraph ? std::string() : std::to_string(layer->index),
+                                      layer->name,
+                                      timed_op_text(layer->op_type, layer->upcast_to_fp32),
+                                      measured ? human_seconds(layer->time.median) : "-",
+                                      measured ? human_seconds(layer->time.mean) : "-",
+                                      measured ? human_seconds(layer->time.p90) : "-",
+                                      f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
+                                      layer_flops_text(f),
+                                      rate_text(giga(f.achieved_flops_per_second))};
+    if (subgraphs) cells.insert(cells.begin() + 3, in_subgraph ? mean_count(layer->calls_per_run) : "");
+    s.rows.push_back(std::move(cells));
     s.highlight.push_back(inexact);
+    s.depth.push_back(layer->depth);
   }
   s.lines.push_back(fmt::format("%sum: share of the sum of the layers' medians ({}); "
                                 "GFLOP/s: the analysis FLOPs of the node / its median time",
                                 human_seconds(sum)));
+  if (subgraphs)
+    s.lines.push_back(fmt::format(
+        "subgraph nodes (inside If / Loop / Scan): time per model run, the sum over its calls (calls: per "
+        "run), "
+        "from a pass of their own ({} runs) so that the top-level times carry none of their markers; inside "
+        "their parent's time, not added to the sum",
+        group_digits(r.subgraph_layer_sum.count)));
   if (any_unknown_shape) s.lines.push_back("FLOPs: ? a shape was unknown, the count is incomplete");
   if (any_upcast) s.lines.push_back(kUpcastLegend);
   s.lines.push_back("FLOPs coverage: " + coverage_summary(r.analysis));
@@ -316,6 +335,10 @@ std::vector<const LayerTiming*> layers_in_order(const ProfileResult& result) {
   std::stable_sort(layers.begin(), layers.end(),
                    [](const LayerTiming* a, const LayerTiming* b) { return a->index < b->index; });
   return layers;
+}
+
+std::vector<std::pair<const LayerTiming*, bool>> timed_rows_in_order(const ProfileResult& result) {
+  return under_their_parents(layers_in_order(result), result.subgraph_layers);
 }
 
 std::vector<const LayerTiming*> hotspot_layers(const ProfileResult& result, int n) {

@@ -1,4 +1,6 @@
-// CSV profile report: one header row, then one row per layer in graph order.
+// CSV profile report: one header row, then one row per layer in graph order,
+// each followed by the subgraph nodes that ran inside it (depth > 0, named by
+// their path, with their parent's index; times per model run).
 // Times in seconds and rates as the shortest decimal that reads back as the
 // same double; integers exact. An empty field is "not computable": no samples,
 // or a cost the analysis does not know (unknown is not zero). Quoting is
@@ -23,9 +25,10 @@ class ProfileCsvWriter final : public ProfileWriter {
  public:
   void write(const ProfileResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     out << "index,name,op_type,median_s,mean_s,p90_s,p99_s,min_s,max_s,stddev_s,runs,share_of_layer_sum,"
-           "flops,macs,bytes,achieved_gflops,achieved_gbps,upcast_to_fp32\n";
+           "flops,macs,bytes,achieved_gflops,achieved_gbps,upcast_to_fp32,depth,calls_per_run,median_per_"
+           "call_s\n";
     const double sum = layer_median_sum(r);
-    for (const LayerTiming* layer : layers_in_order(r)) {
+    for (const auto& [layer, in_subgraph] : timed_rows_in_order(r)) {
       const TimingSummary& t = layer->time;
       const bool measured = t.count > 0;
       auto time = [&](double v) { return measured ? csv_double(v) : std::string(); };
@@ -49,6 +52,9 @@ class ProfileCsvWriter final : public ProfileWriter {
           optional_double(giga(f.achieved_flops_per_second)),  // GFLOP/s = flops / median / 1e9
           optional_double(giga(f.achieved_bytes_per_second)),  // GB/s = bytes / median / 1e9
           layer->upcast_to_fp32 ? "1" : "0",
+          std::to_string(layer->depth),
+          in_subgraph ? csv_double(layer->calls_per_run) : "1",
+          in_subgraph ? time(layer->median_per_call) : time(t.median),  // a top-level node: one call a run
       };
       out << join(fields, ",") << '\n';
     }

@@ -20,7 +20,7 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-const char* const kProfileJsonSchemaVersion = "1.3.0";
+const char* const kProfileJsonSchemaVersion = "1.4.0";
 
 namespace report_detail {
 namespace {
@@ -89,6 +89,11 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
   const double sum = layer_median_sum(r);
   for (const LayerTiming* layer : layers_in_order(r)) layers.push_back(layer_json(*layer, join_layer(r, *layer, sum)));
   doc["layers"] = std::move(layers);
+  doc["subgraph_layer_sum"] = r.subgraph_layer_sum;
+  Json subgraph_layers = Json::array();
+  for (const LayerTiming& layer : r.subgraph_layers)
+    subgraph_layers.push_back(layer_json(layer, join_layer(r, layer, sum)));
+  doc["subgraph_layers"] = std::move(subgraph_layers);
   doc["transfers"] = Json{{"h2d", transfer_json(r.h2d, r.h2d_bytes)},
                           {"d2h", transfer_json(r.d2h, r.d2h_bytes)},
                           {"end_to_end", r.end_to_end}};

@@ -36,9 +36,11 @@ void print_markdown_document(const ProfileDocument& doc, std::ostream& out) {
         aligns.push_back(c.align);
       }
       MdTable table(std::move(headers), std::move(aligns));
-      for (const std::vector<std::string>& row : s.rows) {
+      for (size_t i = 0; i < s.rows.size(); ++i) {
         std::vector<std::string> cells;
-        for (const std::string& cell : row) cells.push_back(md_text(cell));  // full names: no ellipsis
+        for (const std::string& cell : s.rows[i]) cells.push_back(md_text(cell));  // full names: no ellipsis
+        if (i < s.depth.size() && s.indented_column < cells.size())
+          for (int level = 0; level < s.depth[i]; ++level) cells[s.indented_column].insert(0, "&nbsp;&nbsp;");
         table.add_row(std::move(cells));
       }
       table.print(out);

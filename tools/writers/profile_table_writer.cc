@@ -32,7 +32,12 @@ void print_text_document(const ProfileDocument& doc, const Style& style, std::os
     }
     if (!s.columns.empty()) {
       TextTable table(s.columns);
-      for (size_t i = 0; i < s.rows.size(); ++i) table.add_row(s.rows[i], i < s.highlight.size() && s.highlight[i]);
+      for (size_t i = 0; i < s.rows.size(); ++i) {
+        std::vector<std::string> cells = s.rows[i];
+        if (i < s.depth.size() && s.depth[i] > 0 && s.indented_column < cells.size())
+          cells[s.indented_column].insert(0, size_t(2 * s.depth[i]), ' ');
+        table.add_row(std::move(cells), i < s.highlight.size() && s.highlight[i]);
+      }
       table.print(out, style);
     }
     // Titled sections indent their text under the heading; the untitled

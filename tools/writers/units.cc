@@ -109,6 +109,11 @@ std::string group_digits(int64_t n) {
   return out;
 }
 
+std::string mean_count(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) return group_digits(int64_t(v));
+  return rate_text(v);
+}
+
 // -------------------------------------------------------------------- rates
 
 std::string rate_text(double v) {

@@ -8,6 +8,7 @@
 //            bytes_with_exact "44.59 MiB (46,758,048 bytes)"; mib "256 MiB"
 //   counts   human_count    "1.81 G", "11.69 M", "4.20 K" (SI; FLOPs, MACs, params)
 //            count_with_exact "11.69 M (11,689,512)"; group_digits "1,234,567"
+//            mean_count     "5", "2.50" (a mean of counts: calls per run)
 //   rates    rate_text      "0.52", "12.3", "813", "12,345"  (the unit is in the header)
 //            si_rate        "51.2 TFLOP/s", "2.00 GB/s"  (SI prefix, fixed decimals)
 //            si_text/si_label "12.3 GFLOP/s" / "1G"     (SI prefix, %g: charts)
@@ -53,6 +54,8 @@ std::string mib(int64_t bytes);  // whole MiB: buffer sizes of the ceilings prob
 std::string human_count(int64_t n);
 std::string count_with_exact(int64_t n);
 std::string group_digits(int64_t n);
+// A whole mean as an integer ("5", "1,024"), else rate_text's three digits ("2.50").
+std::string mean_count(double v);
 
 // -------------------------------------------------------------------- rates
 std::string rate_text(double v);
@@ -75,6 +78,7 @@ using modelstat::group_digits;
 using modelstat::human_bytes;
 using modelstat::human_count;
 using modelstat::human_seconds;
+using modelstat::mean_count;
 using modelstat::rate_text;
 }  // namespace report_detail
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/measurements/json_input.hpp"
+#include "analyzer/measurements/record_json.hpp"
 #include "modelstat/error.hpp"
 #include "test_support.hpp"
 #include "tools/writers/compare_writers.hpp"
@@ -356,6 +358,56 @@ TEST(CompareInput, HandWrittenDocumentWithNullSamples) {
   // A layer without samples compares as "no data".
   const Comparison c = compare_runs(r, r);
   EXPECT_EQ(c.nodes[0].time.verdict, Verdict::NoData);
+}
+
+// Profile 1.4.0 adds subgraph_layers: a document with them is read as one
+// without (compare compares the top-level layers, whose times hold theirs),
+// and a layer record reads its subgraph fields back, or their defaults from
+// an older document.
+TEST(CompareInput, ReadsDocumentsWithAndWithoutSubgraphLayers) {
+  json doc = profile_doc({0.5, 0.25, 0.75}, {{"Loop_1", "Loop", {0.1, 0.2}}});
+  doc["schema_version"] = "1.4.0";
+  doc["subgraph_layer_sum"] = {{"count", 2}, {"samples_s", {0.05, 0.06}}};
+  doc["subgraph_layers"] = json::array({{{"index", 0},
+                                         {"name", "Loop_1/body/MatMul_1"},
+                                         {"op_type", "MatMul"},
+                                         {"upcast_to_fp32", false},
+                                         {"depth", 1},
+                                         {"calls_per_run", 5.0},
+                                         {"median_per_call_s", 0.011},
+                                         {"time", {{"count", 2}, {"samples_s", {0.05, 0.06}}}}}});
+  const RunSamples run = run_of(doc);
+  ASSERT_EQ(run.layers.size(), 1u);
+  EXPECT_EQ(run.layers[0].name, "Loop_1");
+
+  const LayerTiming sub = Json::parse(doc["subgraph_layers"][0].dump()).get<LayerTiming>();
+  EXPECT_EQ(sub.name, "Loop_1/body/MatMul_1");
+  EXPECT_EQ(sub.depth, 1);
+  EXPECT_EQ(sub.calls_per_run, 5.0);
+  EXPECT_EQ(sub.median_per_call, 0.011);
+  EXPECT_EQ(sub.time.samples, (std::vector<double>{0.05, 0.06}));
+  // Written back, the same keys in the same order.
+  const Json written = sub;
+  EXPECT_EQ(written["calls_per_run"], 5.0);
+  std::vector<std::string> keys;
+  for (const auto& item : written.items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"index", "name", "op_type", "upcast_to_fp32", "depth",
+                                            "calls_per_run", "median_per_call_s", "time"}));
+  // A top-level layer of an older document: no subgraph fields, the defaults.
+  const LayerTiming top = Json::parse(doc["layers"][0].dump()).get<LayerTiming>();
+  EXPECT_EQ(top.depth, 0);
+  EXPECT_EQ(top.calls_per_run, 1.0);
+  EXPECT_FALSE(Json(top).contains("depth"));
+  EXPECT_FALSE(Json(top).contains("calls_per_run"));
+  // A subgraph field of the wrong kind is refused, naming it.
+  const Json bad = Json::parse(R"({"index": 0, "name": "n", "op_type": "Relu", "calls_per_run": -1,
+                                  "time": {"count": 0, "samples_s": []}})");
+  try {
+    (void)read_json_record(bad, "bad.json", [](const Json& d) { return d.get<LayerTiming>(); });
+    ADD_FAILURE() << "a negative calls_per_run was read";
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(), "field \"calls_per_run\"")) << e.what();
+  }
 }
 
 void expect_input_error(const std::string& text, const std::string& fragment) {

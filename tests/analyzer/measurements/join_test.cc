@@ -168,6 +168,53 @@ TEST(JoinProfile, OpTypeSumsAndHotspotOrder) {
   EXPECT_EQ(r.hotspots, (std::vector<int>{2, 0, 3, 1, 4}));
 }
 
+// The nodes inside a subgraph of conv_b (as though it held one; the join
+// does not look at op types), each counted and timed per model run:
+//   conv_b/then_branch/mm    1,000,000 FLOPs  10,000 + 10,000 B  50 us  I = 50  compute  5 calls
+//   conv_b/else_branch/neg   (the analysis counted the other branch: no row)  5 us
+//   conv_b/then_branch/mm under index 3 (not its parent): no row either
+TEST(JoinProfile, SubgraphNodesJoinTheAnalysisRowsByName) {
+  ProfileResult p = hand_profile();
+  p.analysis.subgraph_nodes = {
+      cost_node(2, "conv_b/then_branch/mm", "MatMul", CostStatus::Exact, 500000, 1000000, 10000, 10000)};
+  auto sub = [](int index, const std::string& name, double median) {
+    return test::subgraph_layer(index, name, "MatMul", 1, 5, timed_layer(NodeReport{}, median).time);
+  };
+  p.subgraph_layers = {sub(2, "conv_b/then_branch/mm", 50e-6), sub(2, "conv_b/else_branch/neg", 5e-6),
+                       sub(3, "conv_b/then_branch/mm", 5e-6)};
+  const JoinedReport r = join_profile(p, hand_ceilings());
+  ASSERT_EQ(r.subgraph_nodes.size(), 3u);
+  const JoinedNode& mm = r.subgraph_nodes[0];
+  EXPECT_EQ(mm.index, 2);
+  EXPECT_EQ(mm.depth, 1);
+  EXPECT_EQ(mm.calls_per_run, 5.0);
+  EXPECT_EQ(mm.status, CostStatus::Exact);
+  EXPECT_EQ(mm.flops.value(), 1000000);
+  EXPECT_EQ(mm.bytes.value(), 20000);
+  EXPECT_DOUBLE_EQ(mm.achieved_flops_per_second.value(), 2e10);  // 1e6 / 5e-5
+  EXPECT_DOUBLE_EQ(mm.arithmetic_intensity.value(), 50.0);
+  EXPECT_EQ(mm.bound, Bound::Compute);
+  EXPECT_DOUBLE_EQ(mm.efficiency.value(), 0.2);              // 2e10 / 1e11
+  EXPECT_DOUBLE_EQ(mm.share_of_time.value(), 50.0 / 510.0);  // of the top-level layers' sum
+  EXPECT_DOUBLE_EQ(mm.share_of_flops.value(), 1000000.0 / 6010000.0);
+  for (size_t k : {1, 2}) {
+    const JoinedNode& n = r.subgraph_nodes[k];
+    EXPECT_EQ(n.status, CostStatus::UnknownOp) << n.name;
+    EXPECT_FALSE(n.flops) << "no analysis row: unknown, not 0";
+    EXPECT_EQ(n.bound, Bound::None);
+  }
+  EXPECT_TRUE(mentions(r.notices, "2 subgraph node(s) ran that the analysis did not count"));
+  // Inside their parents' times: the top-level figures are those without them.
+  const JoinedReport plain = join_profile(hand_profile(), hand_ceilings());
+  EXPECT_EQ(r.layer_sum_seconds, plain.layer_sum_seconds);
+  EXPECT_EQ(r.hotspots, plain.hotspots);
+  ASSERT_EQ(r.by_op_type.size(), plain.by_op_type.size());
+  for (size_t k = 0; k < r.by_op_type.size(); ++k) {
+    EXPECT_EQ(r.by_op_type[k].op_type, plain.by_op_type[k].op_type);
+    EXPECT_EQ(r.by_op_type[k].count, plain.by_op_type[k].count);
+  }
+}
+
 TEST(JoinProfile, NoticesSayWhereTheCeilingsComeFrom) {
   DeviceCeilings c = hand_ceilings();
   c.source = "datasheet: something";

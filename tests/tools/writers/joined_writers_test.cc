@@ -129,6 +129,43 @@ DeviceCeilings sample_ceilings() {
 
 JoinedReport sample_report() { return join_profile(sample_profile(), sample_ceilings()); }
 
+// The sample with control flow: /conv1/Conv, then Loop_2, whose body holds
+// MatMul_1 and If_2; the analysis counted the If's then branch (Relu_1), the
+// profile's subgraph pass also saw its else branch (Neg_1) run.
+//   Loop_2/body/MatMul_1   8,000,000 FLOPs  400,000 B  median 20 us  I = 20   compute  4 calls
+//   Loop_2/body/If_2       (0 FLOPs, 0 B)              median  4 us           none     4 calls
+//   .../then_branch/Relu_1      4,000 FLOPs   32,000 B  median  2 us  I = 0.125 memory 3 calls
+//   .../else_branch/Neg_1  (no analysis row)            median  1 us                    1 call
+JoinedReport subgraph_report() {
+  ProfileResult p = sample_profile();
+  p.analysis.nodes.resize(1);
+  p.analysis.nodes.push_back(
+      cost_node(1, "Loop_2", "Loop", CostStatus::Exact, 4000000, 8004000, 400000, 32000));
+  p.analysis.nodes[1].subgraph_nodes = 3;
+  p.analysis.subgraph_nodes = {
+      cost_node(1, "Loop_2/body/MatMul_1", "MatMul", CostStatus::Exact, 4000000, 8000000, 300000, 100000),
+      cost_node(1, "Loop_2/body/If_2", "If", CostStatus::Exact, 0, 0, 0, 0),
+      cost_node(1, "Loop_2/body/If_2/then_branch/Relu_1", "Relu", CostStatus::Exact, 0, 4000, 16000, 16000)};
+  p.analysis.totals.nodes = 5;
+  p.analysis.totals.nodes_exact = 5;
+  p.analysis.totals.nodes_unknown_op = 0;
+  p.analysis.totals.flops = 236027904 + 8004000;
+  p.layers.resize(2);
+  p.layers[1].name = "Loop_2";
+  p.layers[1].op_type = "Loop";
+  p.layers[1].time = timing(30e-6, micros({29, 30, 30, 31, 30}));
+  p.subgraph_layer_sum = timing(26e-6, micros({26, 25, 27}));
+  auto sub = [](const std::string& name, const std::string& op, int depth, double calls, double median_us) {
+    return test::subgraph_layer(1, name, op, depth, calls,
+                                timing(median_us * 1e-6, micros({median_us, median_us, median_us})));
+  };
+  p.subgraph_layers = {sub("Loop_2/body/MatMul_1", "MatMul", 1, 4, 20),
+                       sub("Loop_2/body/If_2", "If", 1, 4, 4),
+                       sub("Loop_2/body/If_2/then_branch/Relu_1", "Relu", 2, 3, 2),
+                       sub("Loop_2/body/If_2/else_branch/Neg_1", "Neg", 2, 1, 1)};
+  return join_profile(p, sample_ceilings());
+}
+
 std::string render(const std::string& format, const JoinedReport& r, const ReportOptions& options = {}) {
   std::ostringstream out;
   make_joined_writer(format)->write(r, options, out);
@@ -311,7 +348,9 @@ TEST(JoinedWriterTest, CsvHasEveryNodeWithExactFigures) {
                                            "bound",
                                            "attainable_flops_per_s",
                                            "efficiency",
-                                           "upcast_to_fp32"};
+                                           "upcast_to_fp32",
+                                           "depth",
+                                           "calls_per_run"};
   ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
@@ -386,9 +425,9 @@ TEST(JoinedWriterTest, JsonHasEveryFieldInOrder) {
   const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(render("json", sample_report(), options));
   std::vector<std::string> keys;
   for (const auto& item : doc.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "cost_convention", "context", "ceilings",
-                                            "roofline", "whole", "hotspots", "nodes", "by_op_type", "notices",
-                                            "profile"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "cost_convention", "context",
+                                            "ceilings", "roofline", "whole", "hotspots", "nodes",
+                                            "subgraph_nodes", "by_op_type", "notices", "profile"}));
   EXPECT_EQ(doc["schema_version"], kJoinedJsonSchemaVersion);
   EXPECT_EQ(doc["kind"], "report");
   EXPECT_EQ(doc["context"]["model"], "models/sample.onnx");
@@ -623,6 +662,92 @@ TEST(JoinedWriterTest, ANodeWithoutSamplesIsShownAsNotMeasured) {
   EXPECT_NEAR(tracks[1][1]["ts"].get<double>() + tracks[1][1]["dur"].get<double>(), 4 + 15.0, 1e-9);
 }
 
+// ----------------------------------------------------------- subgraph nodes
+
+// The nodes inside subgraphs follow their parent in every format with node
+// rows, indented, with their calls per run, joined with the analysis's
+// subgraph rows by name; they are neither hotspots nor in the op-type sums.
+TEST(JoinedWriterTest, SubgraphNodesFollowTheirParentInEveryFormat) {
+  const JoinedReport r = subgraph_report();
+  const std::vector<std::string> order = {"/conv1/Conv",
+                                          "Loop_2",
+                                          "Loop_2/body/MatMul_1",
+                                          "Loop_2/body/If_2",
+                                          "Loop_2/body/If_2/then_branch/Relu_1",
+                                          "Loop_2/body/If_2/else_branch/Neg_1"};
+  // Table and Markdown: the per-node table, in this order, indented.
+  // (The terminal shortens the deepest names: their ends say enough.)
+  const std::vector<std::string> ends = {"/conv1/Conv", "Loop_2",        "body/MatMul_1",
+                                         "body/If_2",   "branch/Relu_1", "branch/Neg_1"};
+  for (const char* format : {"table", "md"}) {
+    SCOPED_TRACE(format);
+    const std::string text = render(format, r);
+    const std::string nodes = text.substr(text.find("Per-node roofline"));
+    size_t at = 0;
+    for (const std::string& name : ends) {
+      const size_t next = nodes.find(name, at);
+      ASSERT_NE(next, std::string::npos) << name << "\n" << nodes;
+      at = next + name.size();
+    }
+    EXPECT_TRUE(contains(nodes, "4 subgraph nodes that ran"));
+    EXPECT_TRUE(contains(nodes, "calls"));
+  }
+  const std::string md = render("md", r);
+  expect_well_formed_md_tables(lines_of(md));
+  EXPECT_TRUE(contains(md, "| &nbsp;&nbsp;&nbsp;&nbsp;Loop_2/body/If_2/then_branch/Relu_1 |"));
+  const std::string table = render("table", r);
+  for (const std::string& line : lines_of(table.substr(0, table.find("Per-node roofline"))))
+    EXPECT_FALSE(contains(line, "/body/")) << "a subgraph node among the hotspots: " << line;
+  for (const std::string& line : lines_of(table.substr(table.find("By op type"))))
+    EXPECT_FALSE(contains(line, "MatMul")) << "a subgraph node in the op-type sums: " << line;
+
+  // CSV: rows in the same order, with depth and calls per run.
+  const auto csv = parse_csv(render("csv", r));
+  ASSERT_EQ(csv.size(), 1 + order.size());
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(csv[i + 1][1], order[i]);
+  const auto& matmul = csv[3];
+  EXPECT_EQ(matmul[0], "1");
+  EXPECT_EQ(matmul[5], "8000000");
+  EXPECT_DOUBLE_EQ(std::stod(matmul[10]), 8000000 / 20e-6);
+  EXPECT_EQ(matmul[13], "compute");  // 20 FLOP/B, above the ridge
+  EXPECT_EQ(matmul[17], "1");
+  EXPECT_EQ(matmul[18], "4");
+  const auto& relu = csv[5];
+  EXPECT_EQ(relu[13], "memory");
+  EXPECT_DOUBLE_EQ(std::stod(relu[15]), 32000 / 2e-6 / 3e12);
+  EXPECT_EQ(relu[17], "2");
+  EXPECT_EQ(relu[18], "3");
+  EXPECT_EQ(csv[6][3], "unknown_op") << "no analysis row for the else branch's Neg";
+  EXPECT_EQ(csv[6][5], "");
+
+  // JSON: subgraph_nodes, after nodes; valid against both schemas.
+  const json doc = json::parse(render("json", r));
+  EXPECT_TRUE(SchemaValidator().validate(test::load_source_json("docs/report.schema.json"), doc).empty());
+  EXPECT_TRUE(
+      SchemaValidator().validate(test::load_source_json("docs/profile.schema.json"), doc["profile"]).empty());
+  ASSERT_EQ(doc["subgraph_nodes"].size(), 4u);
+  EXPECT_EQ(doc["subgraph_nodes"][0]["name"], "Loop_2/body/MatMul_1");
+  EXPECT_EQ(doc["subgraph_nodes"][0]["depth"], 1);
+  EXPECT_EQ(doc["subgraph_nodes"][0]["calls_per_run"].get<double>(), 4.0);
+  EXPECT_EQ(doc["subgraph_nodes"][0]["flops"], 8000000);
+  EXPECT_EQ(doc["subgraph_nodes"][2]["depth"], 2);
+  EXPECT_TRUE(doc["subgraph_nodes"][3]["flops"].is_null());
+  EXPECT_FALSE(doc["nodes"][1].contains("depth")) << "a top-level node has no subgraph fields";
+  EXPECT_EQ(doc["hotspots"].size(), 2u);
+  bool said = false;
+  for (const auto& n : doc["notices"])
+    said = said || contains(n.get<std::string>(), "1 subgraph node(s) ran that");
+  EXPECT_TRUE(said) << doc["notices"].dump();
+
+  // HTML: the rows under their parent, indented by depth, with a calls column.
+  const std::string html = render("html", r);
+  EXPECT_TRUE(contains(html, "<th>calls</th>"));
+  EXPECT_TRUE(contains(html, "padding-left:1em\" title=\"Loop_2/body/MatMul_1\""));
+  EXPECT_TRUE(contains(html, "padding-left:2em\" title=\"Loop_2/body/If_2/then_branch/Relu_1\""));
+  EXPECT_LT(html.find("title=\"Loop_2\""), html.find("title=\"Loop_2/body/MatMul_1\""));
+  EXPECT_FALSE(contains(render("html", sample_report()), "<th>calls</th>"));
+}
+
 // The whole output of every format for the sample report (what
 // DISABLED_PrintSampleJoinedReports printed to eyeball): a change shows as a
 // diff of tests/data/golden/joined.*. The run's and the ceilings' dates and
@@ -636,6 +761,16 @@ TEST(WritersGolden, JoinedEveryFormat) {
                                                                                      {"trace", "joined.trace.json"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, sample_report()), {"gpu-node-7", "2.3.0"});
+  }
+}
+
+TEST(WritersGolden, JoinedSubgraphsEveryFormat) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "joined-subgraphs.txt"},
+                                                        {"csv", "joined-subgraphs.csv"},
+                                                        {"md", "joined-subgraphs.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, subgraph_report()), {"gpu-node-7", "2.3.0"});
   }
 }
 

@@ -150,6 +150,47 @@ ProfileResult sample_profile() {
   return r;
 }
 
+// A model with control flow: Relu_1, Loop_2 (its body: MatMul_1, and If_2
+// whose then branch the analysis counted, its condition unknown), Neg_3.
+// The subgraph pass timed the body's nodes five times a run, the then
+// branch's Add three times and the else branch's Sub twice: the analysis has
+// no row for the Sub.
+ProfileResult subgraph_profile() {
+  ProfileResult r;
+  AnalysisResult& a = r.analysis;
+  a.model_path = "models/loop.onnx";
+  a.nodes = {cost_node(0, "Relu_1", "Relu", CostStatus::Exact, 0, 8, 32, 32),
+             cost_node(1, "Loop_2", "Loop", CostStatus::Exact, 160, 360, 1000, 200),
+             cost_node(2, "Neg_3", "Neg", CostStatus::Exact, 0, 8, 32, 32)};
+  a.nodes[1].subgraph_nodes = 3;
+  a.subgraph_nodes = {
+      cost_node(1, "Loop_2/body/MatMul_1", "MatMul", CostStatus::Exact, 160, 320, 800, 160),
+      cost_node(1, "Loop_2/body/If_2", "If", CostStatus::Exact, 0, 40, 100, 20),
+      cost_node(1, "Loop_2/body/If_2/then_branch/Add_1", "Add", CostStatus::Exact, 0, 40, 100, 20)};
+  a.totals.nodes = 6;
+  a.totals.nodes_exact = 6;
+  a.totals.macs = 160;
+  a.totals.flops = 376;
+  r.context.device_name = "cpu0";
+  r.context.device_kind = "cpu";
+  r.context.threads = 1;
+  r.context.dtype = "fp32";
+  r.context.batch = 1;
+  r.whole = timing(0.0002, 3, {0.0002, 0.00021, 0.00019});
+  r.layer_sum = timing(0.00021, 3, {0.00021, 0.00022, 0.0002});
+  r.layers = {layer(0, a.nodes[0], 0.00001), layer(1, a.nodes[1], 0.00019), layer(2, a.nodes[2], 0.00001)};
+  r.subgraph_layer_sum = timing(0.00017, 3, {0.00017, 0.00018, 0.00016});
+  auto sub = [](const std::string& name, const std::string& op, int depth, double calls, double median) {
+    return test::subgraph_layer(1, name, op, depth, calls,
+                                timing(median, 3, {median, median * 0.99, median * 1.01}));
+  };
+  r.subgraph_layers = {sub("Loop_2/body/MatMul_1", "MatMul", 1, 5, 0.0001),
+                       sub("Loop_2/body/If_2", "If", 1, 5, 0.00006),
+                       sub("Loop_2/body/If_2/then_branch/Add_1", "Add", 2, 3, 0.00002),
+                       sub("Loop_2/body/If_2/else_branch/Sub_1", "Sub", 2, 2, 0.00001)};
+  return r;
+}
+
 std::string render(const std::string& format, const ProfileResult& r, const ReportOptions& options = {}) {
   std::ostringstream out;
   make_profile_writer(format)->write(r, options, out);
@@ -229,10 +270,26 @@ TEST(ProfileWriterTest, JsonHasEveryFieldInOrder) {
   const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text);
   std::vector<std::string> keys;
   for (const auto& item : doc.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "percentile_method", "context",
-                                            "cold_start", "whole", "layer_sum", "instrumentation_overhead",
-                                            "throughput_samples_per_s", "layers", "transfers", "batch_sweep",
-                                            "max_batch", "concurrency", "memory", "train_step", "analysis",
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version",
+                                            "tool",
+                                            "kind",
+                                            "percentile_method",
+                                            "context",
+                                            "cold_start",
+                                            "whole",
+                                            "layer_sum",
+                                            "instrumentation_overhead",
+                                            "throughput_samples_per_s",
+                                            "layers",
+                                            "subgraph_layer_sum",
+                                            "subgraph_layers",
+                                            "transfers",
+                                            "batch_sweep",
+                                            "max_batch",
+                                            "concurrency",
+                                            "memory",
+                                            "train_step",
+                                            "analysis",
                                             "notices"}));
   EXPECT_EQ(doc["schema_version"], kProfileJsonSchemaVersion);
   EXPECT_EQ(std::string(kProfileJsonSchemaVersion).rfind("1.", 0), 0u) << "the schema describes major 1";
@@ -415,10 +472,13 @@ TEST(ProfileWriterTest, JsonLeavesNamesThatSpellAPlaceholderAlone) {
 TEST(ProfileWriterTest, CsvHasHeaderAndOneQuotedRowPerLayer) {
   const ProfileResult r = sample_profile();
   const auto records = parse_csv(render("csv", r));
-  const std::vector<std::string> header = {
-      "index", "name",  "op_type", "median_s",        "mean_s",        "p90_s",
-      "p99_s", "min_s", "max_s",   "stddev_s",        "runs",          "share_of_layer_sum",
-      "flops", "macs",  "bytes",   "achieved_gflops", "achieved_gbps", "upcast_to_fp32"};
+  const std::vector<std::string> header = {"index",           "name",          "op_type",
+                                           "median_s",        "mean_s",        "p90_s",
+                                           "p99_s",           "min_s",         "max_s",
+                                           "stddev_s",        "runs",          "share_of_layer_sum",
+                                           "flops",           "macs",          "bytes",
+                                           "achieved_gflops", "achieved_gbps", "upcast_to_fp32",
+                                           "depth",           "calls_per_run", "median_per_call_s"};
   ASSERT_EQ(records.size(), 1 + r.layers.size());
   EXPECT_EQ(records[0], header);
   for (const auto& record : records) EXPECT_EQ(record.size(), header.size());
@@ -597,6 +657,90 @@ TEST(ProfileWriterTest, EveryFormatHandlesAnEmptyResult) {
   EXPECT_EQ(parse_csv(render("csv", empty)).size(), 1u);
 }
 
+// --------------------------------------------------------------- subgraphs
+
+// The nodes inside subgraphs follow their top-level node, indented by their
+// depth, with their calls per run; the model's other rows are as without them.
+TEST(ProfileWriterTest, SubgraphRowsSitIndentedUnderTheirParent) {
+  const ProfileResult r = subgraph_profile();
+  const std::string text = render("table", r);
+  const auto lines = lines_of(text);
+  auto line_of = [&](const std::string& needle) {
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (contains(lines[i], needle)) return i;
+    ADD_FAILURE() << "no line with " << needle << "\n" << text;
+    return size_t(0);
+  };
+  const std::vector<std::string> order = {"  Loop_2  ",        "Loop_2/body/MatMul_1", "Loop_2/body/If_2  ",
+                                          "then_branch/Add_1", "else_branch/Sub_1",    "Neg_3"};
+  for (size_t k = 1; k < order.size(); ++k)
+    EXPECT_EQ(line_of(order[k]), line_of(order[k - 1]) + 1) << order[k];
+  // Indented two spaces a level more than the top-level names, under a "calls" column.
+  const size_t top = lines[line_of("Neg_3")].find("Neg_3");
+  EXPECT_EQ(lines[line_of("MatMul_1")].find("Loop_2/body/MatMul_1"), top + 2);
+  EXPECT_EQ(lines[line_of("then_branch/Add_1")].find("Loop_2/body/If_2/then_branch/Add_1"), top + 4);
+  EXPECT_TRUE(contains(text, "calls"));
+  EXPECT_TRUE(contains(text, "4 subgraph nodes that ran"));
+  EXPECT_TRUE(contains(lines[line_of("MatMul_1")], " 5 "));
+  EXPECT_TRUE(contains(lines[line_of("then_branch/Add_1")], " 3 "));
+  // The subgraph rows are not hotspots: their time is in their parent's.
+  size_t hotspots = 0;
+  while (hotspots < lines.size() && !contains(lines[hotspots], "Hotspots")) ++hotspots;
+  for (size_t i = hotspots; i < lines.size(); ++i) EXPECT_FALSE(contains(lines[i], "/body/")) << lines[i];
+
+  const std::string md = render("md", r);
+  expect_well_formed_md_tables(lines_of(md));
+  EXPECT_TRUE(contains(md, "| &nbsp;&nbsp;Loop_2/body/MatMul_1 |"));
+  EXPECT_TRUE(contains(md, "| &nbsp;&nbsp;&nbsp;&nbsp;Loop_2/body/If_2/then_branch/Add_1 |"));
+  // Without control flow there is no calls column.
+  EXPECT_FALSE(contains(render("table", sample_profile()), "calls"));
+}
+
+TEST(ProfileWriterTest, SubgraphRowsInCsvAndJson) {
+  const ProfileResult r = subgraph_profile();
+  const auto csv = parse_csv(render("csv", r));
+  ASSERT_EQ(csv.size(), 1 + r.layers.size() + r.subgraph_layers.size());
+  const std::vector<std::string> names = {"Relu_1",
+                                          "Loop_2",
+                                          "Loop_2/body/MatMul_1",
+                                          "Loop_2/body/If_2",
+                                          "Loop_2/body/If_2/then_branch/Add_1",
+                                          "Loop_2/body/If_2/else_branch/Sub_1",
+                                          "Neg_3"};
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(csv[i + 1][1], names[i]);
+  EXPECT_EQ(csv[3][0], "1");   // the Loop's index
+  EXPECT_EQ(csv[3][18], "1");  // depth
+  EXPECT_EQ(csv[3][19], "5");  // calls per run
+  EXPECT_TRUE(same_bits(std::stod(csv[3][20]), 0.0001 / 5));
+  EXPECT_EQ(csv[3][12], "320");  // the analysis row's FLOPs, per run
+  EXPECT_EQ(csv[5][18], "2");
+  EXPECT_EQ(csv[6][12], "") << "no analysis row for the else branch's Sub: unknown, not 0";
+  EXPECT_EQ(csv[2][18], "0");  // the Loop itself
+  EXPECT_EQ(csv[2][19], "1");
+
+  const json doc = json::parse(render("json", r));
+  EXPECT_TRUE(SchemaValidator().validate(test::load_source_json("docs/profile.schema.json"), doc).empty());
+  EXPECT_EQ(doc["subgraph_layer_sum"]["count"], 3);
+  ASSERT_EQ(doc["subgraph_layers"].size(), 4u);
+  const json& matmul = doc["subgraph_layers"][0];
+  EXPECT_EQ(matmul["name"], "Loop_2/body/MatMul_1");
+  EXPECT_EQ(matmul["index"], 1);
+  EXPECT_EQ(matmul["depth"], 1);
+  EXPECT_EQ(matmul["calls_per_run"].get<double>(), 5.0);
+  EXPECT_TRUE(same_bits(matmul["median_per_call_s"].get<double>(), 0.0001 / 5));
+  EXPECT_EQ(matmul["flops"], 320);
+  EXPECT_TRUE(same_bits(matmul["achieved_gflops"].get<double>(), 320 / 0.0001 / 1e9));
+  EXPECT_TRUE(doc["subgraph_layers"][3]["flops"].is_null());
+  EXPECT_TRUE(doc["subgraph_layers"][3]["cost_status"].is_null());
+  // A top-level row has none of the subgraph fields.
+  EXPECT_FALSE(doc["layers"][1].contains("depth"));
+  EXPECT_FALSE(doc["layers"][1].contains("calls_per_run"));
+  // A profile without control flow writes the fields empty.
+  const json plain = json::parse(render("json", sample_profile()));
+  EXPECT_EQ(plain["subgraph_layers"], json::array());
+  EXPECT_EQ(plain["subgraph_layer_sum"]["count"], 0);
+}
+
 // The whole output of every format for the sample profile (what
 // DISABLED_PrintSampleReports printed to eyeball): a change shows as a diff of
 // tests/data/golden/profile.*. The run's date, host and LibTorch version are
@@ -606,6 +750,17 @@ TEST(WritersGolden, ProfileEveryFormat) {
            {"table", "profile.txt"}, {"json", "profile.json"}, {"csv", "profile.csv"}, {"md", "profile.md"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, sample_profile()), {"gpu-node-7", "2.3.0"});
+  }
+}
+
+TEST(WritersGolden, ProfileSubgraphsEveryFormat) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "profile-subgraphs.txt"},
+                                                        {"json", "profile-subgraphs.json"},
+                                                        {"csv", "profile-subgraphs.csv"},
+                                                        {"md", "profile-subgraphs.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, subgraph_profile()), {});
   }
 }
 
