@@ -218,6 +218,13 @@ Executor::Executor(const Model& model, const ExecOptions& options)
     fusion_notices_.push_back(notice);
 }
 
+std::string Executor::fused_into(int k) const {
+  const Graph& g = model_.graph;
+  if (k < 0 || size_t(k) >= top_.steps.size() || !top_.steps[size_t(k)].absorbed) return {};
+  const auto& readers = g.tensors[size_t(g.nodes[size_t(k)].outputs[0])].consumers;
+  return readers.empty() ? std::string() : g.nodes[size_t(readers.front())].name;
+}
+
 Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
   GraphPlan plan;
   // Release each tensor after its last reader (include/modelstat/lifetimes.hpp); graph outputs stay.

@@ -143,6 +143,9 @@ class Executor {
   const WeightStore& weights() const { return weights_; }
   // What the executor fused at load (qdq_fusion.hpp), as notices; empty when nothing.
   const std::vector<std::string>& fusion_notices() const { return fusion_notices_; }
+  // Top-level node k's fused reader when QDQ fusion absorbed it (a
+  // DequantizeLinear that does not run): that node's name; else empty.
+  std::string fused_into(int k) const;
   // The nodes run in fp32 for want of a kernel for their fp16/bf16 inputs:
   // learnt on the first run that reaches each node (a node whose reduced
   // kernel throws is rerun upcast, and later runs upcast it directly).

@@ -542,6 +542,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
       lt.op_type = model.graph.nodes[k].op_type;
       lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
       lt.upcast_to_fp32 = upcasts.top_level[k];
+      lt.fused_into = exec.fused_into(int(k));
       result.layers.push_back(std::move(lt));
     }
   }

@@ -68,6 +68,7 @@ LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, dou
   if (layer.time.count <= 0 || !std::isfinite(layer.time.median)) return c;
   c.median_seconds = layer.time.median;
   if (positive(median_sum)) c.share_of_time = layer.time.median / median_sum;
+  if (!layer.fused_into.empty()) return c;  // it did not run: no rate from the markers' time
   c.achieved_flops_per_second = per_second(c.flops, c.median_seconds);
   c.achieved_bytes_per_second = per_second(c.bytes, c.median_seconds);
   return c;
@@ -125,6 +126,7 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     n.achieved_flops_per_second = c.achieved_flops_per_second;
     n.achieved_bytes_per_second = c.achieved_bytes_per_second;
     n.upcast_to_fp32 = l.upcast_to_fp32;
+    n.fused_into = l.fused_into;
     if (n.flops && total_flops > 0) n.share_of_flops = double(*n.flops) / total_flops;
     if (n.flops && n.bytes && *n.bytes > 0) n.arithmetic_intensity = double(*n.flops) / double(*n.bytes);
     const bool costed = n.status == CostStatus::Exact && (n.flops.value_or(0) > 0 || n.bytes.value_or(0) > 0);

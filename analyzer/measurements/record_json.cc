@@ -194,6 +194,7 @@ void to_json(Json& j, const LayerTiming& l) {
     j["calls_per_run"] = json_number(l.calls_per_run);
     j["median_per_call_s"] = l.time.count > 0 ? json_number(l.median_per_call) : Json(nullptr);
   }
+  if (!l.fused_into.empty()) j["fused_into"] = l.fused_into;  // 1.4.0, fused rows only
   j["time"] = l.time;
 }
 
@@ -207,6 +208,7 @@ void from_json(const Json& j, LayerTiming& l) {
   l.calls_per_run = json_number_or(j, "calls_per_run", JsonNumber::NonNegative, 1.0);
   l.median_per_call = json_number_or(j, "median_per_call_s", JsonNumber::NonNegative,
                                      std::numeric_limits<double>::quiet_NaN());
+  l.fused_into = json_string_or(j, "fused_into");
   from_json(json_object(j, "time"), l.time);
 }
 

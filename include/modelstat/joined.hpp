@@ -74,6 +74,8 @@ struct JoinedNode {
   std::optional<double> efficiency;
   // LayerTiming::upcast_to_fp32: it ran in fp32, not in its fp16/bf16 dtype.
   bool upcast_to_fp32 = false;
+  // LayerTiming::fused_into: the node whose kernel did this node's work.
+  std::string fused_into;
 };
 
 struct JoinedOpType {

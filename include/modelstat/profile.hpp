@@ -104,6 +104,11 @@ struct LayerTiming {
   int depth = 0;
   double calls_per_run = 1;
   double median_per_call = 0;
+  // A DequantizeLinear the executor fused into the node that reads it (QDQ
+  // fusion, profiler/qdq_fusion.hpp): that node's name. It did not run: its
+  // time is only the per-layer markers', its work is in that node's time, so
+  // no FLOP/s is derived from it.
+  std::string fused_into;
 };
 
 struct BatchPoint {

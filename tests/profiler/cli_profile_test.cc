@@ -55,6 +55,69 @@ TEST(CliProfile, JsonHasBothPassesColdStartContextAndRawSamples) {
 // A Loop with a constant trip count of 5 (tests/profiler/onnx_builder.hpp):
 // the table lists its body's nodes right under it, indented, with 5 calls a
 // run, and the JSON has them as subgraph_layers named as the analysis's rows.
+// A QDQ model: x -> QuantizeLinear -> DequantizeLinear -> Conv <- DequantizeLinear <- int8 weight.
+// The Conv runs as one int8 kernel: a notice says so, the two absorbed
+// DequantizeLinear rows are marked (table "*" and its legend, JSON fused_into)
+// and get no rate; --no-fuse runs every node as written.
+onnx::ModelProto qdq_conv_model() {
+  using modelstat::test::add_node;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("qdq_conv");
+  modelstat::test::value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 4, 8, 8});
+  modelstat::test::float_init(g, "s", {}, {0.05f});
+  onnx::TensorProto* zp = g->add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(onnx::TensorProto::UINT8);
+  zp->add_int32_data(128);
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w_q");
+  w->set_data_type(onnx::TensorProto::INT8);
+  for (int64_t d : {6, 4, 3, 3}) w->add_dims(d);
+  for (int i = 0; i < 6 * 4 * 3 * 3; ++i) w->add_int32_data(i % 17 - 8);
+  modelstat::test::float_init(g, "w_s", {6}, {0.01f, 0.02f, 0.03f, 0.01f, 0.02f, 0.03f});
+  add_node(g, "QuantizeLinear", {"x", "s", "zp"}, {"x_q"});
+  add_node(g, "DequantizeLinear", {"x_q", "s", "zp"}, {"x_dq"});
+  onnx::NodeProto* dqw = add_node(g, "DequantizeLinear", {"w_q", "w_s"}, {"w_dq"});
+  onnx::AttributeProto* axis = dqw->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  add_node(g, "Conv", {"x_dq", "w_dq"}, {"y"});
+  g->add_output()->set_name("y");
+  return m;
+}
+
+TEST(CliProfile, QdqConvRunsFusedAndItsDequantizersAreMarked) {
+  const std::string file = testing::TempDir() + "/modelstat_cli_qdq_" + std::to_string(getpid()) + ".onnx";
+  modelstat::test::save_model(qdq_conv_model(), file);
+  RunResult r = run("profile " + file + kQuick + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  bool noticed = false;
+  for (const auto& n : doc["notices"]) noticed = noticed || n.get<std::string>().find("QDQ: 1 Conv") == 0;
+  ASSERT_TRUE(noticed) << doc["notices"].dump();
+  ASSERT_EQ(doc["layers"].size(), 4u);
+  EXPECT_FALSE(doc["layers"][0].contains("fused_into"));  // QuantizeLinear runs
+  EXPECT_EQ(doc["layers"][1]["fused_into"], "Conv_4");
+  EXPECT_EQ(doc["layers"][2]["fused_into"], "Conv_4");
+  EXPECT_FALSE(doc["layers"][3].contains("fused_into"));
+
+  r = run("profile " + file + kQuick);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("DequantizeLinear*"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("* fused into the node that reads it"), std::string::npos) << r.out;
+
+  r = run("profile " + file + kQuick + " --no-fuse -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = nlohmann::json::parse(r.out);
+  for (const auto& n : doc["notices"]) EXPECT_EQ(n.get<std::string>().find("QDQ:"), std::string::npos) << n;
+  for (const auto& l : doc["layers"]) EXPECT_FALSE(l.contains("fused_into")) << l.dump();
+  std::remove(file.c_str());
+}
+
 TEST(CliProfile, SubgraphNodesHaveRowsUnderTheirParent) {
   const std::string file = testing::TempDir() + "/modelstat_cli_loop_" + std::to_string(getpid()) + ".onnx";
   modelstat::test::save_model(modelstat::test::loop_five_model(), file);

@@ -120,6 +120,22 @@ TEST(QdqFusion, PlanFusesConvAndAbsorbsItsDataAndWeightDequantizers) {
   EXPECT_EQ(plan.absorbed_count, 2);
 }
 
+TEST(QdqFusion, AbsorbedDequantizersNameTheNodeTheyAreFusedInto) {
+  if (!int8_kernels_available()) GTEST_SKIP() << "no oneDNN in this build: nothing is fused";
+  const QdqModel q = conv_model(true, at::kChar);
+  const std::string conv = q.m.model.graph.nodes[size_t(q.op)].name;
+  const Executor fused(q.m.model, ExecOptions{});
+  EXPECT_EQ(fused.fused_into(q.dq_x), conv);
+  EXPECT_EQ(fused.fused_into(q.dq_w), conv);
+  EXPECT_EQ(fused.fused_into(q.dq_b), "") << "the bias DequantizeLinear runs";
+  EXPECT_EQ(fused.fused_into(q.op), "");
+  ExecOptions as_written;
+  as_written.fuse_qdq = false;
+  const Executor unfused(q.m.model, as_written);
+  EXPECT_EQ(unfused.fused_into(q.dq_x), "");
+  EXPECT_TRUE(unfused.fusion_notices().empty());
+}
+
 TEST(QdqFusion, FusedConvEqualsTheFloatConvOfTheDequantizedOperands) {
   if (!int8_kernels_available()) GTEST_SKIP() << "no oneDNN in this build: nothing is fused";
   for (const bool per_channel : {true, false})

@@ -36,9 +36,13 @@ const char* status_marker(CostStatus s) {
 
 const char* const kStatusLegend = "? unknown shape (cost not fully counted), ! unknown op (not counted)";
 
-std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32) {
-  return upcast_to_fp32 ? op_type + "^" : op_type;
+std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused) {
+  return op_type + (upcast_to_fp32 ? "^" : "") + (fused ? "*" : "");
 }
+
+const char* const kFusedLegend =
+    "* fused into the node that reads it (QDQ: the DequantizeLinear's work is in that node's int8 kernel; "
+    "its own time is the markers', no rate); profile --no-fuse runs every node as written";
 
 const char* const kUpcastLegend =
     "^ ran in fp32: no kernel for its fp16/bf16 dtype on this device; its inputs cast to fp32 and its "

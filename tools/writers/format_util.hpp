@@ -32,7 +32,9 @@ extern const char* const kStatusLegend;
 // The op cell of a timed row: "Conv", or "Conv^" for a node that ran in fp32
 // for want of a kernel for its fp16/bf16 dtype (LayerTiming::upcast_to_fp32),
 // and the legend line that explains the marker.
-std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32);
+std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused = false);
+// The legend of "*" (LayerTiming::fused_into).
+extern const char* const kFusedLegend;
 extern const char* const kUpcastLegend;
 
 // "12.3%" of part in whole, one decimal; "-" when whole is 0; "<0.1%" and

@@ -47,7 +47,7 @@ std::string share_or_dash(const std::optional<double>& v) { return v ? percent_o
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
   return {std::to_string(n.index),
           n.name,
-          report_detail::timed_op_text(n.op_type, n.upcast_to_fp32),
+          report_detail::timed_op_text(n.op_type, n.upcast_to_fp32, !n.fused_into.empty()),
           count_text(n, n.macs),
           count_text(n, n.flops),
           bytes_text(n),
@@ -146,7 +146,7 @@ ProfileSection nodes_section(const JoinedReport& r) {
   if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
   std::vector<const JoinedNode*> top;
   for (const JoinedNode& n : r.nodes) top.push_back(&n);
-  bool upcast = false;
+  bool upcast = false, fused = false;
   for (const auto& [n, in_subgraph] : report_detail::under_their_parents(top, r.subgraph_nodes)) {
     std::vector<std::string> cells = node_cells(r, *n);
     if (in_subgraph) cells[0].clear();
@@ -156,8 +156,10 @@ ProfileSection nodes_section(const JoinedReport& r) {
     s.highlight.push_back(n->status != CostStatus::Exact);
     s.depth.push_back(n->depth);
     upcast = upcast || n->upcast_to_fp32;
+    fused = fused || !n->fused_into.empty();
   }
   if (upcast) s.lines.push_back(report_detail::kUpcastLegend);
+  if (fused) s.lines.push_back(report_detail::kFusedLegend);
   if (subgraphs)
     s.lines.push_back(
         "subgraph nodes (inside If / Loop / Scan): time and cost per model run, the sum over its "

@@ -57,6 +57,7 @@ Json node_json(const JoinedReport& r, const JoinedNode& n) {
   j["name"] = n.name;
   j["op_type"] = n.op_type;
   j["upcast_to_fp32"] = n.upcast_to_fp32;
+  if (!n.fused_into.empty()) j["fused_into"] = n.fused_into;
   if (n.depth > 0) {  // a subgraph node's row
     j["depth"] = n.depth;
     j["calls_per_run"] = json_number(n.calls_per_run);

@@ -176,7 +176,7 @@ ProfileSection layers_section(const ProfileResult& r) {
                {"FLOPs"},
                {"GFLOP/s"}};
   if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
-  bool any_unknown_shape = false, any_upcast = false;
+  bool any_unknown_shape = false, any_upcast = false, any_fused = false;
   const double sum = layer_median_sum(r);
   for (const auto& [layer, in_subgraph] : timed_rows_in_order(r)) {
     const LayerCost f = join_layer(r, *layer, sum);
@@ -184,9 +184,10 @@ ProfileSection layers_section(const ProfileResult& r) {
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
     any_upcast = any_upcast || layer->upcast_to_fp32;
+    any_fused = any_fused || !layer->fused_into.empty();
     std::vector<std::string> cells = {in_subgraph ? std::string() : std::to_string(layer->index),
                                       layer->name,
-                                      timed_op_text(layer->op_type, layer->upcast_to_fp32),
+                                      timed_op_text(layer->op_type, layer->upcast_to_fp32, !layer->fused_into.empty()),
                                       measured ? human_seconds(layer->time.median) : "-",
                                       measured ? human_seconds(layer->time.mean) : "-",
                                       measured ? human_seconds(layer->time.p90) : "-",
@@ -210,6 +211,7 @@ ProfileSection layers_section(const ProfileResult& r) {
         group_digits(r.subgraph_layer_sum.count)));
   if (any_unknown_shape) s.lines.push_back("FLOPs: ? a shape was unknown, the count is incomplete");
   if (any_upcast) s.lines.push_back(kUpcastLegend);
+  if (any_fused) s.lines.push_back(kFusedLegend);
   s.lines.push_back("FLOPs coverage: " + coverage_summary(r.analysis));
   return s;
 }
@@ -226,7 +228,8 @@ ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const L
     const LayerCost f = join_layer(r, layer, sum);
     any_upcast = any_upcast || layer.upcast_to_fp32;
     s.rows.push_back({std::to_string(i + 1), std::to_string(layer.index), layer.name,
-                      timed_op_text(layer.op_type, layer.upcast_to_fp32), human_seconds(layer.time.median),
+                      timed_op_text(layer.op_type, layer.upcast_to_fp32, !layer.fused_into.empty()),
+                      human_seconds(layer.time.median),
                       f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
                       layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second)),
                       rate_text(giga(f.achieved_bytes_per_second))});

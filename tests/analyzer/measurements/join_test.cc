@@ -137,6 +137,22 @@ TEST(JoinProfile, PerNodeFigures) {
   EXPECT_NEAR(shares, 1.0, 1e-12);
 }
 
+// A node the executor fused into its reader (a QDQ DequantizeLinear) did not
+// run: its costs and share of time stay, but no rate, bound or efficiency is
+// derived from the markers' time around nothing.
+TEST(JoinProfile, AFusedNodeHasNoRateBoundOrEfficiency) {
+  ProfileResult p = hand_profile();
+  p.layers[1].fused_into = "conv_b";
+  const JoinedReport r = join_profile(p, hand_ceilings());
+  const JoinedNode& relu = r.nodes[1];
+  EXPECT_EQ(relu.fused_into, "conv_b");
+  EXPECT_EQ(relu.bytes.value(), 80000) << "its analysis figures stay";
+  EXPECT_DOUBLE_EQ(relu.share_of_time.value(), 20.0 / 510.0);
+  EXPECT_FALSE(relu.achieved_flops_per_second || relu.achieved_bytes_per_second || relu.efficiency);
+  EXPECT_EQ(relu.bound, Bound::None);
+  EXPECT_EQ(r.nodes[2].bound, Bound::Compute) << "the reader keeps its own figures";
+}
+
 TEST(JoinProfile, JustBelowTheRidgeIsMemoryBound) {
   ProfileResult p = hand_profile();
   p.analysis.nodes[0].cost.bytes_written = 50001;  // I = 2e6 / 200,001 < 10
