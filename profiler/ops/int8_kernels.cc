@@ -3,6 +3,7 @@
 #include "profiler/ops/int8_kernels.hpp"
 
 #include <mutex>
+#include <cmath>
 #include <unordered_map>
 #include <vector>
 
@@ -100,21 +101,38 @@ struct ConvPlan {
   memory ones_weights;
   Dims dst_channels_last;  // N, spatial..., Cout
   int64_t group = 1;
+  // The dequantizing variant (int8_conv's `scaled`): f32 destination, one
+  // runtime output scale per channel, an f32 bias.
+  bool scaled = false;
 };
 
 struct ConvShape {
   Dims src, weights, dst, strides, dilations, pad_l, pad_r;
 };
 
+// `scales` (one per output channel): f32 destination = acc * scale + f32
+// bias, else (null) the exact s32 accumulator. oneDNN 2.6 builds no int8
+// convolution with runtime output scales beside a runtime source zero point,
+// so the scales are fixed in the primitive.
 dnnl::convolution_forward make_conv(const ConvShape& s, DT src_type, Tag src_tag, memory& weights_out,
-                                    const at::Tensor& user_weights, Tag user_weights_tag) {
+                                    const at::Tensor& user_weights, Tag user_weights_tag,
+                                    const std::vector<float>* scales = nullptr) {
+  const bool scaled = scales != nullptr;
   auto& engine = cpu_engine();
   const memory::desc src_md(s.src, src_type, src_tag);
   const memory::desc wei_md(s.weights, DT::s8, Tag::any);
-  const memory::desc dst_md(s.dst, DT::s32, src_tag);
-  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                             src_md, wei_md, dst_md, s.strides, s.dilations, s.pad_l, s.pad_r);
-  const dnnl::convolution_forward::primitive_desc pd(desc, runtime_src_zero_point(), engine);
+  const memory::desc dst_md(s.dst, scaled ? DT::f32 : DT::s32, src_tag);
+  dnnl::primitive_attr attr = runtime_src_zero_point();
+  std::optional<dnnl::convolution_forward::desc> desc;
+  if (scaled) {
+    attr.set_output_scales(1 << 1, *scales);  // one per output channel
+    desc.emplace(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, wei_md,
+                 memory::desc({s.dst[1]}, DT::f32, Tag::x), dst_md, s.strides, s.dilations, s.pad_l, s.pad_r);
+  } else {
+    desc.emplace(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, wei_md, dst_md,
+                 s.strides, s.dilations, s.pad_l, s.pad_r);
+  }
+  const dnnl::convolution_forward::primitive_desc pd(*desc, attr, engine);
   memory user(memory::desc(s.weights, DT::s8, user_weights_tag), engine, user_weights.data_ptr());
   weights_out = memory(pd.weights_desc(), engine);
   dnnl::reorder(user, weights_out).execute(cpu_stream(), user, weights_out);
@@ -123,7 +141,8 @@ dnnl::convolution_forward make_conv(const ConvShape& s, DT src_type, Tag src_tag
 }
 
 std::shared_ptr<ConvPlan> build_conv_plan(const at::Tensor& x, const at::Tensor& w, const Window& win,
-                                          int64_t group, bool with_ones) {
+                                          int64_t group, bool with_ones, const std::vector<float>* scales) {
+  const bool scaled = scales != nullptr;
   const int64_t rank = x.dim();
   const int64_t n = x.size(0), cin = x.size(1), cout = w.size(0);
   ConvShape s;
@@ -151,8 +170,9 @@ std::shared_ptr<ConvPlan> build_conv_plan(const at::Tensor& x, const at::Tensor&
   plan->weight = w;
   plan->group = group;
   const at::Tensor shifted = shifted_weight(w);
+  plan->scaled = scaled;
   plan->main = make_conv(s, data_type_of(x), channels_last_tag(rank), plan->main_weights, shifted,
-                         weights_tag(rank, grouped));
+                         weights_tag(rank, grouped), scales);
   plan->dst_channels_last = {n};
   for (int64_t d = 2; d < rank; ++d) plan->dst_channels_last.push_back(s.dst[size_t(d)]);
   plan->dst_channels_last.push_back(cout);
@@ -172,7 +192,8 @@ std::shared_ptr<ConvPlan> build_conv_plan(const at::Tensor& x, const at::Tensor&
 std::mutex plans_mutex;
 std::unordered_map<std::string, std::shared_ptr<ConvPlan>> conv_plans;
 
-std::string conv_key(const at::Tensor& x, const at::Tensor& w, const Window& win, int64_t group, bool with_ones) {
+std::string conv_key(const at::Tensor& x, const at::Tensor& w, const Window& win, int64_t group, bool with_ones,
+                     const std::vector<float>* scales) {
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(w.unsafeGetTensorImpl()));
   auto add = [&key](const auto& values) {
     key += '|';
@@ -180,6 +201,10 @@ std::string conv_key(const at::Tensor& x, const at::Tensor& w, const Window& win
   };
   add(x.sizes());
   add(std::vector<int64_t>{int64_t(x.scalar_type()), group, int64_t(with_ones)});
+  if (scales) {  // fixed in the primitive: a plan per set of scales
+    key += "|s";
+    key.append(reinterpret_cast<const char*>(scales->data()), scales->size() * sizeof(float));
+  }
   add(win.strides);
   add(win.dilations);
   add(win.pads_begin);
@@ -207,7 +232,7 @@ std::string int8_kernel_note() {
 
 std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zero_point, const at::Tensor& w,
                                     const at::Tensor& w_zero_point, const Window& window, int64_t group,
-                                    bool weight_constant) {
+                                    bool weight_constant, const at::Tensor& output_scale, const at::Tensor& bias) {
   if (!x.device().is_cpu() || !w.device().is_cpu() || !is_8bit(x) || !is_8bit(w)) return std::nullopt;
   const int64_t rank = x.dim();
   if (rank < 3 || rank > 5 || w.dim() != rank || group < 1 || x.size(1) % group || w.size(0) % group ||
@@ -226,21 +251,32 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
   for (int64_t d = 2; d < w.dim(); ++d) per_window *= w.size(d);
   const bool box_in_float = c.defined() && per_window * 255 < (int64_t(1) << 24);
   const bool with_ones = c.defined() && !box_in_float;
+  // Dequantized in the kernel when asked and no correction is added after it.
+  bool scaled = output_scale.defined() && !c.defined();
+  std::vector<float> scale_values;
+  if (scaled) {
+    const at::Tensor s = output_scale.to(at::kCPU).to(at::kFloat).reshape({-1}).expand({cout}).contiguous();
+    scale_values.assign(s.data_ptr<float>(), s.data_ptr<float>() + cout);
+    // oneDNN 2.x scales after the bias (dst = scale * (acc + bias)): the bias
+    // goes in divided by the scale, which must be finite and non-zero.
+    for (float v : scale_values) scaled = scaled && std::isnormal(v);
+  }
+  const std::vector<float>* scales = scaled ? &scale_values : nullptr;
 
   std::shared_ptr<ConvPlan> plan;
   if (weight_constant) {
-    const std::string key = conv_key(x, w, window, group, with_ones);
+    const std::string key = conv_key(x, w, window, group, with_ones, scales);
     std::lock_guard<std::mutex> lock(plans_mutex);
     const auto it = conv_plans.find(key);
     if (it != conv_plans.end()) {
       plan = it->second;
     } else {
-      plan = build_conv_plan(x, w, window, group, with_ones);
+      plan = build_conv_plan(x, w, window, group, with_ones, scales);
       if (conv_plans.size() >= 4096) conv_plans.clear();  // a bound on what the cache holds alive
       conv_plans.emplace(key, plan);
     }
   } else {
-    plan = build_conv_plan(x, w, window, group, with_ones);
+    plan = build_conv_plan(x, w, window, group, with_ones, scales);
   }
   if (!plan) return std::nullopt;
 
@@ -266,17 +302,32 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
     stride *= nchw[size_t(d)];
   }
   strides[0] = stride;
-  const at::Tensor result = at::empty_strided(nchw, strides, at::TensorOptions().dtype(at::kInt));
+  const at::Tensor result =
+      at::empty_strided(nchw, strides, at::TensorOptions().dtype(scaled ? at::kFloat : at::kInt));
   at::Tensor dst = result.permute(to_channels_last_order(rank));  // the same buffer, in memory order
   Dims dst_dims{dst_cl[0], dst_cl.back()};
   for (size_t d = 1; d + 1 < dst_cl.size(); ++d) dst_dims.push_back(dst_cl[d]);
-  memory dst_mem(memory::desc(dst_dims, DT::s32, tag), engine, dst.data_ptr());
+  memory dst_mem(memory::desc(dst_dims, scaled ? DT::f32 : DT::s32, tag), engine, dst.data_ptr());
   int32_t zp_value = *zx;
   memory zp_mem = zero_point_memory(zp_value);
-  plan->main.execute(stream, {{DNNL_ARG_SRC, src_mem},
-                              {DNNL_ARG_WEIGHTS, plan->main_weights},
-                              {DNNL_ARG_DST, dst_mem},
-                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem},
+                                       {DNNL_ARG_WEIGHTS, plan->main_weights},
+                                       {DNNL_ARG_DST, dst_mem},
+                                       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}};
+  at::Tensor shift;
+  if (scaled) {
+    // dst = scale * (acc + bias / scale) = scale * acc + bias (oneDNN 2.x scales after the bias).
+    shift = bias.defined() ? (bias.to(at::kFloat).reshape({-1}).expand({cout}) /
+                              at::from_blob(scale_values.data(), {cout}, at::TensorOptions().dtype(at::kFloat)))
+                                 .contiguous()
+                           : at::zeros({cout}, at::TensorOptions().dtype(at::kFloat));
+    args.emplace(DNNL_ARG_BIAS, memory(memory::desc({cout}, DT::f32, Tag::x), engine, shift.data_ptr()));
+  }
+  plan->main.execute(stream, args);
+  if (scaled) {
+    stream.wait();
+    return result;
+  }
   if (with_ones) {
     std::vector<int64_t> sum_cl = dst_cl;
     sum_cl.back() = plan->group;
@@ -417,7 +468,7 @@ std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_z
 bool int8_kernels_available() { return false; }
 std::string int8_kernel_note() { return "no oneDNN in this build: integer ops run in double precision"; }
 std::optional<at::Tensor> int8_conv(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                    const Window&, int64_t, bool) {
+                                    const Window&, int64_t, bool, const at::Tensor&, const at::Tensor&) {
   return std::nullopt;
 }
 std::optional<at::Tensor> int8_matmul(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,

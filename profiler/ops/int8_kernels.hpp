@@ -47,12 +47,19 @@ bool int8_kernels_available();
 // One line for run contexts: "oneDNN 2.6.3 int8 (avx512_core_vnni)" or why none.
 std::string int8_kernel_note();
 
-// acc (int32, N x Cout x spatial) of ConvInteger / QLinearConv; x_zero_point,
-// w_zero_point: undefined, one element, or (weights) one per output channel.
-// `weight_constant`: the weight is a graph constant (its plan is cached).
+// acc (int32, N x Cout x spatial, channels-last strides) of ConvInteger /
+// QLinearConv; x_zero_point, w_zero_point: undefined, one element, or
+// (weights) one per output channel. `weight_constant`: the weight is a graph
+// constant (its plan is cached). With `output_scale` (one element or one per
+// output channel) and weights that need no zero-point correction (s8 with
+// zero point 0, the QDQ norm), the kernel dequantizes as it writes: float32
+// acc * output_scale + bias (undefined: none), one pass fewer over a result
+// that may be large; otherwise the int32 accumulator as above (the caller
+// checks the dtype).
 std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zero_point, const at::Tensor& w,
                                     const at::Tensor& w_zero_point, const Window& window, int64_t group,
-                                    bool weight_constant);
+                                    bool weight_constant, const at::Tensor& output_scale = {},
+                                    const at::Tensor& bias = {});
 
 // acc (int32, a's batch dims x M x N) of MatMulInteger / QLinearMatMul with a
 // 2-D b, K x N (or N x K when `b_transposed`: Gemm's transB); zero points:
