@@ -12,10 +12,8 @@
 // u8, 0 for s8: exact in s8), and the rest is a correction:
 //     sum (x - zx)(w - zw) = sum (x - zx) w8 + (offset - zw) * sum (x - zx)
 // where the last sum runs over the same window (or row) as the product: for a
-// convolution, a sum over each group's channels then a float convolution with
-// a kernel of ones over one channel per group (exact while the sums stay below
-// 2^24; beyond, an int8 convolution with a weight of ones), for a matmul a row
-// sum.
+// convolution, an int8 convolution with a weight of ones (one output channel
+// per group, exact in int32), for a matmul a row sum.
 // Padding contributes (zx - zx) = 0 in both, as ONNX pads with the zero point.
 //
 // Shifted weights, the primitive and its reordered weights are built once per
