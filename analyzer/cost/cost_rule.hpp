@@ -31,6 +31,7 @@
 
 namespace onnx {
 class NodeProto;
+struct InferenceContext;
 }
 namespace modelstat::loader {
 struct IntValue;
@@ -101,6 +102,12 @@ using CostFn = RuleResult (*)(const CostContext&);
 // its output 0 from its evaluated inputs, nullopt when unknown.
 using FoldFn = std::optional<loader::IntValue> (*)(loader::FoldContext&, const onnx::NodeProto&);
 
+// Type and shape inference of an op ONNX 1.12 has no schema for (ONNX
+// Runtime's contrib ops, standard ops of later opsets): the loader hands it to
+// ONNX's shape inference as the op's inference function (ONNX's
+// InferenceContext; fail_shape_inference() reports a node error).
+using ShapeFn = void (*)(onnx::InferenceContext&);
+
 // What an op is beyond its cost (read through analyzer/op_traits.hpp). Built
 // by chaining from `OpTraits{}`: OpTraits{}.as_view(), .in_place(),
 // .saves(BackwardSaves::Output), .constant_input(3), ...
@@ -117,6 +124,8 @@ struct OpTraits {
   int conv_pool_weight_input = kNotConvPool;
   bool same_shape_as_input = false;  // output 0 has input 0's type and shape (used for
                                      // ops ONNX has no schema for, e.g. contrib ops)
+  ShapeFn shape_rule = nullptr;  // the inference of an op ONNX has no schema for (wins over
+                                 // same_shape_as_input)
   DenseFamily dense_family = DenseFamily::None;  // the measured contraction classes it is priced with
 
   // (Defined before its callers: clang evaluates them in constant expressions.)
@@ -136,6 +145,7 @@ struct OpTraits {
   constexpr OpTraits scalar_operand_constant() const { return with(&OpTraits::scalar_operands_constant, true); }
   constexpr OpTraits conv_pool(int weight_input) const { return with(&OpTraits::conv_pool_weight_input, weight_input); }
   constexpr OpTraits shape_of_input() const { return with(&OpTraits::same_shape_as_input, true); }
+  constexpr OpTraits shape(ShapeFn f) const { return with(&OpTraits::shape_rule, f); }
   constexpr OpTraits dense(DenseFamily f) const { return with(&OpTraits::dense_family, f); }
 };
 

@@ -496,22 +496,28 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
   }
 
  private:
-  // ONNX has no schema for contrib ops (com.microsoft): one whose record says
-  // its output has input 0's type and shape gets a schema saying so, so that
-  // shape inference carries shapes through it.
+  // ONNX 1.12 has no schema for contrib ops (com.microsoft) nor for the
+  // standard ops of later opsets: one whose record has a shape rule, or says
+  // its output has input 0's type and shape, gets a schema of any number of
+  // inputs and outputs whose inference is that rule, so that shape inference
+  // carries shapes through it.
   const onnx::OpSchema* record_schema(const std::string& key, int max_version, const std::string& domain) const {
-    const cost::OpRecord* record = cost::find_op(domain, key);
-    if (!record || !record->traits.same_shape_as_input || max_version < record->key.since_version) return nullptr;
+    const cost::OpRecord* record = cost::find_rule(domain, key, max_version);
+    if (!record || (!record->traits.same_shape_as_input && !record->traits.shape_rule)) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     auto& schema = record_schemas_[record];
     if (!schema) {
       schema = std::make_unique<onnx::OpSchema>(key, __FILE__, __LINE__);
+      const cost::ShapeFn rule = record->traits.shape_rule;
       schema->SetDomain(domain)
           .SinceVersion(int(record->key.since_version))
-          .Input(0, "X", "", "T")
-          .Output(0, "Y", "", "T")
-          .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
-          .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+          .Input(0, "inputs", "", "T", onnx::OpSchema::Variadic, false, 0)
+          .Output(0, "outputs", "", "T", onnx::OpSchema::Variadic, false, 0)
+          .TypeConstraint("T", onnx::OpSchema::all_tensor_types(), "")
+          .TypeAndShapeInferenceFunction([rule](onnx::InferenceContext& ctx) {
+            if (rule) rule(ctx);
+            else onnx::propagateShapeAndTypeFromFirstInput(ctx);
+          });
     }
     return schema.get();
   }
