@@ -41,6 +41,9 @@ namespace {
 // the values of shape constants, scales and axes. Weights are far larger.
 constexpr size_t kKeepPayloadBytes = 4096;
 
+// Inference and shape-value folding rounds (see infer_shapes).
+constexpr int kMaxShapeRounds = 256;
+
 // Domains whose nodes have cost rules or are at least known to ONNX.
 bool is_known_domain(const std::string& d) {
   if (d.empty() || d == "ai.onnx") return true;
@@ -831,9 +834,11 @@ void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<s
     }
   };
   settle_branches();
-  // Each round can reveal values the next one needs; a few rounds suffice.
+  // Each round can reveal values the next one needs: a chain of Shape ->
+  // arithmetic -> Slice per transformer layer (GPT-2's causal-mask slice)
+  // takes a round per layer. Rounds stop when one reveals nothing.
   const int64_t node_outputs = count_node_outputs(m.graph());
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < kMaxShapeRounds; ++round) {
     const int64_t before = count_known(m.graph());
     if (before >= node_outputs) break;  // every node output is sized: nothing to fold
     if (size_range_outputs(*m.mutable_graph(), data) > 0) {
