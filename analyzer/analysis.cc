@@ -531,6 +531,7 @@ AnalysisResult analyze_model(const Model& model) {
   t.peak_is_lower_bound = peak.lower_bound;
   t.input_bytes = peak.input_bytes;
   t.output_bytes = peak.output_bytes;
+  r.kv_cache = find_kv_cache(model);
   return r;
 }
 

@@ -36,6 +36,26 @@ struct ModelArgs {
   }
 };
 
+// --context / --prompt: a decoder's prefill and decode views (analyze, fit).
+struct DecoderArgs {
+  int64_t context = 0;  // 0: not asked
+  int64_t prompt = 0;   // 0: the whole context
+  int64_t prompt_or_context() const { return prompt > 0 ? prompt : context; }
+};
+
+inline void add_decoder_flags(CLI::App& cmd, DecoderArgs& d) {
+  auto* context = cmd.add_option(
+      "--context", d.context,
+      "Context length of a decoder with a KV cache: binds the cache's past length, the token input's sequence "
+      "length and total lengths (an attention mask's) for two views of the graph, prefill (seq = --prompt, past = "
+      "0) and one decode step (seq = 1, past = L - 1), and says which dims it bound; the rows are the decode step");
+  context->check(CLI::PositiveNumber)->type_name("L");
+  cmd.add_option("--prompt", d.prompt, "Prompt length of the prefill view with --context (default: the context)")
+      ->check(CLI::PositiveNumber)
+      ->needs(context)
+      ->type_name("P");
+}
+
 struct OutputArgs {
   std::string format = "table";
   std::string output;

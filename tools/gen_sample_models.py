@@ -381,6 +381,25 @@ def build_tiny_gpt2(out):
     return [path]
 
 
+def build_tiny_gpt2_kv(out):
+    """A 2-layer GPT-2-style decoder with a KV cache, the bench decoder's code
+    (bench/transformer_models.py) at toy sizes: d 64, 4 heads, vocabulary 256,
+    128 positions; inputs input_ids [batch, seq] and past_key_values.{i}.key /
+    value [batch, 4, past, 16], outputs logits and present.{i}.key / value."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "transformer_models", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
+                                           "transformer_models.py"))
+    tm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tm)
+    torch.manual_seed(6)
+    path = os.path.join(out, "tiny_gpt2_kv.onnx")
+    tm.export_gpt2(path, layers=2, positions=128, d=64, heads=4, vocab=256)
+    m = onnx.load(path)
+    _save(m, path)
+    return [path]
+
+
 def build_tiny_yolo(out):
     torch.manual_seed(5)
     model = TinyYolo()
@@ -581,6 +600,7 @@ def main():
     written += build_tiny_cnn(out)
     written += build_tiny_bert(out)
     written += build_tiny_gpt2(out)
+    written += build_tiny_gpt2_kv(out)
     written += build_tiny_yolo(out)
     written += build_constant_weights(out)
     written += build_tied_weights(out)

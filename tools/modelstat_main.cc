@@ -112,6 +112,8 @@ int main(int argc, char** argv) {
       "Static analysis: per-node and total params, MACs, FLOPs, bytes, model size by dtype and peak activation "
       "memory. Reads dims only, never weight values.");
   add_model_flags(*analyze, model_args);
+  modelstat::cli::DecoderArgs decoder_args;
+  modelstat::cli::add_decoder_flags(*analyze, decoder_args);
   add_output_flags(*analyze, output_args);
   CLI::App* ops = app.add_subcommand("ops", "List every op with a cost rule and its formula");
   std::vector<modelstat::cli::Command> commands;
@@ -134,7 +136,10 @@ int main(int argc, char** argv) {
       if (*c.app) return c.run();
     if (*analyze) {
       const modelstat::AnalysisResult result =
-          modelstat::analyze_file(model_args.model, model_args.load_options());
+          decoder_args.context > 0
+              ? modelstat::analyze_decoder(model_args.model, model_args.load_options(), decoder_args.context,
+                                           decoder_args.prompt_or_context())
+              : modelstat::analyze_file(model_args.model, model_args.load_options());
       write_report(result, output_args);
       // Done: leave without tearing down a model of maybe 100k nodes node by
       // node (a fifth of the run time on such graphs); the OS reclaims it.

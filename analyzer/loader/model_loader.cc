@@ -252,6 +252,7 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
   std::set<std::string> initializer_names;
   for (const auto& t : g.initializer()) initializer_names.insert(t.name());
   std::set<std::string> input_names, used_dims;
+  std::map<std::string, std::vector<std::string>> defaulted_batch;  // symbol -> inputs
   for (auto& in : *g.mutable_input()) {
     if (initializer_names.count(in.name())) continue;
     input_names.insert(in.name());
@@ -301,13 +302,19 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
         }
       }
       if (i == 0) {
-        notices.push_back("batch dim '" + (d->has_dim_param() ? d->dim_param() : std::string("?")) +
-                          "' of input '" + in.name() + "' is unbound: using " +
-                          std::to_string(options.default_batch) +
-                          (d->has_dim_param() ? " (set it with --dim " + d->dim_param() + "=N)" : std::string()));
+        defaulted_batch[d->has_dim_param() ? d->dim_param() : std::string()].push_back(in.name());
         d->set_dim_value(options.default_batch);
       }
     }
+  }
+  // One notice per unbound batch symbol, not one per input (a decoder has a
+  // cache input per layer and per key / value).
+  for (const auto& [symbol, names] : defaulted_batch) {
+    std::string which = "input '" + names.front() + "'";
+    if (names.size() > 1) which = std::to_string(names.size()) + " inputs ('" + names.front() + "', ...)";
+    notices.push_back("batch dim '" + (symbol.empty() ? std::string("?") : symbol) + "' of " + which +
+                      " is unbound: using " + std::to_string(options.default_batch) +
+                      (symbol.empty() ? std::string() : " (set it with --dim " + symbol + "=N)"));
   }
   unbound_dims_hint(g, initializer_names, options, notices);
   for (const auto& [name, shape] : options.input_shapes)

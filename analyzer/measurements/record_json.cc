@@ -37,6 +37,41 @@ void to_json(Json& j, const NodeReport& n) {
            {"subgraph_nodes", n.subgraph_nodes}};
 }
 
+void to_json(Json& j, const KvCache& c) {
+  Json tensors = Json::array();
+  for (const auto& t : c.tensors) tensors.push_back(Json{{"input", t.input}, {"output", t.output}, {"seq_axis", t.seq_axis}});
+  j = Json{{"tensors", tensors},
+           {"recognised_by", c.recognised_by},
+           {"past_dim", c.past_dim},
+           {"seq_dim", c.seq_dim},
+           {"total_dims", c.total_dims},
+           {"past_bytes", c.past_bytes},
+           {"present_bytes", c.present_bytes},
+           {"past_length", c.past_length},
+           {"present_length", c.present_length},
+           {"bytes_per_token", c.bytes_per_token}};
+}
+
+void to_json(Json& j, const DecoderView& v) {
+  j = Json{{"name", v.name},
+           {"tokens", v.tokens},
+           {"batch", v.batch},
+           {"context", v.context},
+           {"bindings", v.bindings},
+           {"totals", v.totals},
+           {"kv_read_bytes", v.kv_read_bytes},
+           {"kv_written_bytes", v.kv_written_bytes},
+           {"attention_flops", v.attention_flops},
+           {"flops_per_token", v.flops_per_token()},
+           {"bytes_per_token", v.bytes_per_token()},
+           {"arithmetic_intensity", v.arithmetic_intensity()},
+           {"attention_share", v.attention_share()}};
+}
+
+void to_json(Json& j, const DecoderAnalysis& d) {
+  j = Json{{"context", d.context}, {"prompt", d.prompt}, {"kv_cache", d.kv_cache}, {"prefill", d.prefill}, {"decode", d.decode}};
+}
+
 void to_json(Json& j, const AnalysisTotals& t) {
   j = Json{{"nodes", t.nodes},
            {"nodes_exact", t.nodes_exact},

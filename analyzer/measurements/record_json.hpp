@@ -48,6 +48,9 @@ Json json_optional(const std::optional<T>& v) {
 void to_json(Json& j, const OpsetImport& o);
 void to_json(Json& j, const NodeReport& n);
 void to_json(Json& j, const AnalysisTotals& t);
+void to_json(Json& j, const KvCache& c);
+void to_json(Json& j, const DecoderView& v);
+void to_json(Json& j, const DecoderAnalysis& d);
 void to_json(Json& j, const OpTypeSummary& s);
 void to_json(Json& j, const DTypeSize& d);
 void to_json(Json& j, const DTypeMacs& d);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,56 @@ struct AnalysisTotals {
   double coverage() const { return nodes ? double(nodes_exact) / double(nodes) : 1.0; }
 };
 
+// A decoder's key-value cache: graph inputs that hold the keys and values of
+// the tokens before (past_key_values.*, past_key, past.N, ...) paired with the
+// outputs that return them one step longer (present.*), recognised by name or,
+// failing that, by shape (analyzer/decoder.cc).
+struct KvCacheTensor {
+  std::string input, output;  // graph input (past) and graph output (present)
+  int seq_axis = -1;          // the axis that grows by the step's tokens
+};
+
+struct KvCache {
+  std::vector<KvCacheTensor> tensors;
+  std::string recognised_by;  // "name" or "shape"
+  // Symbols of the dims that a context length binds: the cache's sequence
+  // axis (past), the token input's sequence axis (seq) and the dims equal to
+  // past + seq (an attention mask's); empty where the model fixes the dim.
+  std::string past_dim, seq_dim;
+  std::vector<std::string> total_dims;
+  // At the bound shapes (whole batch): bytes of the cache inputs and outputs,
+  // their sequence lengths, and the bytes one more token of context adds to
+  // the cache (all tensors). -1 where the shapes are not known.
+  int64_t past_bytes = -1, present_bytes = -1;
+  int64_t past_length = -1, present_length = -1;
+  int64_t bytes_per_token = -1;
+};
+
+// One step of a decoder at a context length: prefill (`tokens` = the prompt,
+// nothing cached before) or one decode step (1 token, context - 1 cached).
+struct DecoderView {
+  std::string name;         // "prefill" or "decode"
+  int64_t tokens = 0;       // tokens this step processes, per sequence
+  int64_t batch = 1;        // sequences
+  int64_t context = 0;      // context length after the step
+  std::map<std::string, int64_t> bindings;  // the dims bound for this view
+  AnalysisTotals totals;
+  int64_t kv_read_bytes = 0, kv_written_bytes = 0;  // cache inputs read, outputs written
+  int64_t attention_flops = 0;  // QK^T, AV, softmax, scale and mask (analyzer/decoder.cc)
+  // Per token (of the whole batch): FLOPs; bytes moved = weights read once per
+  // step + KV cache read + written; intensity = FLOPs / bytes moved.
+  double flops_per_token() const;
+  double bytes_per_token() const;
+  double arithmetic_intensity() const;
+  double attention_share() const;
+};
+
+struct DecoderAnalysis {
+  int64_t context = 0, prompt = 0;
+  KvCache kv_cache;  // at the decode step's bindings
+  DecoderView prefill, decode;
+};
+
 struct AnalysisResult {
   std::string model_path;
   std::string producer;
@@ -129,6 +180,10 @@ struct AnalysisResult {
   std::vector<std::string> unknown_dims;     // symbols/dims left unknown
   std::vector<std::string> notices;
   AnalysisTotals totals;
+  // The KV cache when the graph has one (nullopt otherwise), and, with
+  // --context, the prefill and decode views (analyze_decoder).
+  std::optional<KvCache> kv_cache;
+  std::optional<DecoderAnalysis> decoder;
   double analysis_seconds = 0;
   // The loaded IR the figures were computed from (analyze_file/analyze_buffer
   // keep it; analyze_model leaves it empty).
@@ -145,6 +200,17 @@ AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& 
 Model load_model(const std::string& path, const LoadOptions& options);
 // Costing on an already-loaded model.
 AnalysisResult analyze_model(const Model& model);
+
+// A decoder at a context length (--context): recognises the KV cache, binds
+// past / seq / total for prefill (seq = prompt, past = 0) and one decode step
+// (seq = 1, past = context - 1) on top of `options`, and analyses both. The
+// result is the decode step's analysis with `decoder` set; the dims bound are
+// named in its notices. Throws Error(Usage) when the model has no KV cache or
+// a dim to bind cannot be identified (bind it with --dim instead).
+AnalysisResult analyze_decoder(const std::string& path, const LoadOptions& options, int64_t context, int64_t prompt);
+
+// The KV cache of a loaded model; nullopt when it has none.
+std::optional<KvCache> find_kv_cache(const Model& model);
 
 // Parse "1x3x224x224" (also "1,3,224,224"). Throws Error(Usage).
 std::vector<int64_t> parse_shape_spec(const std::string& text);

@@ -337,5 +337,32 @@ void MdTable::print(std::ostream& out) const {
   out << '\n';
 }
 
+
+std::string kv_cache_summary(const KvCache& cache) {
+  std::string s = fmt::format("{} tensors ({} -> {}, ...), recognised by {}", cache.tensors.size(),
+                              cache.tensors.front().input, cache.tensors.front().output, cache.recognised_by);
+  if (cache.bytes_per_token > 0)
+    s += fmt::format("; {} per token of context for the bound batch; {} at length {} ({} read as past, {} tokens)",
+                     bytes_with_exact(cache.bytes_per_token), bytes_with_exact(cache.present_bytes),
+                     cache.present_length, human_bytes(cache.past_bytes), cache.past_length);
+  return s;
+}
+
+std::vector<std::string> decoder_view_header() {
+  return {"view", "tokens", "context", "FLOPs", "FLOPs/token", "bytes/token", "FLOPs/byte", "attention FLOPs",
+          "KV read", "KV written"};
+}
+
+std::vector<std::vector<std::string>> decoder_view_rows(const DecoderAnalysis& d) {
+  std::vector<std::vector<std::string>> rows;
+  for (const DecoderView* v : {&d.prefill, &d.decode})
+    rows.push_back({v->name, std::to_string(v->tokens * v->batch), std::to_string(v->context),
+                    human_count(v->totals.flops), si_label(v->flops_per_token()),
+                    human_bytes(int64_t(v->bytes_per_token())), fmt::format("{:.2f}", v->arithmetic_intensity()),
+                    fmt::format("{:.1f}%", 100.0 * v->attention_share()), human_bytes(v->kv_read_bytes),
+                    human_bytes(v->kv_written_bytes)});
+  return rows;
+}
+
 }  // namespace report_detail
 }  // namespace modelstat

@@ -95,6 +95,12 @@ std::string coverage_percent(const AnalysisTotals& totals);
 // "123/125 nodes exact (98.4%); 1 unknown shape, 1 unknown op (NonMaxSuppression)"
 std::string coverage_summary(const AnalysisResult& result);
 
+// The KV-cache line and the decoder views' table (prefill, decode), as cells:
+// the table and Markdown writers format the same rows.
+std::string kv_cache_summary(const KvCache& cache);
+std::vector<std::string> decoder_view_header();
+std::vector<std::vector<std::string>> decoder_view_rows(const DecoderAnalysis& d);
+
 // ---------------------------------------------------------------- human units
 
 // human_seconds, human_bytes, human_count, rate_text, ...: units.hpp.

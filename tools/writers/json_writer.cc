@@ -13,7 +13,7 @@ namespace modelstat {
 // Semantic versioning of the document: major for incompatible changes
 // (a field removed, renamed or given another meaning or unit), minor for
 // added fields, patch for clarifications. See docs/json-schema.md.
-const char* const kAnalysisJsonSchemaVersion = "1.2.0";  // 1.1: subgraph_nodes; 1.2: macs_by_dtype
+const char* const kAnalysisJsonSchemaVersion = "1.3.0";  // 1.1: subgraph_nodes; 1.2: macs_by_dtype; 1.3: kv_cache, decoder
 
 namespace report_detail {
 namespace {
@@ -65,6 +65,10 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
   Json hotspots = Json::array();
   for (const NodeReport* n : hotspot_nodes(r, options.top)) hotspots.push_back(n->index);
   json.member("hotspots", hotspots);
+  // The KV cache (null when the graph has none) and, with --context, the
+  // prefill and decode views (null otherwise).
+  json.member("kv_cache", r.kv_cache ? Json(*r.kv_cache) : Json(nullptr));
+  json.member("decoder", r.decoder ? Json(*r.decoder) : Json(nullptr));
   json.member("unknown_dims", r.unknown_dims);
   json.member("notices", r.notices);
   json.member("analysis_seconds", r.analysis_seconds);

@@ -128,6 +128,18 @@ class MarkdownWriter final : public AnalysisWriter {
       hotspots.print(out);
     }
 
+    if (r.decoder) {
+      const DecoderAnalysis& d = *r.decoder;
+      out << fmt::format("## Decoder at context {} (prefill of {} tokens, one decode step)\n\n", d.context, d.prompt);
+      std::vector<Align> aligns;
+      for (size_t i = 0; i < decoder_view_header().size(); ++i) aligns.push_back(i == 0 ? L : R);
+      MdTable views(decoder_view_header(), aligns);
+      for (auto& row : decoder_view_rows(d)) views.add_row(std::move(row));
+      views.print(out);
+      out << "bytes/token: weights read once per step + KV cache read + written, per token; attention: QK^T, AV, "
+             "softmax, scale and mask.\n\n";
+    }
+    if (r.kv_cache) out << "KV cache: " << md_text(kv_cache_summary(*r.kv_cache)) << "\n\n";
     out << "## Coverage\n\n" << md_text(coverage_summary(r)) << "\n\n";
     if (!r.unknown_dims.empty()) out << "Unknown dims: " << md_text(join_some(r.unknown_dims, ", ", 8)) << "\n\n";
     if (!r.notices.empty()) {

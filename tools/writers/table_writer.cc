@@ -170,6 +170,20 @@ class TableWriter final : public AnalysisWriter {
       out << '\n';
     }
 
+    if (r.decoder) {
+      const DecoderAnalysis& d = *r.decoder;
+      out << style.bold(fmt::format("Decoder at context {} (prefill of {} tokens, one decode step)", d.context,
+                                    d.prompt))
+          << '\n';
+      std::vector<Column> columns;
+      for (const std::string& h : decoder_view_header()) columns.push_back({h, columns.empty() ? Align::Left : Align::Right});
+      TextTable views(columns);
+      for (auto& row : decoder_view_rows(d)) views.add_row(std::move(row));
+      views.print(out, style);
+      out << "  bytes/token: weights read once per step + KV cache read + written, per token; attention: QK^T, AV, "
+             "softmax, scale and mask\n\n";
+    }
+    if (r.kv_cache) out << "KV cache: " << kv_cache_summary(*r.kv_cache) << '\n';
     const std::string coverage = "coverage: " + coverage_summary(r);
     out << (t.nodes_exact < t.nodes ? style.yellow(coverage) : coverage) << '\n';
     if (!r.unknown_dims.empty()) out << "unknown dims: " << join_some(r.unknown_dims, ", ", 8) << '\n';

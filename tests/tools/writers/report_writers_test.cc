@@ -289,6 +289,24 @@ TEST(ReportWriterTest, JsonValidatesAgainstSchema) {
   }
 }
 
+// A decoder at --context: kv_cache and decoder filled, every format renders
+// them (sample_models/tiny_gpt2_kv.onnx; figures checked in tests/analyzer/decoder_test.cc).
+TEST(ReportWriterTest, DecoderViewsInEveryFormat) {
+  const AnalysisResult r = modelstat::analyze_decoder(
+      std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_gpt2_kv.onnx", modelstat::LoadOptions{}, 16, 8);
+  const json doc = json::parse(render("json", r));
+  EXPECT_TRUE(SchemaValidator().validate(load_schema(), doc).empty());
+  EXPECT_EQ(doc["kv_cache"]["bytes_per_token"].get<int64_t>(), 1024);
+  EXPECT_EQ(doc["decoder"]["prefill"]["tokens"].get<int64_t>(), 8);
+  EXPECT_EQ(doc["decoder"]["decode"]["bindings"]["past"].get<int64_t>(), 15);
+  const std::string table = render("table", r);
+  EXPECT_TRUE(contains(table, "Decoder at context 16 (prefill of 8 tokens"));
+  EXPECT_TRUE(contains(table, "KV cache: 4 tensors (past_key_values.0.key -> present.0.key"));
+  const std::string md = render("md", r);
+  EXPECT_TRUE(contains(md, "## Decoder at context 16"));
+  test::expect_well_formed_md_tables(lines_of(md));
+}
+
 TEST(ReportWriterTest, SchemaValidatorRejectsBrokenDocuments) {
   const json schema = load_schema();
   SchemaValidator validator;
