@@ -123,7 +123,9 @@ bool activation_matmul(const Graph& g, const Node& n) {
 // Selective (Korthikanti et al. 2022, section 4.2): the attention core's
 // score tensors, from a MatMul of two activations (Q x K^T) through every
 // node whose output has the scores' element count (scaling, mask, Softmax,
-// Dropout) to the MatMul of two activations that reads them (scores x V).
+// Dropout), and no contraction, to the MatMul of two activations that reads
+// them (scores x V). (scores x V's own output reaches the next layer's
+// Q x K^T only through projections, so it starts no core.)
 // Those outputs are recomputed at that second MatMul's backward.
 void mark_selective(TrainingGraph& tg) {
   const Graph& g = tg.graph;
@@ -144,6 +146,7 @@ void mark_selective(TrainingGraph& tg) {
           av = std::max(av, c);
           continue;
         }
+        if (autocast_lower_precision_op(n)) continue;  // a projection: the core ends there
         if (n.outputs.empty() || n.outputs[0] < 0 || elements(g, n.outputs[0]) != scores) continue;
         if (region.insert(c).second) frontier.push_back(n.outputs[0]);
       }
@@ -208,7 +211,7 @@ TrainingGraph training_graph(const Graph& g, const FitOptions& options) {
   tg.weight_copy.assign(g.tensors.size(), false);
   const DType low = options.precision == TrainPrecision::Fp16 ? DType::Float16 : DType::BFloat16;
   if (options.precision == TrainPrecision::Fp32) {
-    tg.layout = "fp32: weights, gradients, optimizer state and activations";
+    tg.layout = "weights, gradients, optimizer state and activations in fp32";
   } else if (options.zero_stage >= 0) {
     apply_16bit_model(tg.graph, low);
     tg.layout = std::string("16-bit model (") + train_precision_name(options.precision) +
