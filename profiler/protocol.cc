@@ -26,6 +26,7 @@
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/stopping.hpp"
+#include "modelstat/training_setup.hpp"
 #include "profiler/train_step.hpp"
 
 namespace modelstat {
@@ -308,7 +309,7 @@ TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Exec
   config.kind = parse_optimizer(o.optimizer);
   device.synchronize();
   const int64_t live_at_start = meter.live_bytes();
-  TrainStep train(exec, config);
+  TrainStep train(exec, config, parse_train_precision(o.train_precision));
   train.step(inputs[0]);
   device.synchronize();
   warm_up(o, device, [&](size_t i) { train.step(inputs[(i + 1) % inputs.size()]); });
@@ -328,6 +329,7 @@ TrainStepResult measure_train_step(const ProfileOptions& o, Device& device, Exec
     return seconds;
   });
   r.optimizer = optimizer_name(config.kind);
+  r.precision = train_precision_name(parse_train_precision(o.train_precision));
   r.loss = kTrainLossDescription;
   r.trainable_params = train.trainable_params();
   r.forward_seconds = stats::summarize(forward_s).median;
@@ -435,6 +437,11 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
                     "without a CPU kernel in fp32), or wholly in fp32 with --dtype fp32");
   if (o.train_step) {
     parse_optimizer(o.optimizer);  // bad flags fail before anything is measured
+    const TrainPrecision precision = parse_train_precision(o.train_precision);
+    if (precision == TrainPrecision::Fp16 || (precision == TrainPrecision::Bf16 && o.device != "cpu"))
+      throw Error(ErrorKind::Usage, "--precision " + o.train_precision +
+                                        " is not measured here: a bf16 step runs on the CPU (LibTorch 1.13's CPU "
+                                        "autocast is bf16 only); 'modelstat fit --precision' forecasts the others");
     if (!o.dtype.empty() && o.dtype != "fp32")
       throw Error(ErrorKind::Usage, "--train-step runs fp32 (no mixed-precision training)");
   }

@@ -14,6 +14,7 @@
 #include "profiler/train_step.hpp"
 
 #include <ATen/SequenceNumber.h>
+#include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/function.h>
@@ -66,6 +67,35 @@ std::set<int> batch_norm_buffers(const Graph& g) {
   return out;
 }
 
+// LibTorch's CPU autocast to bfloat16 over one forward, as Python's
+// torch.autocast("cpu", dtype=torch.bfloat16) enters and leaves it: leaving
+// the outermost region clears the cache of 16-bit weight casts; the copies
+// autograd saved for backward live on in its graph.
+class CpuAutocastBf16 {
+ public:
+  explicit CpuAutocastBf16(bool on) : on_(on) {
+    if (!on_) return;
+    was_enabled_ = at::autocast::is_cpu_enabled();
+    was_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~CpuAutocastBf16() {
+    if (!on_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(was_enabled_);
+    at::autocast::set_autocast_cpu_dtype(was_dtype_);
+  }
+  CpuAutocastBf16(const CpuAutocastBf16&) = delete;
+  CpuAutocastBf16& operator=(const CpuAutocastBf16&) = delete;
+
+ private:
+  bool on_;
+  bool was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::kBFloat16;
+};
+
 }  // namespace
 
 void BackwardFailureLocator::begin(size_t segments) {
@@ -102,12 +132,19 @@ void BackwardFailureLocator::backward(const at::Tensor& loss,
   }
 }
 
-TrainStep::TrainStep(Executor& executor, OptimizerConfig config) : executor_(executor), config_(config) {
+TrainStep::TrainStep(Executor& executor, OptimizerConfig config, TrainPrecision precision)
+    : executor_(executor), config_(config), precision_(precision) {
   if (executor_.options().float_dtype != at::kFloat)
-    throw Error(
-        ErrorKind::Usage,
-        "--train-step runs fp32 (mixed-precision training needs fp32 master weights and loss scaling, "
-        "which the step does not model)");
+    throw Error(ErrorKind::Usage,
+                "--train-step needs fp32 weights (they are the master weights); for mixed precision use "
+                "--precision bf16, not --dtype");
+  if (precision_ == TrainPrecision::Fp16)
+    throw Error(ErrorKind::Usage,
+                "--precision fp16 is not measured: LibTorch 1.13's CPU autocast is bf16 only, and fp16 training "
+                "needs loss scaling (use --precision bf16, or 'modelstat fit --precision fp16' for the forecast)");
+  if (precision_ == TrainPrecision::Bf16 && !executor_.options().device.is_cpu())
+    throw Error(ErrorKind::Usage, "--precision bf16 is measured on the CPU only (CPU autocast); on CUDA it is not "
+                                  "implemented");
   const Graph& g = executor_.model().graph;
   const std::set<int> buffers = batch_norm_buffers(g);
   if (!buffers.empty())
@@ -158,6 +195,8 @@ at::Tensor TrainStep::forward_loss(const std::vector<at::Tensor>& inputs, Backwa
       if (after) locator->end_segment(size_t(node));
     };
   }
+  // The loss too is formed under autocast, as AMP's recipe does.
+  const CpuAutocastBf16 autocast(precision_ == TrainPrecision::Bf16);
   std::vector<at::Tensor> outputs;
   try {
     outputs = executor_.run(inputs, hook);

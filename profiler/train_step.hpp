@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "modelstat/optimizer.hpp"
+#include "modelstat/training_setup.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/timer.hpp"
 
@@ -77,10 +78,16 @@ class TrainStep {
  public:
   // Marks the trainable parameters requires_grad and turns the executor's
   // in-place reuse off, both until destruction. The executor must outlive
-  // this. Error(Input) when the model has no float weight; Error(Usage) for a
-  // non-fp32 executor (mixed-precision training needs fp32 master weights and
-  // loss scaling, which this step does not model).
-  TrainStep(Executor& executor, OptimizerConfig config);
+  // this and run fp32 (its weights are the fp32 master weights). precision
+  // bf16: the forward and the loss run under LibTorch's CPU autocast to
+  // bfloat16 (torch.autocast("cpu", torch.bfloat16)): the ops on its
+  // lower-precision list (matmul, addmm, conv, ...) cast their inputs to
+  // bf16, a weight's cast cached for the forward; gradients, the optimizer
+  // state and the update stay fp32, as PyTorch AMP's. Error(Input) when the
+  // model has no float weight; Error(Usage) for a non-fp32 executor, or a
+  // mixed precision other than bf16 on the CPU (LibTorch 1.13's CPU autocast
+  // is bf16 only; fp16 needs CUDA and loss scaling, not modelled here).
+  TrainStep(Executor& executor, OptimizerConfig config, TrainPrecision precision = TrainPrecision::Fp32);
   ~TrainStep();
   TrainStep(const TrainStep&) = delete;
   TrainStep& operator=(const TrainStep&) = delete;
@@ -106,6 +113,7 @@ class TrainStep {
 
   Executor& executor_;
   OptimizerConfig config_;
+  TrainPrecision precision_ = TrainPrecision::Fp32;
   bool previous_in_place_ = true;
   std::vector<at::Tensor> params_;
   std::vector<std::string> names_;

@@ -88,6 +88,10 @@ struct FitArgs {
   std::optional<double> latency_seconds;
   bool train = false;
   std::string optimizer = "adam";
+  std::string precision = "fp32";
+  std::string checkpointing = "none";
+  int64_t shards = 1;
+  int zero_stage = -1;
   std::string ceilings_file, datasheet;
   std::string device = "cpu";
   std::string dtype = "fp32";
@@ -110,6 +114,10 @@ int run_fit(const FitArgs& a) {
   FitOptions options;
   options.train = a.train;
   options.optimizer = parse_optimizer(a.optimizer);
+  options.precision = parse_train_precision(a.precision);
+  options.checkpointing = parse_checkpointing(a.checkpointing);
+  options.shards = a.shards;
+  options.zero_stage = a.zero_stage;
   options.compute_dtype = a.dtype;
   options.memory_budget_bytes = a.memory_bytes;
   options.latency_budget_seconds = a.latency_seconds;
@@ -150,10 +158,41 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
                   "Latency budget per batch (per training step with --train), e.g. 10ms, 0.5s, 250us")
       ->transform(duration_seconds())
       ->type_name("DURATION");
-  cmd->add_flag("--train", args->train, "Forecast one training step instead of inference");
+  CLI::Option* train = cmd->add_flag("--train", args->train, "Forecast one training step instead of inference");
   cmd->add_option("--optimizer", args->optimizer, "Optimizer of the training step: sgd, momentum or adam")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->default_val("adam");
+  cmd->add_option("--precision", args->precision,
+                  "Training precision: fp32 (default); bf16 or fp16 mixed precision: without --zero-stage as "
+                  "torch.autocast runs it (fp32 weights = master weights, fp32 gradients and moments; Conv, Gemm, "
+                  "MatMul in 16 bits on cast inputs, weights' casts cached for the step; measured for bf16 by "
+                  "'profile --train-step --precision bf16 --memory'), with --zero-stage as ZeRO/DeepSpeed hold it "
+                  "(16-bit weights, gradients and activations; fp32 master weights + moments = 12 bytes per "
+                  "parameter with Adam)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->default_val("fp32")
+      ->needs(train);
+  cmd->add_option("--checkpointing", args->checkpointing,
+                  "Activation checkpointing: none (default: autograd keeps what it saves); selective (Korthikanti et "
+                  "al. 2022: the attention scores, from a MatMul of two activations through Softmax/Dropout to the "
+                  "next such MatMul, recomputed in backward); full (only each block's input kept, a block being a "
+                  "node-name path component ending in an index such as /layer.3/; recomputed one block at a time). "
+                  "Formula-based (not measured)")
+      ->check(CLI::IsMember({"none", "selective", "full"}))
+      ->default_val("none")
+      ->needs(train);
+  CLI::Option* zero = cmd->add_option(
+      "--zero-stage", args->zero_stage,
+      "ZeRO (Rajbhandari et al. 2020) over --shards N data-parallel processes: 1 divides the optimizer state "
+      "(fp32 master weights and moments) by N, 2 also the gradients, 3 also the weights (plus the largest weight "
+      "gathered); 0 = ZeRO's layout, nothing divided. Figures per process, formula-based (not measured), with "
+      "DeepSpeed's own estimate beside them for stages 2 and 3");
+  zero->check(CLI::Range(0, 3))->needs(train)->type_name("0|1|2|3");
+  cmd->add_option("--shards", args->shards,
+                  "Data-parallel processes the --zero-stage divides the model states over (default 1)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40))
+      ->needs(zero)
+      ->type_name("N");
   auto* file = cmd->add_option("--ceilings", args->ceilings_file,
                                "Device ceilings JSON (from 'modelstat device'); default: the saved one for --device");
   cmd->add_option("--datasheet", args->datasheet, "Use labelled datasheet ceilings instead (h100-sxm, a100-sxm, ...)")

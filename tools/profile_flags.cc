@@ -72,7 +72,7 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
                "LibTorch's CPU allocator; CUDA: the caching allocator's allocated-bytes statistics");
   CLI::Option* train = cmd.add_flag(
       "--train-step", o.train_step,
-      "Measure a training step, fp32: forward with autograd, loss = sum over float outputs of mean(output^2), "
+      "Measure a training step (fp32, or bf16 with --precision): forward with autograd, loss = sum over float outputs of mean(output^2), "
       "backward, optimizer update, gradients set to none; timed whole and by part under the same warm-up and "
       "stopping rule, with its peak memory. Float initializers are the parameters, except the constants an "
       "export carries (BatchNormalization running statistics, Clip bounds, Pow exponents, one-element "
@@ -82,6 +82,13 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
                  "bias-corrected)")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->default_val("adam")
+      ->needs(train);
+  cmd.add_option("--precision", o.train_precision,
+                 "Precision of --train-step: fp32 (default), or bf16 mixed precision on the CPU: the forward and "
+                 "loss under LibTorch's CPU autocast to bfloat16 (matmul, Gemm, Conv in bf16, each weight's bf16 "
+                 "copy cached for the forward), weights, gradients and optimizer state fp32, as PyTorch AMP")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->default_val("fp32")
       ->needs(train);
 }
 

@@ -5,6 +5,9 @@
 //   op_classes.*             which nodes are contractions, which measured op class prices a node
 //   libtorch_1_13_kernels.*  ATen 1.13's CPU kernel choice, scratch and call cost (one LibTorch version)
 //   training_step.*          gradient flow (one requires-grad pass), trainable weights, the optimizer update
+//   training_graph.*         the step's graph: precision's dtypes, autocast's casts, checkpointing's recomputation
+//   sharding.*               ZeRO's model states per device, DeepSpeed's estimators
+//   training_setup.cc        the precision and checkpointing names (include/modelstat/training_setup.hpp)
 //   memory_forecast.*        the inference and training peaks over include/modelstat/lifetimes.hpp, fresh memory
 //   latency.*                each node's forward and backward time and its bound, the optimizer's time
 //   optimizer.cc             the optimizer names (include/modelstat/optimizer.hpp)
@@ -13,6 +16,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "analyzer/fit/latency.hpp"
 #include "analyzer/fit/libtorch_1_13_kernels.hpp"
@@ -22,8 +26,9 @@
 
 namespace modelstat {
 
-// 1.1: nodes[].op_cost, nodes[].kernel_seconds; 1.2: fresh allocation bytes and seconds.
-const char* const kFitJsonSchemaVersion = "1.3";
+// 1.1: nodes[].op_cost, nodes[].kernel_seconds; 1.2: fresh allocation bytes and seconds;
+// 1.3: memory.activation_sharing; 1.4: memory.training (precision, checkpointing, ZeRO).
+const char* const kFitJsonSchemaVersion = "1.4";
 
 const char* bound_name(ForecastBound bound) {
   // In the enum's order.
@@ -40,6 +45,15 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
     throw_usage("the ceilings have no matmul figure for " + options.compute_dtype + " (device " +
                 ceilings.device_name + ")");
 
+  if (!options.train && (options.precision != TrainPrecision::Fp32 || options.checkpointing != Checkpointing::None ||
+                         options.zero_stage >= 0 || options.shards != 1))
+    throw_usage("--precision, --checkpointing, --shards and --zero-stage describe a training step: add --train");
+  if (options.zero_stage < -1 || options.zero_stage > 3) throw_usage("--zero-stage must be 0, 1, 2 or 3");
+  if (options.shards < 1) throw_usage("--shards must be at least 1");
+  if (options.shards > 1 && options.zero_stage < 0)
+    throw_usage("--shards N divides model states across N data-parallel processes only under ZeRO: give "
+                "--zero-stage 1|2|3 (0: ZeRO's layout, nothing divided); plain data parallelism holds everything on "
+                "every process, which is --shards 1");
   FitReport r;
   r.model_path = analysis.model_path;
   r.train = options.train;
@@ -94,7 +108,28 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   }
   if (options.train) fit::forecast_optimizer(pricing, weights, r.latency);
 
-  r.memory = fit::forecast_memory(analysis, options, flow, weights, workspace);
+  std::optional<fit::TrainingGraph> training;
+  std::vector<int64_t> training_workspace_bytes;
+  if (options.train) {
+    training = fit::training_graph(g, options);
+    training_workspace_bytes.assign(training->graph.nodes.size(), 0);
+    if (cpu)
+      for (size_t i = 0; i < training->graph.nodes.size(); ++i)
+        training_workspace_bytes[i] =
+            fit::cpu_kernel(training->graph, training->graph.nodes[i], ceilings.threads).workspace_bytes;
+    if (options.checkpointing != Checkpointing::None && training->recomputed_regions == 0)
+      r.notices.push_back(std::string("--checkpointing ") + checkpointing_name(options.checkpointing) + " found no " +
+                          (options.checkpointing == Checkpointing::Selective
+                               ? "attention core (a MatMul of two activations whose output reaches another through "
+                                 "same-sized nodes)"
+                               : "block (a node-name path component ending in an index, e.g. /layer.0/)") +
+                          ": every activation is kept");
+    if (options.precision != TrainPrecision::Fp32)
+      r.notices.push_back("--precision changes the memory forecast only; latency is priced on the --dtype " +
+                          options.compute_dtype + " matmul curve");
+  }
+  r.memory = fit::forecast_memory(analysis, options, weights, workspace, training ? &*training : nullptr,
+                                  training_workspace_bytes);
   if (r.memory.lower_bound) r.notices.push_back("some activation sizes are unknown: memory is a lower bound");
 
   r.latency.total_seconds = r.latency.forward_seconds + r.latency.backward_seconds + r.latency.optimizer_seconds;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzer/fit/training_graph.hpp"
 #include "analyzer/fit/training_step.hpp"
 #include "modelstat/lifetimes.hpp"
 #include "modelstat/fit.hpp"
@@ -21,10 +22,14 @@ BufferSharing forecast_sharing(bool train);
 // backward (counted as saved), not as scratch.
 std::vector<int64_t> training_workspace(const Graph& g, const std::vector<int64_t>& workspace);
 
-// The memory forecast; `workspace`: each node's scratch in a forward pass
-// (training_workspace derives the step's). lower_bound: some activation size is unknown.
-MemoryForecast forecast_memory(const AnalysisResult& analysis, const FitOptions& options, const GradientFlow& flow,
-                               const TrainableWeights& weights, const std::vector<int64_t>& workspace);
+// The memory forecast; `workspace`: each node of the model's scratch in a
+// forward pass. A training step (options.train) walks `training` (the step's
+// graph: precision's dtypes, autocast's casts, checkpointing's recompute
+// marks) with `training_workspace_bytes`, its nodes' forward scratch
+// (training_workspace derives the step's); inference passes nullptr.
+MemoryForecast forecast_memory(const AnalysisResult& analysis, const FitOptions& options,
+                               const TrainableWeights& weights, const std::vector<int64_t>& workspace,
+                               const TrainingGraph* training, const std::vector<int64_t>& training_workspace_bytes);
 
 // Bytes each node allocates in buffers above `threshold`: the buffers it
 // creates (views and in-place results share their input's, as in the memory

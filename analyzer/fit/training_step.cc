@@ -5,9 +5,11 @@
 
 namespace modelstat::fit {
 
-GradientFlow gradient_flow(const Graph& g) {
+GradientFlow gradient_flow(const Graph& g) { return gradient_flow(g, trainable_initializers(g)); }
+
+GradientFlow gradient_flow(const Graph& g, std::vector<bool> trainable) {
   GradientFlow f;
-  f.trainable = trainable_initializers(g);
+  f.trainable = std::move(trainable);
   f.requires_grad = f.trainable;
   f.any_input.assign(g.nodes.size(), false);
   f.in_backward.assign(g.nodes.size(), false);

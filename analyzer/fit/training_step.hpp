@@ -22,6 +22,8 @@ struct GradientFlow {
   std::vector<bool> in_backward;    // per node: and it has a floating output (backward runs through it)
 };
 GradientFlow gradient_flow(const Graph& g);
+// The same with the trainable weights given (a rewritten graph's: training_graph.hpp).
+GradientFlow gradient_flow(const Graph& g, std::vector<bool> trainable);
 
 // The trainable weights' totals.
 struct TrainableWeights {

@@ -264,6 +264,7 @@ void to_json(Json& j, const MemoryMeasurement& m) {
 void to_json(Json& j, const TrainStepResult& t) {
   const bool measured = t.time.count > 0;
   j = Json{{"optimizer", t.optimizer},
+           {"precision", t.precision},
            {"loss", t.loss},
            {"trainable_params", t.trainable_params},
            {"time", t.time},

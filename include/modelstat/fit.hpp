@@ -17,6 +17,7 @@
 #include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
 #include "modelstat/optimizer.hpp"
+#include "modelstat/training_setup.hpp"
 
 namespace modelstat {
 
@@ -33,6 +34,13 @@ struct FitOptions {
   std::optional<double> latency_budget_seconds;
   // Whose matmul curve prices the contractions ("fp32", "tf32", "fp16", "bf16").
   std::string compute_dtype = "fp32";
+  // Training only (docs/FIT.md, "Precision, checkpointing, sharding").
+  TrainPrecision precision = TrainPrecision::Fp32;
+  Checkpointing checkpointing = Checkpointing::None;
+  // -1: no ZeRO (mixed precision is torch.autocast's layout); 0-3: the
+  // ZeRO stage, mixed precision as a 16-bit model with fp32 master weights.
+  int zero_stage = -1;
+  int64_t shards = 1;  // data-parallel processes the ZeRO stage divides states over
   // Largest batch the search tries (the answer is ">= this" when it still fits).
   int64_t max_batch_limit = int64_t(1) << 20;
 };
@@ -59,6 +67,32 @@ struct MemoryForecast {
   int64_t largest_workspace_bytes = 0; // the largest scratch of any node (may not be at the peak)
   std::string largest_workspace_node;
   bool lower_bound = false;            // some activation sizes were unknown (counted as 0)
+  // Training setup (docs/FIT.md, "Precision, checkpointing, sharding").
+  std::string precision = "fp32";      // "fp32", "bf16", "fp16"
+  std::string precision_layout;        // which bytes are 16-bit
+  std::string checkpointing = "none";  // "none", "selective", "full"
+  int recomputed_regions = 0;          // attention cores (selective) or blocks (full) recomputed in backward
+  int zero_stage = -1;                 // -1: no ZeRO
+  int64_t shards = 1;
+  // 16-bit copies of the trainable weights that autocast casts (its cache),
+  // all of them, and the part live at the peak (inside activation_peak_bytes).
+  int64_t low_precision_weight_bytes = 0;
+  int64_t low_precision_weight_bytes_at_peak = 0;
+  // fp32 master weights the optimizer holds (a 16-bit model's; under
+  // autocast the weights are the master weights), per device. Included in
+  // total_bytes; optimizer_state_bytes is the moments alone.
+  int64_t master_weight_bytes = 0;
+  // ZeRO-3: the largest weight's 16-bit parameters and gradients gathered
+  // while its layer runs (DeepSpeed's largest_layer_memory), per device.
+  int64_t gathered_parameter_bytes = 0;
+  std::vector<std::string> divided_by_shards;  // components divided by `shards`
+  // "formula-based (not measured)" for what no measurement here checked
+  // (ZeRO, fp16, checkpointing); empty otherwise.
+  std::string basis;
+  // DeepSpeed's own estimate of the model states per GPU (no offload) for
+  // ZeRO-2 / ZeRO-3 with mixed precision and Adam, beside the breakdown.
+  std::optional<int64_t> deepspeed_model_states_bytes;
+  std::string deepspeed_estimator;
 };
 
 // The largest term of a node's forward time (docs/FIT.md, "Latency").

@@ -58,6 +58,8 @@ struct ProfileOptions {
   bool measure_memory = false; // peak allocator bytes of one inference (MemoryMeasurement)
   bool train_step = false;     // measure forward + backward + optimizer step (TrainStepResult)
   std::string optimizer = "adam";  // for train_step: sgd, momentum or adam
+  // for train_step: "fp32", or "bf16" (CPU autocast, fp32 master weights; profiler/train_step.hpp)
+  std::string train_precision = "fp32";
 };
 
 struct RunContext {
@@ -139,6 +141,7 @@ struct MemoryMeasurement {
 // forward, a scalar loss, backward, optimizer update.
 struct TrainStepResult {
   std::string optimizer;             // "sgd", "momentum", "adam"
+  std::string precision = "fp32";    // "fp32", "bf16" (autocast; weights, gradients and state fp32)
   std::string loss;                  // how the scalar loss is formed from the outputs
   int64_t trainable_params = 0;      // float weight elements updated
   TimingSummary time;                // whole step

@@ -18,8 +18,8 @@ at::Tensor convolve(const ExecContext& ctx, const at::Tensor& x, const at::Tenso
   std::vector<int64_t> native;
   const at::Tensor padded = pads_for_aten(x, win, pad_value, false, native);
   const std::vector<int64_t> no_output_padding(native.size(), 0);
-  return at::convolution(padded, w, bias, win.strides, native, win.dilations, false, no_output_padding,
-                         ctx.node().attr_int("group", 1));
+  return at::convolution(as_autocast_input(padded), as_autocast_input(w), as_autocast_input(bias), win.strides,
+                         native, win.dilations, false, no_output_padding, ctx.node().attr_int("group", 1));
 }
 
 void conv(ExecContext& ctx) {
@@ -73,7 +73,8 @@ void conv_transpose(ExecContext& ctx) {
   for (size_t i = 0; native && i < n; ++i)
     native = begin[i] >= 0 && (output_padding[i] < strides[i] || output_padding[i] < dilations[i]);
   if (native) {
-    ctx.outputs = {at::convolution(x, w, ctx.input(2), strides, begin, dilations, true, output_padding, group)};
+    ctx.outputs = {at::convolution(as_autocast_input(x), as_autocast_input(w), as_autocast_input(ctx.input(2)), strides,
+                                   begin, dilations, true, output_padding, group)};
     return;
   }
   // General case: the unpadded transposed convolution (size full - output_padding),
@@ -81,7 +82,8 @@ void conv_transpose(ExecContext& ctx) {
   // size (constant_pad_nd crops with negative pads), then the bias, so the
   // extended positions hold the bias as ONNX says.
   const std::vector<int64_t> zeros(n, 0);
-  at::Tensor y = at::convolution(x, w, {}, strides, zeros, dilations, true, zeros, group);
+  at::Tensor y =
+      at::convolution(as_autocast_input(x), as_autocast_input(w), {}, strides, zeros, dilations, true, zeros, group);
   std::vector<int64_t> crop_begin(n), crop_end(n);
   for (size_t i = 0; i < n; ++i) {
     crop_begin[i] = -begin[i];

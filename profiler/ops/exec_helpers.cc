@@ -1,5 +1,7 @@
 #include "profiler/ops/exec_helpers.hpp"
 
+#include <ATen/autocast_mode.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
@@ -481,6 +483,15 @@ at::Tensor requantize(const at::Tensor& acc, const at::Tensor& scale, const at::
   const double lo = type == at::kByte ? 0.0 : type == at::kChar ? -128.0 : -2147483648.0;
   const double hi = type == at::kByte ? 255.0 : type == at::kChar ? 127.0 : 2147483647.0;
   return at::clamp(y, lo, hi).to(type);
+}
+
+}  // namespace modelstat::profiler
+
+namespace modelstat::profiler {
+
+at::Tensor as_autocast_input(const at::Tensor& t) {
+  if (!t.defined() || !at::autocast::is_cpu_enabled() || !at::autocast::is_eligible(t, c10::DeviceType::CPU)) return t;
+  return at::autocast::cached_cast(at::autocast::get_autocast_cpu_dtype(), t, c10::DeviceType::CPU);
 }
 
 }  // namespace modelstat::profiler

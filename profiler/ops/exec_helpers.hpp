@@ -79,6 +79,15 @@ bool is_floating(at::ScalarType type);
 // float16 or bfloat16.
 bool is_reduced_float(at::ScalarType type);
 
+// What LibTorch's CPU autocast does to the arguments of an op on its
+// lower-precision list (a bf16 training step, profiler/train_step.hpp): t
+// cast to the autocast dtype (a weight's cast cached for the region), when
+// CPU autocast is on and t is a CPU float tensor; otherwise t. For the
+// executor's ATen calls that autocast does not see: at::convolution (Conv,
+// ConvTranspose) is not on LibTorch 1.13's list, conv2d and
+// conv_transpose2d, which torch.nn calls, are.
+at::Tensor as_autocast_input(const at::Tensor& t);
+
 // The dtype a float-producing op (Constant, ConstantOfShape, Range, EyeLike,
 // the windows, Cast/CastLike) creates for the ONNX type `type`, by the run's
 // float dtype (ExecOptions::float_dtype; integer types always untouched):

@@ -88,7 +88,13 @@ void layer_norm(ExecContext& ctx) {
   // Scale and B may be given with leading 1s (broadcastable): ATen wants exactly the normalised shape.
   if (scale.defined()) scale = scale.expand(normalized).contiguous();
   if (bias.defined()) bias = bias.expand(normalized).contiguous();
-  auto [y, mean, rstd] = at::native_layer_norm(x, normalized, scale, bias, eps);
+  // A bf16 input with fp32 Scale (autocast's output before a LayerNorm):
+  // ATen 1.13's kernel wants one dtype; compute in the promoted one, as
+  // type promotion would for the arithmetic it stands for.
+  at::Tensor x_in = x;
+  if (scale.defined() && scale.scalar_type() != x.scalar_type())
+    x_in = x.to(at::promote_types(x.scalar_type(), scale.scalar_type()));
+  auto [y, mean, rstd] = at::native_layer_norm(x_in, normalized, scale, bias, eps);
   std::vector<int64_t> stat_shape(sizes.begin(), sizes.begin() + axis);
   stat_shape.resize(size_t(x.dim()), 1);
   ctx.outputs = {y, mean.reshape(stat_shape), rstd.reshape(stat_shape)};

@@ -53,6 +53,24 @@ class FitJsonWriter : public FitWriter {
                    {"largest_workspace_bytes", m.largest_workspace_bytes},
                    {"largest_workspace_node", m.largest_workspace_node},
                    {"lower_bound", m.lower_bound}};
+    if (r.train) {
+      // Schema 1.4: the training setup and the model-state breakdown (docs/FIT.md).
+      j["memory"]["training"] = {
+          {"precision", m.precision},
+          {"precision_layout", m.precision_layout},
+          {"checkpointing", m.checkpointing},
+          {"recomputed_regions", m.recomputed_regions},
+          {"zero_stage", m.zero_stage >= 0 ? Json(m.zero_stage) : Json(nullptr)},
+          {"shards", m.shards},
+          {"low_precision_weight_bytes", m.low_precision_weight_bytes},
+          {"low_precision_weight_bytes_at_peak", m.low_precision_weight_bytes_at_peak},
+          {"master_weight_bytes", m.master_weight_bytes},
+          {"gathered_parameter_bytes", m.gathered_parameter_bytes},
+          {"divided_by_shards", m.divided_by_shards},
+          {"basis", m.basis.empty() ? Json(nullptr) : Json(m.basis)},
+          {"deepspeed_model_states_bytes", optional_value(m.deepspeed_model_states_bytes)},
+          {"deepspeed_estimator", m.deepspeed_estimator.empty() ? Json(nullptr) : Json(m.deepspeed_estimator)}};
+    }
     const LatencyForecast& l = r.latency;
     j["latency"] = {{"total_seconds", l.total_seconds},
                     {"forward_seconds", l.forward_seconds},

@@ -48,18 +48,51 @@ class FitTableWriter : public FitWriter {
     head.print(out);
 
     const MemoryForecast& m = r.memory;
-    out << "\nMemory (predicted peak" << (m.lower_bound ? ", lower bound" : "") << ")\n";
+    // The training setup's lines appear only when it is not the default
+    // (fp32, nothing recomputed, no ZeRO), whose output is unchanged.
+    const bool setup = r.train && (m.precision != "fp32" || m.checkpointing != "none" || m.zero_stage >= 0);
+    auto divided = [&](const std::string& component) {
+      for (const auto& d : m.divided_by_shards)
+        if (d == component) return fmt::format(" (per process: divided by {} shards)", m.shards);
+      return std::string();
+    };
+    out << "\nMemory (predicted peak" << (m.lower_bound ? ", lower bound" : "")
+        << (m.basis.empty() ? "" : ", " + m.basis) << ")\n";
     KeyValueBlock mem;
-    mem.add("weights", bytes_with_exact(m.weights_bytes));
+    if (setup) {
+      mem.add("precision", m.precision + ": " + m.precision_layout);
+      mem.add("checkpointing",
+              m.checkpointing == "none"        ? std::string("none (autograd keeps every tensor it saves)")
+              : m.checkpointing == "selective" ? fmt::format("selective: the score tensors of {} attention core(s) "
+                                                             "recomputed in backward", m.recomputed_regions)
+                                               : fmt::format("full: {} block(s) recomputed in backward, their inputs "
+                                                             "kept", m.recomputed_regions));
+      if (m.zero_stage >= 0)
+        mem.add("sharding", fmt::format("ZeRO stage {} over {} data-parallel process{}", m.zero_stage, m.shards,
+                                        m.shards == 1 ? "" : "es"));
+    }
+    mem.add("weights", bytes_with_exact(m.weights_bytes) + divided("weights"));
+    if (setup && m.precision != "fp32" && m.zero_stage < 0)
+      mem.add("16-bit weight copies", bytes_with_exact(m.low_precision_weight_bytes_at_peak) + " live at the peak, of " +
+                                          bytes_with_exact(m.low_precision_weight_bytes) +
+                                          " (autocast's cached casts; counted in the activations)");
     if (r.train) {
       mem.add("gradients", bytes_with_exact(m.gradient_bytes_at_peak) + " live at the peak, of " +
-                               bytes_with_exact(m.gradient_bytes));
-      mem.add("optimizer state", bytes_with_exact(m.optimizer_state_bytes));
+                               bytes_with_exact(m.gradient_bytes) + divided("gradients"));
+      if (setup && m.master_weight_bytes > 0)
+        mem.add("fp32 master weights", bytes_with_exact(m.master_weight_bytes) + divided("master weights"));
+      mem.add("optimizer state", bytes_with_exact(m.optimizer_state_bytes) + divided("optimizer state"));
+      if (m.gathered_parameter_bytes > 0)
+        mem.add("gathered (ZeRO-3)", bytes_with_exact(m.gathered_parameter_bytes) +
+                                         " (the largest weight's 16-bit parameters and gradients, gathered)");
       mem.add("saved for backward", bytes_with_exact(m.saved_activation_bytes) + " (end of forward)");
     }
     mem.add("activations", bytes_with_exact(m.activation_peak_bytes) + " at the peak (" + m.activation_sharing + ")");
     mem.add("workspace", bytes_with_exact(m.workspace_bytes) + " at the peak");
     mem.add("total", bytes_with_exact(m.total_bytes));
+    if (m.deepspeed_model_states_bytes)
+      mem.add("DeepSpeed's estimate", bytes_with_exact(*m.deepspeed_model_states_bytes) + " of model states per GPU, " +
+                                          m.deepspeed_estimator + ", formula-based (not measured)");
     mem.add("peak during", m.peak_node + " (" + m.peak_phase + ")");
     if (m.largest_workspace_bytes > 0)
       mem.add("largest scratch", bytes_with_exact(m.largest_workspace_bytes) + " at " + m.largest_workspace_node);

@@ -294,7 +294,8 @@ ProfileSection memory_section(const MemoryMeasurement& m) {
 
 ProfileSection train_step_section(const TrainStepResult& t) {
   ProfileSection s;
-  s.title = fmt::format("Training step ({}, fp32)", or_dash(t.optimizer));
+  s.title = fmt::format("Training step ({}, {})", or_dash(t.optimizer),
+                        t.precision == "bf16" ? "bf16 autocast, fp32 master weights" : or_dash(t.precision));
   s.fields = {{"trainable parameters", count_with_exact(t.trainable_params)}};
   if (t.time.count > 0) {
     s.fields.emplace_back("step (median)", human_seconds(t.time.median));

@@ -20,7 +20,7 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-const char* const kProfileJsonSchemaVersion = "1.4.0";
+const char* const kProfileJsonSchemaVersion = "1.5.0";
 
 namespace report_detail {
 namespace {

@@ -398,7 +398,7 @@ TEST(ProfileWriterTest, JsonMemoryAndTrainStepKeys) {
   EXPECT_EQ(keys, (std::vector<std::string>{"method", "weights_bytes", "inference_peak_bytes"}));
   keys.clear();
   for (const auto& item : doc["train_step"].items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"optimizer", "loss", "trainable_params", "time", "forward_s",
+  EXPECT_EQ(keys, (std::vector<std::string>{"optimizer", "precision", "loss", "trainable_params", "time", "forward_s",
                                             "backward_s", "optimizer_s", "peak_bytes", "memory_method"}));
   EXPECT_EQ(doc["memory"]["weights_bytes"].get<int64_t>(), 46758400);
   EXPECT_EQ(doc["memory"]["inference_peak_bytes"].get<int64_t>(), kBeyondDouble);
