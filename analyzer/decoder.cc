@@ -254,7 +254,8 @@ std::string bindings_text(const std::map<std::string, int64_t>& b) {
 
 }  // namespace
 
-AnalysisResult analyze_decoder(const std::string& path, const LoadOptions& options, int64_t context, int64_t prompt) {
+DecoderBindings decoder_bindings(const std::string& path, const LoadOptions& options, int64_t context,
+                                 int64_t prompt) {
   if (context < 1) throw Error(ErrorKind::Usage, "--context must be at least 1");
   if (prompt < 1 || prompt > context)
     throw Error(ErrorKind::Usage, "--prompt must be between 1 and --context (" + std::to_string(context) + ")");
@@ -282,26 +283,37 @@ AnalysisResult analyze_decoder(const std::string& path, const LoadOptions& optio
         throw Error(ErrorKind::Usage, "--context binds '" + k + "', which --dim binds too: give one of them");
     return b;
   };
-  const auto prefill_dims = bind(prompt, 0);
-  const auto decode_dims = bind(1, context - 1);
+  DecoderBindings d;
+  d.cache = *cache;
+  d.context = context;
+  d.prompt = prompt;
+  d.prefill = bind(prompt, 0);
+  d.decode = bind(1, context - 1);
+  return d;
+}
+
+std::string DecoderBindings::describe() const {
+  return "--context " + std::to_string(context) + ": one decode step binds " + bindings_text(decode) +
+         "; prefill of " + std::to_string(prompt) + " tokens binds " + bindings_text(prefill) +
+         "; KV cache recognised by " + cache.recognised_by + " (" + std::to_string(cache.tensors.size()) +
+         " tensors: " + cache.tensors.front().input + " -> " + cache.tensors.front().output + ", ...)";
+}
+
+AnalysisResult analyze_decoder(const std::string& path, const LoadOptions& options, int64_t context, int64_t prompt) {
+  const DecoderBindings b = decoder_bindings(path, options, context, prompt);
   LoadOptions prefill_options = options, decode_options = options;
-  for (const auto& [k, v] : prefill_dims) prefill_options.dim_values[k] = v;
-  for (const auto& [k, v] : decode_dims) decode_options.dim_values[k] = v;
+  for (const auto& [k, v] : b.prefill) prefill_options.dim_values[k] = v;
+  for (const auto& [k, v] : b.decode) decode_options.dim_values[k] = v;
   const AnalysisResult prefill = analyze_file(path, prefill_options);
   AnalysisResult decode = analyze_file(path, decode_options);
 
   DecoderAnalysis d;
   d.context = context;
   d.prompt = prompt;
-  d.kv_cache = decode.kv_cache ? *decode.kv_cache : *cache;
-  d.prefill = make_view("prefill", prefill, prompt, prompt, prefill_dims);
-  d.decode = make_view("decode", decode, 1, context, decode_dims);
-  decode.notices.insert(decode.notices.begin(),
-                        "--context " + std::to_string(context) + ": the rows are one decode step (" +
-                            bindings_text(decode_dims) + "); prefill of " + std::to_string(prompt) + " tokens binds " +
-                            bindings_text(prefill_dims) + "; KV cache recognised by " + cache->recognised_by + " (" +
-                            std::to_string(cache->tensors.size()) + " tensors: " + cache->tensors.front().input +
-                            " -> " + cache->tensors.front().output + ", ...)");
+  d.kv_cache = decode.kv_cache ? *decode.kv_cache : b.cache;
+  d.prefill = make_view("prefill", prefill, prompt, prompt, b.prefill);
+  d.decode = make_view("decode", decode, 1, context, b.decode);
+  decode.notices.insert(decode.notices.begin(), b.describe() + "; the rows are the decode step");
   if (prefill.totals.nodes_exact < prefill.totals.nodes)
     decode.notices.push_back("prefill: " + std::to_string(prefill.totals.nodes - prefill.totals.nodes_exact) +
                              " node(s) not counted exactly");

@@ -10,7 +10,9 @@ test_data_set_0/{input,output}_K.pb.
 
 NAME=DIMS feeds N(0,1) floats of that shape, in the dtype the model declares
 for that input (float32, or float16: drawn in float32, then rounded);
-NAME=iVALUE an int64 scalar. float16 outputs are kept as float16.
+NAME=iVALUE an int64 scalar; NAME=DIMS%HIGH int64 drawn uniformly from
+[0, HIGH) (token ids); NAME=DIMS=VALUE int64 filled with VALUE (an attention
+mask of ones). float16 outputs are kept as float16.
 """
 import json
 import os
@@ -50,6 +52,12 @@ def main(argv):
         name, value = spec.split("=", 1)
         if value.startswith("i"):
             by_name[name] = np.array(int(value[1:]), dtype=np.int64)
+        elif "%" in value:
+            dims, high = value.split("%")
+            by_name[name] = rng.integers(0, int(high), [int(d) for d in dims.split("x")], dtype=np.int64)
+        elif "=" in value:
+            dims, fill = value.split("=")
+            by_name[name] = np.full([int(d) for d in dims.split("x")], int(fill), dtype=np.int64)
         else:
             floats = rng.standard_normal([int(d) for d in value.split("x")]).astype(np.float32)
             by_name[name] = floats.astype(np.float16) if declared.get(name) == onnx.TensorProto.FLOAT16 else floats

@@ -81,11 +81,27 @@ CLI::Validator duration_seconds() {
                           "10ms, 0.5s, 250us", /*integral=*/false);
 }
 
+// Strips a "/token" suffix from a duration and says it was there.
+CLI::Validator per_token_suffix(bool& per_token) {
+  return CLI::Validator(
+      [&per_token](std::string& text) -> std::string {
+        const std::string suffix = "/token";
+        if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          text.erase(text.size() - suffix.size());
+          per_token = true;
+        }
+        return {};
+      },
+      "", "per-token suffix");
+}
+
 struct FitArgs {
   ModelArgs model;
   int64_t batch = 0;  // 0: --default-batch
   std::optional<int64_t> memory_bytes;
   std::optional<double> latency_seconds;
+  bool per_token = false;  // --latency-budget D/token
+  DecoderArgs decoder;
   bool train = false;
   std::string optimizer = "adam";
   std::string precision = "fp32";
@@ -108,6 +124,55 @@ DeviceCeilings resolve_ceilings(const FitArgs& a) {
                                       (a.device == "cuda" ? " --device cuda" : "") +
                                       "' first, or pass --ceilings FILE or --datasheet NAME");
   return *c;
+}
+
+// fit --context: prefill and one decode step of a decoder, each priced as
+// any graph is, on the dims decoder_bindings() binds; the report's rows are
+// the decode step's (docs/FIT.md, "Decoders").
+FitReport fit_decoder(const FitArgs& a, const LoadOptions& base, int64_t batch, const DeviceCeilings& ceilings,
+                      FitOptions options) {
+  const DecoderBindings b = decoder_bindings(a.model.model, base, a.decoder.context, a.decoder.prompt_or_context());
+  auto analyze_with = [&](const std::map<std::string, int64_t>& dims) {
+    LoadOptions o = base;
+    o.default_batch = batch;
+    for (const auto& [k, v] : dims) o.dim_values[k] = v;
+    return analyze_file(a.model.model, o);
+  };
+  const std::optional<double> batch_budget = a.per_token ? std::nullopt : options.latency_budget_seconds;
+  options.latency_budget_seconds = batch_budget;
+  const AnalysisResult prefill = analyze_with(b.prefill);
+  const AnalysisResult decode = analyze_with(b.decode);
+  FitReport prefill_report = forecast_fit(prefill, ceilings, options);
+  FitReport report = forecast_fit(decode, ceilings, options);
+  report.batch = batch;
+  DecoderForecast d;
+  d.context = b.context;
+  d.prompt = b.prompt;
+  d.batch = batch;
+  d.bindings = b.describe();
+  d.prefill_seconds = prefill_report.latency.total_seconds;
+  d.decode_seconds = report.latency.total_seconds;
+  d.tokens_per_second = d.decode_seconds > 0 ? double(batch) / d.decode_seconds : 0;
+  d.weights_bytes = report.memory.weights_bytes;
+  if (decode.kv_cache) {
+    d.kv_cache_bytes = std::max<int64_t>(decode.kv_cache->present_bytes, 0);
+    d.kv_bytes_per_token = std::max<int64_t>(decode.kv_cache->bytes_per_token, 0);
+  }
+  d.prefill_memory_bytes = prefill_report.memory.total_bytes;
+  d.decode_memory_bytes = report.memory.total_bytes;
+  // The batch budget is the prefill's (a whole prompt); a per-token one the decode step's.
+  if (batch_budget) report.meets_latency = d.prefill_seconds <= *batch_budget;
+  if (a.per_token && a.latency_seconds) {
+    d.token_budget_seconds = a.latency_seconds;
+    d.meets_token_budget = d.decode_seconds <= *a.latency_seconds;
+  }
+  if (options.memory_budget_bytes)
+    report.fits_memory = std::max(d.prefill_memory_bytes, d.decode_memory_bytes) <= *options.memory_budget_bytes;
+  report.batch_search = BatchSearch{};
+  report.batch_search.note = "not searched with --context: give --batch";
+  report.notices.insert(report.notices.begin(), d.bindings + "; the rows are the decode step");
+  report.decoder = d;
+  return report;
 }
 
 int run_fit(const FitArgs& a) {
@@ -134,6 +199,13 @@ int run_fit(const FitArgs& a) {
     o.default_batch = b;
     return analyze_file(a.model.model, o);
   };
+  if (a.per_token && a.decoder.context == 0) throw_usage("--latency-budget D/token needs --context");
+  if (a.decoder.context > 0) {
+    if (a.train) throw_usage("--context forecasts inference (prefill and decode): leave out --train");
+    const FitReport report = fit_decoder(a, base, batch, ceilings, options);
+    write_output(a.output, [&](std::ostream& out, bool) { writer->write(report, out); });
+    return report.within_budgets() ? 0 : kFitBudgetExceededExitCode;
+  }
   const FitReport report = fit_model(analyze, batch, ceilings, options);
   write_output(a.output, [&](std::ostream& out, bool) { writer->write(report, out); });
   return report.within_budgets() ? 0 : kFitBudgetExceededExitCode;
@@ -155,9 +227,12 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
       ->transform(byte_size())
       ->type_name("SIZE");
   cmd->add_option("--latency-budget", args->latency_seconds,
-                  "Latency budget per batch (per training step with --train), e.g. 10ms, 0.5s, 250us")
+                  "Latency budget per batch (per training step with --train; the prefill with --context), e.g. "
+                  "10ms, 0.5s, 250us; with --context, D/token is a budget for one decode step, e.g. 30ms/token")
+      ->transform(per_token_suffix(args->per_token))
       ->transform(duration_seconds())
       ->type_name("DURATION");
+  add_decoder_flags(*cmd, args->decoder);
   CLI::Option* train = cmd->add_flag("--train", args->train, "Forecast one training step instead of inference");
   cmd->add_option("--optimizer", args->optimizer, "Optimizer of the training step: sgd, momentum or adam")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))

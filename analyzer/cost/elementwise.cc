@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/cost/shape_rule_helpers.hpp"
 #include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::cost {
@@ -104,9 +105,9 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"And", 1, per_element<1>, "1 op per output element", OpTraits{}, fold::logical_and},
       {"Or", 1, per_element<1>, "1 op per output element", OpTraits{}, fold::logical_or},
       {"Xor", 1, per_element<1>, "1 op per output element", OpTraits{}, fold::logical_xor},
-      {"BitwiseAnd", 18, per_element<1>, "1 op per output element"},
-      {"BitwiseOr", 18, per_element<1>, "1 op per output element"},
-      {"BitwiseXor", 18, per_element<1>, "1 op per output element"},
+      {"BitwiseAnd", 18, per_element<1>, "1 op per output element", OpTraits{}.shape(shape::broadcast_inputs)},
+      {"BitwiseOr", 18, per_element<1>, "1 op per output element", OpTraits{}.shape(shape::broadcast_inputs)},
+      {"BitwiseXor", 18, per_element<1>, "1 op per output element", OpTraits{}.shape(shape::broadcast_inputs)},
       {"Where", 9, per_element<1>, "1 select per output element", OpTraits{}, fold::where},
       // Variadic.
       {"Sum", 1, variadic, "(inputs-1) adds per output element", kSavesNothing, fold::sum},
@@ -139,7 +140,7 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"Acosh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
       {"Atanh", 9, per_element<1>, "1 FLOP per element (transcendental counted as 1)"},
       {"Not", 1, per_element<1>, "1 op per element", OpTraits{}, fold::logical_not},
-      {"BitwiseNot", 18, per_element<1>, "1 op per element"},
+      {"BitwiseNot", 18, per_element<1>, "1 op per element", OpTraits{}.shape_of_input()},
       {"IsNaN", 9, per_element<1>, "1 comparison per element"},
       {"IsInf", 10, per_element<1>, "1 comparison per element"},
       {"ThresholdedRelu", 10, per_element<1>, "1 per element (compare-select)"},
@@ -147,7 +148,8 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"Sigmoid", 1, per_element<4>, "4 per element: 1/(1+exp(-x)) = neg, exp, add, div", kSavesOutput},
       {"HardSigmoid", 1, per_element<4>, "4 per element: max(0, min(1, alpha*x+beta)) = mul, add, min, max"},
       {"HardSwish", 14, per_element<5>, "5 per element: x*HardSigmoid(x) = mul, add, min, max, mul"},
-      {"Gelu", 20, gelu, "5 per element (erf form: div, erf, add, mul, mul); 9 with approximate=tanh"},
+      {"Gelu", 20, gelu, "5 per element (erf form: div, erf, add, mul, mul); 9 with approximate=tanh",
+       OpTraits{}.shape_of_input()},
       // ONNX Runtime's contrib QuickGelu (com.microsoft, CLIP/OpenAI exports): x*sigmoid(alpha*x),
       // alpha = 1.702 by default. ONNX has no schema for it: its output has input 0's shape.
       {"QuickGelu", 1, per_element<6>, "6 per element: x*sigmoid(alpha*x) = mul, neg, exp, add, div, mul",
@@ -159,7 +161,8 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"Celu", 12, per_element<7>, "7 per element: max(0,x) + min(0, alpha*(exp(x/alpha)-1))"},
       {"LeakyRelu", 1, per_element<2>, "2 per element: compare, mul"},
       {"PRelu", 1, per_element<2>, "2 per output element: compare, mul by slope"},
-      {"Mish", 18, per_element<5>, "5 per element: x*tanh(log(1+exp(x))) = exp, add, log, tanh, mul"},
+      {"Mish", 18, per_element<5>, "5 per element: x*tanh(log(1+exp(x))) = exp, add, log, tanh, mul",
+       OpTraits{}.shape_of_input()},
       {"Clip", 1, per_element<2>, "2 per element: min, max", OpTraits{}.in_place().constant_input(1).constant_input(2)},
       {"Shrink", 9, per_element<3>, "3 per element: two compares, one add/sub"},
       // Softmax family, per element of the input/output.

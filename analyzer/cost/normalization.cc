@@ -56,7 +56,7 @@ void add_normalization_rules(std::vector<CostRule>& rules) {
       {"LayerNormalization", 1, per_element<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias", OpTraits{}.shape_of_input()},
       {"GroupNormalization", 18, per_element<8>,
-       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
+       "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias", OpTraits{}.shape_of_input()},
       {"MeanVarianceNormalization", 9, per_element<6>, "6 per element: mean 1, variance 3, sub, mul by 1/std"},
       {"LpNormalization", 1, per_element<3>,
        "3 per element: |x| or x^2, sum, divide by the norm (root per row not counted)"},

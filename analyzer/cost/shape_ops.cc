@@ -17,6 +17,19 @@ namespace fold = loader::fold;
 RuleResult move(const CostContext& ctx) { return data_movement("data_movement"); }
 RuleResult view_op(const CostContext& ctx) { return view("view"); }
 
+// Gather, GatherElements, GatherND read only what they select: the output's
+// worth of data plus the indices, not the whole data input (an embedding
+// lookup reads its rows, not the table).
+RuleResult gather(const CostContext& ctx) {
+  RuleResult r = data_movement("data_movement");
+  const Tensor* out = ctx.output(0);
+  const Tensor* indices = ctx.input(1);
+  auto selected = out ? out->size_bytes() : std::nullopt;
+  auto index_bytes = indices ? indices->size_bytes() : std::nullopt;
+  if (selected && index_bytes) r.bytes_read_override = *selected + *index_bytes;
+  return r;
+}
+
 // Dropout: an inference identity (a view), except where the imported opset
 // makes it a training dropout from its attributes (is_test=0 before opset 7,
 // op_training_mode): a compare with the ratio and a masked scale per element.
@@ -61,9 +74,10 @@ void add_shape_ops_rules(std::vector<CostRule>& rules) {
       {"Split", 1, move, "data movement: 0 FLOPs", kSavesNothing},
       {"Slice", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::slice},
       {"Transpose", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::transpose},
-      {"Gather", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::gather},
-      {"GatherElements", 11, move, "data movement: 0 FLOPs"},
-      {"GatherND", 11, move, "data movement: 0 FLOPs"},
+      {"Gather", 1, gather, "data movement: 0 FLOPs; reads the selected elements (output size) + indices", kSavesNothing,
+       fold::gather},
+      {"GatherElements", 11, gather, "data movement: 0 FLOPs; reads the selected elements (output size) + indices"},
+      {"GatherND", 11, gather, "data movement: 0 FLOPs; reads the selected elements (output size) + indices"},
       {"Scatter", 9, move, "data movement: 0 FLOPs"},
       {"ScatterElements", 11, scatter, "data movement; reduction add/mul/max/min: 1 per update element"},
       {"ScatterND", 11, scatter, "data movement; reduction add/mul/max/min: 1 per update element"},

@@ -75,6 +75,15 @@ void same_as_input(onnx::InferenceContext& ctx, size_t out, size_t from) {
   if (onnx::hasInputShape(ctx, from)) onnx::propagateShapeFromInputToOutput(ctx, from, out);
 }
 
+void broadcast_inputs(onnx::InferenceContext& ctx) {
+  if (!has_input(ctx, 0)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const auto* a = input_shape(ctx, 0);
+  const auto* b = input_shape(ctx, 1);
+  if (!a || !b) return;
+  onnx::bidirectionalBroadcastShapeInference(*a, *b, *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape());
+}
+
 int64_t attr_int(onnx::InferenceContext& ctx, const char* name, int64_t fallback) {
   const onnx::AttributeProto* a = ctx.getAttribute(name);
   return a && a->has_i() ? a->i() : fallback;

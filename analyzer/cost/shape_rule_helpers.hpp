@@ -39,6 +39,9 @@ void set_output_type(onnx::InferenceContext& ctx, size_t out, int32_t elem_type,
 // Output `out` is input `from` (type and shape) when it exists.
 void same_as_input(onnx::InferenceContext& ctx, size_t out, size_t from);
 
+// Output 0: input 0's type, the numpy broadcast of inputs 0 and 1's shapes.
+void broadcast_inputs(onnx::InferenceContext& ctx);
+
 // Integer attribute, or `fallback`.
 int64_t attr_int(onnx::InferenceContext& ctx, const char* name, int64_t fallback);
 

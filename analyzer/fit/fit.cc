@@ -28,7 +28,7 @@ namespace modelstat {
 
 // 1.1: nodes[].op_cost, nodes[].kernel_seconds; 1.2: fresh allocation bytes and seconds;
 // 1.3: memory.activation_sharing; 1.4: memory.training (precision, checkpointing, ZeRO).
-const char* const kFitJsonSchemaVersion = "1.4";
+const char* const kFitJsonSchemaVersion = "1.5";  // 1.5: decoder (fit --context)
 
 const char* bound_name(ForecastBound bound) {
   // In the enum's order.

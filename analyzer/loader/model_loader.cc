@@ -17,6 +17,7 @@
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,9 @@ namespace {
 // Payloads up to this size stay in the parsed model: shape inference needs
 // the values of shape constants, scales and axes. Weights are far larger.
 constexpr size_t kKeepPayloadBytes = 4096;
+
+// The newest default-domain opset a model may import (validate_opsets).
+constexpr int64_t kNewestDefaultOpset = 23;
 
 // Inference and shape-value folding rounds (see infer_shapes).
 constexpr int kMaxShapeRounds = 256;
@@ -159,6 +163,20 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
                           " and listed as unknown where modelstat has no rule");
         continue;
       }
+      // Default-domain opsets 18-23 (ONNX 1.13-1.18): loaded on ONNX 1.12's
+      // schemas where an op only widened its types, modelstat's records for
+      // ops added since (Gelu 20, RMSNormalization / RotaryEmbedding /
+      // Attention 23, ...), ReduceSum-13's signature for the reductions whose
+      // axes became an input in 18, and a node error where an op gained a
+      // feature these schemas would misread (Pad axes, AveragePool
+      // dilations, ...). Ops added since without a record are unknown.
+      if (d.empty() && o.version() > max_v && o.version() <= kNewestDefaultOpset) {
+        notices.push_back("opset " + std::to_string(o.version()) + " is newer than this build's ONNX schemas (" +
+                          std::to_string(max_v) +
+                          "): ops added since count where modelstat has a record; ops changed since are read as "
+                          "their opset-" + std::to_string(o.version()) + " meaning (docs/COST_MODEL.md, Opset ranges)");
+        continue;
+      }
       if (o.version() > max_v)
         throw Error(ErrorKind::Input, "opset " + std::to_string(o.version()) + " of domain '" +
                                           (d.empty() ? "ai.onnx" : d) + "' is newer than this build knows (up to " +
@@ -248,7 +266,8 @@ void unbound_dims_hint(const onnx::GraphProto& g, const std::set<std::string>& i
 // Applies --input / --dim / default batch to the graph inputs. Clears
 // value_info and output shapes so inference recomputes them for the bound
 // dims instead of clashing with shapes recorded at export time.
-void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<std::string>& notices) {
+void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<std::string>& notices,
+                 const std::function<bool(const onnx::NodeProto&)>& has_inference) {
   std::set<std::string> initializer_names;
   for (const auto& t : g.initializer()) initializer_names.insert(t.name());
   std::set<std::string> input_names, used_dims;
@@ -325,9 +344,35 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
     }
   for (const auto& [name, value] : options.dim_values)
     if (!used_dims.count(name)) notices.push_back("--dim " + name + " matches no symbolic dim of the graph inputs");
+  // Declared shapes of what nothing can infer (the outputs of a node of a
+  // domain modelstat has no records for, admitted by --allow-custom-domains)
+  // are kept, their symbolic dims bound as the inputs' are, so that shapes
+  // flow past such nodes; every other declared shape is recomputed.
+  std::set<std::string> uninferable;
+  for (const auto& node : g.node())
+    if (!has_inference(node))
+      for (const auto& out : node.output()) uninferable.insert(out);
+  auto bind_declared = [&](onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!d.has_dim_param()) continue;
+      auto bound = options.dim_values.find(d.dim_param());
+      if (bound != options.dim_values.end()) d.set_dim_value(bound->second);
+    }
+  };
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (auto& vi : *g.mutable_value_info())
+    if (uninferable.count(vi.name())) {
+      bind_declared(vi);
+      *kept.Add() = vi;
+    }
   g.clear_value_info();
-  for (auto& out : *g.mutable_output())
-    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  for (auto& vi : kept) *g.add_value_info() = vi;
+  for (auto& out : *g.mutable_output()) {
+    if (!out.type().has_tensor_type()) continue;
+    if (uninferable.count(out.name())) bind_declared(out);
+    else out.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
 }
 
 // Integer value of a scalar (or 1-element) tensor when it is known statically:
@@ -456,14 +501,64 @@ int conv_pool_weight_index(const std::string& op, const std::string& domain) {
   return record ? record->traits.conv_pool_weight_input : cost::OpTraits::kNotConvPool;
 }
 
+// The newest default-domain opset ONNX 1.12's schemas define; models up to
+// kNewestDefaultOpset load (validate_opsets), ONNX 1.12's newest schema of
+// each op standing for the op's later versions where those only widened its
+// types (Cast 19/21, Reshape 19/21, ... opset 22's bfloat16 everywhere).
+constexpr int kOnnx112DefaultOpset = 17;
+
+// Reduce ops whose axes moved from an attribute to input 1 in opset 18
+// (ReduceSum did in 13): ReduceSum-13's inference has their signature.
+bool reduce_with_axes_input_from_18(const std::string& op) {
+  static const std::set<std::string> kOps = {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                                             "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"};
+  return kOps.count(op) > 0;
+}
+
+// What ONNX 1.12's inference of an op would get wrong on a node of a later
+// opset: the node fails inference (a notice; its shapes stay unknown)
+// instead of getting shapes of the op's older meaning.
+void refuse_newer_features(onnx::InferenceContext& ctx, const std::string& op) {
+  auto attr_ints_not_all = [&](const char* name, int64_t value) {
+    const onnx::AttributeProto* a = ctx.getAttribute(name);
+    if (!a) return false;
+    for (int64_t v : a->ints())
+      if (v != value) return true;
+    return false;
+  };
+  auto attr_int_not = [&](const char* name, int64_t value) {
+    const onnx::AttributeProto* a = ctx.getAttribute(name);
+    return a && a->i() != value;
+  };
+  const bool has_input_3 = ctx.getNumInputs() > 3 && ctx.getInputType(3) != nullptr;
+  if (op == "AveragePool" && attr_ints_not_all("dilations", 1))
+    fail_shape_inference("AveragePool dilations (opset 19) are newer than this build's schemas");
+  if (op == "LpPool" && attr_int_not("ceil_mode", 0))
+    fail_shape_inference("LpPool ceil_mode (opset 18) is newer than this build's schemas");
+  if (op == "Pad" && has_input_3) fail_shape_inference("Pad's axes input (opset 18) is newer than this build's schemas");
+  if (op == "Resize" && (ctx.getAttribute("axes") || ctx.getAttribute("keep_aspect_ratio_policy")))
+    fail_shape_inference("Resize axes / keep_aspect_ratio_policy (opset 18) are newer than this build's schemas");
+  if (op == "DFT" && ctx.getNumInputs() > 2 && ctx.getInputType(2) != nullptr)
+    fail_shape_inference("DFT's axis input (opset 20) is newer than this build's schemas");
+  if (op == "Split" && ctx.getAttribute("num_outputs") && ctx.getNumInputs() > 1 && ctx.getInputType(1) != nullptr)
+    fail_shape_inference("Split with both num_outputs and split");
+}
+
 class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
  public:
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_version,
                                   const std::string& domain) const override {
-    const onnx::OpSchema* base = onnx::OpSchemaRegistry::Schema(key, max_version, domain);
+    // A default-domain opset newer than ONNX 1.12's (18-23): ONNX 1.12's
+    // newest schema of the op stands for it, except where the op changed
+    // (newer_opset_schema below).
+    const bool newer = normalize_domain(domain).empty() && max_version > kOnnx112DefaultOpset;
+    const bool axes_input = newer && reduce_with_axes_input_from_18(key);
+    const onnx::OpSchema* base = axes_input ? onnx::OpSchemaRegistry::Schema("ReduceSum", 13, "")
+                                            : onnx::OpSchemaRegistry::Schema(key, max_version, domain);
     if (!base) return record_schema(key, max_version, domain);
+    const std::string newer_key = newer ? key + "@" + std::to_string(max_version) : std::string();
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = cache_.find(base);
+    auto it = cache_.find({base, newer_key});
     if (it != cache_.end()) return it->second.get();
     auto copy = std::make_unique<onnx::OpSchema>(*base);
     // Only a schema with an inference function of its own gets the guarded
@@ -488,8 +583,9 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
       std::vector<bool> required;
       for (const auto& p : base->inputs()) required.push_back(p.GetOption() != onnx::OpSchema::Optional);
       const int weight_index = conv_pool_weight_index(key, domain);
-      copy->TypeAndShapeInferenceFunction([fn, required, weight_index](onnx::InferenceContext& ctx) {
+      copy->TypeAndShapeInferenceFunction([fn, required, weight_index, newer, key](onnx::InferenceContext& ctx) {
         if (weight_index > -2) check_conv_pool(ctx, weight_index);
+        if (newer) refuse_newer_features(ctx, key);
         const size_t n = ctx.getNumInputs();
         for (size_t i = 0; i < n; ++i) {
           const bool is_required = i < required.size() ? required[i] : (!required.empty() && required.back());
@@ -501,7 +597,7 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
       });
     }
     const onnx::OpSchema* result = copy.get();
-    cache_.emplace(base, std::move(copy));
+    cache_.emplace(std::make_pair(base, newer_key), std::move(copy));
     return result;
   }
 
@@ -533,7 +629,8 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
   }
 
   mutable std::mutex mutex_;
-  mutable std::unordered_map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> cache_;
+  // Keyed by the schema and, for a newer default-domain opset, "Op@version".
+  mutable std::map<std::pair<const onnx::OpSchema*, std::string>, std::unique_ptr<onnx::OpSchema>> cache_;
   mutable std::unordered_map<const cost::OpRecord*, std::unique_ptr<onnx::OpSchema>> record_schemas_;
 };
 
@@ -899,7 +996,15 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     validate_opsets(proto, options, model.notices);
     check_and_order_graph(*proto.mutable_graph(), {}, 0);
     timer.lap("validate + order");
-    bind_inputs(*proto.mutable_graph(), options, model.notices);
+    bind_inputs(*proto.mutable_graph(), options, model.notices, [&proto](const onnx::NodeProto& n) {
+      const std::string domain = normalize_domain(n.domain());
+      int version = 0;
+      for (const auto& o : proto.opset_import())
+        if (normalize_domain(o.domain()) == domain) version = int(o.version());
+      if (onnx::OpSchemaRegistry::Schema(n.op_type(), version, domain)) return true;
+      const cost::OpRecord* record = cost::find_rule(domain, n.op_type(), version);
+      return record && (record->traits.shape_rule || record->traits.same_shape_as_input);
+    });
     infer_shapes(proto, options, model.notices);
     timer.lap("bind + shape inference");
 

@@ -209,6 +209,17 @@ AnalysisResult analyze_model(const Model& model);
 // a dim to bind cannot be identified (bind it with --dim instead).
 AnalysisResult analyze_decoder(const std::string& path, const LoadOptions& options, int64_t context, int64_t prompt);
 
+// The dims --context binds, identified on the model as `options` bind it:
+// prefill (seq = prompt, past = 0, totals = prompt) and decode (seq = 1,
+// past = context - 1, totals = context). Throws Error(Usage) as analyze_decoder.
+struct DecoderBindings {
+  KvCache cache;  // on the unbound model (symbols, no sizes)
+  std::map<std::string, int64_t> prefill, decode;
+  int64_t context = 0, prompt = 0;
+  std::string describe() const;  // "--context 1024: decode binds past=1023, seq=1; prefill ..."
+};
+DecoderBindings decoder_bindings(const std::string& path, const LoadOptions& options, int64_t context, int64_t prompt);
+
 // The KV cache of a loaded model; nullopt when it has none.
 std::optional<KvCache> find_kv_cache(const Model& model);
 

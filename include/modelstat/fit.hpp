@@ -153,6 +153,24 @@ struct BatchSearch {
   std::optional<int64_t> largest_meeting_latency;
 };
 
+// A decoder's forecast at a context length (fit --context): the prefill and
+// decode steps priced as forecast_fit prices any graph, on the bindings
+// decoder_bindings() gives (docs/FIT.md, "Decoders").
+struct DecoderForecast {
+  int64_t context = 0, prompt = 0, batch = 1;
+  std::string bindings;             // DecoderBindings::describe()
+  double prefill_seconds = 0;       // the prompt, all sequences of the batch
+  double decode_seconds = 0;        // one decode step: one token per sequence
+  double tokens_per_second = 0;     // decode: batch / decode_seconds
+  int64_t weights_bytes = 0;
+  int64_t kv_cache_bytes = 0;       // present cache at the context, whole batch
+  int64_t kv_bytes_per_token = 0;   // one more token of context, whole batch
+  int64_t prefill_memory_bytes = 0; // predicted peaks of each step (weights, activations, cache, workspace)
+  int64_t decode_memory_bytes = 0;
+  std::optional<double> token_budget_seconds;  // --latency-budget D/token
+  std::optional<bool> meets_token_budget;
+};
+
 struct FitReport {
   std::string model_path;
   int64_t batch = 1;
@@ -172,7 +190,12 @@ struct FitReport {
   std::vector<std::string> notices;
 
   // True unless a budget given is predicted to be exceeded.
-  bool within_budgets() const { return fits_memory.value_or(true) && meets_latency.value_or(true); }
+  std::optional<DecoderForecast> decoder;  // fit --context
+
+  bool within_budgets() const {
+    return fits_memory.value_or(true) && meets_latency.value_or(true) &&
+           (!decoder || decoder->meets_token_budget.value_or(true));
+  }
 };
 
 // The forecast for one analysed model (its `model` IR must be set, as

@@ -32,7 +32,8 @@ AttrValue i64(int64_t v) { return AttrValue{v}; }
 enum class Bytes {
   Default,   // no override: inputs read, outputs written
   NoneRead,  // reads 0 bytes (metadata only / Constant), output written as usual
-  NoneMoved  // reads and writes 0 bytes (views; control flow, whose subgraph carries the bytes)
+  NoneMoved,  // reads and writes 0 bytes (views; control flow, whose subgraph carries the bytes)
+  Selected    // reads `read_bytes` (Gather*: the selected elements + indices), output written as usual
 };
 
 struct ExactCase {
@@ -42,6 +43,7 @@ struct ExactCase {
   int64_t flops = 0;
   int64_t opset = 17;
   Bytes bytes = Bytes::Default;
+  int64_t read_bytes = 0;  // with Bytes::Selected
 };
 // gtest prints parameters in test listings; the name says it all.
 void PrintTo(const ExactCase& c, std::ostream* os) { *os << c.name; }
@@ -608,8 +610,11 @@ std::vector<ExactCase> exact_cases() {
   // ---- Data movement / control flow ---------------------------------------
   c.push_back({"transpose", NodeBuilder("Transpose").input({2, 3}).output({3, 2}).build(), 0, 0});
   c.push_back({"concat", NodeBuilder("Concat").input({2, 3}).input({2, 3}).output({4, 3}).attr("axis", i64(0)).build(), 0, 0});
+  // Gather reads the rows it selects, not the table: 128*768 floats + 128 int64 indices
+  // = 393,216 + 1,024 bytes.
   c.push_back({"gather",
-               NodeBuilder("Gather").weight({30522, 768}).input({1, 128}, DType::Int64).output({1, 128, 768}).build(), 0, 0});
+               NodeBuilder("Gather").weight({30522, 768}).input({1, 128}, DType::Int64).output({1, 128, 768}).build(), 0, 0,
+               17, Bytes::Selected, 393216 + 1024});
   // ScatterElements reduction=add: 1 per update element, 3*4 = 12.
   c.push_back({"scatter_add",
                NodeBuilder("ScatterElements").input({5, 4}).input({3, 4}, DType::Int64).input({3, 4}).output({5, 4})
@@ -622,10 +627,14 @@ std::vector<ExactCase> exact_cases() {
                NodeBuilder("Slice").input({7, 5}).weight({1}, DType::Int64, {1}).weight({1}, DType::Int64, {4})
                    .output({3, 5}).build(),
                0, 0});
+  // GatherElements: 6 floats selected (24 B) + 6 indices (48 B); GatherND: 2 rows of 5 floats
+  // (40 B) + 2 indices (16 B).
   c.push_back({"gather_elements",
-               NodeBuilder("GatherElements").input({3, 5}).input({3, 2}, DType::Int64).output({3, 2}).build(), 0, 0});
+               NodeBuilder("GatherElements").input({3, 5}).input({3, 2}, DType::Int64).output({3, 2}).build(), 0, 0, 17,
+               Bytes::Selected, 24 + 48});
   c.push_back({"gather_nd",
-               NodeBuilder("GatherND").input({3, 5}).input({2, 1}, DType::Int64).output({2, 5}).build(), 0, 0});
+               NodeBuilder("GatherND").input({3, 5}).input({2, 1}, DType::Int64).output({2, 5}).build(), 0, 0, 17,
+               Bytes::Selected, 40 + 16});
   c.push_back({"scatter_opset9",
                NodeBuilder("Scatter").input({3, 5}).input({1, 5}, DType::Int64).input({1, 5}).output({3, 5}).build(), 0, 0, 9});
   // ScatterND without reduction: data movement.
@@ -754,6 +763,10 @@ TEST_P(ExactCost, MatchesHandComputedValues) {
     case Bytes::NoneMoved:
       EXPECT_EQ(r.bytes_read_override, std::optional<int64_t>(0));
       EXPECT_EQ(r.bytes_written_override, std::optional<int64_t>(0));
+      break;
+    case Bytes::Selected:
+      EXPECT_EQ(r.bytes_read_override, std::optional<int64_t>(tc.read_bytes));
+      EXPECT_FALSE(r.bytes_written_override.has_value());
       break;
   }
 }

@@ -73,6 +73,11 @@ modelstat::AnalysisResult analyze(const onnx::ModelProto& m, bool allow = false)
   return modelstat::analyze_buffer(bytes.data(), bytes.size(), options, "");
 }
 
+modelstat::AnalysisResult analyze(const onnx::ModelProto& m, const modelstat::LoadOptions& options) {
+  const std::string bytes = m.SerializeAsString();
+  return modelstat::analyze_buffer(bytes.data(), bytes.size(), options, "");
+}
+
 TEST(Domains, ImportedButUnusedIsANotice) {
   const auto r = analyze(model("com.ms.internal.nhwc", false));
   bool noticed = false;
@@ -121,6 +126,41 @@ TEST(Domains, OnnxMlOpsetFiveLoads) {
   EXPECT_EQ(r.nodes[1].op_type, "Binarizer");
   m.mutable_opset_import(1)->set_version(6);
   EXPECT_THROW(analyze(m), modelstat::Error);
+}
+
+// A node of an unknown domain, admitted with --allow-custom-domains, stays
+// unknown, but the shape the graph declares for its output (value_info, dims
+// bound by --dim) reaches the MatMul after it: Z [n, 4] x W [4, 3] = n*4*3 MACs.
+TEST(Domains, DeclaredShapesFlowPastUnknownNodes) {
+  onnx::ModelProto m = model("my.custom", /*use_it=*/true);
+  onnx::GraphProto* g = m.mutable_graph();
+  auto* z = g->add_value_info();
+  z->set_name("Z");
+  z->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  z->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");
+  z->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(3);
+  for (int i = 0; i < 12; ++i) w->add_float_data(1.0f);
+  onnx::NodeProto* mm = g->add_node();
+  mm->set_op_type("MatMul");
+  mm->set_name("matmul");
+  mm->add_input("Z");
+  mm->add_input("W");
+  mm->add_output("P");
+  g->add_output()->set_name("P");
+  modelstat::LoadOptions o;
+  o.allow_custom_domains = true;
+  o.dim_values["n"] = 5;
+  const modelstat::AnalysisResult r = analyze(m, o);
+  ASSERT_EQ(r.nodes.size(), 3u);
+  EXPECT_EQ(r.nodes[1].cost.status, modelstat::CostStatus::UnknownOp);
+  EXPECT_EQ(r.nodes[2].op_type, "MatMul");
+  EXPECT_EQ(r.nodes[2].cost.status, modelstat::CostStatus::Exact);
+  EXPECT_EQ(r.nodes[2].cost.macs, 5 * 4 * 3);
 }
 
 }  // namespace

@@ -77,6 +77,26 @@ class FitJsonWriter : public FitWriter {
                     {"backward_seconds", l.backward_seconds},
                     {"optimizer_seconds", l.optimizer_seconds},
                     {"optimizer_fresh_bytes", l.optimizer_fresh_bytes}};
+    // Schema 1.5: fit --context (null otherwise).
+    if (r.decoder) {
+      const DecoderForecast& d = *r.decoder;
+      j["decoder"] = {{"context", d.context},
+                      {"prompt", d.prompt},
+                      {"batch", d.batch},
+                      {"bindings", d.bindings},
+                      {"prefill_seconds", d.prefill_seconds},
+                      {"decode_seconds", d.decode_seconds},
+                      {"tokens_per_second", d.tokens_per_second},
+                      {"weights_bytes", d.weights_bytes},
+                      {"kv_cache_bytes", d.kv_cache_bytes},
+                      {"kv_bytes_per_token", d.kv_bytes_per_token},
+                      {"prefill_memory_bytes", d.prefill_memory_bytes},
+                      {"decode_memory_bytes", d.decode_memory_bytes},
+                      {"token_budget_seconds", optional_value(d.token_budget_seconds)},
+                      {"meets_token_budget", optional_value(d.meets_token_budget)}};
+    } else {
+      j["decoder"] = nullptr;
+    }
     const BatchSearch& s = r.batch_search;
     j["batch_search"] = {{"searched", s.searched},
                          {"method", "doubling then binary search, re-analysing the model per batch"},

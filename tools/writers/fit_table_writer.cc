@@ -119,15 +119,35 @@ class FitTableWriter : public FitWriter {
                           bytes_with_exact(fresh), bytes_with_exact(c.fresh_allocation_threshold_bytes)));
     lat.print(out);
 
+    if (r.decoder) {
+      const DecoderForecast& d = *r.decoder;
+      out << fmt::format("\nDecoder at context {}, batch {} (predicted)\n", d.context, d.batch);
+      KeyValueBlock dec;
+      dec.add("prefill", fmt::format("{} for {} prompt tokens per sequence", human_seconds(d.prefill_seconds), d.prompt));
+      dec.add("decode", fmt::format("{} per step (one token per sequence), {:.1f} tokens/s", human_seconds(d.decode_seconds),
+                                    d.tokens_per_second));
+      dec.add("weights", bytes_with_exact(d.weights_bytes));
+      dec.add("KV cache", fmt::format("{} at context {} ({} per token of context)", bytes_with_exact(d.kv_cache_bytes),
+                                      d.context, bytes_with_exact(d.kv_bytes_per_token)));
+      dec.add("weights + KV cache", bytes_with_exact(d.weights_bytes + d.kv_cache_bytes));
+      dec.add("peak memory", fmt::format("prefill {}, decode {}", bytes_with_exact(d.prefill_memory_bytes),
+                                         bytes_with_exact(d.decode_memory_bytes)));
+      dec.print(out);
+    }
+
     out << "\nVerdict\n";
     KeyValueBlock v;
+    if (r.decoder && r.decoder->token_budget_seconds)
+      v.add("decode latency", fmt::format("{} against {} per token", verdict(r.decoder->meets_token_budget, "meets", "EXCEEDS"),
+                                          human_seconds(*r.decoder->token_budget_seconds)));
     if (r.memory_budget_bytes)
       v.add("memory", fmt::format("{} against {}", verdict(r.fits_memory, "fits", "EXCEEDS"),
                                   bytes_with_exact(*r.memory_budget_bytes)));
     if (r.latency_budget_seconds)
       v.add("latency", fmt::format("{} against {}", verdict(r.meets_latency, "meets", "EXCEEDS"),
                                    human_seconds(*r.latency_budget_seconds)));
-    if (!r.memory_budget_bytes && !r.latency_budget_seconds) v.add("budgets", "none given (--memory, --latency-budget)");
+    if (!r.memory_budget_bytes && !r.latency_budget_seconds && !(r.decoder && r.decoder->token_budget_seconds))
+      v.add("budgets", "none given (--memory, --latency-budget)");
     const BatchSearch& s = r.batch_search;
     if (s.searched) {
       if (r.memory_budget_bytes) v.add("largest batch (memory)", largest(s.largest_fitting_memory, s.limit));
