@@ -5,14 +5,16 @@ random inputs of the given shapes, the model run by ONNX Runtime 1.30
 test_data_set_0/{input,output}_K.pb.
 
     npm install --prefix /tmp/ortnode --ignore-scripts onnxruntime-node   (ONNXRUNTIME_NODE_INSTALL=skip)
-    /usr/bin/python3 bench/ort_case.py MODEL CASE_DIR SEED NAME=DIMS|NAME=iVALUE ... [--ort /tmp/ortnode/node_modules]
+    /usr/bin/python3 bench/ort_case.py MODEL CASE_DIR SEED NAME=DIMS|NAME=iVALUE|NAME=@FILE.npy ... [--ort /tmp/ortnode/node_modules]
     build/tools/modelstat verify CASE_DIR
 
 NAME=DIMS feeds N(0,1) floats of that shape, in the dtype the model declares
 for that input (float32, or float16: drawn in float32, then rounded);
 NAME=iVALUE an int64 scalar; NAME=DIMS%HIGH int64 drawn uniformly from
 [0, HIGH) (token ids); NAME=DIMS=VALUE int64 filled with VALUE (an attention
-mask of ones). float16 outputs are kept as float16.
+mask of ones); NAME=@FILE.npy the array saved in FILE (float32, int32, int64
+or bool: masks, sequence lengths, position ids). float16 outputs are kept as
+float16.
 """
 import json
 import os
@@ -50,7 +52,9 @@ def main(argv):
     by_name = {}
     for spec in specs:
         name, value = spec.split("=", 1)
-        if value.startswith("i"):
+        if value.startswith("@"):
+            by_name[name] = np.load(value[1:])
+        elif value.startswith("i"):
             by_name[name] = np.array(int(value[1:]), dtype=np.int64)
         elif "%" in value:
             dims, high = value.split("%")
@@ -71,7 +75,8 @@ def main(argv):
             f.write(numpy_helper.from_array(array, name).SerializeToString())
         array.tofile(os.path.join(case, f"in_{k}.bin"))
         manifest["inputs"].append({"name": name, "dtype": {"float32": "float32", "float16": "float16",
-                                                           "int64": "int64"}[str(array.dtype)],
+                                                           "int64": "int64", "int32": "int32",
+                                                           "bool": "bool"}[str(array.dtype)],
                                    "dims": list(array.shape), "file": f"in_{k}.bin"})
         k += 1
     with open(os.path.join(case, "manifest.json"), "w") as f:
@@ -80,7 +85,7 @@ def main(argv):
     subprocess.run(["node", os.path.join(HERE, "ort_run.mjs"), case], check=True, env=env)
     with open(os.path.join(case, "outputs.json")) as f:
         result = json.load(f)
-    types = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "bool": np.bool_}
+    types = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
     for k, out in enumerate(result["outputs"]):
         array = np.fromfile(os.path.join(case, out["file"]), dtype=types[out["dtype"]]).reshape(out["dims"])
         with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:

@@ -170,6 +170,7 @@ void add_reduction_rules(std::vector<CostRule>& rules);
 void add_shape_ops_rules(std::vector<CostRule>& rules);
 void add_control_flow_rules(std::vector<CostRule>& rules);
 void add_recurrent_rules(std::vector<CostRule>& rules);
+void add_attention_rules(std::vector<CostRule>& rules);
 
 // The registry: all rules, built once.
 const std::vector<CostRule>& all_rules();

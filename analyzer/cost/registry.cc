@@ -18,6 +18,7 @@ const std::vector<CostRule>& all_rules() {
     add_reduction_rules(r);
     add_shape_ops_rules(r);
     add_control_flow_rules(r);
+    add_attention_rules(r);
     return r;
   }();
   return rules;

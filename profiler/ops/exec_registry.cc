@@ -44,6 +44,7 @@ const std::vector<ExecRule>& all_executors() {
     add_reduction_executors(r);
     add_shape_ops_executors(r);
     add_control_flow_executors(r);
+    add_attention_executors(r);
     return r;
   }();
   return rules;

@@ -113,6 +113,7 @@ void add_pooling_executors(std::vector<ExecRule>& rules);
 void add_reduction_executors(std::vector<ExecRule>& rules);
 void add_shape_ops_executors(std::vector<ExecRule>& rules);
 void add_control_flow_executors(std::vector<ExecRule>& rules);
+void add_attention_executors(std::vector<ExecRule>& rules);
 
 const std::vector<ExecRule>& all_executors();
 const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version);

@@ -739,6 +739,73 @@ std::vector<ExactCase> exact_cases() {
                NodeBuilder("OptionalGetElement").unknown_rank_input().output({3, 5}).build(), 0, 0, 18});
   c.push_back({"optional_has_element",
                NodeBuilder("OptionalHasElement").unknown_rank_input().output({}, DType::Bool).build(), 0, 0, 18});
+  // ---- Attention (analyzer/cost/attention.cc) -----------------------------
+  // Core: MACs = B*N*S*T*H (QK^T) + B*N*S*T*Hv (AV); FLOPs = 2*MACs + per score
+  // 1 (scale) + 5 (softmax) + 1 per mask source + 3 for softcap.
+  // com.microsoft Attention, BERT-like: x [2,4,8], W [8,24], bias, raw mask [2,4], 2 heads of 4, T = 4.
+  // projection 2*4*8*24 = 1536; scores 2*2*4*4 = 64, core 64*4 + 64*4 = 512; MACs 2048.
+  // FLOPs = 4096 + bias 2*4*24 = 192 + scores 64*(6 + 1 mask) = 448 -> 4736.
+  c.push_back({"contrib_attention_bert",
+               NodeBuilder("Attention", "com.microsoft").input({2, 4, 8}).weight({8, 24}).weight({24})
+                   .input({2, 4}, DType::Int32).output({2, 4, 8}).attr("num_heads", i64(2)).build(),
+               2048, 4736, 1});
+  // GPT-2 step: x [1,1,8], past [2,1,2,3,4] (P = 3, T = 4), unidirectional. projection 1*1*8*24 = 192;
+  // scores 1*2*1*4 = 8, core 8*4 + 8*4 = 64; MACs 256. FLOPs = 512 + bias 24 + 8*(6 + 1 causal) = 56 -> 592.
+  c.push_back({"contrib_attention_past_causal",
+               NodeBuilder("Attention", "com.microsoft").input({1, 1, 8}).weight({8, 24}).weight({24}).omitted_input()
+                   .input({2, 1, 2, 3, 4}).output({1, 1, 8}).output({2, 1, 2, 4, 4})
+                   .attr("num_heads", i64(2)).attr("unidirectional", i64(1)).build(),
+               256, 592, 1});
+  // MultiHeadAttention: q [2,3,8], k [2,5,8], v [2,5,12], bias [28], key_padding_mask [2,6],
+  // attention_bias [1,2,3,6], past 1 row: 2 heads, H 4, Hv 6, T = 1 + 5 = 6. scores 2*2*3*6 = 72;
+  // MACs 72*4 + 72*6 = 720. FLOPs = 1440 + bias (2*3*8 + 2*5*(8+12) = 248) + 72*(6+2) = 576 -> 2264.
+  c.push_back({"multi_head_attention",
+               NodeBuilder("MultiHeadAttention", "com.microsoft").input({2, 3, 8}).input({2, 5, 8}).input({2, 5, 12})
+                   .weight({28}).input({2, 6}, DType::Int32).input({1, 2, 3, 6}).input({2, 2, 1, 4})
+                   .input({2, 2, 1, 6}).output({2, 3, 12}).attr("num_heads", i64(2)).build(),
+               720, 2264, 1});
+  // GroupQueryAttention with rotary: q [1,4,32] (4 heads of 8), k/v [1,4,16] (2 KV heads), 6 past rows:
+  // T = 10, scores 1*4*4*10 = 160, MACs 160*8*2 = 2560. FLOPs = 5120 + 160*(6 + 1 causal) = 1120
+  // + rotary 3 * 1*4*(4+2)*8 (cos_cache [16,4]: rotary dim 8) = 576 -> 6816.
+  c.push_back({"group_query_attention_rotary",
+               NodeBuilder("GroupQueryAttention", "com.microsoft").input({1, 4, 32}).input({1, 4, 16}).input({1, 4, 16})
+                   .input({1, 2, 6, 8}).input({1, 2, 6, 8}).input({1}, DType::Int32).input({}, DType::Int32)
+                   .weight({16, 4}).weight({16, 4}).output({1, 4, 32})
+                   .attr("num_heads", i64(4)).attr("kv_num_heads", i64(2)).attr("do_rotary", i64(1)).build(),
+               2560, 6816, 1});
+  // Packed QKV [2,3,64] = (4 + 2*2) heads of 8, no past, not causal, softcap: T = 3, scores 2*4*3*3 = 72;
+  // MACs 72*16 = 1152; FLOPs = 2304 + 72*(6 + 3 softcap) = 648 -> 2952.
+  c.push_back({"group_query_attention_packed_softcap",
+               NodeBuilder("GroupQueryAttention", "com.microsoft").input({2, 3, 64}).omitted_input().omitted_input()
+                   .omitted_input().omitted_input().input({2}, DType::Int32).input({}, DType::Int32).output({2, 3, 32})
+                   .attr("num_heads", i64(4)).attr("kv_num_heads", i64(2)).attr("causal", i64(0))
+                   .attr("softcap", AttrValue{30.0}).build(),
+               1152, 2952, 1});
+  // com.microsoft RotaryEmbedding: x [2,3,16] as 2 heads of 8, cos [10,2] (rotary dim 4):
+  // rotated 96/8*4 = 48 elements, 3 each = 144.
+  c.push_back({"contrib_rotary_embedding",
+               NodeBuilder("RotaryEmbedding", "com.microsoft").input({2, 3, 16}).input({2, 3}, DType::Int64)
+                   .weight({10, 2}).weight({10, 2}).output({2, 3, 16}).attr("num_heads", i64(2)).build(),
+               0, 144, 1});
+  // ai.onnx RotaryEmbedding-23: X [1,2,3,8] (head 8), cos [1,3,4] (rotary dim 8): 48 rotated, 144.
+  c.push_back({"onnx_rotary_embedding_23",
+               NodeBuilder("RotaryEmbedding").input({1, 2, 3, 8}).input({1, 3, 4}).input({1, 3, 4})
+                   .output({1, 2, 3, 8}).build(),
+               0, 144, 23});
+  // ai.onnx Attention-23, 3-D GQA: Q [2,3,16] (4 heads of 4), K [2,5,8] (2 KV heads), V [2,5,12]
+  // (Hv 6), mask, 2 past rows, causal: T = 7, scores 2*4*3*7 = 168; MACs 168*4 + 168*6 = 1680;
+  // FLOPs = 3360 + 168*(6 + 1 mask + 1 causal) = 1344 -> 4704.
+  c.push_back({"onnx_attention_23_gqa",
+               NodeBuilder("Attention").input({2, 3, 16}).input({2, 5, 8}).input({2, 5, 12})
+                   .input({3, 7}, DType::Bool).input({2, 2, 2, 4}).input({2, 2, 2, 6}).output({2, 3, 24})
+                   .attr("q_num_heads", i64(4)).attr("kv_num_heads", i64(2)).attr("is_causal", i64(1)).build(),
+               1680, 4704, 23});
+  // 4-D with softcap: Q [1,2,4,8], K/V [1,2,6,8]: scores 1*2*4*6 = 48; MACs 48*16 = 768;
+  // FLOPs = 1536 + 48*(6 + 3) = 432 -> 1968.
+  c.push_back({"onnx_attention_23_softcap",
+               NodeBuilder("Attention").input({1, 2, 4, 8}).input({1, 2, 6, 8}).input({1, 2, 6, 8})
+                   .output({1, 2, 4, 8}).attr("softcap", AttrValue{50.0}).build(),
+               768, 1968, 23});
   return c;
 }
 
@@ -845,6 +912,14 @@ std::vector<UnknownCase> unknown_cases() {
   c.push_back({"roi_align_adaptive",
                NodeBuilder("RoiAlign").input({1, 256, 50, 50}).input({4, 4}).input({4}, DType::Int64)
                    .output({4, 256, 7, 7}).build()});
+  // Attention: the kv length or the past length unknown.
+  c.push_back({"group_query_attention_unknown_seq",
+               NodeBuilder("GroupQueryAttention", "com.microsoft").input({1, U, 32}).input({1, U, 16}).input({1, U, 16})
+                   .output({1, U, 32}).attr("num_heads", i64(4)).attr("kv_num_heads", i64(2)).build()});
+  c.push_back({"multi_head_attention_unknown_past",
+               NodeBuilder("MultiHeadAttention", "com.microsoft").input({1, 4, 8}).input({1, 4, 8}).input({1, 4, 8})
+                   .omitted_input().omitted_input().omitted_input().unknown_rank_input().unknown_rank_input()
+                   .output({1, 4, 8}).attr("num_heads", i64(2)).build()});
   return c;
 }
 

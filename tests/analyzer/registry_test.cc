@@ -158,6 +158,10 @@ const std::map<std::pair<std::string, std::string>, int64_t> kFirstOpsetNotInOnn
     {{"", "BitwiseAnd"}, 18}, {{"", "BitwiseNot"}, 18}, {{"", "BitwiseOr"}, 18}, {{"", "BitwiseXor"}, 18},
     {{"", "CenterCropPad"}, 18}, {{"", "GroupNormalization"}, 18}, {{"", "Mish"}, 18}, {{"", "Gelu"}, 20},
     {{"com.microsoft", "QuickGelu"}, 1},
+    // The attention family (analyzer/cost/attention.cc).
+    {{"com.microsoft", "Attention"}, 1}, {{"com.microsoft", "MultiHeadAttention"}, 1},
+    {{"com.microsoft", "GroupQueryAttention"}, 1}, {{"com.microsoft", "RotaryEmbedding"}, 1},
+    {{"", "Attention"}, 23}, {{"", "RotaryEmbedding"}, 23},
 };
 
 // Records that start before ONNX defines the op, each with the reason.
