@@ -15,7 +15,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "2.2";
+const char* const kJoinedJsonSchemaVersion = "2.3";  // 2.3: group_by, groups
 
 const char* bound_name(Bound b) {
   switch (b) {

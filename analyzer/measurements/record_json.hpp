@@ -49,6 +49,7 @@ void to_json(Json& j, const OpsetImport& o);
 void to_json(Json& j, const NodeReport& n);
 void to_json(Json& j, const AnalysisTotals& t);
 void to_json(Json& j, const OpTypeSummary& s);
+void to_json(Json& j, const NodeGroup& g);
 void to_json(Json& j, const DTypeSize& d);
 void to_json(Json& j, const DTypeMacs& d);
 void to_json(Json& j, const SharedWeight& w);
@@ -67,6 +68,7 @@ void to_json(Json& j, const ColdStart& c);
 // index, name, op_type, upcast_to_fp32, [a subgraph row's depth, calls_per_run, median_per_call_s], time
 void to_json(Json& j, const LayerTiming& l);
 void from_json(const Json& j, LayerTiming& l);
+void to_json(Json& j, const LayerGroup& g);  // written only (compare reads layers, not groups)
 void to_json(Json& j, const BatchPoint& p);
 void to_json(Json& j, const MemoryMeasurement& m);
 void to_json(Json& j, const TrainStepResult& t);
