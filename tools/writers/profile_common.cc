@@ -402,9 +402,9 @@ ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& op
   doc.sections.push_back(whole_section(r));
   doc.sections.push_back(layer_sum_section(r));
   doc.sections.push_back(transfer_section(r));
-  if (!r.group_by.empty())
+  if (!r.group_by.empty() && !r.layers.empty())  // --no-layers: no times to group
     doc.sections.push_back(groups_section(r));
-  else if (options.show_all_nodes && !r.layers.empty())
+  else if (r.group_by.empty() && options.show_all_nodes && !r.layers.empty())
     doc.sections.push_back(layers_section(r));
   const std::vector<const LayerTiming*> hot = hotspot_layers(r, options.top);
   if (!hot.empty()) doc.sections.push_back(hotspot_section(r, hot));

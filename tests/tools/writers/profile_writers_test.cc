@@ -798,6 +798,17 @@ TEST(ProfileWriterTest, GroupRowsStandInForTheLayerRows) {
   const json plain = json::parse(render("json", sample_profile()));
   EXPECT_TRUE(plain["group_by"].is_null());
   EXPECT_EQ(plain["groups"], json::array());
+
+  // --no-layers: no times to group, no group table (the JSON keeps the
+  // analysis's cost groups).
+  ProfileResult no_layers = sample_profile();
+  no_layers.layers.clear();
+  apply_grouping(no_layers, GroupRule::parse("block"));
+  EXPECT_TRUE(no_layers.groups.empty());
+  const std::string text = render("table", no_layers);
+  EXPECT_FALSE(contains(text, "Per-block times"));
+  EXPECT_FALSE(contains(text, "Per-layer times"));
+  EXPECT_EQ(json::parse(render("json", no_layers))["analysis"]["groups"].size(), 3u);
 }
 
 // The whole output of every format for the sample profile (what
