@@ -6,14 +6,15 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <variant>
 #include <set>
 #include <unordered_set>
+#include <variant>
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/loader.hpp"
-#include "modelstat/lifetimes.hpp"
+#include "analyzer/saturating.hpp"
 #include "modelstat/error.hpp"
+#include "modelstat/lifetimes.hpp"
 
 namespace modelstat {
 
@@ -53,11 +54,6 @@ bool counts_as_weight(const Tensor& t) {
     return n && *n > 1;
   }
   return true;
-}
-
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 void add_into(NodeCost& into, const NodeCost& c) {

@@ -5,14 +5,15 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
 #include "modelstat/error.hpp"
+#include "modelstat/grouping.hpp"
 #include "tools/writers/writers.hpp"
 
 namespace modelstat::cli {
@@ -61,7 +62,25 @@ struct OutputArgs {
   std::string output;
   int top = 10;
   bool no_nodes = false;
+  std::string group_by;  // --group-by RULE, "" for none
+
+  // The --group-by rule, parsed (so that a bad one fails before any work);
+  // nullopt without the flag. Throws Error(Usage).
+  std::optional<GroupRule> group_rule() const {
+    if (group_by.empty()) return std::nullopt;
+    return GroupRule::parse(group_by);
+  }
 };
+
+// What --group-by says in every command's --help.
+inline const char* const kGroupByHelp =
+    "Sum the top-level nodes per group, groups in order of first appearance: block (the node name's "
+    "prefix up to and including its first component that is a layer index, '/' and '.' separating "
+    "components: /h.3/attn/MatMul -> /h.3/, /encoder/layer.11/... -> /encoder/layer.11/, "
+    "model.layers.3.mlp... -> model.layers.3.; a name without one: its first path component, /wte/Gather "
+    "-> /wte/, else (other)), op (the op type), or re:REGEX (ECMAScript, searched in the name; the key is "
+    "its first capture group if it has one, else the match; no match: (other)). Group rows stand in for "
+    "the node rows in table, Markdown and CSV; JSON adds \"groups\" beside the nodes";
 
 inline void add_model_flags(CLI::App& cmd, ModelArgs& m) {
   cmd.add_option("model", m.model, "ONNX model file (.onnx); external weights may be absent")->required();
@@ -93,6 +112,7 @@ inline void add_output_flags(CLI::App& cmd, OutputArgs& o,
       ->default_val(10)
       ->check(CLI::Range(0, 1000000));
   cmd.add_flag("--no-nodes", o.no_nodes, "Leave the per-layer rows out of table and Markdown output");
+  cmd.add_option("--group-by", o.group_by, kGroupByHelp)->type_name("block|op|re:REGEX");
 }
 
 // Ceilings named on the command line: --ceilings FILE (read now, so a wrong

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <new>
@@ -15,8 +14,9 @@
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
-#include "tools/writers/writers.hpp"
+#include "modelstat/grouping.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/writers/writers.hpp"
 
 using modelstat::cli::add_model_flags;
 using modelstat::cli::add_output_flags;
@@ -135,11 +135,13 @@ int main(int argc, char** argv) {
     for (const auto& c : commands)
       if (*c.app) return c.run();
     if (*analyze) {
-      const modelstat::AnalysisResult result =
+      const std::optional<modelstat::GroupRule> group_rule = output_args.group_rule();
+      modelstat::AnalysisResult result =
           decoder_args.context > 0
               ? modelstat::analyze_decoder(model_args.model, model_args.load_options(), decoder_args.context,
                                            decoder_args.prompt_or_context())
               : modelstat::analyze_file(model_args.model, model_args.load_options());
+      if (group_rule) modelstat::apply_grouping(result, *group_rule);
       write_report(result, output_args);
       // Done: leave without tearing down a model of maybe 100k nodes node by
       // node (a fifth of the run time on such graphs); the OS reclaims it.

@@ -4,11 +4,12 @@
 #include <string>
 #include <thread>
 
+#include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
-#include "tools/writers/writers.hpp"
 #include "profiler/verify.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/profile_flags.hpp"
+#include "tools/writers/writers.hpp"
 
 namespace modelstat::cli {
 
@@ -22,8 +23,10 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   add_profile_flags(*profile, *args);
   commands.push_back({profile, [args] {
                         args->finish();
-                        const ProfileResult result =
+                        const std::optional<GroupRule> group_rule = args->output.group_rule();
+                        ProfileResult result =
                             profile_model(args->model.model, args->model.load_options(), args->options);
+                        if (group_rule) apply_grouping(result, *group_rule);
                         auto writer = make_profile_writer(args->output.format);
                         ReportOptions ro;
                         ro.top = args->output.top;

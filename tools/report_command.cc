@@ -95,8 +95,10 @@ int run_report(const ReportArgs& a) {
   std::optional<DeviceCeilings> ceilings = checked_explicit_ceilings(a);
   // Fail on a bad format name now, not after the profile.
   const std::unique_ptr<JoinedWriter> main_writer = make_joined_writer(p.output.format);
+  const std::optional<GroupRule> group_rule = p.output.group_rule();
 
   ProfileResult profile = profile_model(p.model.model, p.model.load_options(), p.options);
+  if (group_rule) apply_grouping(profile, *group_rule);
   std::vector<std::string> notices;
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
   JoinedReport report = join_profile(std::move(profile), *ceilings);
@@ -133,6 +135,9 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->get_option("--top")->description("Hotspot nodes to list, by median time; 0 for none");
   cmd->get_option("--no-layers")->description("Refused: the report needs the per-layer pass");
   cmd->get_option("--no-nodes")->description("Leave the per-node rows out of table and Markdown (JSON and CSV keep them)");
+  cmd->get_option("--group-by")
+      ->description(std::string(kGroupByHelp) +
+                    "; the HTML page adds a sortable group table; the Chrome trace stays per node");
   for (const char* format : {"html", "json", "csv", "md", "trace"}) {
     const std::string what = std::string(format) == "trace"
                                  ? "a Chrome trace (Perfetto, chrome://tracing) of the median instrumented iteration"

@@ -15,7 +15,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "2.2";
+const char* const kJoinedJsonSchemaVersion = "2.3";  // 2.3: group_by, groups
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -72,6 +72,40 @@ LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, dou
   c.achieved_flops_per_second = per_second(c.flops, c.median_seconds);
   c.achieved_bytes_per_second = per_second(c.bytes, c.median_seconds);
   return c;
+}
+
+void apply_grouping(ProfileResult& profile, const GroupRule& rule) {
+  apply_grouping(profile.analysis, rule);
+  profile.group_by = rule.spec();
+  profile.groups.clear();
+  const double median_sum = layer_median_sum(profile);
+  std::map<std::string, size_t> position;  // key -> index in profile.groups
+  for (const LayerTiming& layer : profile.layers) {
+    const std::string key = rule.key(layer.name, layer.op_type);
+    const auto [it, fresh] = position.try_emplace(key, profile.groups.size());
+    if (fresh) {
+      LayerGroup g;
+      g.key = key;
+      g.first_index = layer.index;
+      profile.groups.push_back(std::move(g));
+    }
+    LayerGroup& g = profile.groups[it->second];
+    const LayerCost c = join_layer(profile, layer, median_sum);
+    g.layers += 1;
+    if (!c.node || c.node->cost.status != CostStatus::Exact) g.layers_not_exact += 1;
+    g.macs += c.macs.value_or(0);
+    g.flops += c.flops.value_or(0);
+    g.bytes += c.bytes.value_or(0);
+    g.seconds += c.median_seconds.value_or(0);
+  }
+  const double total_flops = double(profile.analysis.totals.flops);
+  for (LayerGroup& g : profile.groups) {
+    if (positive(median_sum)) g.share_of_time = g.seconds / median_sum;
+    if (g.layers_not_exact == g.layers) continue;  // nothing known to divide
+    if (total_flops > 0) g.share_of_flops = double(g.flops) / total_flops;
+    g.achieved_flops_per_second = per_second(g.flops, g.seconds);
+    g.achieved_bytes_per_second = per_second(g.bytes, g.seconds);
+  }
 }
 
 JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings) {

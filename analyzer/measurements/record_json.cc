@@ -96,6 +96,19 @@ void to_json(Json& j, const OpTypeSummary& s) {
            {"flops", s.flops},     {"bytes", s.bytes}, {"unknown", s.unknown}};
 }
 
+void to_json(Json& j, const NodeGroup& g) {
+  j = Json{{"key", g.key},
+           {"first_index", g.first_index},
+           {"nodes", g.nodes},
+           {"nodes_not_exact", g.nodes_not_exact},
+           {"params", g.params},
+           {"macs", g.macs},
+           {"flops", g.flops},
+           {"bytes_read", g.bytes_read},
+           {"bytes_written", g.bytes_written},
+           {"weight_bytes", g.weight_bytes}};
+}
+
 void to_json(Json& j, const DTypeSize& d) {
   j = Json{{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}};
 }
@@ -245,6 +258,23 @@ void from_json(const Json& j, LayerTiming& l) {
                                      std::numeric_limits<double>::quiet_NaN());
   l.fused_into = json_string_or(j, "fused_into");
   from_json(json_object(j, "time"), l.time);
+}
+
+void to_json(Json& j, const LayerGroup& g) {
+  // Rates in the units of the profile's layer rows (GFLOP/s, GB/s).
+  auto giga = [](const std::optional<double>& v) { return v ? json_number(*v / 1e9) : Json(nullptr); };
+  j = Json{{"key", g.key},
+           {"first_index", g.first_index},
+           {"layers", g.layers},
+           {"layers_not_exact", g.layers_not_exact},
+           {"macs", g.macs},
+           {"flops", g.flops},
+           {"bytes", g.bytes},
+           {"median_sum_s", json_number(g.seconds)},
+           {"share_of_layer_sum", json_optional(g.share_of_time)},
+           {"share_of_flops", json_optional(g.share_of_flops)},
+           {"achieved_gflops", giga(g.achieved_flops_per_second)},
+           {"achieved_gbps", giga(g.achieved_bytes_per_second)}};
 }
 
 void to_json(Json& j, const BatchPoint& p) {

@@ -52,6 +52,7 @@ void to_json(Json& j, const KvCache& c);
 void to_json(Json& j, const DecoderView& v);
 void to_json(Json& j, const DecoderAnalysis& d);
 void to_json(Json& j, const OpTypeSummary& s);
+void to_json(Json& j, const NodeGroup& g);
 void to_json(Json& j, const DTypeSize& d);
 void to_json(Json& j, const DTypeMacs& d);
 void to_json(Json& j, const SharedWeight& w);
@@ -70,6 +71,7 @@ void to_json(Json& j, const ColdStart& c);
 // index, name, op_type, upcast_to_fp32, [a subgraph row's depth, calls_per_run, median_per_call_s], time
 void to_json(Json& j, const LayerTiming& l);
 void from_json(const Json& j, LayerTiming& l);
+void to_json(Json& j, const LayerGroup& g);  // written only (compare reads layers, not groups)
 void to_json(Json& j, const BatchPoint& p);
 void to_json(Json& j, const MemoryMeasurement& m);
 void to_json(Json& j, const TrainStepResult& t);

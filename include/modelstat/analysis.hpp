@@ -74,6 +74,20 @@ struct OpTypeSummary {
   int64_t unknown = 0;  // nodes of this type whose cost is not exact
 };
 
+// The top-level nodes of one group under --group-by (modelstat/grouping.hpp),
+// their costs summed. Params add up to the nodes' (each weight counted at its
+// first reader, so no group counts a shared weight twice). Peak activation
+// memory is a property of the whole order, not of a set of nodes: not here.
+struct NodeGroup {
+  std::string key;      // GroupRule::key of its nodes
+  int first_index = 0;  // index of its first node; groups are in this order
+  int64_t nodes = 0;
+  int64_t nodes_not_exact = 0;  // nodes whose cost is not exact: the sums hold the known counts only
+  int64_t params = 0, macs = 0, flops = 0, bytes_read = 0, bytes_written = 0;
+  int64_t weight_bytes = 0;  // part of bytes_read that is constant data
+  int64_t bytes() const { return bytes_read + bytes_written; }
+};
+
 struct DTypeSize {
   std::string dtype;
   int64_t tensors = 0, elements = 0, bytes = 0;
@@ -174,6 +188,10 @@ struct AnalysisResult {
   // add them again; coverage counts them.
   std::vector<NodeReport> subgraph_nodes;
   std::vector<OpTypeSummary> by_op_type;     // sorted by FLOPs, descending
+  // --group-by: the rule as given ("" when none) and the top-level nodes summed
+  // per group, in order of first appearance (apply_grouping, modelstat/grouping.hpp).
+  std::string group_by;
+  std::vector<NodeGroup> groups;
   std::vector<DTypeSize> size_by_dtype;      // sorted by bytes, descending
   std::vector<DTypeMacs> macs_by_dtype;      // sorted by MACs, descending; nodes with MACs only
   std::vector<SharedWeight> shared_weights;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "modelstat/ceilings.hpp"
+#include "modelstat/grouping.hpp"
 #include "modelstat/profile.hpp"
 
 namespace modelstat {
@@ -47,6 +48,12 @@ struct LayerCost {
 double layer_median_sum(const ProfileResult& profile);
 // median_sum: layer_median_sum(profile), computed once by the caller.
 LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, double median_sum);
+
+// --group-by on a profile: apply_grouping(profile.analysis, rule) (the cost
+// sums), then profile.group_by and profile.groups: the top-level layers summed
+// per group, each layer's figures join_layer's, shares of layer_median_sum.
+// The joined report's groups are its profile's (JoinedReport::profile.groups).
+void apply_grouping(ProfileResult& profile, const GroupRule& rule);
 
 // A node of the joined report: its LayerCost and its place on the roofline.
 // Empty optionals as in LayerCost: unknown is never 0. A subgraph node's time

@@ -113,6 +113,25 @@ struct LayerTiming {
   std::string fused_into;
 };
 
+// The top-level layers of one group under --group-by (modelstat/grouping.hpp,
+// apply_grouping in modelstat/joined.hpp): their times and costs summed, the
+// costs as join_layer gives them. Empty optionals are "not known", never 0.
+// Memory peaks are not sums of layers: not here.
+struct LayerGroup {
+  std::string key;      // GroupRule::key of its layers
+  int first_index = 0;  // index of its first layer; groups are in this order
+  int64_t layers = 0;
+  // Layers without an exact cost (or without an analysis row): macs, flops
+  // and bytes hold the known counts only, a lower bound.
+  int64_t layers_not_exact = 0;
+  int64_t macs = 0, flops = 0, bytes = 0;
+  double seconds = 0;                               // sum of its layers' medians (layers with samples)
+  std::optional<double> share_of_time;              // seconds / layer_median_sum, 0..1
+  std::optional<double> share_of_flops;             // flops / the analysis's total FLOPs (some layer exact)
+  std::optional<double> achieved_flops_per_second;  // flops / seconds (some layer exact)
+  std::optional<double> achieved_bytes_per_second;  // bytes / seconds (some layer exact)
+};
+
 struct BatchPoint {
   int64_t batch = 0;
   bool fits = true;
@@ -166,6 +185,12 @@ struct ProfileResult {
   // inside the subgraphs of top-level nodes); count: the pass's iterations.
   TimingSummary subgraph_layer_sum;
   std::vector<LayerTiming> subgraph_layers;
+  // --group-by: the rule as given ("" when none) and the top-level layers
+  // summed per group in order of first appearance (apply_grouping,
+  // modelstat/joined.hpp; analysis.group_by / analysis.groups then hold the
+  // same rule's cost sums). Subgraph layers are inside their parent's.
+  std::string group_by;
+  std::vector<LayerGroup> groups;
   TimingSummary h2d, d2h;       // input / output copies, timed apart
   int64_t h2d_bytes = 0, d2h_bytes = 0;
   bool end_to_end = false;

@@ -153,6 +153,52 @@ TEST(CliProfile, SubgraphNodesHaveRowsUnderTheirParent) {
   std::remove(file.c_str());
 }
 
+// --group-by block on tiny_bert: the groups hold the nodes counted by hand
+// from its names (tests/analyzer/grouping_test.cc lists them), and their times
+// and FLOPs add up to the layers' of the same document.
+TEST(CliProfile, GroupByBlockSumsTheLayersPerBlock) {
+  const std::string args =
+      "profile " + sample("tiny_bert.onnx") + " --dim seq=16" + kQuick + " --group-by block";
+  RunResult r = run(args + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["group_by"], "block");
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"(other)", 31},    {"/tok/", 1},       {"/pos/", 1}, {"/ln/", 1},
+      {"/layers.0/", 65}, {"/layers.1/", 65}, {"/pool/", 1}};
+  ASSERT_EQ(doc["groups"].size(), expected.size());
+  double seconds = 0, share = 0;
+  int64_t flops = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto& g = doc["groups"][i];
+    EXPECT_EQ(g["key"], expected[i].first);
+    EXPECT_EQ(g["layers"], expected[i].second) << expected[i].first;
+    seconds += g["median_sum_s"].get<double>();
+    share += g["share_of_layer_sum"].get<double>();
+    flops += g["flops"].get<int64_t>();
+  }
+  double layer_seconds = 0;
+  for (const auto& l : doc["layers"]) layer_seconds += l["time"]["median_s"].get<double>();
+  EXPECT_EQ(doc["layers"].size(), 165u);
+  EXPECT_NEAR(seconds, layer_seconds, 1e-9 * layer_seconds);
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_EQ(flops, doc["analysis"]["totals"]["flops"].get<int64_t>());
+  EXPECT_EQ(doc["analysis"]["groups"].size(), expected.size());
+
+  r = run(args + " -f csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = modelstat::test::lines_of(r.out);
+  ASSERT_EQ(lines.size(), 1 + expected.size());
+  EXPECT_EQ(lines[0].rfind("group,first_index,layers,", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[5].rfind("/layers.0/,14,65,", 0), 0u) << lines[5];
+
+  // A bad rule fails before anything is measured.
+  r = run("profile " + sample("tiny_bert.onnx") + kQuick + " --group-by nodes");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--group-by must be block, op or re:PATTERN"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
 // Every process allocates by the same rule (glibc's adaptive thresholds fixed),
 // says so in its context, and the environment can keep glibc's default.
 TEST(CliProfile, ContextNamesTheHostAllocatorConfiguration) {

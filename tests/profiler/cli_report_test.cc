@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "profiler/onnx_builder.hpp"
 #include "test_support.hpp"
@@ -140,6 +142,59 @@ TEST(CliReport, EveryFormatFromOneRun) {
   }
   EXPECT_EQ(drawn, nodes);
   EXPECT_NEAR(sum, trace["otherData"]["iteration_layer_sum_us"].get<double>(), 1e-6);
+}
+
+// --group-by with a regex on tiny_bert (--dim seq=16): its two layers
+// (65 nodes each, from node 14 and node 88; tests/analyzer/grouping_test.cc
+// counts them) and the 35 other nodes; every format from one run, the group
+// sums equal to the node sums of the same document.
+TEST(CliReport, GroupByRegexInEveryFormat) {
+  const std::string ceilings = write_ceilings();
+  const std::string bert = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_bert.onnx --dim seq=16";
+  const std::string json_file = temp_path("groups.json"), csv_file = temp_path("groups.csv"),
+                    md_file = temp_path("groups.md"), html_file = temp_path("groups.html");
+  const RunResult r = run("report " + bert + kQuick + " --ceilings " + ceilings +
+                          R"( --group-by 're:^/layers\.(\d+)/' --json )" + json_file + " --csv " + csv_file +
+                          " --md " + md_file + " --html " + html_file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"(Per-group roofline (--group-by re:^/layers\.(\d+)/: 3 groups of 165 nodes)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("Per-node roofline"), std::string::npos);
+
+  const auto doc = nlohmann::json::parse(read_file(json_file));
+  ASSERT_EQ(doc["groups"].size(), 3u);
+  const std::vector<std::tuple<std::string, int, int>> expected = {
+      {"(other)", 0, 35}, {"0", 14, 65}, {"1", 88, 65}};
+  double seconds = 0;
+  int64_t flops = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto& g = doc["groups"][i];
+    EXPECT_EQ(g["key"], std::get<0>(expected[i]));
+    EXPECT_EQ(g["first_index"], std::get<1>(expected[i]));
+    EXPECT_EQ(g["count"], std::get<2>(expected[i]));
+    seconds += g["time_s"].get<double>();
+    flops += g["flops"].get<int64_t>();
+  }
+  const auto& layer0 = doc["groups"][1];
+  EXPECT_DOUBLE_EQ(layer0["achieved_flops_per_s"].get<double>(),
+                   double(layer0["flops"].get<int64_t>()) / layer0["time_s"].get<double>());
+  double node_seconds = 0;
+  int64_t node_flops = 0;
+  for (const auto& n : doc["nodes"]) {
+    node_seconds += n["median_s"].get<double>();
+    node_flops += n["flops"].get<int64_t>();
+  }
+  EXPECT_NEAR(seconds, node_seconds, 1e-9 * node_seconds);
+  EXPECT_EQ(flops, node_flops);
+  EXPECT_EQ(flops, doc["whole"]["flops"].get<int64_t>());
+
+  const std::vector<std::string> csv = modelstat::test::lines_of(read_file(csv_file));
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[0].rfind("group,first_index,count,", 0), 0u) << csv[0];
+  EXPECT_EQ(csv[2].rfind("0,14,65,", 0), 0u) << csv[2];
+  EXPECT_NE(read_file(md_file).find("## Per-group roofline (--group-by re:"), std::string::npos);
+  EXPECT_NE(read_file(html_file).find("<section id=\"groups\">"), std::string::npos);
 }
 
 TEST(CliReport, FormatsOnStdout) {

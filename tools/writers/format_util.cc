@@ -44,6 +44,16 @@ const char* const kFusedLegend =
     "* fused into the node that reads it (QDQ: the DequantizeLinear's work is in that node's int8 kernel; "
     "its own time is the markers', no rate); profile --no-fuse runs every node as written";
 
+std::string groups_title(const std::string& group_by, size_t groups, size_t nodes, const std::string& what) {
+  const std::string per = group_by == "block" ? "Per-block" : group_by == "op" ? "Per-op-type" : "Per-group";
+  return fmt::format("{} {} (--group-by {}: {} group{} of {} node{}, in order of first appearance)", per,
+                     what, group_by, groups, groups == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+}
+
+const char* const kGroupLegend =
+    "sums over each group's top-level nodes (a control-flow node's subgraph is in its row); #: index of its "
+    "first node; (other): nodes the rule gives no group";
+
 const char* const kUpcastLegend =
     "^ ran in fp32: no kernel for its fp16/bf16 dtype on this device; its inputs cast to fp32 and its "
     "outputs "

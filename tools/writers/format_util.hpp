@@ -37,6 +37,12 @@ std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool 
 extern const char* const kFusedLegend;
 extern const char* const kUpcastLegend;
 
+// --group-by in the human reports: the title of the group rows, which stand in
+// for the per-node rows ("Per-block costs (--group-by block: 7 groups of 165
+// nodes)"; `what` is "costs" or "times"), and the legend under them.
+std::string groups_title(const std::string& group_by, size_t groups, size_t nodes, const std::string& what);
+extern const char* const kGroupLegend;
+
 // "12.3%" of part in whole, one decimal; "-" when whole is 0; "<0.1%" and
 // ">99.9%" for shares that would otherwise round to nothing or to everything.
 std::string percent(int64_t part, int64_t whole);

@@ -15,6 +15,7 @@ namespace modelstat::report {
 using report_detail::Align;
 using report_detail::Column;
 using report_detail::count_with_exact;
+using report_detail::groups_title;
 using report_detail::human_seconds;
 using report_detail::LineStyle;
 using report_detail::percent_of;
@@ -167,6 +168,44 @@ ProfileSection nodes_section(const JoinedReport& r) {
   return s;
 }
 
+// --group-by: the group rows (the profile's LayerGroup sums), in place of the per-node ones.
+ProfileSection groups_section(const JoinedReport& r) {
+  const ProfileResult& p = r.profile;
+  ProfileSection s;
+  s.title = groups_title(p.group_by, p.groups.size(), r.nodes.size(), "roofline");
+  s.columns = {{"group", Align::Left, kNameWidth},
+               {"#"},
+               {"nodes"},
+               {"FLOPs"},
+               {"bytes"},
+               {"time"},
+               {"%time"},
+               {"%FLOPs"},
+               {"GFLOP/s"},
+               {"GB/s"}};
+  bool any_partial = false;
+  for (const LayerGroup& g : p.groups) {
+    const bool none_known = g.layers_not_exact == g.layers;
+    const std::string mark = g.layers_not_exact > 0 ? "?" : "";
+    any_partial = any_partial || (g.layers_not_exact > 0 && !none_known);
+    s.rows.push_back({g.key, std::to_string(g.first_index), std::to_string(g.layers),
+                      none_known ? "unknown" : human_count(g.flops) + mark,
+                      none_known ? "unknown" : human_bytes(g.bytes) + mark, human_seconds(g.seconds),
+                      share_or_dash(g.share_of_time), share_or_dash(g.share_of_flops),
+                      rate_text(report_detail::giga(g.achieved_flops_per_second)),
+                      rate_text(report_detail::giga(g.achieved_bytes_per_second))});
+    s.highlight.push_back(g.layers_not_exact > 0);
+  }
+  s.lines.push_back(
+      "time: the sum of the group's node medians; GFLOP/s, GB/s: its FLOPs, bytes / its time (no roofline "
+      "place: a group mixes compute- and memory-bound nodes)");
+  s.lines.push_back(report_detail::kGroupLegend);
+  if (any_partial)
+    s.lines.push_back(
+        "?: some nodes of this group have no exact cost; the FLOPs and bytes are a lower bound");
+  return s;
+}
+
 ProfileSection op_type_section(const JoinedReport& r) {
   ProfileSection s;
   s.title = "By op type (by time)";
@@ -222,7 +261,10 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
   doc.sections.push_back(whole_section(r));
   const size_t top = std::min(r.hotspots.size(), size_t(std::max(options.top, 0)));
   if (top > 0) doc.sections.push_back(hotspot_section(r, top));
-  if (options.show_all_nodes && !r.nodes.empty()) doc.sections.push_back(nodes_section(r));
+  if (!r.profile.group_by.empty())
+    doc.sections.push_back(groups_section(r));
+  else if (options.show_all_nodes && !r.nodes.empty())
+    doc.sections.push_back(nodes_section(r));
   if (!r.by_op_type.empty()) doc.sections.push_back(op_type_section(r));
 
   ProfileSection notices;

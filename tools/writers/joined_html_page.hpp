@@ -4,7 +4,7 @@
 //                          cards, run details, notices, conventions; the writer
 //   joined_html_charts.cc  the inline SVG charts (scatter, roofline, op-type
 //                          bars, latency histogram, batch curve) and their legend
-//   joined_html_tables.cc  the sortable tables (hotspots, all layers, op types)
+//   joined_html_tables.cc  the sortable tables (hotspots, groups, all layers, op types)
 // Private to modelstat_writers.
 #pragma once
 
@@ -167,6 +167,9 @@ class Page {
   static std::string efficiency_text(const JoinedNode& n);
 
   void hotspot_table();
+
+  // --group-by: the profile's group sums (LayerGroup), sortable.
+  void group_table();
 
   void layer_table();
 

@@ -107,6 +107,37 @@ void Page::layer_table() {
   out_ << "</tbody></table></div>\n</section>\n";
 }
 
+void Page::group_table() {
+  const ProfileResult& pr = p();
+  out_ << "<section id=\"groups\">\n<h2>By group (--group-by " << escape(pr.group_by) << ")</h2>\n";
+  out_ << "<p class=\"note\">" << pr.groups.size() << " group" << (pr.groups.size() == 1 ? "" : "s")
+       << " of the " << r_.nodes.size() << " nodes, in order of first appearance; click a column to sort. "
+       << escape(std::string("Time: the sum of the group's node medians; FLOP/s, B/s: its FLOPs, bytes / its "
+                             "time; ") +
+                 report_detail::kGroupLegend + ".")
+       << "</p>\n";
+  out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th class=\"l\">group</th><th>#</th>"
+          "<th>nodes</th><th>time</th><th>% time</th><th>FLOPs</th><th>% FLOPs</th><th>bytes</th>"
+          "<th>FLOP/s</th><th>B/s</th></tr></thead>\n<tbody>\n";
+  for (const LayerGroup& g : pr.groups) {
+    const bool none_known = g.layers_not_exact == g.layers;
+    const std::string mark = g.layers_not_exact > 0 ? "?" : "";
+    out_ << "<tr><td class=\"l name\" title=\"" << escape(g.key) << "\">" << escape(g.key) << "</td>"
+         << num_cell(std::to_string(g.first_index), double(g.first_index))
+         << num_cell(std::to_string(g.layers), double(g.layers))
+         << num_cell(human_seconds(g.seconds), g.seconds)
+         << num_cell(percent_of(or_nan(g.share_of_time), 1.0), or_nan(g.share_of_time), "share",
+                     or_nan(g.share_of_time))
+         << num_cell(none_known ? "unknown" : human_count(g.flops) + mark, double(g.flops))
+         << num_cell(percent_of(or_nan(g.share_of_flops), 1.0), or_nan(g.share_of_flops))
+         << num_cell(none_known ? "unknown" : human_bytes(g.bytes) + mark, double(g.bytes))
+         << num_cell(table_rate(or_nan(g.achieved_flops_per_second)), or_nan(g.achieved_flops_per_second))
+         << num_cell(table_rate(or_nan(g.achieved_bytes_per_second)), or_nan(g.achieved_bytes_per_second))
+         << "</tr>\n";
+  }
+  out_ << "</tbody></table></div>\n</section>\n";
+}
+
 void Page::op_type_table() {
   out_ << "<section id=\"op-types\">\n<h2>By op type</h2>\n";
   out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th "

@@ -128,6 +128,7 @@ void Page::write() {
   batch_curve();
   out_ << "</div>\n";
   hotspot_table();
+  if (!p().group_by.empty()) group_table();
   layer_table();
   op_type_table();
   notices();
@@ -188,9 +189,10 @@ void Page::summary() {
   add("date", c.date);
   add("host", c.host);
   out_ << "<p class=\"context\">" << report_detail::join(ctx, " &middot; ") << "</p>\n";
-  out_ << "<nav><a href=\"#charts\">Charts</a><a href=\"#hotspots\">Hotspots</a><a href=\"#layers\">All "
-          "layers</a>"
-       << "<a href=\"#op-types\">By op type</a><a href=\"#notices\">Notices</a>"
+  out_ << "<nav><a href=\"#charts\">Charts</a><a href=\"#hotspots\">Hotspots</a>"
+       << (p().group_by.empty() ? "" : "<a href=\"#groups\">By group</a>")
+       << "<a href=\"#layers\">All layers</a><a href=\"#op-types\">By op type</a><a "
+          "href=\"#notices\">Notices</a>"
        << "<a href=\"#conventions\">Conventions</a></nav>\n";
 
   out_ << "<div class=\"cards\">\n";

@@ -93,6 +93,25 @@ Json op_type_json(const JoinedReport& r, const JoinedOpType& t) {
   return j;
 }
 
+// A group of the profile (LayerGroup) in the report's units and key names
+// (those of by_op_type: count, time_s, rates per second).
+Json group_json(const LayerGroup& g) {
+  Json j;
+  j["key"] = g.key;
+  j["first_index"] = g.first_index;
+  j["count"] = g.layers;
+  j["nodes_not_exact"] = g.layers_not_exact;
+  j["macs"] = g.macs;
+  j["flops"] = g.flops;
+  j["bytes"] = g.bytes;
+  j["time_s"] = real(true, g.seconds);
+  j["share_of_time"] = json_optional(g.share_of_time);
+  j["share_of_flops"] = json_optional(g.share_of_flops);
+  j["achieved_flops_per_s"] = json_optional(g.achieved_flops_per_second);
+  j["achieved_bytes_per_s"] = json_optional(g.achieved_bytes_per_second);
+  return j;
+}
+
 class JoinedJsonWriter final : public JoinedWriter {
  public:
   void write(const JoinedReport& r, const ReportOptions& options, std::ostream& out) const override {
@@ -115,6 +134,11 @@ class JoinedJsonWriter final : public JoinedWriter {
     Json subgraph_nodes = Json::array();
     for (const JoinedNode& n : r.subgraph_nodes) subgraph_nodes.push_back(node_json(r, n));
     doc["subgraph_nodes"] = std::move(subgraph_nodes);
+    // --group-by: the rule (null without one) and the nodes summed per group.
+    doc["group_by"] = r.profile.group_by.empty() ? Json(nullptr) : Json(r.profile.group_by);
+    Json groups = Json::array();
+    for (const LayerGroup& g : r.profile.groups) groups.push_back(group_json(g));
+    doc["groups"] = std::move(groups);
     Json by_type = Json::array();
     for (const JoinedOpType& t : r.by_op_type) by_type.push_back(op_type_json(r, t));
     doc["by_op_type"] = std::move(by_type);

@@ -13,7 +13,8 @@ namespace modelstat {
 // Semantic versioning of the document: major for incompatible changes
 // (a field removed, renamed or given another meaning or unit), minor for
 // added fields, patch for clarifications. See docs/json-schema.md.
-const char* const kAnalysisJsonSchemaVersion = "1.3.0";  // 1.1: subgraph_nodes; 1.2: macs_by_dtype; 1.3: kv_cache, decoder
+// 1.1: subgraph_nodes; 1.2: macs_by_dtype; 1.3: kv_cache, decoder; 1.4: group_by, groups
+const char* const kAnalysisJsonSchemaVersion = "1.4.0";
 
 namespace report_detail {
 namespace {
@@ -55,6 +56,13 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
   json.key("subgraph_nodes");
   json.begin_array();
   for (const NodeReport& n : r.subgraph_nodes) json.element(n, Layout::OneLine);
+  json.end_array();
+  // --group-by: the rule (null without one) and the nodes' sums per group,
+  // in order of first appearance, one a line (empty without a rule).
+  json.member("group_by", r.group_by.empty() ? Json(nullptr) : Json(r.group_by));
+  json.key("groups");
+  json.begin_array();
+  for (const NodeGroup& g : r.groups) json.element(g, Layout::OneLine);
   json.end_array();
 
   json.member("by_op_type", r.by_op_type);

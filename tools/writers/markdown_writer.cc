@@ -61,7 +61,18 @@ class MarkdownWriter final : public AnalysisWriter {
     summary.add_row({"output bytes", bytes_with_exact(t.output_bytes)});
     summary.print(out);
 
-    if (options.show_all_nodes && !r.nodes.empty()) {
+    if (!r.group_by.empty()) {
+      out << "## " << md_text(groups_title(r.group_by, r.groups.size(), r.nodes.size(), "costs")) << "\n\n";
+      MdTable groups({"group", "#", "nodes", "params", "MACs", "FLOPs", "bytes", "%FLOPs", "unknown"},
+                     {L, R, R, R, R, R, R, R, R});
+      for (const NodeGroup& g : r.groups)
+        groups.add_row({md_text(g.key), std::to_string(g.first_index), std::to_string(g.nodes),
+                        human_count(g.params), human_count(g.macs), human_count(g.flops),
+                        human_bytes(g.bytes()), percent(g.flops, t.flops),
+                        std::to_string(g.nodes_not_exact)});
+      groups.print(out);
+      out << md_text(std::string(kGroupLegend) + "; unknown: nodes without an exact cost.") << "\n\n";
+    } else if (options.show_all_nodes && !r.nodes.empty()) {
       out << "## Per-layer costs\n\n";
       MdTable layers(
           {"#", "node", "op", "output shape", "params", "MACs", "FLOPs", "bytes", "%FLOPs", "status"},

@@ -216,6 +216,33 @@ ProfileSection layers_section(const ProfileResult& r) {
   return s;
 }
 
+// --group-by: the group rows, in place of the per-layer ones.
+ProfileSection groups_section(const ProfileResult& r) {
+  ProfileSection s;
+  s.title = groups_title(r.group_by, r.groups.size(), r.layers.size(), "times");
+  s.columns = {
+      {"group", Align::Left, kNameWidth}, {"#"}, {"layers"}, {"time"}, {"%sum"}, {"FLOPs"}, {"GFLOP/s"}};
+  bool any_partial = false;
+  for (const LayerGroup& g : r.groups) {
+    const bool inexact = g.layers_not_exact > 0;
+    const bool none_known = g.layers_not_exact == g.layers;
+    any_partial = any_partial || (inexact && !none_known);
+    s.rows.push_back({g.key, std::to_string(g.first_index), std::to_string(g.layers),
+                      human_seconds(g.seconds),
+                      g.share_of_time ? percent_of(*g.share_of_time, 1.0) : std::string("-"),
+                      none_known ? std::string("unknown") : human_count(g.flops) + (inexact ? "?" : ""),
+                      rate_text(giga(g.achieved_flops_per_second))});
+    s.highlight.push_back(inexact);
+  }
+  s.lines.push_back(
+      fmt::format("time: the sum of the group's layer medians; %sum: its share of the sum of all "
+                  "layers' medians ({}); GFLOP/s: its FLOPs / its time",
+                  human_seconds(layer_median_sum(r))));
+  s.lines.push_back(kGroupLegend);
+  if (any_partial) s.lines.push_back("FLOPs: ? some layers have no exact cost, the count is a lower bound");
+  return s;
+}
+
 ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const LayerTiming*>& hot) {
   ProfileSection s;
   s.title = fmt::format("Hotspots (top {} by median time)", hot.size());
@@ -376,7 +403,10 @@ ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& op
   doc.sections.push_back(whole_section(r));
   doc.sections.push_back(layer_sum_section(r));
   doc.sections.push_back(transfer_section(r));
-  if (options.show_all_nodes && !r.layers.empty()) doc.sections.push_back(layers_section(r));
+  if (!r.group_by.empty() && !r.layers.empty())  // --no-layers: no times to group
+    doc.sections.push_back(groups_section(r));
+  else if (r.group_by.empty() && options.show_all_nodes && !r.layers.empty())
+    doc.sections.push_back(layers_section(r));
   const std::vector<const LayerTiming*> hot = hotspot_layers(r, options.top);
   if (!hot.empty()) doc.sections.push_back(hotspot_section(r, hot));
   if (!r.batch_sweep.empty() || r.max_batch > 0) doc.sections.push_back(batch_section(r));

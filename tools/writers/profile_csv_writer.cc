@@ -1,6 +1,7 @@
 // CSV profile report: one header row, then one row per layer in graph order,
 // each followed by the subgraph nodes that ran inside it (depth > 0, named by
-// their path, with their parent's index; times per model run).
+// their path, with their parent's index; times per model run). With
+// --group-by, one row per group instead (write_groups).
 // Times in seconds and rates as the shortest decimal that reads back as the
 // same double; integers exact. An empty field is "not computable": no samples,
 // or a cost the analysis does not know (unknown is not zero). Quoting is
@@ -24,6 +25,7 @@ std::string optional_double(const std::optional<double>& v) {
 class ProfileCsvWriter final : public ProfileWriter {
  public:
   void write(const ProfileResult& r, const ReportOptions& /*options*/, std::ostream& out) const override {
+    if (!r.group_by.empty()) return write_groups(r, out);
     out << "index,name,op_type,median_s,mean_s,p90_s,p99_s,min_s,max_s,stddev_s,runs,share_of_layer_sum,"
            "flops,macs,bytes,achieved_gflops,achieved_gbps,upcast_to_fp32,depth,calls_per_run,median_per_"
            "call_s\n";
@@ -55,6 +57,31 @@ class ProfileCsvWriter final : public ProfileWriter {
           std::to_string(layer->depth),
           in_subgraph ? csv_double(layer->calls_per_run) : "1",
           in_subgraph ? time(layer->median_per_call) : time(t.median),  // a top-level node: one call a run
+      };
+      out << join(fields, ",") << '\n';
+    }
+  }
+
+ private:
+  // --group-by: one row per group instead of one per layer, in order of first
+  // appearance (LayerGroup): time the sum of its layers' medians.
+  static void write_groups(const ProfileResult& r, std::ostream& out) {
+    out << "group,first_index,layers,layers_not_exact,median_sum_s,share_of_layer_sum,flops,macs,bytes,"
+           "share_of_flops,achieved_gflops,achieved_gbps\n";
+    for (const LayerGroup& g : r.groups) {
+      const std::vector<std::string> fields = {
+          csv_field(g.key),
+          std::to_string(g.first_index),
+          std::to_string(g.layers),
+          std::to_string(g.layers_not_exact),
+          csv_double(g.seconds),
+          optional_double(g.share_of_time),
+          std::to_string(g.flops),
+          std::to_string(g.macs),
+          std::to_string(g.bytes),
+          optional_double(g.share_of_flops),
+          optional_double(giga(g.achieved_flops_per_second)),
+          optional_double(giga(g.achieved_bytes_per_second)),
       };
       out << join(fields, ",") << '\n';
     }

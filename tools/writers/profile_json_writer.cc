@@ -20,7 +20,7 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-const char* const kProfileJsonSchemaVersion = "1.5.0";
+const char* const kProfileJsonSchemaVersion = "1.6.0";  // 1.5: train_step.precision; 1.6: group_by, groups
 
 namespace report_detail {
 namespace {
@@ -94,6 +94,9 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
   for (const LayerTiming& layer : r.subgraph_layers)
     subgraph_layers.push_back(layer_json(layer, join_layer(r, layer, sum)));
   doc["subgraph_layers"] = std::move(subgraph_layers);
+  // --group-by: the rule (null without one) and the layers summed per group.
+  doc["group_by"] = r.group_by.empty() ? Json(nullptr) : Json(r.group_by);
+  doc["groups"] = r.groups;
   doc["transfers"] = Json{{"h2d", transfer_json(r.h2d, r.h2d_bytes)},
                           {"d2h", transfer_json(r.d2h, r.d2h_bytes)},
                           {"end_to_end", r.end_to_end}};

@@ -42,9 +42,29 @@ class TableWriter final : public AnalysisWriter {
     const char* convention = kCostConvention ? kCostConvention : "";
     out << style.dim(word_wrap(convention, kWrapWidth, "convention: ", "            ")) << "\n\n";
 
-    // Per-layer table.
+    // Per-layer table, or with --group-by the group rows in its place.
     bool any_inexact = false;
-    if (options.show_all_nodes) {
+    if (!r.group_by.empty()) {
+      out << style.bold(groups_title(r.group_by, r.groups.size(), r.nodes.size(), "costs")) << '\n';
+      TextTable groups({{"group", Align::Left},
+                        {"#"},
+                        {"nodes"},
+                        {"params"},
+                        {"MACs"},
+                        {"FLOPs"},
+                        {"bytes"},
+                        {"%FLOPs"},
+                        {"unknown"}});
+      for (const NodeGroup& g : r.groups)
+        groups.add_row(
+            {ellipsize(g.key, kNameWidth), std::to_string(g.first_index), std::to_string(g.nodes),
+             human_count(g.params), human_count(g.macs), human_count(g.flops), human_bytes(g.bytes()),
+             percent(g.flops, t.flops), g.nodes_not_exact ? std::to_string(g.nodes_not_exact) : ""},
+            g.nodes_not_exact > 0);
+      groups.print(out, style);
+      out << "  " << style.dim(std::string(kGroupLegend) + "; unknown: nodes without an exact cost")
+          << "\n\n";
+    } else if (options.show_all_nodes) {
       out << style.bold(r.subgraph_nodes.empty()
                             ? fmt::format("Per-layer costs ({} nodes)", r.nodes.size())
                             : fmt::format("Per-layer costs ({} nodes; {} more inside subgraphs, indented, costs "

@@ -276,5 +276,91 @@ TEST(JoinProfile, NoLayersIsAUsageError) {
   }
 }
 
+// apply_grouping on a profile, against the table at the top of this file.
+// By op type, in order of first appearance: Conv (conv_a, conv_b: 6,000,000
+// FLOPs, 300,000 B, 100 + 300 = 400 us), Relu, NonMaxSuppression (no cost
+// rule: unknown, no rate), Flatten.
+TEST(ApplyGrouping, ProfileSumsLayerTimesAndCostsPerGroup) {
+  ProfileResult p = hand_profile();
+  apply_grouping(p, GroupRule::parse("op"));
+  EXPECT_EQ(p.group_by, "op");
+  ASSERT_EQ(p.groups.size(), 4u);
+  const LayerGroup& conv = p.groups[0];
+  EXPECT_EQ(conv.key, "Conv");
+  EXPECT_EQ(conv.first_index, 0);
+  EXPECT_EQ(conv.layers, 2);
+  EXPECT_EQ(conv.layers_not_exact, 0);
+  EXPECT_EQ(conv.macs, 3000000);
+  EXPECT_EQ(conv.flops, 6000000);
+  EXPECT_EQ(conv.bytes, 300000);
+  EXPECT_DOUBLE_EQ(conv.seconds, 400e-6);
+  EXPECT_DOUBLE_EQ(conv.share_of_time.value(), 400.0 / 510.0);
+  EXPECT_DOUBLE_EQ(conv.share_of_flops.value(), 6000000.0 / 6010000.0);
+  EXPECT_DOUBLE_EQ(conv.achieved_flops_per_second.value(), 1.5e10);  // 6e6 / 4e-4
+  EXPECT_DOUBLE_EQ(conv.achieved_bytes_per_second.value(), 7.5e8);   // 3e5 / 4e-4
+  EXPECT_EQ(p.groups[1].key, "Relu");
+  EXPECT_EQ(p.groups[1].first_index, 1);
+  const LayerGroup& nms = p.groups[2];
+  EXPECT_EQ(nms.key, "NonMaxSuppression");
+  EXPECT_EQ(nms.first_index, 3);
+  EXPECT_EQ(nms.layers_not_exact, 1);
+  EXPECT_EQ(nms.flops, 0);
+  EXPECT_DOUBLE_EQ(nms.seconds, 80e-6);
+  EXPECT_DOUBLE_EQ(nms.share_of_time.value(), 80.0 / 510.0);
+  // Nothing known to divide: unknown, not 0.
+  EXPECT_FALSE(nms.share_of_flops);
+  EXPECT_FALSE(nms.achieved_flops_per_second);
+  EXPECT_FALSE(nms.achieved_bytes_per_second);
+  EXPECT_EQ(p.groups[3].key, "Flatten");
+  EXPECT_DOUBLE_EQ(p.groups[3].achieved_flops_per_second.value(), 0.0);  // 0 FLOPs in 10 us
+  // The analysis got the same rule's cost sums.
+  EXPECT_EQ(p.analysis.group_by, "op");
+  ASSERT_EQ(p.analysis.groups.size(), 4u);
+  EXPECT_EQ(p.analysis.groups[0].flops, 6000000);
+  EXPECT_EQ(p.analysis.groups[0].nodes, 2);
+}
+
+TEST(ApplyGrouping, ProfileGroupTotalsEqualTheLayerTotals) {
+  ProfileResult p = hand_profile();
+  // A regex: conv_a and conv_b share "conv_"; relu, nms and flat are (other).
+  apply_grouping(p, GroupRule::parse("re:^conv_"));
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.groups[0].key, "conv_");
+  EXPECT_EQ(p.groups[0].layers, 2);
+  EXPECT_EQ(p.groups[1].key, "(other)");
+  EXPECT_EQ(p.groups[1].first_index, 1);
+  EXPECT_EQ(p.groups[1].layers, 3);
+  EXPECT_EQ(p.groups[1].layers_not_exact, 1);
+  EXPECT_EQ(p.groups[1].flops, 10000);            // relu's; nms unknown, flat 0
+  EXPECT_DOUBLE_EQ(p.groups[1].seconds, 110e-6);  // 20 + 80 + 10 us
+  // A partly known group still has a rate: a lower bound, said by layers_not_exact.
+  EXPECT_DOUBLE_EQ(p.groups[1].achieved_flops_per_second.value(), 10000 / 110e-6);
+  double seconds = 0, share = 0;
+  int64_t layers = 0, flops = 0;
+  for (const LayerGroup& g : p.groups) {
+    seconds += g.seconds;
+    share += g.share_of_time.value();
+    layers += g.layers;
+    flops += g.flops;
+  }
+  EXPECT_DOUBLE_EQ(seconds, 510e-6);
+  EXPECT_DOUBLE_EQ(share, 1.0);
+  EXPECT_EQ(layers, 5);
+  EXPECT_EQ(flops, 6010000);
+}
+
+TEST(ApplyGrouping, AnUnmeasuredLayerAddsNoTimeAndTheJoinKeepsTheGroups) {
+  ProfileResult p = hand_profile();
+  p.layers[2].time.count = 0;  // conv_b: no samples
+  apply_grouping(p, GroupRule::parse("op"));
+  EXPECT_EQ(p.groups[0].layers, 2);
+  EXPECT_DOUBLE_EQ(p.groups[0].seconds, 100e-6);
+  EXPECT_DOUBLE_EQ(p.groups[0].share_of_time.value(), 100.0 / 210.0);  // of 100 + 20 + 80 + 10 us
+  const JoinedReport r = join_profile(std::move(p), hand_ceilings());
+  ASSERT_EQ(r.profile.groups.size(), 4u);
+  EXPECT_EQ(r.profile.group_by, "op");
+  EXPECT_DOUBLE_EQ(r.profile.groups[0].seconds, 100e-6);
+}
+
 }  // namespace
 }  // namespace modelstat

@@ -129,6 +129,14 @@ DeviceCeilings sample_ceilings() {
 
 JoinedReport sample_report() { return join_profile(sample_profile(), sample_ceilings()); }
 
+// Grouped by a regex that only "/conv1/Conv" matches: "/conv1/" (node 0) and
+// "(other)" (the MatMul, exact, and nms, no cost rule: a partly known group).
+JoinedReport grouped_report() {
+  ProfileResult p = sample_profile();
+  apply_grouping(p, GroupRule::parse("re:^/conv1/"));
+  return join_profile(std::move(p), sample_ceilings());
+}
+
 // The sample with control flow: /conv1/Conv, then Loop_2, whose body holds
 // MatMul_1 and If_2; the analysis counted the If's then branch (Relu_1), the
 // profile's subgraph pass also saw its else branch (Neg_1) run.
@@ -425,9 +433,10 @@ TEST(JoinedWriterTest, JsonHasEveryFieldInOrder) {
   const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(render("json", sample_report(), options));
   std::vector<std::string> keys;
   for (const auto& item : doc.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "kind", "cost_convention", "context",
-                                            "ceilings", "roofline", "whole", "hotspots", "nodes",
-                                            "subgraph_nodes", "by_op_type", "notices", "profile"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"schema_version", "tool", "kind", "cost_convention", "context",
+                                      "ceilings", "roofline", "whole", "hotspots", "nodes", "subgraph_nodes",
+                                      "group_by", "groups", "by_op_type", "notices", "profile"}));
   EXPECT_EQ(doc["schema_version"], kJoinedJsonSchemaVersion);
   EXPECT_EQ(doc["kind"], "report");
   EXPECT_EQ(doc["context"]["model"], "models/sample.onnx");
@@ -490,7 +499,8 @@ TEST(JoinedWriterTest, JsonValidatesAgainstSchemas) {
   cpu.h2d = cpu.d2h = TimingSummary{};
   DeviceCeilings cpu_ceilings = sample_ceilings();
   cpu_ceilings.device_kind = "cpu";
-  for (const JoinedReport& r : {sample_report(), join_profile(sample_profile(), sheet), join_profile(cpu, cpu_ceilings)}) {
+  for (const JoinedReport& r : {sample_report(), grouped_report(), join_profile(sample_profile(), sheet),
+                                join_profile(cpu, cpu_ceilings)}) {
     const json doc = json::parse(render("json", r));
     std::vector<std::string> errors = SchemaValidator().validate(report_schema, doc);
     EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
@@ -748,6 +758,54 @@ TEST(JoinedWriterTest, SubgraphNodesFollowTheirParentInEveryFormat) {
   EXPECT_FALSE(contains(render("html", sample_report()), "<th>calls</th>"));
 }
 
+// Medians 10, 10 and 5 us (sum 25 us); FLOPs 236,027,904, 2,097,152 and
+// unknown; bytes 3,851,008, 12,582,912 and unknown.
+TEST(JoinedWriterTest, GroupRowsStandInForTheNodeRows) {
+  const JoinedReport r = grouped_report();
+  for (const char* format : {"table", "md"}) {
+    SCOPED_TRACE(format);
+    const std::string text = render(format, r);
+    EXPECT_TRUE(contains(text, "Per-group roofline (--group-by re:^/conv1/: 2 groups of 3 nodes"));
+    EXPECT_FALSE(contains(text, "Per-node roofline"));
+  }
+  const std::vector<std::string> other = table_row(render("table", r), "(other)", "1");
+  ASSERT_FALSE(other.empty());
+  EXPECT_EQ(other.at(2), "2");        // nodes
+  EXPECT_EQ(other.at(3), "2.10 M?");  // the MatMul's FLOPs; nms unknown: a lower bound
+
+  const auto csv = parse_csv(render("csv", r));
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_EQ(csv[0], (std::vector<std::string>{"group", "first_index", "count", "nodes_not_exact", "macs",
+                                              "flops", "bytes", "time_s", "share_of_time", "share_of_flops",
+                                              "achieved_flops_per_s", "achieved_bytes_per_s"}));
+  EXPECT_EQ(csv[1][0], "/conv1/");
+  EXPECT_EQ(csv[1][5], "236027904");
+  EXPECT_DOUBLE_EQ(std::stod(csv[1][8]), 10.0 / 25.0);
+  EXPECT_DOUBLE_EQ(std::stod(csv[1][10]), 236027904 / 10e-6);
+  EXPECT_EQ(csv[2][0], "(other)");
+  EXPECT_EQ(csv[2][2], "2");
+  EXPECT_EQ(csv[2][3], "1");
+  EXPECT_EQ(csv[2][6], "12582912");
+  EXPECT_DOUBLE_EQ(std::stod(csv[2][7]), 15e-6);
+  EXPECT_DOUBLE_EQ(std::stod(csv[2][11]), 12582912 / 15e-6);
+
+  const json doc = json::parse(render("json", r));
+  EXPECT_EQ(doc["group_by"], "re:^/conv1/");
+  ASSERT_EQ(doc["groups"].size(), 2u);
+  EXPECT_EQ(doc["groups"][1]["count"], 2);
+  EXPECT_DOUBLE_EQ(doc["groups"][1]["share_of_time"].get<double>(), 15.0 / 25.0);
+  EXPECT_EQ(doc["nodes"].size(), 3u);
+  EXPECT_EQ(doc["profile"]["groups"].size(), 2u);  // the profile document's own
+
+  // HTML: a group table beside every layer's; the trace stays per node.
+  const std::string html = render("html", r);
+  EXPECT_TRUE(contains(html, "<section id=\"groups\">"));
+  EXPECT_TRUE(contains(html, "<a href=\"#groups\">"));
+  EXPECT_TRUE(contains(html, "<section id=\"layers\">"));
+  EXPECT_FALSE(contains(render("html", sample_report()), "id=\"groups\""));
+  EXPECT_EQ(render("trace", r), render("trace", sample_report()));
+}
+
 // The whole output of every format for the sample report (what
 // DISABLED_PrintSampleJoinedReports printed to eyeball): a change shows as a
 // diff of tests/data/golden/joined.*. The run's and the ceilings' dates and
@@ -761,6 +819,18 @@ TEST(WritersGolden, JoinedEveryFormat) {
                                                                                      {"trace", "joined.trace.json"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, sample_report()), {"gpu-node-7", "2.3.0"});
+  }
+}
+
+TEST(WritersGolden, JoinedGroupedEveryFormat) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "joined-groups.txt"},
+                                                        {"json", "joined-groups.json"},
+                                                        {"csv", "joined-groups.csv"},
+                                                        {"md", "joined-groups.md"},
+                                                        {"html", "joined-groups.html"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, grouped_report()), {"gpu-node-7", "2.3.0"});
   }
 }
 

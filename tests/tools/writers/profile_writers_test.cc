@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "modelstat/error.hpp"
+#include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
-#include "tools/writers/writers.hpp"
 #include "test_support.hpp"
 #include "tools/writers/format_util.hpp"
+#include "tools/writers/writers.hpp"
 
 namespace modelstat {
 namespace {
@@ -147,6 +148,14 @@ ProfileResult sample_profile() {
   train.memory_method = "CUDA: caching allocator statistics";
   r.train_step = train;
   r.notices = {"GPU clocks were not locked; expect more variance"};
+  return r;
+}
+
+// The sample grouped by block: "/conv1/" (layer 0), "/blocks.0/" (layer 1),
+// "(other)" (nms, layer 2: no cost rule).
+ProfileResult grouped_profile() {
+  ProfileResult r = sample_profile();
+  apply_grouping(r, GroupRule::parse("block"));
   return r;
 }
 
@@ -283,6 +292,8 @@ TEST(ProfileWriterTest, JsonHasEveryFieldInOrder) {
                                             "layers",
                                             "subgraph_layer_sum",
                                             "subgraph_layers",
+                                            "group_by",
+                                            "groups",
                                             "transfers",
                                             "batch_sweep",
                                             "max_batch",
@@ -377,7 +388,7 @@ TEST(ProfileWriterTest, JsonValidatesAgainstSchema) {
   no_extras.batch_sweep.clear();
   no_extras.memory.reset();
   no_extras.train_step.reset();
-  for (const ProfileResult& r : {sample_profile(), no_extras, ProfileResult{}}) {
+  for (const ProfileResult& r : {sample_profile(), no_extras, grouped_profile(), ProfileResult{}}) {
     const json doc = json::parse(render("json", r));
     const std::vector<std::string> errors = SchemaValidator().validate(schema, doc);
     EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
@@ -741,6 +752,65 @@ TEST(ProfileWriterTest, SubgraphRowsInCsvAndJson) {
   EXPECT_EQ(plain["subgraph_layer_sum"]["count"], 0);
 }
 
+// Layer medians 0.4 ms, 0.6 ms and 0.03 ms: the shares of their sum, 1.03 ms.
+TEST(ProfileWriterTest, GroupRowsStandInForTheLayerRows) {
+  const ProfileResult r = grouped_profile();
+  const std::string table = render("table", r);
+  EXPECT_TRUE(contains(
+      table, "Per-block times (--group-by block: 3 groups of 3 nodes, in order of first appearance)"));
+  EXPECT_FALSE(contains(table, "Per-layer times"));
+  EXPECT_TRUE(contains(table, "Hotspots"));  // still per layer
+
+  const auto csv = parse_csv(render("csv", r));
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[0], (std::vector<std::string>{"group", "first_index", "layers", "layers_not_exact",
+                                              "median_sum_s", "share_of_layer_sum", "flops", "macs", "bytes",
+                                              "share_of_flops", "achieved_gflops", "achieved_gbps"}));
+  const std::vector<std::string>& conv = csv[1];
+  EXPECT_EQ(conv[0], "/conv1/");
+  EXPECT_EQ(std::stod(conv[4]), 0.0004);
+  EXPECT_DOUBLE_EQ(std::stod(conv[5]), 0.4 / 1.03);
+  EXPECT_EQ(conv[6], "236027904");
+  EXPECT_EQ(conv[7], "118013952");
+  EXPECT_EQ(conv[8], "3851008");  // 639,744 read + 3,211,264 written
+  EXPECT_DOUBLE_EQ(std::stod(conv[10]), 236027904 / 0.0004 / 1e9);
+  EXPECT_EQ(csv[2][0], "/blocks.0/");
+  EXPECT_EQ(csv[2][6], "18014398509481986");  // 2 x (2^53 + 1), exact
+  // nms: timed, not costed: its rates and FLOP share are unknown (empty), not 0.
+  EXPECT_EQ(csv[3], (std::vector<std::string>{"(other)", "2", "1", "1", "3e-05", csv[3][5], "0", "0", "0", "",
+                                              "", ""}));
+  EXPECT_DOUBLE_EQ(std::stod(csv[3][5]), 0.03 / 1.03);
+
+  const json doc = json::parse(render("json", r));
+  EXPECT_EQ(doc["group_by"], "block");
+  ASSERT_EQ(doc["groups"].size(), 3u);
+  EXPECT_EQ(doc["groups"][1]["flops"].get<int64_t>(), 2 * kBeyondDouble);
+  EXPECT_TRUE(doc["groups"][2]["achieved_gflops"].is_null());
+  EXPECT_EQ(doc["layers"].size(), 3u);
+  // The nested analysis carries the same rule's cost sums.
+  EXPECT_EQ(doc["analysis"]["group_by"], "block");
+  EXPECT_EQ(doc["analysis"]["groups"].size(), 3u);
+
+  const std::string md = render("md", r);
+  EXPECT_TRUE(contains(md, "Per-block times (--group-by block"));
+  expect_well_formed_md_tables(lines_of(md));
+
+  const json plain = json::parse(render("json", sample_profile()));
+  EXPECT_TRUE(plain["group_by"].is_null());
+  EXPECT_EQ(plain["groups"], json::array());
+
+  // --no-layers: no times to group, no group table (the JSON keeps the
+  // analysis's cost groups).
+  ProfileResult no_layers = sample_profile();
+  no_layers.layers.clear();
+  apply_grouping(no_layers, GroupRule::parse("block"));
+  EXPECT_TRUE(no_layers.groups.empty());
+  const std::string text = render("table", no_layers);
+  EXPECT_FALSE(contains(text, "Per-block times"));
+  EXPECT_FALSE(contains(text, "Per-layer times"));
+  EXPECT_EQ(json::parse(render("json", no_layers))["analysis"]["groups"].size(), 3u);
+}
+
 // The whole output of every format for the sample profile (what
 // DISABLED_PrintSampleReports printed to eyeball): a change shows as a diff of
 // tests/data/golden/profile.*. The run's date, host and LibTorch version are
@@ -750,6 +820,17 @@ TEST(WritersGolden, ProfileEveryFormat) {
            {"table", "profile.txt"}, {"json", "profile.json"}, {"csv", "profile.csv"}, {"md", "profile.md"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, sample_profile()), {"gpu-node-7", "2.3.0"});
+  }
+}
+
+TEST(WritersGolden, ProfileGroupedEveryFormat) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "profile-groups.txt"},
+                                                        {"json", "profile-groups.json"},
+                                                        {"csv", "profile-groups.csv"},
+                                                        {"md", "profile-groups.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, grouped_profile()), {"gpu-node-7", "2.3.0"});
   }
 }
 

@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "modelstat/error.hpp"
-#include "tools/writers/writers.hpp"
+#include "modelstat/grouping.hpp"
 #include "test_support.hpp"
 #include "tools/writers/format_util.hpp"
+#include "tools/writers/writers.hpp"
 
 namespace modelstat {
 namespace {
@@ -106,6 +107,15 @@ AnalysisResult sample_result() {
   t.input_bytes = 602112;
   t.output_bytes = 0;
   r.analysis_seconds = 0.0123;
+  return r;
+}
+
+// The sample grouped by block: the long name has no layer index, so its
+// first path component "/model/" (node 0); "/blocks.0/" (node 1); "nms" and
+// "reshape_3" have no block: "(other)", both not exact.
+AnalysisResult grouped_result() {
+  AnalysisResult r = sample_result();
+  apply_grouping(r, GroupRule::parse("block"));
   return r;
 }
 
@@ -283,7 +293,7 @@ TEST(ReportWriterTest, JsonKeepsAllNodesAndHonoursTop) {
 TEST(ReportWriterTest, JsonValidatesAgainstSchema) {
   const json schema = load_schema();
   SchemaValidator validator;
-  for (const AnalysisResult& r : {sample_result(), AnalysisResult{}}) {
+  for (const AnalysisResult& r : {sample_result(), grouped_result(), AnalysisResult{}}) {
     const std::vector<std::string> errors = validator.validate(schema, json::parse(render("json", r)));
     EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
   }
@@ -458,6 +468,47 @@ TEST(ReportWriterTest, EveryFormatHandlesAnEmptyResult) {
   EXPECT_EQ(parse_csv(render("csv", empty)).size(), 1u);
 }
 
+TEST(ReportWriterTest, GroupRowsStandInForTheNodeRows) {
+  const AnalysisResult r = grouped_result();
+  const std::string table = render("table", r);
+  EXPECT_TRUE(contains(
+      table, "Per-block costs (--group-by block: 3 groups of 4 nodes, in order of first appearance)"));
+  EXPECT_FALSE(contains(table, "Per-layer costs"));
+  EXPECT_TRUE(contains(table, "Hotspots"));  // still per node
+
+  // CSV: one row per group, exact integers (the sample's node figures, summed by hand).
+  const auto csv = parse_csv(render("csv", r));
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[0], (std::vector<std::string>{"group", "first_index", "nodes", "nodes_not_exact", "params",
+                                              "macs", "flops", "bytes_read", "bytes_written", "weight_bytes",
+                                              "flops_share"}));
+  EXPECT_EQ(csv[1], (std::vector<std::string>{"/model/", "0", "1", "0", "9408", "118013952", "236027904",
+                                              "639744", "3211264", "37632", "1.31022e-08"}));
+  EXPECT_EQ(csv[2][0], "/blocks.0/");
+  EXPECT_EQ(csv[2][5], "9007199254740993");
+  EXPECT_EQ(csv[3], (std::vector<std::string>{"(other)", "2", "2", "2", "0", "0", "0", "0", "0", "0", "0"}));
+
+  // JSON: the rule and the groups beside every node.
+  const json doc = json::parse(render("json", r));
+  EXPECT_EQ(doc["group_by"], "block");
+  EXPECT_EQ(doc["nodes"].size(), 4u);
+  ASSERT_EQ(doc["groups"].size(), 3u);
+  EXPECT_EQ(doc["groups"][1]["key"], "/blocks.0/");
+  EXPECT_EQ(doc["groups"][1]["macs"].get<int64_t>(), kBeyondDouble);
+  EXPECT_EQ(doc["groups"][2]["nodes_not_exact"], 2);
+
+  const std::string md = render("md", r);
+  EXPECT_TRUE(contains(md, "## Per-block costs (--group-by block: 3 groups of 4 nodes"));
+  EXPECT_FALSE(contains(md, "## Per-layer costs"));
+  expect_well_formed_md_tables(lines_of(md));
+
+  // Without a rule: null and no groups, and the node rows.
+  const json plain = json::parse(render("json", sample_result()));
+  EXPECT_TRUE(plain["group_by"].is_null());
+  EXPECT_EQ(plain["groups"], json::array());
+  EXPECT_EQ(parse_csv(render("csv", sample_result())).size(), 5u);
+}
+
 // The whole output of every format for the sample result. The analysis time
 // is what a run measures; it is normalised away.
 TEST(WritersGolden, AnalysisEveryFormat) {
@@ -465,6 +516,17 @@ TEST(WritersGolden, AnalysisEveryFormat) {
            {"table", "analysis.txt"}, {"json", "analysis.json"}, {"csv", "analysis.csv"}, {"md", "analysis.md"}}) {
     SCOPED_TRACE(format);
     test::expect_golden(file, render(format, sample_result()));
+  }
+}
+
+TEST(WritersGolden, AnalysisGroupedEveryFormat) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"table", "analysis-groups.txt"},
+                                                        {"json", "analysis-groups.json"},
+                                                        {"csv", "analysis-groups.csv"},
+                                                        {"md", "analysis-groups.md"}}) {
+    SCOPED_TRACE(format);
+    test::expect_golden(file, render(format, grouped_result()));
   }
 }
 
