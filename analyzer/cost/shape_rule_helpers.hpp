@@ -42,4 +42,13 @@ void same_as_input(onnx::InferenceContext& ctx, size_t out, size_t from);
 // Integer attribute, or `fallback`.
 int64_t attr_int(onnx::InferenceContext& ctx, const char* name, int64_t fallback);
 
+// Input `from`'s dims with dims [axis, rank) set to 1 (the per-row statistics
+// of a normalisation over the trailing dims); empty when its shape is unknown.
+std::optional<std::vector<Dim>> stat_dims(onnx::InferenceContext& ctx, size_t from, int64_t axis);
+
+// Runs the inference of the standard op `op` at `opset` (ONNX 1.12's schema)
+// on this node: for a contrib op whose outputs follow a standard op's
+// (FusedConv as Conv, FusedGemm as Gemm).
+void infer_as(onnx::InferenceContext& ctx, const char* op, int opset);
+
 }  // namespace modelstat::cost::shape
