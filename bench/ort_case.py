@@ -72,7 +72,7 @@ def main(argv):
     subprocess.run(["node", os.path.join(HERE, "ort_run.mjs"), case], check=True, env=env)
     with open(os.path.join(case, "outputs.json")) as f:
         result = json.load(f)
-    types = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "bool": np.bool_}
+    types = {"float32": np.float32, "float16": np.float16, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
     for k, out in enumerate(result["outputs"]):
         array = np.fromfile(os.path.join(case, out["file"]), dtype=types[out["dtype"]]).reshape(out["dims"])
         with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
