@@ -177,13 +177,16 @@ void fused_gemm_shape(onnx::InferenceContext& ctx) {
   shape::infer_as(ctx, "Gemm", 13);
 }
 
-// MatMulNBits: A's dims with the last one N, in A's type.
+// MatMulNBits: A's dims with the last one N, in A's type; A's last dim must be K.
 void matmul_nbits_shape(onnx::InferenceContext& ctx) {
   const auto* a = shape::input_shape(ctx, 0);
   if (!a) return;
   if (a->dim_size() < 1) fail_shape_inference("A must have rank >= 1");
+  const int64_t k = shape::attr_int(ctx, "K", 0), n = shape::attr_int(ctx, "N", 0);
+  const auto a_k = shape::value(a->dim(a->dim_size() - 1));
+  if (a_k && *a_k != k) fail_shape_inference("A's last dim ", *a_k, " is not K = ", k);
   std::vector<shape::Dim> dims(a->dim().begin(), a->dim().end() - 1);
-  dims.push_back(shape::known(shape::attr_int(ctx, "N", 0)));
+  dims.push_back(n > 0 ? shape::known(n) : shape::unknown());
   shape::set_output(ctx, 0, 0, dims);
 }
 

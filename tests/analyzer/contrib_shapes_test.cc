@@ -222,5 +222,18 @@ TEST(ContribShapes, MatMulNBitsOutputAndFourBitParams) {
   EXPECT_TRUE(packed_listed);
 }
 
+// A whose last dim is not K: the shape rule reports the node (a notice; the
+// loader collects per-node inference errors) and the cost is unknown.
+TEST(ContribShapes, MatMulNBitsReportsAnAWithoutKColumns) {
+  OneNodeModel m("MatMulNBits", "com.microsoft");
+  m.input("a", {2, 48}).weight("b", {32, 2, 16}, onnx::TensorProto::UINT8, 1).weight("scales", {32, 2})
+      .output("y").attr("K", int64_t(64)).attr("N", int64_t(32)).attr("block_size", int64_t(32));
+  const AnalysisResult r = m.analyze();
+  EXPECT_EQ(r.totals.nodes_exact, 0);
+  bool named = false;
+  for (const std::string& notice : r.notices) named = named || notice.find("is not K = 64") != std::string::npos;
+  EXPECT_TRUE(named) << ::testing::PrintToString(r.notices);
+}
+
 }  // namespace
 }  // namespace modelstat
