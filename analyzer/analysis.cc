@@ -56,6 +56,24 @@ bool counts_as_weight(const Tensor& t) {
   return true;
 }
 
+// The values a weight holds: its elements, or for bit-packed weights
+// (MatMulNBits' uint8 blobs: 2 4-bit values a byte) elements * 8 / bits.
+int64_t weight_values(const Tensor& t, int packed_bits) {
+  const int64_t n = *t.shape.element_count();
+  return packed_bits > 0 ? n / packed_bits * 8 + n % packed_bits * 8 / packed_bits : n;
+}
+
+// Tensors that ops read as bit-packed weights, with their bits per value (the
+// first reader's), over the graph and its subgraphs.
+void collect_packed_weights(const Graph& g, std::map<const Tensor*, int>& bits) {
+  for (const Node& node : g.nodes) {
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (const int b = node.inputs[k] >= 0 ? op_packed_weight_bits(node, k) : 0)
+        bits.emplace(&g.tensors[size_t(node.inputs[k])], b);
+    for (const auto& sub : node.subgraphs()) collect_packed_weights(*sub, bits);
+  }
+}
+
 void add_into(NodeCost& into, const NodeCost& c) {
   into.params = sat_add(into.params, c.params);
   into.macs = sat_add(into.macs, c.macs);
@@ -82,7 +100,8 @@ class GraphCoster {
     std::string unknown_tensor;
     int64_t read = 0, weight = 0, written = 0;
     std::unordered_set<int> seen;
-    for (int in : node.inputs) {
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int in = node.inputs[k];
       if (in < 0 || !seen.insert(in).second) continue;
       const Tensor& t = g.tensors[size_t(in)];
       auto size = t.size_bytes();
@@ -95,7 +114,7 @@ class GraphCoster {
       if (t.is_constant()) weight = cost::checked_add(weight, *size, node);
       if (counts_as_weight(t) && !weight_counted[size_t(in)]) {
         weight_counted[size_t(in)] = true;
-        cost.params = cost::checked_add(cost.params, *t.shape.element_count(), node);
+        cost.params = cost::checked_add(cost.params, weight_values(t, op_packed_weight_bits(node, k)), node);
       }
     }
     for (int out : node.outputs) {
@@ -358,21 +377,30 @@ std::string describe(const Tensor& t) {
   return t.name + ": " + dtype_name(t.dtype) + " " + t.shape.to_string();
 }
 
-void collect_constant_sizes(const Graph& g, std::map<std::string, DTypeSize>& by_dtype, int64_t& params) {
+// A bit-packed weight is listed as its values' type, e.g. "uint4 (packed in
+// uint8)", with its values as elements and its bytes as they are.
+void collect_constant_sizes(const Graph& g, std::map<std::string, DTypeSize>& by_dtype, int64_t& params,
+                            const std::map<const Tensor*, int>& packed_bits) {
   for (const Tensor& t : g.tensors) {
     if (!t.is_constant()) continue;
     auto n = t.shape.element_count();
     auto b = t.size_bytes();
     if (!n || !b) continue;
-    auto& entry = by_dtype[dtype_name(t.dtype)];
-    entry.dtype = dtype_name(t.dtype);
+    auto packed = packed_bits.find(&t);
+    const int bits = packed == packed_bits.end() ? 0 : packed->second;
+    const std::string dtype = bits
+                                  ? "uint" + std::to_string(bits) + " (packed in " + dtype_name(t.dtype) + ")"
+                                  : std::string(dtype_name(t.dtype));
+    const int64_t values = weight_values(t, bits);
+    auto& entry = by_dtype[dtype];
+    entry.dtype = dtype;
     entry.tensors++;
-    entry.elements = sat_add(entry.elements, *n);
+    entry.elements = sat_add(entry.elements, values);
     entry.bytes = sat_add(entry.bytes, *b);
-    if (counts_as_weight(t)) params = sat_add(params, *n);
+    if (counts_as_weight(t)) params = sat_add(params, values);
   }
   for (const Node& node : g.nodes)
-    for (const auto& sub : node.subgraphs()) collect_constant_sizes(*sub, by_dtype, params);
+    for (const auto& sub : node.subgraphs()) collect_constant_sizes(*sub, by_dtype, params, packed_bits);
 }
 
 }  // namespace
@@ -462,7 +490,9 @@ AnalysisResult analyze_model(const Model& model) {
 
   // Params: every weight once, used or not (the file's deduplicated count).
   std::map<std::string, DTypeSize> by_dtype;
-  collect_constant_sizes(g, by_dtype, t.params);
+  std::map<const Tensor*, int> packed_bits;
+  collect_packed_weights(g, packed_bits);
+  collect_constant_sizes(g, by_dtype, t.params, packed_bits);
   for (auto& [name, entry] : by_dtype) {
     t.weight_bytes = sat_add(t.weight_bytes, entry.bytes);
     r.size_by_dtype.push_back(entry);

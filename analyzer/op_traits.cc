@@ -35,6 +35,13 @@ bool op_input_is_constant(const Graph& g, const Node& n, size_t k) {
   return false;
 }
 
+int op_packed_weight_bits(const Node& n, size_t k) {
+  const int input = traits_of(n).packed_weight_input;
+  if (input < 0 || size_t(input) != k) return 0;
+  const int64_t bits = n.attr_int("bits", 4);
+  return bits >= 1 && bits <= 8 ? int(bits) : 0;
+}
+
 bool op_training_mode(const Node& n, int64_t opset) {
   if (!n.domain.empty()) return false;
   if (n.op_type == "BatchNormalization") {

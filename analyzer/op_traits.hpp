@@ -37,6 +37,10 @@ DenseFamily op_dense_family(const Node& node);
 // a one-element arithmetic constant) rather than a trainable weight.
 bool op_input_is_constant(const Graph& graph, const Node& node, size_t k);
 
+// Bits per value when input `k` of `node` holds weights bit-packed in bytes
+// (MatMulNBits' B: its `bits` attribute, default 4); 0 when it does not.
+int op_packed_weight_bits(const Node& node, size_t k);
+
 // Whether a BatchNormalization or Dropout node runs in training mode, by the
 // rule of the opset the model imports (`opset`), which changed twice; the one
 // place this rule lives (the cost rules and the executor ask it).

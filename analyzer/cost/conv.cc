@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/cost/shape_rule_helpers.hpp"
 
 namespace modelstat::cost {
 namespace {
@@ -90,6 +91,28 @@ RuleResult conv_transpose(const CostContext& ctx) {
   return exact(rule, macs, flops);
 }
 
+// com.microsoft FusedConv: activation(Conv(X, W, B) + Z): Conv's count, + 1
+// per output element for the optional sum input Z, + the activation's own
+// per-element count on every output element (none without `activation`).
+RuleResult fused_conv(const CostContext& ctx) {
+  const std::string activation = ctx.node().attr_string("activation", "");
+  auto per_element =
+      activation.empty() ? std::optional<int64_t>(0) : activation_flops_per_element(activation);
+  if (!per_element)
+    return RuleResult::unknown_shape("conv", "activation '" + activation + "' has no elementwise record");
+  RuleResult r = conv_cost(ctx, ConvInputs{}, "conv");
+  if (r.status != CostStatus::Exact) return r;
+  const int64_t fused = *per_element + (ctx.input(3) ? 1 : 0);
+  auto out_elements = ctx.output_elements(0);  // known: conv_cost read the output's dims
+  r.flops = checked_add(r.flops, checked_mul(fused, *out_elements, ctx.node()), ctx.node());
+  return r;
+}
+
+// FusedConv's output is Conv's (ONNX's Conv-11 inference; Z has its shape).
+void fused_conv_shape(onnx::InferenceContext& ctx) {
+  cost::shape::infer_as(ctx, "Conv", 11);
+}
+
 }  // namespace
 
 void add_conv_rules(std::vector<CostRule>& rules) {
@@ -109,6 +132,10 @@ void add_conv_rules(std::vector<CostRule>& rules) {
        "as Conv (integer MACs); FLOPs = 2*MACs + (bias ? output elements : 0) + 2 per output element "
        "(requantisation: scale multiply, zero-point add)",
        OpTraits{}.conv_pool(3)},
+      {"FusedConv", 1, fused_conv,
+       "as Conv + (Z ? 1 : 0) per output element (the sum input, added before the activation) + the "
+       "activation's own per-element count on every output element",
+       OpTraits{}.conv_pool(1).shape(fused_conv_shape).dense(DenseFamily::Conv), nullptr, "com.microsoft"},
   };
   add_rows(rules, kRows);
 }

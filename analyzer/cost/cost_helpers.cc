@@ -9,6 +9,26 @@ void add_rows(std::vector<CostRule>& rules, const OpRow* begin, const OpRow* end
     rules.push_back(CostRule{OpKey{r->domain, r->op, r->since, r->until}, r->fn, r->doc, r->traits, r->fold});
 }
 
+std::optional<int64_t> activation_flops_per_element(const std::string& op) {
+  const CostRule* rule = find_rule("", op, kLatestOpset);
+  if (!rule) return std::nullopt;
+  // The record's own rule on a one-element float tensor: its count per element.
+  Graph graph;
+  Tensor t;
+  t.dtype = DType::Float;
+  t.shape.rank_known = true;
+  t.shape.dims = {Dim{1, {}}};
+  graph.tensors = {t, t};
+  Node node;
+  node.name = "activation";
+  node.op_type = op;
+  node.inputs = {0};
+  node.outputs = {1};
+  const RuleResult r = rule->fn(CostContext(graph, node, kLatestOpset));
+  if (r.status != CostStatus::Exact || r.macs != 0) return std::nullopt;
+  return r.flops;
+}
+
 RuleResult exact(std::string rule, int64_t macs, int64_t flops, std::string note) {
   RuleResult r;
   r.macs = macs;

@@ -73,6 +73,11 @@ int64_t ceil_log2(int64_t n);
 // Whether every value is >= 1 (kernel sizes, strides, groups).
 bool all_positive(const std::vector<int64_t>& values);
 
+// FLOPs per element of the activation `op` (an ONNX-domain op type, e.g. the
+// `activation` attribute of ONNX Runtime's FusedConv / FusedGemm) as that
+// op's own record counts it; nullopt when no record is elementwise-costed so.
+std::optional<int64_t> activation_flops_per_element(const std::string& op);
+
 // "elementwise:4" style rule ids.
 std::string rule_id(const char* family, int64_t per_element);
 

@@ -127,6 +127,10 @@ struct OpTraits {
   ShapeFn shape_rule = nullptr;  // the inference of an op ONNX has no schema for (wins over
                                  // same_shape_as_input)
   DenseFamily dense_family = DenseFamily::None;  // the measured contraction classes it is priced with
+  // The input holding weights bit-packed in uint8 (MatMulNBits' B: `bits`, an
+  // attribute, per value, default 4), -1 for none: params and the model size
+  // by dtype count its values, not its bytes.
+  int packed_weight_input = -1;
 
   // (Defined before its callers: clang evaluates them in constant expressions.)
   template <typename T>
@@ -147,6 +151,7 @@ struct OpTraits {
   constexpr OpTraits shape_of_input() const { return with(&OpTraits::same_shape_as_input, true); }
   constexpr OpTraits shape(ShapeFn f) const { return with(&OpTraits::shape_rule, f); }
   constexpr OpTraits dense(DenseFamily f) const { return with(&OpTraits::dense_family, f); }
+  constexpr OpTraits packed_weight(int input) const { return with(&OpTraits::packed_weight_input, input); }
 };
 
 // The op's one record (also called its cost rule: `CostRule` is the same type).

@@ -56,6 +56,13 @@ RuleResult gelu(const CostContext& ctx) {
   return per_element_cost(ctx, ctx.node().attr_string("approximate", "none") == "tanh" ? 9 : 5);
 }
 
+// com.microsoft FastGelu: the tanh approximation 0.5*x*(1+tanh(0.797885*x +
+// 0.035677*x^3)) = 9 (x*x*x 2, two scalings 2, add, tanh, add 1, mul x, mul
+// 0.5), + 1 for the optional bias added to x first.
+RuleResult fast_gelu(const CostContext& ctx) {
+  return per_element_cost(ctx, ctx.input(1) ? 10 : 9);
+}
+
 template <int64_t K>
 RuleResult softmax(const CostContext& ctx) {
   return per_element_cost(ctx, K, "softmax");
@@ -154,6 +161,16 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       // alpha = 1.702 by default. ONNX has no schema for it: its output has input 0's shape.
       {"QuickGelu", 1, per_element<6>, "6 per element: x*sigmoid(alpha*x) = mul, neg, exp, add, div, mul",
        OpTraits{}.shape_of_input(), nullptr, "com.microsoft"},
+      // ONNX Runtime's other GELU forms and bias fusions (com.microsoft); outputs have input 0's shape.
+      {"Gelu", 1, per_element<5>, "5 per element (erf form, as ONNX Gelu: div, erf, add, mul, mul)",
+       OpTraits{}.shape_of_input(), nullptr, "com.microsoft"},
+      {"FastGelu", 1, fast_gelu,
+       "9 per element (tanh form, as ONNX Gelu approximate=tanh) + 1 with the optional bias (added first)",
+       OpTraits{}.shape_of_input(), nullptr, "com.microsoft"},
+      {"BiasGelu", 1, per_element<6>, "6 per element: bias add, then Gelu's erf form (5)",
+       OpTraits{}.shape_of_input(), nullptr, "com.microsoft"},
+      {"BiasAdd", 1, per_element<2>, "2 per element: X + bias + skip", OpTraits{}.shape_of_input(), nullptr,
+       "com.microsoft"},
       {"Softplus", 1, per_element<3>, "3 per element: log(exp(x)+1) = exp, add, log"},
       {"Softsign", 1, per_element<3>, "3 per element: x/(1+|x|) = abs, add, div"},
       {"Elu", 1, per_element<4>, "4 per element: compare, exp, sub, mul"},
@@ -169,6 +186,8 @@ void add_elementwise_rules(std::vector<CostRule>& rules) {
       {"Softmax", 1, softmax<5>, "5 per element: max, sub, exp, sum, div", kSavesOutput},
       {"LogSoftmax", 1, softmax<5>, "5 per element: max, sub, exp, sum, sub (log per row not counted)", kSavesOutput},
       {"Hardmax", 1, softmax<1>, "1 comparison per element (argmax; one-hot write is data movement)"},
+      {"BiasSoftmax", 1, softmax<6>, "6 per element: bias add, then Softmax (5)", kSavesOutput.shape_of_input(),
+       nullptr, "com.microsoft"},
       // Quantisation.
       {"QuantizeLinear", 10, quantize<2>,
        "2 per element: divide by scale, add zero point (rounding/saturation not counted)"},

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyzer/cost/cost_helpers.hpp"
+#include "analyzer/cost/shape_rule_helpers.hpp"
 
 namespace modelstat::cost {
 namespace {
@@ -13,7 +14,8 @@ namespace {
 // Gemm: Y = alpha * op(A) @ op(B) + beta * C with A [M,K], B [K,N] after transposes.
 // MACs = M*N*K; FLOPs = 2*MACs + (C ? M*N : 0) + (alpha != 1 ? M*N : 0)
 //        + (C && beta != 1 ? M*N : 0).
-RuleResult gemm(const CostContext& ctx) {
+// extra_per_output: FLOPs of work fused after the product (FusedGemm's activation).
+RuleResult gemm_cost(const CostContext& ctx, int64_t extra_per_output) {
   const char* rule = "gemm";
   auto a = ctx.input_dims(0);
   auto b = ctx.input_dims(1);
@@ -34,15 +36,29 @@ RuleResult gemm(const CostContext& ctx) {
   if (has_c) flops = checked_add(flops, mn, node);
   if (node.attr_float("alpha", 1.0) != 1.0) flops = checked_add(flops, mn, node);
   if (has_c && node.attr_float("beta", 1.0) != 1.0) flops = checked_add(flops, mn, node);
+  if (extra_per_output) flops = checked_add(flops, checked_mul(extra_per_output, mn, node), node);
   return exact(rule, macs, flops);
 }
 
-// numpy matmul: MACs = prod(broadcast batch dims) * M * N * K.
-RuleResult matmul_cost(const CostContext& ctx, size_t a_index, size_t b_index,
-                       int64_t requant_per_output) {
+RuleResult gemm(const CostContext& ctx) {
+  return gemm_cost(ctx, 0);
+}
+
+// com.microsoft FusedGemm: Gemm, then its `activation` on every output element,
+// counted as the activation's own record counts it.
+RuleResult fused_gemm(const CostContext& ctx) {
+  const std::string activation = ctx.node().attr_string("activation", "");
+  auto per_element = activation_flops_per_element(activation);
+  if (!per_element)
+    return RuleResult::unknown_shape("gemm", "activation '" + activation + "' has no elementwise record");
+  return gemm_cost(ctx, *per_element);
+}
+
+// numpy matmul of operands shaped a and b: MACs = prod(broadcast batch dims) *
+// M * N * K; FLOPs = 2*MACs + extra_per_output per output element.
+RuleResult matmul_of(const CostContext& ctx, std::optional<std::vector<int64_t>> a,
+                     std::optional<std::vector<int64_t>> b, int64_t requant_per_output) {
   const char* rule = "matmul";
-  auto a = ctx.input_dims(a_index);
-  auto b = ctx.input_dims(b_index);
   if (!a || !b) return RuleResult::unknown_shape(rule, "operand shape unknown");
   if (a->empty() || b->empty()) return RuleResult::unknown_shape(rule, "scalar operand");
   // 1-D operands: A [K] is [1,K] with M dropped; B [K] is [K,1] with N dropped.
@@ -63,8 +79,116 @@ RuleResult matmul_cost(const CostContext& ctx, size_t a_index, size_t b_index,
   return exact(rule, macs, flops);
 }
 
+RuleResult matmul_cost(const CostContext& ctx, size_t a_index, size_t b_index, int64_t requant_per_output) {
+  return matmul_of(ctx, ctx.input_dims(a_index), ctx.input_dims(b_index), requant_per_output);
+}
+
 RuleResult matmul(const CostContext& ctx) { return matmul_cost(ctx, 0, 1, 0); }
 RuleResult qlinear_matmul(const CostContext& ctx) { return matmul_cost(ctx, 0, 3, 2); }
+
+// FusedMatMul's operand as multiplied: transBatch moves dim 0 to the
+// second-to-last place ([d0, d1.., M, K] -> [d1.., M, d0, K], as ONNX Runtime
+// does), then trans swaps the last two dims.
+std::optional<std::vector<int64_t>> fused_operand(std::optional<std::vector<int64_t>> dims, bool trans_batch,
+                                                  bool trans) {
+  if (!dims) return dims;
+  const size_t rank = dims->size();
+  if (trans_batch && rank >= 3) std::rotate(dims->begin(), dims->begin() + 1, dims->end() - 1);
+  if (trans && rank >= 2) std::swap((*dims)[rank - 2], (*dims)[rank - 1]);
+  return dims;
+}
+
+// com.microsoft FusedMatMul: alpha * op(A) @ op(B): as MatMul, + 1 per output
+// element when alpha != 1.
+RuleResult fused_matmul(const CostContext& ctx) {
+  const Node& node = ctx.node();
+  auto a =
+      fused_operand(ctx.input_dims(0), node.attr_int("transBatchA", 0) != 0, node.attr_int("transA", 0) != 0);
+  auto b =
+      fused_operand(ctx.input_dims(1), node.attr_int("transBatchB", 0) != 0, node.attr_int("transB", 0) != 0);
+  return matmul_of(ctx, a, b, node.attr_float("alpha", 1.0) != 1.0 ? 1 : 0);
+}
+
+// com.microsoft MatMulNBits: A [..., K] times the dequantised weight [K, N]
+// (stored as N rows of K `bits`-bit values): MACs = rows * K * N (rows = the
+// product of A's leading dims); FLOPs = 2*MACs + 2*N*K (dequantising each
+// weight once: subtract its zero point, multiply by its scale) + (bias ? rows*N : 0).
+RuleResult matmul_nbits(const CostContext& ctx) {
+  const char* rule = "matmul_nbits";
+  const Node& node = ctx.node();
+  const int64_t k = node.attr_int("K", 0), n = node.attr_int("N", 0);
+  if (k < 1 || n < 1) return RuleResult::unknown_shape(rule, "attributes K and N must be positive");
+  auto a = ctx.input_dims(0);
+  if (!a) return RuleResult::unknown_shape(rule, "A's shape unknown");
+  if (a->empty() || a->back() != k) return RuleResult::unknown_shape(rule, "A's last dim is not K");
+  const int64_t rows = checked_product(std::vector<int64_t>(a->begin(), a->end() - 1), node);
+  const int64_t outputs = checked_mul(rows, n, node);
+  const int64_t weights = checked_mul(n, k, node);
+  const int64_t macs = checked_mul(outputs, k, node);
+  int64_t flops = checked_add(checked_mul(2, macs, node), checked_mul(2, weights, node), node);
+  if (ctx.input(5)) flops = checked_add(flops, outputs, node);
+  return exact(rule, macs, flops);
+}
+
+namespace shape = cost::shape;
+
+// FusedMatMul: numpy matmul of the operands as fused_operand() arranges them.
+void fused_matmul_shape(onnx::InferenceContext& ctx) {
+  const auto* a = shape::input_shape(ctx, 0);
+  const auto* b = shape::input_shape(ctx, 1);
+  if (!a || !b) return;
+  auto arrange = [&](const onnx::TensorShapeProto& s, const char* batch_attr, const char* trans_attr) {
+    std::vector<shape::Dim> d(s.dim().begin(), s.dim().end());
+    if (shape::attr_int(ctx, batch_attr, 0) && d.size() >= 3)
+      std::rotate(d.begin(), d.begin() + 1, d.end() - 1);
+    if (shape::attr_int(ctx, trans_attr, 0) && d.size() >= 2) std::swap(d[d.size() - 2], d[d.size() - 1]);
+    return d;
+  };
+  std::vector<shape::Dim> da = arrange(*a, "transBatchA", "transA"),
+                          db = arrange(*b, "transBatchB", "transB");
+  if (da.empty() || db.empty()) fail_shape_inference("FusedMatMul needs operands of rank >= 1");
+  const bool a_vector = da.size() == 1, b_vector = db.size() == 1;
+  if (a_vector) da.insert(da.begin(), shape::known(1));
+  if (b_vector) db.push_back(shape::known(1));
+  // Batch dims broadcast from the right; a known 1 gives way to the other.
+  std::vector<shape::Dim> out;
+  const size_t batch_a = da.size() - 2, batch_b = db.size() - 2, batch = std::max(batch_a, batch_b);
+  for (size_t i = 0; i < batch; ++i) {
+    const shape::Dim* x = i + batch_a >= batch ? &da[i + batch_a - batch] : nullptr;
+    const shape::Dim* y = i + batch_b >= batch ? &db[i + batch_b - batch] : nullptr;
+    if (!x || (shape::value(*x) == 1 && y)) {
+      out.push_back(*y);
+    } else if (!y || shape::value(*y) == 1) {
+      out.push_back(*x);
+    } else {
+      if (shape::value(*x) && shape::value(*y) && *shape::value(*x) != *shape::value(*y))
+        fail_shape_inference("batch dims ", *shape::value(*x), " and ", *shape::value(*y),
+                             " do not broadcast");
+      out.push_back(shape::value(*x) ? *x : *y);
+    }
+  }
+  if (!a_vector) out.push_back(da[da.size() - 2]);
+  if (!b_vector) out.push_back(db.back());
+  shape::set_output(ctx, 0, 0, out);
+}
+
+// FusedGemm: Gemm's inference (opset 13).
+void fused_gemm_shape(onnx::InferenceContext& ctx) {
+  shape::infer_as(ctx, "Gemm", 13);
+}
+
+// MatMulNBits: A's dims with the last one N, in A's type; A's last dim must be K.
+void matmul_nbits_shape(onnx::InferenceContext& ctx) {
+  const auto* a = shape::input_shape(ctx, 0);
+  if (!a) return;
+  if (a->dim_size() < 1) fail_shape_inference("A must have rank >= 1");
+  const int64_t k = shape::attr_int(ctx, "K", 0), n = shape::attr_int(ctx, "N", 0);
+  const auto a_k = shape::value(a->dim(a->dim_size() - 1));
+  if (a_k && *a_k != k) fail_shape_inference("A's last dim ", *a_k, " is not K = ", k);
+  std::vector<shape::Dim> dims(a->dim().begin(), a->dim().end() - 1);
+  dims.push_back(n > 0 ? shape::known(n) : shape::unknown());
+  shape::set_output(ctx, 0, 0, dims);
+}
 
 // ---- Einsum ----------------------------------------------------------------
 
@@ -217,6 +341,27 @@ void add_gemm_matmul_rules(std::vector<CostRule>& rules) {
        "indices), FLOPs = 2*MACs; nothing summed: FLOPs = (operands-1)*prod(sizes); one "
        "operand: FLOPs = input elements if it reduces, else 0"},
       {"Det", 11, det, "LU factorisation: FLOPs = batch * 2*M^3/3"},
+      // ONNX Runtime's fused and weight-quantised contractions (com.microsoft).
+      {"FusedMatMul", 1, fused_matmul,
+       "as MatMul on the operands after transBatchA/B (dim 0 moved before the last two) and transA/B: "
+       "MACs = prod(broadcast batch dims)*M*N*K; FLOPs = 2*MACs + (alpha != 1 ? outputs : 0)",
+       OpTraits{}.shape(fused_matmul_shape).dense(DenseFamily::Gemm), nullptr, "com.microsoft"},
+      {"FusedGemm", 1, fused_gemm,
+       "as Gemm + the activation's own per-element count on each of the M*N outputs",
+       OpTraits{}.shape(fused_gemm_shape).dense(DenseFamily::Gemm), nullptr, "com.microsoft"},
+      {"MatMulNBits", 1, matmul_nbits,
+       "MACs = rows*K*N (rows = product of A's leading dims); FLOPs = 2*MACs + 2*N*K (dequantise each weight "
+       "once: subtract zero point, multiply scale) + (bias ? rows*N : 0); params: B's values (bytes*8/bits: "
+       "N*K, blocks padded), not its bytes",
+       OpTraits{}
+           .shape(matmul_nbits_shape)
+           .packed_weight(1)
+           .constant_input(1)
+           .constant_input(2)
+           .constant_input(3)
+           .constant_input(4)
+           .dense(DenseFamily::Gemm),
+       nullptr, "com.microsoft"},
   };
   add_rows(rules, kRows);
 }

@@ -1,5 +1,7 @@
 #include "analyzer/cost/shape_rule_helpers.hpp"
 
+#include <onnx/defs/schema.h>
+
 namespace modelstat::cost::shape {
 
 bool has_input(onnx::InferenceContext& ctx, size_t i) {
@@ -87,6 +89,24 @@ void broadcast_inputs(onnx::InferenceContext& ctx) {
 int64_t attr_int(onnx::InferenceContext& ctx, const char* name, int64_t fallback) {
   const onnx::AttributeProto* a = ctx.getAttribute(name);
   return a && a->has_i() ? a->i() : fallback;
+}
+
+std::optional<std::vector<Dim>> stat_dims(onnx::InferenceContext& ctx, size_t from, int64_t axis) {
+  const auto* s = input_shape(ctx, from);
+  if (!s) return std::nullopt;
+  const int64_t rank = s->dim_size();
+  if (axis < -rank || axis >= rank) fail_shape_inference("axis ", axis, " is out of range for rank ", rank);
+  if (axis < 0) axis += rank;
+  std::vector<Dim> dims;
+  for (int64_t d = 0; d < rank; ++d) dims.push_back(d < axis ? s->dim(int(d)) : known(1));
+  return dims;
+}
+
+void infer_as(onnx::InferenceContext& ctx, const char* op, int opset) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, opset, "");
+  if (!schema || !schema->has_type_and_shape_inference_function())
+    fail_shape_inference("no ONNX inference for ", op, "-", opset);
+  schema->GetTypeAndShapeInferenceFunction()(ctx);
 }
 
 }  // namespace modelstat::cost::shape

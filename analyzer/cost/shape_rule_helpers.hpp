@@ -45,4 +45,13 @@ void broadcast_inputs(onnx::InferenceContext& ctx);
 // Integer attribute, or `fallback`.
 int64_t attr_int(onnx::InferenceContext& ctx, const char* name, int64_t fallback);
 
+// Input `from`'s dims with dims [axis, rank) set to 1 (the per-row statistics
+// of a normalisation over the trailing dims); empty when its shape is unknown.
+std::optional<std::vector<Dim>> stat_dims(onnx::InferenceContext& ctx, size_t from, int64_t axis);
+
+// Runs the inference of the standard op `op` at `opset` (ONNX 1.12's schema)
+// on this node: for a contrib op whose outputs follow a standard op's
+// (FusedConv as Conv, FusedGemm as Gemm).
+void infer_as(onnx::InferenceContext& ctx, const char* op, int opset);
+
 }  // namespace modelstat::cost::shape

@@ -615,12 +615,14 @@ class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
     if (!schema) {
       schema = std::make_unique<onnx::OpSchema>(key, __FILE__, __LINE__);
       const cost::ShapeFn rule = record->traits.shape_rule;
+      const int weight_index = record->traits.conv_pool_weight_input;
       schema->SetDomain(domain)
           .SinceVersion(int(record->key.since_version))
           .Input(0, "inputs", "", "T", onnx::OpSchema::Variadic, false, 0)
           .Output(0, "outputs", "", "T", onnx::OpSchema::Variadic, false, 0)
           .TypeConstraint("T", onnx::OpSchema::all_tensor_types(), "")
-          .TypeAndShapeInferenceFunction([rule](onnx::InferenceContext& ctx) {
+          .TypeAndShapeInferenceFunction([rule, weight_index](onnx::InferenceContext& ctx) {
+            if (weight_index > -2) check_conv_pool(ctx, weight_index);  // FusedConv, as Conv
             if (rule) rule(ctx);
             else onnx::propagateShapeAndTypeFromFirstInput(ctx);
           });

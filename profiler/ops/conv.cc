@@ -2,6 +2,9 @@
 // 3-D; groups, dilations, strides, explicit or auto pads). ATen takes one
 // symmetric pad per dim, so asymmetric ONNX pads are applied with
 // constant_pad_nd first (see pads_for_aten).
+#include <map>
+#include <string>
+
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 
@@ -24,6 +27,30 @@ at::Tensor convolve(const ExecContext& ctx, const at::Tensor& x, const at::Tenso
 
 void conv(ExecContext& ctx) {
   ctx.outputs = {convolve(ctx, ctx.input(0), ctx.input(1), ctx.input(2), 0.0)};
+}
+
+// com.microsoft FusedConv (ONNX Runtime's Conv + Add + activation fusion):
+// activation(Conv(X, W, B) + Z), Z the optional input 3. activation_params
+// are the activation's attributes in order: LeakyRelu and Elu [alpha],
+// HardSigmoid [alpha, beta], Clip [min, max].
+void fused_conv(ExecContext& ctx) {
+  at::Tensor y = convolve(ctx, ctx.input(0), ctx.input(1), ctx.input(2), 0.0);
+  if (ctx.has_input(3)) y = y + ctx.input(3);
+  const std::string activation = ctx.node().attr_string("activation", "");
+  if (!activation.empty()) {
+    static const std::map<std::string, std::vector<const char*>> kParamNames = {
+        {"LeakyRelu", {"alpha"}},
+        {"Elu", {"alpha"}},
+        {"HardSigmoid", {"alpha", "beta"}},
+        {"Clip", {"min", "max"}}};
+    const std::vector<double> params = attr_floats(ctx.node(), "activation_params");
+    std::map<std::string, AttrValue> attrs;
+    if (auto names = kParamNames.find(activation); names != kParamNames.end())
+      for (size_t i = 0; i < params.size() && i < names->second.size(); ++i)
+        attrs[names->second[i]] = params[i];
+    y = run_activation(ctx, activation, std::move(attrs), y);
+  }
+  ctx.outputs = {y};
 }
 
 // ONNX ConvTranspose output size per dim (operators.md):
@@ -155,6 +182,7 @@ void add_conv_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "ConvTranspose", conv_transpose);
   add_executor(rules, "ConvInteger", conv_integer, 10);
   add_executor(rules, "QLinearConv", qlinear_conv, 10);
+  add_executor(rules, "FusedConv", fused_conv, 1, "com.microsoft");
 }
 
 void add_qdq_conv_executors(std::vector<ExecRule>& rules) { add_executor(rules, "Conv", qdq_conv, 1, kQdqDomain); }

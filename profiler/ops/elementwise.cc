@@ -277,6 +277,50 @@ void exec_quick_gelu(ExecContext& ctx) {
   ctx.outputs = {x * at::sigmoid(x * ctx.node().attr_float("alpha", 1.702))};
 }
 
+// ONNX Runtime's GELU forms and bias fusions (com.microsoft): Gelu is the erf
+// form; FastGelu the tanh form 0.5*x*(1+tanh(0.797885*x + 0.035677*x^3)),
+// which is ATen's approximate="tanh" (0.797885 = sqrt(2/pi), 0.035677 =
+// sqrt(2/pi)*0.044715), of x + bias when bias is given; BiasGelu the erf form
+// of A + B; BiasAdd X + bias + skip.
+void exec_contrib_gelu(ExecContext& ctx) {
+  ctx.outputs = {at::gelu(need_input(ctx, 0))};
+}
+
+void exec_fast_gelu(ExecContext& ctx) {
+  const at::Tensor& x = need_input(ctx, 0);
+  ctx.outputs = {at::gelu(ctx.has_input(1) ? x + ctx.input(1) : x, "tanh")};
+}
+
+void exec_bias_gelu(ExecContext& ctx) {
+  ctx.outputs = {at::gelu(need_input(ctx, 0) + need_input(ctx, 1))};
+}
+
+void exec_bias_add(ExecContext& ctx) {
+  ctx.outputs = {need_input(ctx, 0) + need_input(ctx, 1) + need_input(ctx, 2)};
+}
+
+// com.microsoft BiasSoftmax: softmax(data + bias) over the dims from `axis`
+// (default 1) on, flattened as one. A bias of lower rank broadcasts over the
+// dims just before the softmax dims when is_inner_broadcast is 1 (bias
+// [batch, ..., softmax dims] for data [batch, heads, ..., softmax dims]), and
+// over the leading dims (numpy's rule) otherwise.
+void exec_bias_softmax(ExecContext& ctx) {
+  const at::Tensor& x = need_input(ctx, 0);
+  at::Tensor bias = need_input(ctx, 1);
+  const int64_t rank = x.dim();
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 1), std::max<int64_t>(rank, 1));
+  if (bias.dim() < rank && ctx.node().attr_int("is_inner_broadcast", 0)) {
+    const int64_t softmax_dims = rank - axis;
+    if (bias.dim() < softmax_dims) fail_input(ctx, "bias has fewer dims than the softmax dims");
+    std::vector<int64_t> dims(bias.sizes().begin(), bias.sizes().end() - softmax_dims);
+    dims.resize(size_t(rank - softmax_dims), 1);
+    dims.insert(dims.end(), bias.sizes().end() - softmax_dims, bias.sizes().end());
+    bias = bias.reshape(dims);
+  }
+  const at::Tensor sum = x + bias;
+  ctx.outputs = {at::softmax(sum.flatten(axis), axis).reshape(sum.sizes())};
+}
+
 void exec_shrink(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
   const double bias = ctx.node().attr_float("bias", 0.0);
@@ -628,6 +672,11 @@ void add_elementwise_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "Mish", exec_mish, 18);
   add_executor(rules, "Gelu", exec_gelu, 20);
   add_executor(rules, "QuickGelu", exec_quick_gelu, 1, "com.microsoft");
+  add_executor(rules, "Gelu", exec_contrib_gelu, 1, "com.microsoft");
+  add_executor(rules, "FastGelu", exec_fast_gelu, 1, "com.microsoft");
+  add_executor(rules, "BiasGelu", exec_bias_gelu, 1, "com.microsoft");
+  add_executor(rules, "BiasAdd", exec_bias_add, 1, "com.microsoft");
+  add_executor(rules, "BiasSoftmax", exec_bias_softmax, 1, "com.microsoft");
   add_executor(rules, "Shrink", exec_shrink, 9);
   add_executor(rules, "Clip", exec_clip);
   add_executor(rules, "Softmax", exec_softmax<SoftmaxKind::Softmax>);

@@ -28,6 +28,23 @@ void fail_input(const ExecContext& ctx, const std::string& message) {
   throw Error(ErrorKind::Input, message, {}, ctx.node().name, ctx.node().op_type);
 }
 
+at::Tensor run_activation(const ExecContext& ctx, const std::string& op,
+                          std::map<std::string, AttrValue> attrs, const at::Tensor& y) {
+  const int64_t opset = op == "Clip" ? 6 : 17;
+  const ExecRule* rule = find_executor("", op, opset);
+  if (!rule) fail_input(ctx, "unsupported activation '" + op + "'");
+  Graph graph;
+  Node node;
+  node.name = ctx.node().name + "/" + op;
+  node.op_type = op;
+  node.inputs = {0};
+  node.outputs = {1};
+  node.attributes = std::move(attrs);
+  ExecContext inner(graph, node, opset, {y}, ctx.device(), ctx.float_dtype());
+  rule->fn(inner);
+  return inner.outputs.at(0);
+}
+
 const at::Tensor& need_input(const ExecContext& ctx, size_t i) {
   if (!ctx.has_input(i)) fail_input(ctx, "input " + std::to_string(i) + " is required");
   return ctx.input(i);

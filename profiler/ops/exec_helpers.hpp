@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,6 +188,15 @@ at::Tensor pad_spatial(const at::Tensor& x, const std::vector<int64_t>& begin, c
 // sets `native` to zeros. max_pad_per_kernel_half: true for pooling.
 at::Tensor pads_for_aten(const at::Tensor& x, const Window& w, double value, bool pooling_limit,
                          std::vector<int64_t>& native);
+
+// ---- fused activations (ONNX Runtime's FusedConv, FusedGemm) ------------------
+
+// y through the ONNX-domain activation `op` (Relu, LeakyRelu, Sigmoid, Tanh,
+// HardSigmoid, Clip, Elu, ...) run by that op's own executor, `attrs` its
+// attributes (Clip's min and max as attributes: it runs at opset 6);
+// Error(Input) naming ctx's node when no executor runs `op`.
+at::Tensor run_activation(const ExecContext& ctx, const std::string& op,
+                          std::map<std::string, AttrValue> attrs, const at::Tensor& y);
 
 // ---- quantized ops (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) ----
 

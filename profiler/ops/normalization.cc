@@ -1,6 +1,9 @@
 // Normalization: BatchNormalization (inference, and training mode's outputs),
 // InstanceNormalization, LayerNormalization, GroupNormalization,
-// MeanVarianceNormalization, LpNormalization, LRN.
+// MeanVarianceNormalization, LpNormalization, LRN, RMSNormalization; ONNX
+// Runtime's SimplifiedLayerNormalization and its com.microsoft fusions
+// (SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+// EmbedLayerNormalization).
 #include "analyzer/op_traits.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
@@ -151,6 +154,98 @@ void lrn(ExecContext& ctx) {
   ctx.outputs = {x / at::pow(square_sum * (alpha / double(size)) + bias, beta)};
 }
 
+// ---- RMS norms and ONNX Runtime's fused normalisations -------------------------
+
+// Dims [0, axis) of x, then 1s: the shape of per-row statistics.
+std::vector<int64_t> stat_shape(const at::Tensor& x, int64_t axis) {
+  std::vector<int64_t> dims(x.sizes().begin(), x.sizes().begin() + axis);
+  dims.resize(size_t(x.dim()), 1);
+  return dims;
+}
+
+// 1 / sqrt(mean(x^2 over [axis, rank)) + epsilon), keeping the reduced dims,
+// in fp32 (stash_type 1, the default of every op here) for fp16/bf16 x.
+at::Tensor inverse_rms(const at::Tensor& x, int64_t axis, double epsilon) {
+  std::vector<int64_t> dims;
+  for (int64_t d = axis; d < x.dim(); ++d) dims.push_back(d);
+  const at::Tensor xf = is_reduced_float(x.scalar_type()) ? x.to(at::kFloat) : x;
+  return at::rsqrt(xf.pow(2).mean(dims, /*keepdim=*/true) + epsilon);
+}
+
+// ONNX RMSNormalization (opset 23): Y = X * inverse_rms * scale, in X's type.
+void rms_norm(ExecContext& ctx) {
+  const at::Tensor& x = need_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), x.dim());
+  const at::Tensor inv = inverse_rms(x, axis, ctx.node().attr_float("epsilon", 1e-5));
+  ctx.outputs = {((x * inv).to(x.scalar_type()) * need_input(ctx, 1)).to(x.scalar_type())};
+}
+
+// ONNX Runtime's SimplifiedLayerNormalization (ONNX domain, opset 1+): as
+// RMSNormalization, Y in scale's type; output 1 is inv_std_var (fp32, X's
+// dims with [axis, rank) set to 1).
+void simplified_layer_norm(ExecContext& ctx) {
+  const at::Tensor& x = need_input(ctx, 0);
+  const at::Tensor& scale = need_input(ctx, 1);
+  const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), x.dim());
+  const at::Tensor inv = inverse_rms(x, axis, ctx.node().attr_float("epsilon", 1e-5));
+  ctx.outputs = {(x * inv).to(scale.scalar_type()) * scale, inv.to(at::kFloat).reshape(stat_shape(x, axis))};
+}
+
+// input + skip (+ bias): skip is [batch, sequence, hidden], [1, sequence,
+// hidden] or [sequence, hidden] and broadcasts.
+at::Tensor skip_sum(const ExecContext& ctx, size_t bias_input) {
+  at::Tensor sum = need_input(ctx, 0) + need_input(ctx, 1);
+  if (ctx.has_input(bias_input)) sum = sum + ctx.input(bias_input);
+  return sum;
+}
+
+// com.microsoft SkipLayerNormalization: s = input + skip (+ bias), layer norm
+// of s over the last dim with gamma (and beta); outputs output, mean,
+// inv_std_var (fp32, [..., 1]) and s. epsilon defaults to 1e-12 (ONNX
+// Runtime's for its BERT fusions).
+void skip_layer_norm(ExecContext& ctx) {
+  const at::Tensor s = skip_sum(ctx, 4);
+  const int64_t hidden = s.size(-1);
+  auto [y, mean, rstd] = at::native_layer_norm(s, {hidden}, need_input(ctx, 2), ctx.input(3),
+                                               ctx.node().attr_float("epsilon", 1e-12));
+  const std::vector<int64_t> stats = stat_shape(s, s.dim() - 1);
+  ctx.outputs = {y, mean.to(at::kFloat).reshape(stats), rstd.to(at::kFloat).reshape(stats), s};
+}
+
+// com.microsoft SkipSimplifiedLayerNormalization: s = input + skip (+ bias),
+// RMS norm of s over the last dim times gamma; outputs output, mean (an RMS
+// norm has none: zeros, as ONNX Runtime writes), inv_std_var, s.
+void skip_simplified_layer_norm(ExecContext& ctx) {
+  const at::Tensor s = skip_sum(ctx, 3);
+  const at::Tensor inv = inverse_rms(s, s.dim() - 1, ctx.node().attr_float("epsilon", 1e-12));
+  const std::vector<int64_t> stats = stat_shape(s, s.dim() - 1);
+  ctx.outputs = {(s * inv).to(s.scalar_type()) * need_input(ctx, 2),
+                 at::zeros(stats, s.options().dtype(at::kFloat)), inv.to(at::kFloat).reshape(stats), s};
+}
+
+// com.microsoft EmbedLayerNormalization: embedding_sum = word_embedding[input_ids]
+// + position_embedding[position_ids, default 0..sequence-1] (+
+// segment_embedding[segment_ids]); output = its layer norm over hidden with
+// gamma, beta (epsilon default 1e-12); mask_index = the count of nonzero mask
+// values per row (int32 [batch]; zeros without a mask, as ONNX Runtime writes).
+void embed_layer_norm(ExecContext& ctx) {
+  const at::Tensor ids = need_input(ctx, 0).to(at::kLong);
+  if (ids.dim() != 2) fail_input(ctx, "input_ids must be [batch, sequence]");
+  const int64_t batch = ids.size(0), sequence = ids.size(1);
+  const at::Tensor& word = need_input(ctx, 2);
+  const at::Tensor positions =
+      ctx.has_input(8) ? ctx.input(8).to(at::kLong) : at::arange(sequence, ids.options()).unsqueeze(0);
+  at::Tensor sum = at::embedding(word, ids) + at::embedding(need_input(ctx, 3), positions);
+  if (ctx.has_input(1) && ctx.has_input(4))
+    sum = sum + at::embedding(ctx.input(4), ctx.input(1).to(at::kLong));
+  const int64_t hidden = word.size(1);
+  auto [y, mean, rstd] = at::native_layer_norm(sum, {hidden}, need_input(ctx, 5), need_input(ctx, 6),
+                                               ctx.node().attr_float("epsilon", 1e-12));
+  const at::Tensor mask_index = ctx.has_input(7) ? ctx.input(7).ne(0).sum(1).to(at::kInt)
+                                                 : at::zeros({batch}, ids.options().dtype(at::kInt));
+  ctx.outputs = {y, mask_index, sum};
+}
+
 }  // namespace
 
 void add_normalization_executors(std::vector<ExecRule>& rules) {
@@ -161,6 +256,11 @@ void add_normalization_executors(std::vector<ExecRule>& rules) {
   add_executor(rules, "MeanVarianceNormalization", mean_variance_norm, 9);
   add_executor(rules, "LpNormalization", lp_norm);
   add_executor(rules, "LRN", lrn);
+  add_executor(rules, "RMSNormalization", rms_norm, 23);
+  add_executor(rules, "SimplifiedLayerNormalization", simplified_layer_norm);  // ONNX Runtime's, from 1
+  add_executor(rules, "SkipLayerNormalization", skip_layer_norm, 1, "com.microsoft");
+  add_executor(rules, "SkipSimplifiedLayerNormalization", skip_simplified_layer_norm, 1, "com.microsoft");
+  add_executor(rules, "EmbedLayerNormalization", embed_layer_norm, 1, "com.microsoft");
 }
 
 }  // namespace modelstat::profiler

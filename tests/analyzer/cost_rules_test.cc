@@ -48,6 +48,180 @@ struct ExactCase {
 // gtest prints parameters in test listings; the name says it all.
 void PrintTo(const ExactCase& c, std::ostream* os) { *os << c.name; }
 
+// ONNX Runtime's contrib ops (com.microsoft, opset 1) and the RMS norms:
+// fused ops count the ops they fuse (docs/COST_MODEL.md).
+void add_contrib_misc_cases(std::vector<ExactCase>& c) {
+  const char* ms = "com.microsoft";
+  // SkipLayerNormalization [2,4,8] = 64 elements: skip add 1 + bias add 1 + layer norm 8 = 10 -> 640;
+  // without bias (beta given, bias omitted) 9 -> 576.
+  c.push_back({"skip_layer_norm_bias",
+               NodeBuilder("SkipLayerNormalization", ms)
+                   .input({2, 4, 8})
+                   .input({2, 4, 8})
+                   .weight({8})
+                   .weight({8})
+                   .weight({8})
+                   .output({2, 4, 8})
+                   .build(),
+               0, 640, 1});
+  c.push_back({"skip_layer_norm_no_bias",
+               NodeBuilder("SkipLayerNormalization", ms)
+                   .input({2, 4, 8})
+                   .input({2, 4, 8})
+                   .weight({8})
+                   .weight({8})
+                   .output({2, 4, 8})
+                   .build(),
+               0, 576, 1});
+  // SkipSimplifiedLayerNormalization [2,4,8]: skip add 1 + bias 1 + RMS norm 4 = 6 -> 384; no bias 5 -> 320.
+  c.push_back({"skip_simplified_layer_norm_bias",
+               NodeBuilder("SkipSimplifiedLayerNormalization", ms)
+                   .input({2, 4, 8})
+                   .input({2, 4, 8})
+                   .weight({8})
+                   .weight({8})
+                   .output({2, 4, 8})
+                   .build(),
+               0, 384, 1});
+  c.push_back({"skip_simplified_layer_norm_no_bias",
+               NodeBuilder("SkipSimplifiedLayerNormalization", ms)
+                   .input({2, 4, 8})
+                   .input({2, 4, 8})
+                   .weight({8})
+                   .output({2, 4, 8})
+                   .build(),
+               0, 320, 1});
+  // RMS norms [3,16] = 48 elements x 4 (square, sum, mul by 1/rms, mul scale) = 192.
+  c.push_back(
+      {"simplified_layer_norm",
+       NodeBuilder("SimplifiedLayerNormalization").input({3, 16}).weight({16}).output({3, 16}).build(), 0,
+       192, 17});
+  c.push_back({"rms_normalization",
+               NodeBuilder("RMSNormalization").input({3, 16}).weight({16}).output({3, 16}).build(), 0, 192,
+               23});
+  // EmbedLayerNormalization, output [2,5,8] = 80: word + position 1 + segment 1 + layer norm 8 = 10 -> 800,
+  // + 10 mask elements (row sums) = 810; without segment and mask: 9 * 80 = 720.
+  c.push_back({"embed_layer_norm_full",
+               NodeBuilder("EmbedLayerNormalization", ms)
+                   .input({2, 5}, DType::Int32)
+                   .input({2, 5}, DType::Int32)
+                   .weight({30, 8})
+                   .weight({16, 8})
+                   .weight({2, 8})
+                   .weight({8})
+                   .weight({8})
+                   .input({2, 5}, DType::Int32)
+                   .output({2, 5, 8})
+                   .output({2}, DType::Int32)
+                   .build(),
+               0, 810, 1});
+  c.push_back({"embed_layer_norm_plain",
+               NodeBuilder("EmbedLayerNormalization", ms)
+                   .input({2, 5}, DType::Int32)
+                   .omitted_input()
+                   .weight({30, 8})
+                   .weight({16, 8})
+                   .omitted_input()
+                   .weight({8})
+                   .weight({8})
+                   .output({2, 5, 8})
+                   .build(),
+               0, 720, 1});
+  // Gelu (com.microsoft) erf form 5 x 100 = 500; FastGelu tanh form 9 x 100 = 900, with bias 10 x 100 = 1000;
+  // BiasGelu 1 + 5 = 6 x 100 = 600; BiasAdd 2 x 24 = 48; BiasSoftmax [2,3,4,4] = 96 x (1 + 5) = 576.
+  c.push_back({"contrib_gelu", NodeBuilder("Gelu", ms).input({100}).output({100}).build(), 0, 500, 1});
+  c.push_back({"fast_gelu", NodeBuilder("FastGelu", ms).input({4, 25}).output({4, 25}).build(), 0, 900, 1});
+  c.push_back({"fast_gelu_bias",
+               NodeBuilder("FastGelu", ms).input({4, 25}).weight({25}).output({4, 25}).build(), 0, 1000, 1});
+  c.push_back({"bias_gelu", NodeBuilder("BiasGelu", ms).input({4, 25}).weight({25}).output({4, 25}).build(),
+               0, 600, 1});
+  c.push_back(
+      {"bias_add",
+       NodeBuilder("BiasAdd", ms).input({2, 3, 4}).weight({4}).input({2, 3, 4}).output({2, 3, 4}).build(), 0,
+       48, 1});
+  c.push_back({"bias_softmax",
+               NodeBuilder("BiasSoftmax", ms)
+                   .input({2, 3, 4, 4})
+                   .input({2, 1, 4, 4})
+                   .output({2, 3, 4, 4})
+                   .attr("axis", i64(3))
+                   .attr("is_inner_broadcast", i64(1))
+                   .build(),
+               0, 576, 1});
+  // FusedMatMul [2,3,4] x [2,4,5]: MACs 2*3*5*4 = 120, FLOPs 240. transA/transB on [2,4,3] x [2,5,4] with
+  // alpha 0.5: the same product, + 30 outputs scaled = 270. transBatchA: [3,2,4] -> [2,3,4]: 120 / 240.
+  c.push_back({"fused_matmul",
+               NodeBuilder("FusedMatMul", ms).input({2, 3, 4}).input({2, 4, 5}).output({2, 3, 5}).build(),
+               120, 240, 1});
+  c.push_back({"fused_matmul_trans_alpha",
+               NodeBuilder("FusedMatMul", ms)
+                   .input({2, 4, 3})
+                   .input({2, 5, 4})
+                   .output({2, 3, 5})
+                   .attr("transA", i64(1))
+                   .attr("transB", i64(1))
+                   .attr("alpha", 0.5)
+                   .build(),
+               120, 270, 1});
+  c.push_back({"fused_matmul_trans_batch",
+               NodeBuilder("FusedMatMul", ms)
+                   .input({3, 2, 4})
+                   .input({2, 4, 5})
+                   .output({2, 3, 5})
+                   .attr("transBatchA", i64(1))
+                   .build(),
+               120, 240, 1});
+  // FusedGemm [4,8] x [8,16] + C[16]: MACs 4*16*8 = 512; FLOPs 1024 + 64 (C) + activation on 64 outputs:
+  // Relu 1 -> 1152, LeakyRelu 2 -> 1216, Sigmoid 4 -> 1344.
+  for (const auto& [activation, flops] :
+       std::vector<std::pair<const char*, int64_t>>{{"Relu", 1152}, {"LeakyRelu", 1216}, {"Sigmoid", 1344}})
+    c.push_back({std::string("fused_gemm_") + activation,
+                 NodeBuilder("FusedGemm", ms)
+                     .input({4, 8})
+                     .weight({8, 16})
+                     .weight({16})
+                     .output({4, 16})
+                     .attr("activation", str(activation))
+                     .build(),
+                 512, flops, 1});
+  // FusedConv [1,3,8,8] * [4,3,3,3] + B[4] -> [1,4,6,6] = 144 outputs: MACs 144*27 = 3888; FLOPs 7776 + 144
+  // (bias) + 144 (Relu) = 8064; with Z and Sigmoid 7776 + 144 + 144 * (1 + 4) = 8640.
+  c.push_back({"fused_conv_relu",
+               NodeBuilder("FusedConv", ms)
+                   .input({1, 3, 8, 8})
+                   .weight({4, 3, 3, 3})
+                   .weight({4})
+                   .output({1, 4, 6, 6})
+                   .attr("activation", str("Relu"))
+                   .build(),
+               3888, 8064, 1});
+  c.push_back({"fused_conv_sum_sigmoid",
+               NodeBuilder("FusedConv", ms)
+                   .input({1, 3, 8, 8})
+                   .weight({4, 3, 3, 3})
+                   .weight({4})
+                   .input({1, 4, 6, 6})
+                   .output({1, 4, 6, 6})
+                   .attr("activation", str("Sigmoid"))
+                   .build(),
+               3888, 8640, 1});
+  // MatMulNBits A [2,3,64], K 64, N 32, 4 bits, block 32 (B [32,2,16] uint8, scales [32,2]): rows 6,
+  // MACs 6*64*32 = 12288; FLOPs 24576 + 2*32*64 (dequantise) 4096 = 28672; with bias + 6*32 = 28864.
+  auto nbits = [&](bool bias) {
+    NodeBuilder b("MatMulNBits", ms);
+    b.input({2, 3, 64}).weight({32, 2, 16}, DType::UInt8).weight({32, 2}).omitted_input().omitted_input();
+    if (bias) b.weight({32});
+    return b.output({2, 3, 32})
+        .attr("K", i64(64))
+        .attr("N", i64(32))
+        .attr("bits", i64(4))
+        .attr("block_size", i64(32))
+        .build();
+  };
+  c.push_back({"matmul_nbits", nbits(false), 12288, 28672, 1});
+  c.push_back({"matmul_nbits_bias", nbits(true), 12288, 28864, 1});
+}
+
 std::vector<ExactCase> exact_cases() {
   std::vector<ExactCase> c;
 
@@ -806,6 +980,7 @@ std::vector<ExactCase> exact_cases() {
                NodeBuilder("Attention").input({1, 2, 4, 8}).input({1, 2, 6, 8}).input({1, 2, 6, 8})
                    .output({1, 2, 4, 8}).attr("softcap", AttrValue{50.0}).build(),
                768, 1968, 23});
+  add_contrib_misc_cases(c);
   return c;
 }
 
@@ -908,6 +1083,20 @@ std::vector<UnknownCase> unknown_cases() {
                    .attr("mode", str("linear")).build()});
   c.push_back({"reduce_mean_unknown", NodeBuilder("ReduceMean").input({U, 4}).output({U, 1}).build()});
   c.push_back({"softmax_unknown", NodeBuilder("Softmax").input({1, U}).output({1, U}).build()});
+  c.push_back({"matmul_nbits_unknown", NodeBuilder("MatMulNBits", "com.microsoft")
+                                           .input({U, 64})
+                                           .weight({32, 2, 16}, DType::UInt8)
+                                           .weight({32, 2})
+                                           .output({U, 32})
+                                           .attr("K", i64(64))
+                                           .attr("N", i64(32))
+                                           .build()});
+  c.push_back({"fused_gemm_unknown_activation", NodeBuilder("FusedGemm", "com.microsoft")
+                                                    .input({4, 8})
+                                                    .weight({8, 16})
+                                                    .output({4, 16})
+                                                    .attr("activation", str("NoSuchActivation"))
+                                                    .build()});
   // RoiAlign adaptive sampling (default 0) depends on ROI values.
   c.push_back({"roi_align_adaptive",
                NodeBuilder("RoiAlign").input({1, 256, 50, 50}).input({4, 4}).input({4}, DType::Int64)

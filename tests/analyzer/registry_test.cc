@@ -162,6 +162,14 @@ const std::map<std::pair<std::string, std::string>, int64_t> kFirstOpsetNotInOnn
     {{"com.microsoft", "Attention"}, 1}, {{"com.microsoft", "MultiHeadAttention"}, 1},
     {{"com.microsoft", "GroupQueryAttention"}, 1}, {{"com.microsoft", "RotaryEmbedding"}, 1},
     {{"", "Attention"}, 23}, {{"", "RotaryEmbedding"}, 23},
+    // ONNX's RMS norm; ONNX Runtime's RMS norm in the ONNX domain and its other contrib ops.
+    {{"", "RMSNormalization"}, 23}, {{"", "SimplifiedLayerNormalization"}, 1},
+    {{"com.microsoft", "SkipLayerNormalization"}, 1}, {{"com.microsoft", "SkipSimplifiedLayerNormalization"}, 1},
+    {{"com.microsoft", "EmbedLayerNormalization"}, 1}, {{"com.microsoft", "Gelu"}, 1},
+    {{"com.microsoft", "FastGelu"}, 1}, {{"com.microsoft", "BiasGelu"}, 1}, {{"com.microsoft", "BiasAdd"}, 1},
+    {{"com.microsoft", "BiasSoftmax"}, 1}, {{"com.microsoft", "FusedMatMul"}, 1},
+    {{"com.microsoft", "FusedGemm"}, 1}, {{"com.microsoft", "FusedConv"}, 1},
+    {{"com.microsoft", "MatMulNBits"}, 1},
 };
 
 // Records that start before ONNX defines the op, each with the reason.
@@ -275,12 +283,20 @@ TEST(OpRecords, ConstantInputsOfKnownOps) {
   }
   EXPECT_FALSE(op_input_is_constant(g, node("Conv", {x, vec, vec}), 1));
   EXPECT_FALSE(op_input_is_constant(g, node("LayerNormalization", {x, vec, vec}), 1));
+  // MatMulNBits: its quantised weight, scales, zero points and g_idx are not trained; its bias is.
+  Node nbits = node("MatMulNBits", {x, vec, vec, vec, vec, vec});
+  nbits.domain = "com.microsoft";
+  for (size_t k = 0; k < 6; ++k) EXPECT_EQ(op_input_is_constant(g, nbits, k), k >= 1 && k <= 4) << k;
+  EXPECT_EQ(op_packed_weight_bits(nbits, 1), 4) << "bits defaults to 4";
+  EXPECT_EQ(op_packed_weight_bits(nbits, 2), 0);
+  nbits.attributes["bits"] = int64_t(2);
+  EXPECT_EQ(op_packed_weight_bits(nbits, 1), 2);
 }
 
 TEST(OpRecords, ConvPoolWeightInputs) {
   const std::map<std::string, int> expected = {{"Conv", 1},    {"ConvTranspose", 1}, {"ConvInteger", 1},
                                                {"QLinearConv", 3}, {"MaxPool", -1},     {"AveragePool", -1},
-                                               {"LpPool", -1}};
+                                               {"LpPool", -1},     {"FusedConv", 1}};
   for (const auto& rule : all_rules()) {
     auto it = expected.find(rule.key.op_type);
     EXPECT_EQ(rule.traits.conv_pool_weight_input, it == expected.end() ? cost::OpTraits::kNotConvPool : it->second)
@@ -334,9 +350,12 @@ TEST(OpRecords, ContribOpWithARecordIsKnown) {
 TEST(OpRecords, DenseFamilies) {
   for (const auto& rule : all_rules()) {
     const std::string& op = rule.key.op_type;
-    const DenseFamily want = op == "Conv" ? DenseFamily::Conv
-                             : op == "Gemm" || op == "MatMul" ? DenseFamily::Gemm
-                                                              : DenseFamily::None;
+    // ONNX Runtime's fused contractions are priced as the contraction they fuse.
+    const DenseFamily want =
+        op == "Conv" || op == "FusedConv" ? DenseFamily::Conv
+        : op == "Gemm" || op == "MatMul" || op == "FusedGemm" || op == "FusedMatMul" || op == "MatMulNBits"
+            ? DenseFamily::Gemm
+            : DenseFamily::None;
     EXPECT_EQ(int(rule.traits.dense_family), int(want)) << op;
   }
   EXPECT_EQ(op_dense_family(node_of("MatMul")), DenseFamily::Gemm);
@@ -390,6 +409,9 @@ std::string traits_text(const cost::OpRecord& r) {
   if (r.traits.conv_pool_weight_input >= 0)
     t.push_back("weight input " + std::to_string(r.traits.conv_pool_weight_input));
   if (r.traits.same_shape_as_input) t.push_back("output shape = input 0");
+  if (r.traits.shape_rule) t.push_back("shape rule");
+  if (r.traits.packed_weight_input >= 0)
+    t.push_back("input " + std::to_string(r.traits.packed_weight_input) + " packed bits-bit weights");
   if (r.traits.dense_family == DenseFamily::Conv) t.push_back("dense: Conv classes");
   if (r.traits.dense_family == DenseFamily::Gemm) t.push_back("dense: Gemm classes");
   if (r.fold) t.push_back("folds shape values");
