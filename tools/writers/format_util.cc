@@ -359,7 +359,7 @@ std::string kv_cache_summary(const KvCache& cache) {
 }
 
 std::vector<std::string> decoder_view_header() {
-  return {"view", "tokens", "context", "FLOPs", "FLOPs/token", "bytes/token", "FLOPs/byte", "attention FLOPs",
+  return {"view", "tokens", "context", "FLOPs", "FLOPs/token", "bytes/token", "FLOPs/byte", "attention share",
           "KV read", "KV written"};
 }
 
