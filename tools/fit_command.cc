@@ -81,18 +81,20 @@ CLI::Validator duration_seconds() {
                           "10ms, 0.5s, 250us", /*integral=*/false);
 }
 
-// Strips a "/token" suffix from a duration and says it was there.
-CLI::Validator per_token_suffix(bool& per_token) {
+// A duration with an optional "/token" suffix (fit --context's per-token
+// budget), which it strips and records in `per_token`.
+CLI::Validator duration_or_per_token(bool& per_token) {
+  const CLI::Validator duration = duration_seconds();
   return CLI::Validator(
-      [&per_token](std::string& text) -> std::string {
+      [&per_token, duration](std::string& text) -> std::string {
         const std::string suffix = "/token";
         if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
           text.erase(text.size() - suffix.size());
           per_token = true;
         }
-        return {};
+        return duration(text);
       },
-      "", "per-token suffix");
+      "", "a duration");
 }
 
 struct FitArgs {
@@ -229,8 +231,7 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--latency-budget", args->latency_seconds,
                   "Latency budget per batch (per training step with --train; the prefill with --context), e.g. "
                   "10ms, 0.5s, 250us; with --context, D/token is a budget for one decode step, e.g. 30ms/token")
-      ->transform(per_token_suffix(args->per_token))
-      ->transform(duration_seconds())
+      ->transform(duration_or_per_token(args->per_token))
       ->type_name("DURATION");
   add_decoder_flags(*cmd, args->decoder);
   CLI::Option* train = cmd->add_flag("--train", args->train, "Forecast one training step instead of inference");
