@@ -108,15 +108,7 @@ void apply_grouping(AnalysisResult& result, const GroupRule& rule) {
   result.groups.clear();
   std::map<std::string, size_t> position;  // key -> index in result.groups
   for (const NodeReport& node : result.nodes) {
-    const std::string key = rule.key(node.name, node.op_type);
-    const auto [it, fresh] = position.try_emplace(key, result.groups.size());
-    if (fresh) {
-      NodeGroup g;
-      g.key = key;
-      g.first_index = node.index;
-      result.groups.push_back(std::move(g));
-    }
-    NodeGroup& g = result.groups[it->second];
+    NodeGroup& g = group_of(result.groups, position, rule.key(node.name, node.op_type), node.index);
     const NodeCost& c = node.cost;
     g.nodes += 1;
     if (c.status != CostStatus::Exact) g.nodes_not_exact += 1;

@@ -998,14 +998,14 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     validate_opsets(proto, options, model.notices);
     check_and_order_graph(*proto.mutable_graph(), {}, 0);
     timer.lap("validate + order");
-    bind_inputs(*proto.mutable_graph(), options, model.notices, [&proto](const onnx::NodeProto& n) {
+    // A node has inference when the registry shape inference asks hands out a
+    // schema for it (ONNX's, or one made from a record's shape rule).
+    bind_inputs(*proto.mutable_graph(), options, model.notices, [&model](const onnx::NodeProto& n) {
       const std::string domain = normalize_domain(n.domain());
       int version = 0;
-      for (const auto& o : proto.opset_import())
-        if (normalize_domain(o.domain()) == domain) version = int(o.version());
-      if (onnx::OpSchemaRegistry::Schema(n.op_type(), version, domain)) return true;
-      const cost::OpRecord* record = cost::find_rule(domain, n.op_type(), version);
-      return record && (record->traits.shape_rule || record->traits.same_shape_as_input);
+      for (const auto& o : model.opsets)
+        if (o.domain == domain) version = int(o.version);
+      return guarded_registry()->GetSchema(n.op_type(), version, domain) != nullptr;
     });
     infer_shapes(proto, options, model.notices);
     timer.lap("bind + shape inference");

@@ -81,15 +81,7 @@ void apply_grouping(ProfileResult& profile, const GroupRule& rule) {
   const double median_sum = layer_median_sum(profile);
   std::map<std::string, size_t> position;  // key -> index in profile.groups
   for (const LayerTiming& layer : profile.layers) {
-    const std::string key = rule.key(layer.name, layer.op_type);
-    const auto [it, fresh] = position.try_emplace(key, profile.groups.size());
-    if (fresh) {
-      LayerGroup g;
-      g.key = key;
-      g.first_index = layer.index;
-      profile.groups.push_back(std::move(g));
-    }
-    LayerGroup& g = profile.groups[it->second];
+    LayerGroup& g = group_of(profile.groups, position, rule.key(layer.name, layer.op_type), layer.index);
     const LayerCost c = join_layer(profile, layer, median_sum);
     g.layers += 1;
     if (!c.node || c.node->cost.status != CostStatus::Exact) g.layers_not_exact += 1;

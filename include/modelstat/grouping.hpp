@@ -7,9 +7,11 @@
 // in their parent's row and so in its group; they are not grouped again.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "modelstat/analysis.hpp"
 
@@ -66,6 +68,22 @@ class GroupRule {
   std::string spec_;
   std::shared_ptr<const Pattern> pattern_;
 };
+
+// The group of `key` among `groups`, kept in order of first appearance
+// (`position`: key -> index), added with `first_index` when new: the
+// analysis's groups (NodeGroup) and the profile's (LayerGroup) collect through it.
+template <typename Group>
+Group& group_of(std::vector<Group>& groups, std::map<std::string, size_t>& position, const std::string& key,
+                int first_index) {
+  const auto [it, fresh] = position.try_emplace(key, groups.size());
+  if (fresh) {
+    Group g;
+    g.key = key;
+    g.first_index = first_index;
+    groups.push_back(std::move(g));
+  }
+  return groups[it->second];
+}
 
 // Sets result.group_by to rule.spec() and result.groups to the sums of the
 // top-level nodes per group (NodeGroup), in order of first appearance.
