@@ -130,11 +130,29 @@ void write_output(const std::string& path, const std::function<void(std::ostream
 // anything else -> 1 as an internal error.
 int run_mapping_errors(const std::function<int()>& body);
 
-// A subcommand: its parsed App and what running it does (returns the exit code).
+// What a subcommand computed, rendered without writing anything: the document
+// `-f json` writes and the table `-f table` prints, both from the one record.
+// This is how the Python module (python/) runs a command: one schema, the
+// JSON writers', and no command-line text parsed back.
+struct Rendered {
+  std::string json;   // the -f json document
+  std::string table;  // the -f table text, no colour
+  int exit_code = 0;  // what the command would exit with: fit 3 over a budget, compare 1 on a regression
+};
+
+// A subcommand: its parsed App, what running it does (returns the exit code)
+// and, for commands that produce a record, what rendering it gives (empty for
+// verify and device, which print as they go).
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
+  std::function<Rendered()> render;
 };
+
+// `modelstat analyze` (tools/analyze_command.cc). exit_fast: after writing, leave
+// with std::_Exit instead of tearing the model down (the binary's choice; the
+// Python module's run never takes this path).
+void add_analyze_command(CLI::App& app, std::vector<Command>& commands, bool exit_fast);
 
 // profile / verify / report / device (tools/profile_commands.cc,
 // tools/report_command.cc and tools/device_command.cc when LibTorch is built;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 
 #include "modelstat/compare.hpp"
 #include "tools/cli_common.hpp"
@@ -66,15 +67,18 @@ struct CompareArgs {
   OutputArgs output;
 };
 
-int run_compare(const CompareArgs& a) {
+Comparison compute_comparison(const CompareArgs& a) {
   CompareOptions options;
   options.threshold = parse_threshold(a.threshold);
   options.alpha = a.alpha;
   options.per_node_gate = a.per_node_gate;
   const RunSamples base = load_run_samples(a.base);
   const RunSamples next = load_run_samples(a.next);
-  const Comparison comparison = compare_runs(base, next, options);
+  return compare_runs(base, next, options);
+}
 
+int run_compare(const CompareArgs& a) {
+  const Comparison comparison = compute_comparison(a);
   auto writer = make_compare_writer(a.output.format);
   ReportOptions ro;
   ro.top = a.output.top;
@@ -86,6 +90,16 @@ int run_compare(const CompareArgs& a) {
   // The report may have gone to a file or be JSON on stdout: say why the exit code is 1 on stderr.
   std::fprintf(stderr, "modelstat: %s\n", report::gate_summary(comparison).c_str());
   return 1;
+}
+
+Rendered render_compare(const CompareArgs& a) {
+  const Comparison comparison = compute_comparison(a);
+  ReportOptions ro;
+  ro.top = a.output.top;
+  std::ostringstream json, table;
+  make_compare_writer("json")->write(comparison, ro, json);
+  make_compare_writer("table")->write(comparison, ro, table);
+  return {json.str(), table.str(), comparison.gate_failed() ? 1 : 0};
 }
 
 }  // namespace
@@ -114,7 +128,7 @@ void add_compare_command(CLI::App& app, std::vector<Command>& commands) {
                   "Node rows in table and Markdown output, regressions first; 0 for none (JSON lists all)")
       ->default_val(10)
       ->check(CLI::Range(0, 1000000));
-  commands.push_back({cmd, [args]() { return run_compare(*args); }});
+  commands.push_back({cmd, [args]() { return run_compare(*args); }, [args] { return render_compare(*args); }});
 }
 
 }  // namespace modelstat::cli

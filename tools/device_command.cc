@@ -88,7 +88,7 @@ void add_device_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("-o,--output", args->output, "Write the output to FILE instead of standard output");
   CLI::Option* save = cmd->add_option("--save", args->save, "Save the ceilings to FILE instead of the default location");
   cmd->add_flag("--no-save", args->no_save, "Do not save the ceilings")->excludes(save);
-  commands.push_back({cmd, [args] { return run_device(*args); }});
+  commands.push_back({cmd, [args] { return run_device(*args); }, {}});  // prints as it measures: no render
 }
 
 }  // namespace modelstat::cli

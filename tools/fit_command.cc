@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -177,7 +178,7 @@ FitReport fit_decoder(const FitArgs& a, const LoadOptions& base, int64_t batch, 
   return report;
 }
 
-int run_fit(const FitArgs& a) {
+FitReport compute_fit(const FitArgs& a) {
   FitOptions options;
   options.train = a.train;
   options.optimizer = parse_optimizer(a.optimizer);
@@ -194,7 +195,6 @@ int run_fit(const FitArgs& a) {
   if (!a.ceilings_file.empty() || !a.datasheet.empty())
     if (ceilings.device_kind != a.device && a.device != "cpu")
       throw_usage("--device " + a.device + " but the ceilings are for " + ceilings.device_kind);
-  const auto writer = make_fit_writer(a.format);
 
   const AnalyzeAtBatch analyze = [&](int64_t b) {
     LoadOptions o = base;
@@ -204,13 +204,24 @@ int run_fit(const FitArgs& a) {
   if (a.per_token && a.decoder.context == 0) throw_usage("--latency-budget D/token needs --context");
   if (a.decoder.context > 0) {
     if (a.train) throw_usage("--context forecasts inference (prefill and decode): leave out --train");
-    const FitReport report = fit_decoder(a, base, batch, ceilings, options);
-    write_output(a.output, [&](std::ostream& out, bool) { writer->write(report, out); });
-    return report.within_budgets() ? 0 : kFitBudgetExceededExitCode;
+    return fit_decoder(a, base, batch, ceilings, options);
   }
-  const FitReport report = fit_model(analyze, batch, ceilings, options);
+  return fit_model(analyze, batch, ceilings, options);
+}
+
+int run_fit(const FitArgs& a) {
+  const auto writer = make_fit_writer(a.format);
+  const FitReport report = compute_fit(a);
   write_output(a.output, [&](std::ostream& out, bool) { writer->write(report, out); });
   return report.within_budgets() ? 0 : kFitBudgetExceededExitCode;
+}
+
+Rendered render_fit(const FitArgs& a) {
+  const FitReport report = compute_fit(a);
+  std::ostringstream json, table;
+  make_fit_writer("json")->write(report, json);
+  make_fit_writer("table")->write(report, table);
+  return {json.str(), table.str(), report.within_budgets() ? 0 : kFitBudgetExceededExitCode};
 }
 
 }  // namespace
@@ -283,7 +294,7 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"table", "json"}))
       ->default_val("table");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of standard output");
-  commands.push_back({cmd, [args]() -> int { return run_fit(*args); }});
+  commands.push_back({cmd, [args]() -> int { return run_fit(*args); }, [args] { return render_fit(*args); }});
 }
 
 }  // namespace modelstat::cli

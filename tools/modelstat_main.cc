@@ -14,29 +14,14 @@
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
-#include "modelstat/grouping.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/completion.hpp"
 #include "tools/writers/writers.hpp"
 
-using modelstat::cli::add_model_flags;
-using modelstat::cli::add_output_flags;
-using modelstat::cli::ModelArgs;
-using modelstat::cli::OutputArgs;
 
 namespace {
 
-const char* const kVersion = "0.1.0";
-
-void write_report(const modelstat::AnalysisResult& result, const OutputArgs& o) {
-  auto writer = modelstat::make_analysis_writer(o.format);
-  modelstat::ReportOptions ro;
-  ro.top = o.top;
-  ro.show_all_nodes = !o.no_nodes;
-  modelstat::cli::write_output(o.output, [&](std::ostream& out, bool is_tty) {
-    ro.color = o.format == "table" && is_tty && std::getenv("NO_COLOR") == nullptr;
-    writer->write(result, ro, out);
-  });
-}
+const char* const kVersion = MODELSTAT_VERSION;  // the CMake project version
 
 int list_ops() {
   const auto& rules = modelstat::cost::all_rules();
@@ -65,25 +50,49 @@ std::vector<std::string> with_default_subcommand(int argc, char** argv) {
 }
 
 
-// `modelstat profile|verify|report|device ARGS` runs `modelstat-profiler ... ARGS`
-// from the same folder, so that analysis never loads LibTorch.
+// modelstat-profiler: beside this binary in a build folder, else where
+// `cmake --install` puts it relative to the installed binary
+// (MODELSTAT_PROFILER_RELPATH, e.g. ../libexec/modelstat/modelstat-profiler).
+// "" when neither exists (built without LibTorch).
+std::string profiler_path() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  self[n] = '\0';
+  const std::string dir = std::string(self, self + n).substr(0, std::string(self).rfind('/') + 1);
+  for (const std::string& candidate : {dir + "modelstat-profiler", dir + MODELSTAT_PROFILER_RELPATH})
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  return {};
+}
+
+// `modelstat profile|verify|report|device ARGS` runs `modelstat-profiler ... ARGS`,
+// so that analysis never loads LibTorch.
 void forward_to_profiler(int argc, char** argv) {
   if (argc < 2) return;
   const std::string sub = argv[1];
   if (!modelstat::cli::is_profiler_subcommand(sub)) return;
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return;
-  self[n] = '\0';
-  std::string path(self);
-  path = path.substr(0, path.rfind('/') + 1) + "modelstat-profiler";
-  if (access(path.c_str(), X_OK) != 0) return;  // not built: the stub subcommand explains
+  const std::string path = profiler_path();
+  if (path.empty()) return;  // not built: the stub subcommand explains
   std::vector<char*> args(argv, argv + argc);
   args[0] = const_cast<char*>(path.c_str());
   args.push_back(nullptr);
   execv(path.c_str(), args.data());
   std::fprintf(stderr, "modelstat: error: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
   std::exit(1);
+}
+
+// modelstat-profiler's subcommands and flags (`modelstat-profiler
+// --completion-words`), "" without it.
+std::string profiler_completion_words() {
+  const std::string path = profiler_path();
+  if (path.empty()) return {};
+  FILE* pipe = popen(("'" + path + "' --completion-words").c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  return pclose(pipe) == 0 ? out : std::string();
 }
 
 }  // namespace
@@ -105,21 +114,19 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("modelstat ") + kVersion);
   app.require_subcommand(0, 1);
 
-  ModelArgs model_args;
-  OutputArgs output_args;
-  CLI::App* analyze = app.add_subcommand(
-      "analyze",
-      "Static analysis: per-node and total params, MACs, FLOPs, bytes, model size by dtype and peak activation "
-      "memory. Reads dims only, never weight values.");
-  add_model_flags(*analyze, model_args);
-  modelstat::cli::DecoderArgs decoder_args;
-  modelstat::cli::add_decoder_flags(*analyze, decoder_args);
-  add_output_flags(*analyze, output_args);
-  CLI::App* ops = app.add_subcommand("ops", "List every op with a cost rule and its formula");
   std::vector<modelstat::cli::Command> commands;
+  modelstat::cli::add_analyze_command(app, commands, /*exit_fast=*/true);
+  CLI::App* ops = app.add_subcommand("ops", "List every op with a cost rule and its formula");
   modelstat::cli::add_profiler_commands(app, commands);
   modelstat::cli::add_fit_command(app, commands);
   modelstat::cli::add_compare_command(app, commands);
+
+  // Hidden: the bash completion script, generated from the apps (tools/completion.hpp).
+  if (argc == 2 && std::string(argv[1]) == "--bash-completion") {
+    std::cout << modelstat::cli::bash_completion_script(modelstat::cli::completion_words(app),
+                                                        profiler_completion_words());
+    return 0;
+  }
 
   try {
     std::vector<std::string> args = with_default_subcommand(argc, argv);
@@ -134,20 +141,6 @@ int main(int argc, char** argv) {
     if (*ops) return list_ops();
     for (const auto& c : commands)
       if (*c.app) return c.run();
-    if (*analyze) {
-      const std::optional<modelstat::GroupRule> group_rule = output_args.group_rule();
-      modelstat::AnalysisResult result =
-          decoder_args.context > 0
-              ? modelstat::analyze_decoder(model_args.model, model_args.load_options(), decoder_args.context,
-                                           decoder_args.prompt_or_context())
-              : modelstat::analyze_file(model_args.model, model_args.load_options());
-      if (group_rule) modelstat::apply_grouping(result, *group_rule);
-      write_report(result, output_args);
-      // Done: leave without tearing down a model of maybe 100k nodes node by
-      // node (a fifth of the run time on such graphs); the OS reclaims it.
-      std::fflush(nullptr);
-      std::_Exit(0);
-    }
     std::cout << app.help();
     return 2;
   });

@@ -1,6 +1,7 @@
 // `modelstat profile` and `modelstat verify`: the subcommands that need the
 // LibTorch profiler. Built only when LibTorch is (MODELSTAT_WITH_TORCH).
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -21,22 +22,39 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
       "whole-model pass, a separate per-layer pass (layer sum shown next to the whole), copies timed apart, "
       "repeated until the median is stable, cold start reported apart.");
   add_profile_flags(*profile, *args);
-  commands.push_back({profile, [args] {
-                        args->finish();
-                        const std::optional<GroupRule> group_rule = args->output.group_rule();
-                        ProfileResult result =
-                            profile_model(args->model.model, args->model.load_options(), args->options);
-                        if (group_rule) apply_grouping(result, *group_rule);
-                        auto writer = make_profile_writer(args->output.format);
-                        ReportOptions ro;
-                        ro.top = args->output.top;
-                        ro.show_all_nodes = !args->output.no_nodes;
-                        write_output(args->output.output, [&](std::ostream& out, bool is_tty) {
-                          ro.color = args->output.format == "table" && is_tty;
-                          writer->write(result, ro, out);
-                        });
-                        return 0;
-                      }});
+  auto compute = [args] {
+    const std::optional<GroupRule> group_rule = args->output.group_rule();
+    ProfileResult result = profile_model(args->model.model, args->model.load_options(), args->options);
+    if (group_rule) apply_grouping(result, *group_rule);
+    return result;
+  };
+  auto report_options = [args] {
+    ReportOptions ro;
+    ro.top = args->output.top;
+    ro.show_all_nodes = !args->output.no_nodes;
+    return ro;
+  };
+  auto run = [args, compute, report_options] {
+    args->finish();
+    const ProfileResult result = compute();
+    auto writer = make_profile_writer(args->output.format);
+    ReportOptions ro = report_options();
+    write_output(args->output.output, [&](std::ostream& out, bool is_tty) {
+      ro.color = args->output.format == "table" && is_tty;
+      writer->write(result, ro, out);
+    });
+    return 0;
+  };
+  auto render = [args, compute, report_options]() -> Rendered {
+    args->finish();
+    const ProfileResult result = compute();
+    const ReportOptions ro = report_options();
+    std::ostringstream json, table;
+    make_profile_writer("json")->write(result, ro, json);
+    make_profile_writer("table")->write(result, ro, table);
+    return {json.str(), table.str(), 0};
+  };
+  commands.push_back({profile, run, render});
 
   auto case_dir = std::make_shared<std::string>();
   auto verify_options = std::make_shared<profiler::VerifyOptions>();
@@ -88,7 +106,8 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
                         if (rtol_option->count() > 0) verify_options->rtol = *rtol;
                         if (atol_option->count() > 0) verify_options->atol = *atol;
                         return profiler::verify_case(*case_dir, std::cout, *verify_options);
-                      }});
+                      },
+                      {}});  // prints as it runs: no render
 }
 
 }  // namespace modelstat::cli

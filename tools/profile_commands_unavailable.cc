@@ -20,7 +20,8 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
                                                             "' needs the LibTorch profiler (modelstat-profiler), "
                                                             "which this build lacks: rebuild with "
                                                             "-DMODELSTAT_WITH_TORCH=ON (Debian: libtorch-dev)");
-                        }});
+                        },
+                        {}});
   }
 }
 

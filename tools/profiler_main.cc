@@ -3,6 +3,7 @@
 // (tools/modelstat_main.cc), so that `modelstat analyze` never loads LibTorch:
 // its start-up alone costs ~0.5 s and ~150 MB, more than analysing VGG-16.
 #include "tools/cli_common.hpp"
+#include "tools/completion.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"modelstat profile / verify / report / device (LibTorch). Run through 'modelstat <subcommand>'."};
@@ -12,6 +13,11 @@ int main(int argc, char** argv) {
   modelstat::cli::add_profiler_commands(app, commands);
   modelstat::cli::add_report_command(app, commands);
   modelstat::cli::add_device_command(app, commands);
+  // For `modelstat --bash-completion` (tools/completion.hpp).
+  if (argc == 2 && std::string(argv[1]) == "--completion-words") {
+    std::cout << modelstat::cli::completion_words(app);
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -84,7 +85,15 @@ DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunC
   return quick;
 }
 
-int run_report(const ReportArgs& a) {
+ReportOptions report_options(const ReportArgs& a) {
+  ReportOptions ro;
+  ro.top = a.profile.output.top;
+  ro.show_all_nodes = !a.profile.output.no_nodes;
+  return ro;
+}
+
+// Checks the flags, profiles and joins; the record every format is written from.
+JoinedReport build_report(const ReportArgs& a) {
   const ProfileArgs& p = a.profile;
   if (p.no_layers)
     throw_usage("report joins each node's time with its cost, so it needs the per-layer pass: drop --no-layers "
@@ -94,7 +103,7 @@ int run_report(const ReportArgs& a) {
       throw_usage("--" + format + " and -o both write '" + path + "'");
   std::optional<DeviceCeilings> ceilings = checked_explicit_ceilings(a);
   // Fail on a bad format name now, not after the profile.
-  const std::unique_ptr<JoinedWriter> main_writer = make_joined_writer(p.output.format);
+  make_joined_writer(p.output.format);
   const std::optional<GroupRule> group_rule = p.output.group_rule();
 
   ProfileResult profile = profile_model(p.model.model, p.model.load_options(), p.options);
@@ -103,21 +112,41 @@ int run_report(const ReportArgs& a) {
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
   JoinedReport report = join_profile(std::move(profile), *ceilings);
   report.notices.insert(report.notices.begin(), notices.begin(), notices.end());
+  return report;
+}
 
-  ReportOptions ro;
-  ro.top = p.output.top;
-  ro.show_all_nodes = !p.output.no_nodes;
-  write_output(p.output.output, [&](std::ostream& out, bool is_tty) {
-    ReportOptions o = ro;
-    o.color = p.output.format == "table" && is_tty && std::getenv("NO_COLOR") == nullptr;
-    main_writer->write(report, o, out);
-  });
+// --html FILE, --json FILE, ...: the formats written beside the main one.
+void write_extra_outputs(const ReportArgs& a, const JoinedReport& report) {
+  const ReportOptions ro = report_options(a);
   for (const auto& [format, path] : a.extra_outputs) {
     if (path.empty()) continue;
     const std::unique_ptr<JoinedWriter> writer = make_joined_writer(format);
     write_output(path, [&](std::ostream& out, bool) { writer->write(report, ro, out); });
   }
+}
+
+int run_report(const ReportArgs& a) {
+  const ProfileArgs& p = a.profile;
+  const JoinedReport report = build_report(a);
+  const std::unique_ptr<JoinedWriter> main_writer = make_joined_writer(p.output.format);
+  write_output(p.output.output, [&](std::ostream& out, bool is_tty) {
+    ReportOptions o = report_options(a);
+    o.color = p.output.format == "table" && is_tty && std::getenv("NO_COLOR") == nullptr;
+    main_writer->write(report, o, out);
+  });
+  write_extra_outputs(a, report);
   return 0;
+}
+
+// The record as JSON and table; the files named by --html, --json, ... are written too.
+Rendered render_report(const ReportArgs& a) {
+  const JoinedReport report = build_report(a);
+  write_extra_outputs(a, report);
+  const ReportOptions ro = report_options(a);
+  std::ostringstream json, table;
+  make_joined_writer("json")->write(report, ro, json);
+  make_joined_writer("table")->write(report, ro, table);
+  return {json.str(), table.str(), 0};
 }
 
 }  // namespace
@@ -176,9 +205,14 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
       "(docs/report-json.md). The trace is Chrome Trace Event JSON of the instrumented iteration whose layer\n"
       "sum is the median, nodes back to back; open it in ui.perfetto.dev or chrome://tracing.\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input.");
-  commands.push_back({cmd, [args] {
+  commands.push_back({cmd,
+                      [args] {
                         args->profile.finish();
                         return run_report(*args);
+                      },
+                      [args] {
+                        args->profile.finish();
+                        return render_report(*args);
                       }});
 }
 
