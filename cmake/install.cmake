@@ -96,8 +96,4 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_deb_depends}")
 # packages find_package(modelstat) needs to link against the libraries.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
     "python3-pandas, python3-torch, libonnx-dev, libprotobuf-dev, libfmt-dev, nlohmann-json3-dev, libtorch-dev")
-if(MODELSTAT_CUDA)
-  message(STATUS "modelstat: MODELSTAT_CUDA is ON: a .deb built from this configuration links the CUDA runtime "
-                  "from the toolkit, which no Debian package provides; build the package without CUDA")
-endif()
 include(CPack)

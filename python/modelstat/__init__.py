@@ -263,25 +263,16 @@ def compare(base, new, **options):
         return _run(_core, "compare", paths, options, Comparison)
 
 
-def _dim_bindings(module, args, export_kwargs):
-    """The dims that the export's dynamic axes name, bound to the example inputs' sizes."""
-    dynamic_axes = export_kwargs.get("dynamic_axes") or {}
-    names = list(export_kwargs.get("input_names") or [])
-    if len(names) < len(args):
-        # torch.onnx.export names unnamed inputs after forward()'s parameters.
-        import inspect
-        try:
-            params = [p for p in inspect.signature(module.forward).parameters]
-        except (TypeError, ValueError):
-            params = []
-        names += params[len(names):len(args)]
+def _dim_bindings(args, export_kwargs):
+    """The dims that the export's dynamic axes name, bound to the example inputs' sizes.
+    Inputs are matched by ``input_names`` (an output's axes follow from the inputs)."""
+    names = list(export_kwargs.get("input_names") or [])[:len(args)]
     dims = {}
-    for name, axes in dynamic_axes.items():
-        if name not in names[:len(args)]:
-            continue  # an output's axes follow from the inputs
-        tensor = args[names.index(name)]
-        for axis, dim_name in axes.items():
-            dims.setdefault(dim_name, int(tensor.shape[axis]))
+    for name, axes in (export_kwargs.get("dynamic_axes") or {}).items():
+        if name in names:
+            tensor = args[names.index(name)]
+            for axis, dim_name in axes.items():
+                dims.setdefault(dim_name, int(tensor.shape[axis]))
     return dims
 
 
@@ -289,9 +280,9 @@ def from_torch(module, example_inputs, dims=None, inputs=None, analyze_options=N
     """Exports a ``torch.nn.Module`` to ONNX in memory and analyses it, as torchinfo/thop do.
 
     example_inputs: a tensor or a tuple of tensors (``torch.onnx.export``'s ``args``). export_kwargs go to
-    ``torch.onnx.export`` (``input_names``, ``dynamic_axes``, ``opset_version``, ...). Each dynamic axis is
-    bound, through ``dims``, to the example input's size on that axis, so the totals are those of the example
-    batch; ``dims`` given here override them. A dynamic axis given as a list (``{"x": [0]}``) is named
+    ``torch.onnx.export`` (``input_names``, ``dynamic_axes``, ``opset_version``, ...). Each dynamic axis of an
+    input named in ``input_names`` is bound, through ``dims``, to the example input's size on that axis, so the
+    totals are those of the example batch; ``dims`` given here override them. A dynamic axis given as a list (``{"x": [0]}``) is named
     ``x_dim0``. analyze_options: more keywords for :func:`analyze`.
     """
     import io
@@ -303,7 +294,7 @@ def from_torch(module, example_inputs, dims=None, inputs=None, analyze_options=N
         export_kwargs["dynamic_axes"] = {
             name: dict(axes) if isinstance(axes, dict) else {int(a): "%s_dim%d" % (name, int(a)) for a in axes}
             for name, axes in export_kwargs["dynamic_axes"].items()}
-    bound = _dim_bindings(module, args, export_kwargs)
+    bound = _dim_bindings(args, export_kwargs)
     bound.update(dims or {})
     buffer = io.BytesIO()
     with torch.no_grad():
