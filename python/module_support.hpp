@@ -63,9 +63,13 @@ inline py::tuple run_command(const AddCommands& add, std::vector<std::string> ar
     app.require_subcommand(1, 1);
     std::vector<cli::Command> commands;
     add(app, commands);
+    const std::string subcommand = args.empty() ? std::string() : args.front();
     try {
-      std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+      std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector (and consumes it)
       app.parse(args);
+    } catch (const CLI::CallForHelp&) {
+      throw Error(ErrorKind::Usage, "help: see help(modelstat." + subcommand + ") in Python, or `modelstat " +
+                                        subcommand + " --help`, for the keywords (the command's flags)");
     } catch (const CLI::ParseError& e) {
       throw Error(ErrorKind::Usage, e.what());
     }

@@ -136,3 +136,9 @@ def test_import_does_not_load_libtorch():
     out = subprocess.run([sys.executable, "-c", code, sample("tiny_cnn.onnx")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_help_keyword_points_to_the_docs():
+    with pytest.raises(modelstat.UsageError) as info:
+        modelstat.analyze(sample("tiny_cnn.onnx"), help=True)
+    assert "help(modelstat.analyze)" in str(info.value)
