@@ -142,6 +142,7 @@ struct Command {
 void add_profiler_commands(CLI::App& app, std::vector<Command>& commands);
 void add_report_command(CLI::App& app, std::vector<Command>& commands);   // report_command.cc
 void add_device_command(CLI::App& app, std::vector<Command>& commands);   // device_command.cc
+void add_pipeline_command(CLI::App& app, std::vector<Command>& commands);  // pipeline_command.cc
 
 // Subcommands of `modelstat` itself (no LibTorch).
 void add_fit_command(CLI::App& app, std::vector<Command>& commands);      // fit_command.cc
@@ -149,7 +150,7 @@ void add_compare_command(CLI::App& app, std::vector<Command>& commands);  // com
 
 // The subcommands `modelstat` hands to modelstat-profiler.
 inline bool is_profiler_subcommand(const std::string& name) {
-  return name == "profile" || name == "verify" || name == "report" || name == "device";
+  return name == "profile" || name == "verify" || name == "report" || name == "device" || name == "pipeline";
 }
 
 }  // namespace modelstat::cli
