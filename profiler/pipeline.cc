@@ -390,7 +390,7 @@ InFlightResult in_flight_pass(const ProfileOptions& o, const Path& path, int fra
   while (in_flight > 0) {
     FlightFrame* f = finished.pop();
     ++completed;
-    if (!failure) {
+    if (!failure && !stopping) {  // frames finishing after the stop are the drain: not the steady state
       if (measuring) {
         latency.push_back(std::chrono::duration<double>(f->done - f->admitted).count());
         for (size_t k = 0; k < n; ++k)

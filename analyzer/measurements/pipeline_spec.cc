@@ -302,7 +302,8 @@ PipelineSpec resolve(const Reader& reader, std::vector<RawStage> raw, const std:
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Runtime) throw;
       reader.fail_stage(k, stage.name, "incompatible shapes between stages: binding its linked inputs to the shapes of "
-                                       "the outputs that feed them fails: " + e.message());
+                                       "the outputs that feed them fails: " + e.message() +
+                                           (raw[k].positional ? " (linked by position: name the links in \"inputs\")" : ""));
     }
     for (size_t i = 0; i < stage.inputs.size(); ++i) {
       const StageInputSource& src = stage.inputs[i];

@@ -170,7 +170,7 @@ const BadCase kBad[] = {
      "stage 'b'|must link"},
     {"a bad dim", R"({"stages": [{"name": "a", "model": "custom_model_part0.onnx", "dims": {"batch": 0}}]})",
      "stage 'a'|positive integer"},
-    {"not JSON", R"({"stages": [)", "pipe.json"},
+    {"not JSON", R"({"stages": [)", "not valid JSON"},
 };
 
 TEST(PipelineSpec, EveryBadDescriptionIsRefusedNamingTheStage) {
