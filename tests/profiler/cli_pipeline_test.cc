@@ -157,6 +157,22 @@ TEST_F(CliPipeline, ChainShortcutTableSaysWhyTheTimersAgreeOnTheCpu) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 
+// 10 ms of busy host work between two sub-millisecond models: that stage
+// bounds the throughput, and the report names it.
+TEST_F(CliPipeline, InFlightNamesTheBusyHostStageAsTheBottleneck) {
+  write_pipeline();
+  const auto r = run_modelstat_cli("pipeline " + kModels + "/tiny_cnn.onnx " + path("softmax.onnx") + kQuick +
+                                   " --host-busy-ms 10 --in-flight 2 -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json f = Json::parse(r.out)["in_flight"];
+  ASSERT_EQ(f["stages"].size(), 3u);
+  EXPECT_EQ(f["bottleneck_stage"], 1);
+  EXPECT_EQ(f["stages"][1]["stage"], "host1");
+  EXPECT_GE(f["stages"][1]["time"]["median_s"].get<double>(), 0.010);
+  // The bound it sets is 1 / its median service time, at most 100 frames/s.
+  EXPECT_LE(f["bottleneck_bound_per_s"].get<double>(), 100.0);
+}
+
 TEST_F(CliPipeline, BadDescriptionsExitTwoNamingTheStage) {
   write_pipeline();
   const std::string bad = path("bad.json");
