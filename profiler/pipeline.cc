@@ -165,101 +165,183 @@ void synchronize_all(const Path& path) {
   for (size_t k = 0; k < path.size(); ++k) path.device(k).synchronize();
 }
 
-// Pass 2: markers between stages on the path's timer, one wait per
-// iteration. A stage on the host is timed by the host clock too: on a GPU
-// path the events around it measure the stream, not the host work.
-PathTiming staged_pass(const ProfileOptions& o, const Path& path, std::vector<TimelineSpan>& timeline,
-                       int timeline_iterations) {
-  Device& device = path_device(path);
-  const bool gpu = device.torch_device().is_cuda();
-  const size_t n = path.size();
-  auto markers = device.marker_timer();
-  std::vector<std::vector<double>> per_stage(n);
-  std::vector<double> host_seconds(n), ends;
-  std::vector<std::vector<double>> kept_offsets;
-  std::vector<double> kept_starts;
-  const auto origin = Clock::now();
-  PathTiming t;
-  t.method = "events";
-  t.description = gpu ? "CUDA events recorded between stages on the execution stream, one wait per iteration"
-                      : "host clock between stages (ATen's CPU work is synchronous: nothing is stalled)";
-  t.stage_sum = sample_until_stable(o, "pipeline stages", [&](size_t i) {
+// One iteration of the path timed one way: each stage's seconds and the
+// path's, first stage's start to last stage's end.
+struct PathSample {
+  std::vector<double> stages;
+  double end_to_end = 0;
+  double start = 0;             // host clock at the iteration's start, seconds from the pass's origin
+  std::vector<double> offsets;  // markers (events way only): t(i) - t(0)
+};
+
+// The three ways of timing the path (seed 001). Each run() is one iteration.
+class PathMethod {
+ public:
+  virtual ~PathMethod() = default;
+  virtual PathSample run(size_t i) = 0;
+  virtual PathTiming describe() const = 0;  // method, description; no samples
+  virtual std::string clock(size_t k) const = 0;
+};
+
+// Markers between stages on the path's timer, one wait per iteration (pass
+// 2, and the events way of the comparison). A stage on the host is timed by
+// the host clock too: on a GPU path the events around it measure the stream,
+// not the host work.
+class EventsMethod final : public PathMethod {
+ public:
+  explicit EventsMethod(const Path& path)
+      : path_(path), gpu_(path_device(path).torch_device().is_cuda()), markers_(path_device(path).marker_timer()),
+        host_seconds_(path.size()), origin_(Clock::now()) {}
+  PathSample run(size_t i) override {
+    const size_t n = path_.size();
     Frame frame;
-    const double start = since(origin);
-    markers->reset(n + 1);
-    markers->mark(0);
+    PathSample s;
+    s.start = since(origin_);
+    markers_->reset(n + 1);
+    markers_->mark(0);
     for (size_t k = 0; k < n; ++k) {
       const auto h = Clock::now();
-      path.run(k, frame, i);
-      if (path.spec(k).on_host()) host_seconds[k] = since(h);
-      markers->mark(k + 1);
+      path_.run(k, frame, i);
+      if (path_.spec(k).on_host()) host_seconds_[k] = since(h);
+      markers_->mark(k + 1);
     }
-    const std::vector<double> offsets = markers->offsets();  // the one wait
-    double sum = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const double s = gpu && path.spec(k).on_host() ? host_seconds[k] : offsets[k + 1] - offsets[k];
-      per_stage[k].push_back(s);
-      sum += s;
-    }
-    ends.push_back(offsets[n]);
-    if (kept_offsets.size() < size_t(timeline_iterations)) {
-      kept_offsets.push_back(offsets);
-      kept_starts.push_back(start);
-    }
-    return sum;
-  });
-  for (size_t k = 0; k < n; ++k) {
-    const bool host = gpu && path.spec(k).on_host();
-    t.stages.push_back({path.spec(k).name, to_summary(per_stage[k], t.stage_sum.stop_reason),
-                        host ? "host clock" : gpu ? "cuda events" : "host clock"});
-  }
-  t.end_to_end = to_summary(ends, t.stage_sum.stop_reason);
-  const double base = kept_starts.empty() ? 0 : kept_starts.front();
-  for (size_t it = 0; it < kept_offsets.size(); ++it)
+    s.offsets = markers_->offsets();  // the one wait
     for (size_t k = 0; k < n; ++k)
-      timeline.push_back({int(k), int64_t(it), kept_starts[it] - base + kept_offsets[it][k],
-                          kept_starts[it] - base + kept_offsets[it][k + 1]});
+      s.stages.push_back(gpu_ && path_.spec(k).on_host() ? host_seconds_[k] : s.offsets[k + 1] - s.offsets[k]);
+    s.end_to_end = s.offsets[n];
+    return s;
+  }
+  PathTiming describe() const override {
+    PathTiming t;
+    t.method = "events";
+    t.description = gpu_ ? "CUDA events recorded between stages on the execution stream, one wait per iteration"
+                         : "host clock between stages (ATen's CPU work is synchronous: nothing is stalled)";
+    return t;
+  }
+  std::string clock(size_t k) const override {
+    return gpu_ && !path_.spec(k).on_host() ? "cuda events" : "host clock";
+  }
+
+ private:
+  const Path& path_;
+  bool gpu_;
+  std::unique_ptr<MarkerTimer> markers_;
+  std::vector<double> host_seconds_;
+  Clock::time_point origin_;
+};
+
+// The host clock around each stage: without any synchronisation (what a host
+// timer around an asynchronous call measures: the enqueue), or with one after
+// every stage (right per stage, but the host waits at each one, so the path
+// gets longer).
+class HostClockMethod final : public PathMethod {
+ public:
+  HostClockMethod(const Path& path, bool sync_each_stage) : path_(path), sync_(sync_each_stage) {}
+  PathSample run(size_t i) override {
+    Frame frame;
+    PathSample s;
+    if (sync_) synchronize_all(path_);
+    const auto start = Clock::now();
+    for (size_t k = 0; k < path_.size(); ++k) {
+      const auto h = Clock::now();
+      path_.run(k, frame, i);
+      if (sync_) synchronize_all(path_);
+      s.stages.push_back(since(h));
+    }
+    s.end_to_end = since(start);
+    synchronize_all(path_);  // outside the span: the next iteration starts on an idle device
+    return s;
+  }
+  PathTiming describe() const override {
+    PathTiming t;
+    t.method = sync_ ? "sync after every stage" : "host timer, no sync";
+    t.description = sync_ ? "host clock, device synchronised after every stage: right per stage, but the host "
+                            "waits at each one"
+                          : "host clock around each stage without synchronising: measures the enqueue only (the "
+                            "path is synchronised after the iteration, outside the timed span)";
+    return t;
+  }
+  std::string clock(size_t) const override {
+    return sync_ ? "host clock + sync" : "host clock, no sync (enqueue only)";
+  }
+
+ private:
+  const Path& path_;
+  bool sync_;
+};
+
+PathTiming summarize(const PathMethod& method, const std::vector<PathSample>& samples, const Path& path,
+                     const std::string& reason) {
+  PathTiming t = method.describe();
+  std::vector<double> sums, ends;
+  for (const PathSample& s : samples) {
+    double sum = 0;
+    for (double v : s.stages) sum += v;
+    sums.push_back(sum);
+    ends.push_back(s.end_to_end);
+  }
+  for (size_t k = 0; k < path.size(); ++k) {
+    std::vector<double> v;
+    for (const PathSample& s : samples) v.push_back(s.stages[k]);
+    t.stages.push_back({path.spec(k).name, to_summary(v, reason), method.clock(k)});
+  }
+  t.stage_sum = to_summary(sums, reason);
+  t.end_to_end = to_summary(ends, reason);
   return t;
 }
 
-// A row of the timer comparison timed with the host clock: without any
-// synchronisation (what a host timer around an asynchronous call measures:
-// the enqueue), or with a synchronisation after every stage (right per stage,
-// but the host waits at each one, so the path gets longer).
-PathTiming host_clock_pass(const ProfileOptions& o, const Path& path, bool sync_each_stage) {
-  const size_t n = path.size();
-  std::vector<std::vector<double>> per_stage(n);
-  std::vector<double> sums;
-  PathTiming t;
-  t.method = sync_each_stage ? "sync after every stage" : "host timer, no sync";
-  t.description = sync_each_stage
-                      ? "host clock, device synchronised after every stage: right per stage, but the host waits "
-                        "at each one"
-                      : "host clock around each stage without synchronising: measures the enqueue only (the "
-                        "path is synchronised after the iteration, outside the timed span)";
-  t.end_to_end = sample_until_stable(o, sync_each_stage ? "sync per stage" : "host, no sync", [&](size_t i) {
-    Frame frame;
-    if (sync_each_stage) synchronize_all(path);
-    const auto start = Clock::now();
+// Pass 2: the events way under the stopping rule (on the per-iteration sum of
+// the stages), and the first iterations kept as the timeline.
+PathTiming staged_pass(const ProfileOptions& o, const Path& path, std::vector<TimelineSpan>& timeline,
+                       int timeline_iterations) {
+  EventsMethod events(path);
+  std::vector<PathSample> samples;
+  const TimingSummary sums = sample_until_stable(o, "pipeline stages", [&](size_t i) {
+    samples.push_back(events.run(i));
     double sum = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const auto h = Clock::now();
-      path.run(k, frame, i);
-      if (sync_each_stage) synchronize_all(path);
-      const double s = since(h);
-      per_stage[k].push_back(s);
-      sum += s;
-    }
-    const double whole = since(start);
-    sums.push_back(sum);
-    synchronize_all(path);  // outside the span: the next iteration starts on an idle device
-    return whole;
+    for (double v : samples.back().stages) sum += v;
+    return sum;
   });
-  const std::string clock = sync_each_stage ? "host clock + sync" : "host clock, no sync (enqueue only)";
-  for (size_t k = 0; k < n; ++k)
-    t.stages.push_back({path.spec(k).name, to_summary(per_stage[k], t.end_to_end.stop_reason), clock});
-  t.stage_sum = to_summary(sums, t.end_to_end.stop_reason);
-  return t;
+  const size_t kept = std::min(samples.size(), size_t(std::max(0, timeline_iterations)));
+  for (size_t it = 0; it < kept; ++it)
+    for (size_t k = 0; k < path.size(); ++k)
+      timeline.push_back({int(k), int64_t(it), samples[it].start - samples[0].start + samples[it].offsets[k],
+                          samples[it].start - samples[0].start + samples[it].offsets[k + 1]});
+  return summarize(events, samples, path, sums.stop_reason);
+}
+
+// --timer-comparison: the three ways interleaved, one iteration of each in
+// turn, so that all three see the same conditions (on a shared machine, load
+// that comes and goes would otherwise land on one way's pass and not the
+// others'). Each way has its own stopping criterion on its end-to-end
+// samples; the loop ends when all three have stopped.
+std::vector<PathTiming> timer_comparison(const ProfileOptions& o, const Path& path) {
+  std::vector<std::unique_ptr<PathMethod>> methods;
+  methods.push_back(std::make_unique<HostClockMethod>(path, false));
+  methods.push_back(std::make_unique<HostClockMethod>(path, true));
+  methods.push_back(std::make_unique<EventsMethod>(path));
+  std::vector<MedianCiCriterion> criteria(methods.size(), MedianCiCriterion(stopping_config(o)));
+  std::vector<std::vector<PathSample>> samples(methods.size());
+  std::vector<std::vector<double>> ends(methods.size());
+  std::vector<bool> stopped(methods.size(), false);
+  Progress progress("timer comparison", o.max_seconds);
+  const auto start = Clock::now();
+  for (size_t i = 0; std::find(stopped.begin(), stopped.end(), false) != stopped.end(); ++i) {
+    for (size_t m = 0; m < methods.size(); ++m) {
+      if (stopped[m]) continue;
+      samples[m].push_back(methods[m]->run(i));
+      ends[m].push_back(samples[m].back().end_to_end);
+    }
+    const double elapsed = since(start);
+    progress.update(elapsed, i + 1);
+    for (size_t m = 0; m < methods.size(); ++m)
+      if (!stopped[m]) stopped[m] = criteria[m].should_stop(ends[m], elapsed);
+  }
+  progress.done();
+  std::vector<PathTiming> out;
+  for (size_t m = 0; m < methods.size(); ++m)
+    out.push_back(summarize(*methods[m], samples[m], path, criteria[m].reason()));
+  return out;
 }
 
 // A blocking queue of frames between two stage workers; nullptr closes it.
@@ -500,9 +582,7 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
   result.staged = staged_pass(o, path, result.timeline, po.timeline_iterations);
 
   if (po.timer_comparison) {
-    result.comparison.push_back(host_clock_pass(o, path, false));
-    result.comparison.push_back(host_clock_pass(o, path, true));
-    result.comparison.push_back(result.staged);
+    result.comparison = timer_comparison(o, path);
     result.comparison_note =
         device.torch_device().is_cuda()
             ? "on a GPU a host timer without a sync sees only the enqueue; a sync after every stage gives each "

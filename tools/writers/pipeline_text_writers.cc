@@ -89,7 +89,7 @@ std::vector<Section> sections(const PipelineResult& r) {
   out.push_back(stages);
 
   if (!r.comparison.empty()) {
-    Section c{"Timer comparison (--timer-comparison): medians, each way in its own pass", {"stage"}, {}, {}};
+    Section c{"Timer comparison (--timer-comparison): medians, the three ways interleaved iteration by iteration", {"stage"}, {}, {}};
     for (const auto& m : r.comparison) c.headers.push_back(m.method + (m.method == "host timer, no sync" ? " (enqueue only)" : ""));
     for (size_t k = 0; k < r.stages.size(); ++k) {
       std::vector<std::string> row{r.stages[k].name};
