@@ -25,6 +25,7 @@
 #include "profiler/memory_meter.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
+#include "profiler/sampling.hpp"
 #include "profiler/stopping.hpp"
 #include "modelstat/training_setup.hpp"
 #include "profiler/train_step.hpp"
@@ -33,45 +34,6 @@ namespace modelstat {
 
 namespace profiler {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-TimingSummary to_summary(const std::vector<double>& samples, const std::string& reason) {
-  TimingSummary s;
-  s.samples = samples;
-  s.stop_reason = reason;
-  if (samples.empty()) return s;
-  const stats::SampleStats st = stats::summarize(samples);
-  s.count = st.count;
-  s.mean = st.mean;
-  s.median = st.median;
-  s.stddev = st.stddev;
-  s.cv = st.cv;
-  s.min = st.min;
-  s.max = st.max;
-  s.p50 = st.p50;
-  s.p90 = st.p90;
-  s.p95 = st.p95;
-  s.p99 = st.p99;
-  s.median_ci_low = st.median_ci_low;
-  s.median_ci_high = st.median_ci_high;
-  s.rel_ci = st.median_rel_ci_half_width;
-  return s;
-}
-
-StoppingConfig stopping_config(const ProfileOptions& o) {
-  StoppingConfig c;
-  c.min_iterations = o.min_iterations;
-  c.min_seconds = o.min_seconds;
-  c.max_seconds = o.max_seconds;
-  c.max_iterations = o.max_iterations;
-  c.target_rel_ci = o.target_rel_ci;
-  return c;
-}
 
 // The run's float dtype: --dtype's, else the model's own dtypes (Undefined),
 // but fp32 for a training step (train_step.hpp: fp32 only).
@@ -122,33 +84,6 @@ int64_t total_bytes(const std::vector<at::Tensor>& ts) {
   for (const auto& t : ts)
     if (t.defined()) n += int64_t(t.numel()) * int64_t(t.element_size());
   return n;
-}
-
-// Runs `one` repeatedly under the stopping criterion; `one` returns a sample.
-template <typename Fn>
-TimingSummary sample_until_stable(const ProfileOptions& o, const char* label, Fn&& one) {
-  MedianCiCriterion criterion(stopping_config(o));
-  std::vector<double> samples;
-  Progress progress(label, o.max_seconds);
-  const auto start = Clock::now();
-  while (true) {
-    samples.push_back(one(samples.size()));
-    const double elapsed = since(start);
-    progress.update(elapsed, samples.size());
-    if (criterion.should_stop(samples, elapsed)) break;
-  }
-  progress.done();
-  return to_summary(samples, criterion.reason());
-}
-
-void warm_up(const ProfileOptions& o, Device& device, const std::function<void(size_t)>& run_once) {
-  // Count and time both, capped so a model that takes 30 s per run is not warmed up five times.
-  const WarmupConfig config{o.warmup_iterations, o.warmup_seconds, std::max(10.0, o.warmup_seconds)};
-  const auto start = Clock::now();
-  for (int64_t i = 0; !warmup_done(config, i, since(start)); ++i) {
-    run_once(size_t(i));
-    device.synchronize();
-  }
 }
 
 int64_t leading_batch(const Model& model) {

@@ -160,6 +160,7 @@ void add_analyze_command(CLI::App& app, std::vector<Command>& commands, bool exi
 void add_profiler_commands(CLI::App& app, std::vector<Command>& commands);
 void add_report_command(CLI::App& app, std::vector<Command>& commands);   // report_command.cc
 void add_device_command(CLI::App& app, std::vector<Command>& commands);   // device_command.cc
+void add_pipeline_command(CLI::App& app, std::vector<Command>& commands);  // pipeline_command.cc
 
 // Subcommands of `modelstat` itself (no LibTorch).
 void add_fit_command(CLI::App& app, std::vector<Command>& commands);      // fit_command.cc
@@ -167,7 +168,7 @@ void add_compare_command(CLI::App& app, std::vector<Command>& commands);  // com
 
 // The subcommands `modelstat` hands to modelstat-profiler.
 inline bool is_profiler_subcommand(const std::string& name) {
-  return name == "profile" || name == "verify" || name == "report" || name == "device";
+  return name == "profile" || name == "verify" || name == "report" || name == "device" || name == "pipeline";
 }
 
 }  // namespace modelstat::cli

@@ -6,6 +6,10 @@
 #   4. measure: modelstat device ceilings, resnet50 (batch 1 and 32) and the
 #      seeds/001 CustomModel (batch 32) with modelstat vs PyTorch's own CUDA-event
 #      timing of the same architecture, max batch
+#   `tools/gpu_check.sh pipeline` (after the first call has built build-gpu/; the first call runs it too):
+#      seed 001's comparison by `modelstat pipeline`: part0 -> 10 ms of busy host work -> part1
+#      at batch 32 on CUDA, timed with a host timer and no sync, a sync after every stage, and
+#      events between stages (--timer-comparison), plus 2 frames in flight (a stream per frame)
 #   `tools/gpu_check.sh fit` (a second call, after the first has built build-gpu/):
 #      modelstat fit's forecast against measured memory, latency and training step on
 #      CUDA (bench/fit_validate.py --device cuda) with freshly measured CUDA ceilings
@@ -20,6 +24,20 @@ for deb in .gpu_deps/*.deb; do [ -f "$deb" ] && dpkg -x "$deb" "$PREFIX"; done
 export CMAKE_PREFIX_PATH="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'):$PREFIX/usr:$PREFIX/usr/lib/x86_64-linux-gnu/cmake"
 export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/nvidia_smi.txt"
+
+# Issue 15: the seed's numbers were 57.07 ms end to end with syncs vs 47.97 ms with events
+# (host work ~9 ms hidden behind model 1), per-model times nearly equal, 0.23 ms enqueue-only.
+pipeline_check() {
+  build-gpu/tools/modelstat pipeline sample_models/custom_model_part0.onnx sample_models/custom_model_part1.onnx \
+    --device cuda --dim batch=32 --host-busy-ms 10 --timer-comparison --in-flight 2 \
+    -f md -o "$OUT/pipeline_seed001_b32.md" --json "$OUT/pipeline_seed001_b32.json" \
+    --trace "$OUT/pipeline_seed001_b32.trace.json" --html "$OUT/pipeline_seed001_b32.html"
+  cat "$OUT/pipeline_seed001_b32.md"
+}
+if [ "${1:-}" = pipeline ]; then
+  pipeline_check
+  exit $?
+fi
 
 if [ "${1:-}" = fit ]; then
   M=build-gpu/tools/modelstat
@@ -58,4 +76,5 @@ done
 $M device --device cuda -f json -o "$OUT/ceilings_cuda.json"
 $M report /tmp/resnet50.onnx --device cuda --dim batch=32 --ceilings "$OUT/ceilings_cuda.json" -f md \
   -o "$OUT/report_resnet50_b32.md" --html "$OUT/report_resnet50_b32.html" --trace "$OUT/trace_resnet50_b32.json"
+pipeline_check > "$OUT/pipeline_check.log" 2>&1 || echo "pipeline check failed: $OUT/pipeline_check.log"
 python3 bench/compare_gpu.py "$OUT" | tee "$OUT/summary.md"

@@ -40,7 +40,7 @@ int list_ops() {
 // `modelstat model.onnx ...` is `modelstat analyze model.onnx ...`.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const char* const subcommands[] = {"analyze", "ops", "profile", "verify", "report", "device", "fit", "compare"};
+  static const char* const subcommands[] = {"analyze", "ops", "profile", "verify", "report", "device", "fit", "compare", "pipeline"};
   if (!args.empty() && args[0][0] != '-') {
     bool known = false;
     for (const char* s : subcommands) known = known || args[0] == s;
@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
       "  modelstat verify CASE_DIR       run an ONNX test case and compare with its expected outputs\n"
       "  modelstat report model.onnx     FLOPs vs measured latency per layer on the device's roofline (html, trace, ...)\n"
       "  modelstat device                measure and save this device's ceilings (bandwidth, matmul FLOP/s)\n"
+      "  modelstat pipeline PIPE.json    several models and host work in one path, each stage timed without stalling it\n"
       "  modelstat fit model.onnx        memory and latency forecast for inference or training, against budgets\n"
       "  modelstat compare a.json b.json per-node and total deltas with significance; exit 1 on a regression\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input."};

@@ -11,7 +11,8 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
       {"profile", "Measure whole-model and per-layer latency with LibTorch (CPU or CUDA); see 'modelstat profile --help'"},
       {"verify", "Run an ONNX test case through the executor and compare outputs; see 'modelstat verify --help'"},
       {"report", "Per-layer FLOPs vs measured latency on the device's roofline; see 'modelstat report --help'"},
-      {"device", "Measure and save this device's ceilings; see 'modelstat device --help'"}};
+      {"device", "Measure and save this device's ceilings; see 'modelstat device --help'"},
+      {"pipeline", "Several models and host work in one path, each stage timed; see 'modelstat pipeline --help'"}};
   for (const auto& [name, text] : help) {
     CLI::App* cmd = app.add_subcommand(name, text);
     cmd->allow_extras();

@@ -24,10 +24,7 @@ void ProfileArgs::finish() {
   if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
 }
 
-void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::string>& formats) {
-  add_model_flags(cmd, args.model);
-  add_output_flags(cmd, args.output, formats);
-  ProfileOptions& o = args.options;
+void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
   cmd.add_option("--device", o.device, "Where to run: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->default_val("cpu");
@@ -51,6 +48,13 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
       ->check(CLI::Range(0.0001, 1.0));
   cmd.add_option("--seed", o.seed, "Seed for inputs and absent weights")->default_val(0x5eed);
   cmd.add_option("--input-sets", o.input_sets, "Random input sets rotated between runs")->default_val(2)->check(CLI::Range(1, 64));
+}
+
+void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::string>& formats) {
+  add_model_flags(cmd, args.model);
+  add_output_flags(cmd, args.output, formats);
+  ProfileOptions& o = args.options;
+  add_measurement_flags(cmd, o);
   cmd.add_flag("--end-to-end", o.end_to_end, "Whole-model samples include the H2D input and D2H output copies");
   cmd.add_flag("--no-layers", args.no_layers,
                "Skip the instrumented per-layer passes (top-level nodes, and subgraph nodes)");

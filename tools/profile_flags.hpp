@@ -23,6 +23,10 @@ struct ProfileArgs {
   void finish();
 };
 
+// Where and how long to measure, shared with `pipeline`: --device, --dtype, --threads, --warmup,
+// --warmup-time, --iters, --max-iters, --min-time, --max-time, --target-rel-ci, --seed, --input-sets.
+void add_measurement_flags(CLI::App& cmd, ProfileOptions& options);
+
 // Model, output and measurement flags (--device, --dtype, --threads, --warmup, ...).
 // formats: what -f accepts (add_output_flags).
 void add_profile_flags(CLI::App& cmd, ProfileArgs& args,

@@ -1,4 +1,4 @@
-// modelstat-profiler: the subcommands that need LibTorch (profile, verify).
+// modelstat-profiler: the subcommands that need LibTorch (profile, verify, report, device, pipeline).
 // `modelstat profile ...` and `modelstat verify ...` hand over to this binary
 // (tools/modelstat_main.cc), so that `modelstat analyze` never loads LibTorch:
 // its start-up alone costs ~0.5 s and ~150 MB, more than analysing VGG-16.
@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   modelstat::cli::add_profiler_commands(app, commands);
   modelstat::cli::add_report_command(app, commands);
   modelstat::cli::add_device_command(app, commands);
+  modelstat::cli::add_pipeline_command(app, commands);
   // For `modelstat --bash-completion` (tools/completion.hpp).
   if (argc == 2 && std::string(argv[1]) == "--completion-words") {
     std::cout << modelstat::cli::completion_words(app);
