@@ -28,7 +28,7 @@ std::vector<FmaKernel> available_fma_kernels();
 // "avx512_bf16", "avx512_vnni", "amx_bf16"...) that this CPU has.
 std::vector<std::string> cpu_features();
 
-// Reads `bytes` (a multiple of 256, 64-byte aligned) `passes` times with the
+// Reads `bytes` (a multiple of 512: the AVX-512 loop's step; 64-byte aligned) `passes` times with the
 // widest vector loads the CPU has, summing into independent accumulators;
 // returns the sum so the reads cannot be dropped.
 float read_buffer(const float* data, int64_t bytes, int64_t passes);

@@ -180,9 +180,9 @@ MachineRoofs measure_cpu_machine_roofs(const MachineProbeOptions& options) {
   const int sweep_samples = options.quick ? 3 : 7;
   const double bytes_per_sample = options.quick ? 32.0 * double(kMiB) : 256.0 * double(kMiB);
   for (int threads : options.thread_counts) {
-    std::vector<int64_t> sizes;  // per thread, multiples of 256 bytes
+    std::vector<int64_t> sizes;  // per thread, multiples of read_buffer's 512-byte step
     for (double s = 4.0 * kKiB; s * threads <= double(max_total) * 1.0001; s *= step)
-      sizes.push_back(std::max<int64_t>(256, int64_t(s) / 256 * 256));
+      sizes.push_back(std::max<int64_t>(512, int64_t(s) / 512 * 512));
     std::vector<float*> buffers(size_t(threads), nullptr);
     const int64_t per_thread_max = sizes.empty() ? 0 : sizes.back();
     std::vector<BandwidthPoint> points;
