@@ -189,7 +189,9 @@ void Page::roofline() {
            << num(x(l1)) << "\" y2=\"" << num(y(peak)) << "\"><title>" << escape(level.level) << ": "
            << escape(rate_text(bw, "B/s")) << "</title></line>\n";
       const double angle = std::atan2(y(peak) - y(bw * l0), x(l1) - x(l0)) * 180.0 / kPi;
-      const double lx = x(l0) + (x(l1) - x(l0)) * 0.45, ly = y(bw * l0) + (y(peak) - y(bw * l0)) * 0.45;
+      // Labels staggered along their lines, so that close levels do not print over each other.
+      const double along = 0.3 + 0.22 * double(k % 3);
+      const double lx = x(l0) + (x(l1) - x(l0)) * along, ly = y(bw * l0) + (y(peak) - y(bw * l0)) * along;
       out_ << "<text class=\"roof-label\" transform=\"translate(" << num(lx) << "," << num(ly) << ") rotate("
            << num(angle) << ")\" y=\"-5\">" << escape(level.level) << " " << escape(rate_text(bw, "B/s"))
            << "</text>\n";
