@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
@@ -27,6 +28,7 @@
 #include "profiler/run_context.hpp"
 #include "modelstat/statistics.hpp"
 #include "profiler/host_memory.hpp"
+#include "profiler/machine/machine_probe.hpp"
 #include "profiler/stopping.hpp"
 
 namespace modelstat::profiler {
@@ -204,6 +206,34 @@ double measure_train_node_overhead(Device& device, const CeilingsPlan& plan, std
   return t.seconds / kChainNodes;
 }
 
+// The machine's roofs (ceilings.hpp, schema 2.0). CPU: FMA micro-kernels and
+// the read sweep at 1 thread, at the probe's thread count and at every
+// hardware thread (report picks the count nearest its profile's). CUDA: the
+// theoretical roofs of the device, and the copy above as its one memory level.
+void add_machine_roofs(Device& device, const CeilingsProbeOptions& options, DeviceCeilings& c) {
+  if (options.device == "cuda") {
+    const int index = device.torch_device().has_index() ? device.torch_device().index() : 0;
+    c.compute_roofs = machine::cuda_theoretical_roofs(index, c.notes);
+    MemoryLevel dram;
+    dram.level = "DRAM";
+    dram.bytes_per_second = c.memory_bandwidth;  // the copy: read + written
+    c.memory_levels.push_back(dram);
+    return;
+  }
+  machine::MachineProbeOptions mo;
+  mo.quick = options.quick;
+  const int all = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (int t : {1, resolve_threads(options.threads), all})
+    if (std::find(mo.thread_counts.begin(), mo.thread_counts.end(), t) == mo.thread_counts.end())
+      mo.thread_counts.push_back(t);
+  std::sort(mo.thread_counts.begin(), mo.thread_counts.end());
+  machine::MachineRoofs roofs = machine::measure_cpu_machine_roofs(mo);
+  c.compute_roofs = std::move(roofs.compute_roofs);
+  c.memory_levels = std::move(roofs.levels);
+  c.bandwidth_sweep = std::move(roofs.sweep);
+  c.notes.insert(c.notes.end(), roofs.notes.begin(), roofs.notes.end());
+}
+
 DeviceCeilings measure(const CeilingsProbeOptions& options) {
   configure_host_allocator();
   set_intra_op_threads(resolve_threads(options.threads));
@@ -231,6 +261,7 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     // A dtype with no point (out of memory at its smallest size) has no ceiling: left out, the note says why.
     if (!m.curve.empty()) c.matmul.push_back(std::move(m));
   }
+  add_machine_roofs(*device, options, c);
   c.op_overhead_seconds = measure_op_overhead(*device, plan, c.notes);
   c.node_overhead_seconds = measure_node_overhead(*device, plan, c.notes);
   c.train_node_overhead_seconds = measure_train_node_overhead(*device, plan, c.notes);
@@ -251,6 +282,8 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
   c.host = context.host;
   c.torch_version = context.torch_version;
   c.notes.push_back("timer: " + context.timer);
+  if (!context.blas.empty()) c.notes.push_back("blas: " + context.blas);
+  if (!context.onednn_isa.empty()) c.notes.push_back("oneDNN isa: " + context.onednn_isa);
   if (!context.runtime_version.empty()) c.notes.push_back("runtime: " + context.runtime_version);
   if (!context.driver_version.empty()) c.notes.push_back("driver: " + context.driver_version);
   if (!context.clocks.empty()) c.notes.push_back("clocks: " + context.clocks);

@@ -8,6 +8,10 @@
 #include <malloc.h>
 #endif
 
+#ifdef MODELSTAT_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
@@ -82,8 +86,56 @@ int resolve_threads(int requested) {
   return requested > 0 ? requested : int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+std::string blas_description() {
+  using Text = char* (*)();
+  auto* corename = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  auto* config = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  std::string s;
+  if (!corename) {
+    s = "no OpenBLAS in this process";
+  } else {
+    s = "OpenBLAS, core " + std::string(corename());
+    if (config) s += " (" + std::string(config()) + ")";
+  }
+  // OpenBLAS reads it once at load: it forces the kernels (Haswell = AVX2 on an AVX-512 CPU).
+  if (const char* forced = std::getenv("OPENBLAS_CORETYPE"); forced && *forced)
+    s += std::string("; OPENBLAS_CORETYPE=") + forced + " set";
+  return s;
+}
+
+std::string onednn_isa_description() {
+#ifdef MODELSTAT_HAVE_DNNL
+  const dnnl_version_t* v = dnnl_version();
+  std::string isa;
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: isa = "sse41"; break;
+    case dnnl_cpu_isa_avx: isa = "avx"; break;
+    case dnnl_cpu_isa_avx2: isa = "avx2"; break;
+    case dnnl_cpu_isa_avx2_vnni: isa = "avx2_vnni"; break;
+    case dnnl_cpu_isa_avx512_mic: isa = "avx512_mic"; break;
+    case dnnl_cpu_isa_avx512_mic_4ops: isa = "avx512_mic_4ops"; break;
+    case dnnl_cpu_isa_avx512_core: isa = "avx512_core"; break;
+    case dnnl_cpu_isa_avx512_core_vnni: isa = "avx512_core_vnni"; break;
+    case dnnl_cpu_isa_avx512_core_bf16: isa = "avx512_core_bf16"; break;
+    case dnnl_cpu_isa_avx512_core_amx: isa = "avx512_core_amx"; break;
+    default: isa = "isa " + std::to_string(int(dnnl_get_effective_cpu_isa())); break;
+  }
+  std::string s = isa + " (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                  std::to_string(v->patch) + ")";
+  for (const char* var : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const char* limit = std::getenv(var); limit && *limit) s += std::string("; ") + var + "=" + limit + " set";
+  return s;
+#else
+  return "no oneDNN in this build";
+#endif
+}
+
 void describe_run(Device& device, RunContext& context) {
   device.describe(context);
+  if (context.device_kind == "cpu") {
+    context.blas = blas_description();
+    context.onednn_isa = onednn_isa_description();
+  }
   context.threads = at::get_num_threads();
   context.allocator = configure_host_allocator();
   context.date = utc_now_iso8601();

@@ -25,6 +25,15 @@ void set_intra_op_threads(int threads);
 // OpenBLAS's pool size, or -1 when OpenBLAS is not loaded in this process.
 int openblas_threads();
 
+// The BLAS this process calls and the core its kernels were chosen for:
+// "OpenBLAS 0.3.21 ... core Haswell (OPENBLAS_CORETYPE=Haswell)"; the OpenBLAS
+// functions are looked up, not linked. Says so when there is no OpenBLAS.
+std::string blas_description();
+// The ISA oneDNN dispatches its kernels to ("avx512_core_bf16"), with its
+// version and any DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA limit; says so when
+// this build has no oneDNN.
+std::string onednn_isa_description();
+
 // Device description (name, kind, runtime, timer) plus the intra-op threads
 // in effect (at::get_num_threads), the UTC date (ISO 8601), the host name and
 // the LibTorch version. Leaves dtype and batch to the caller.

@@ -1,5 +1,6 @@
-// `modelstat device`: measures this device's ceilings (memory bandwidth,
-// matmul throughput per dtype, per-op overhead), prints them and saves them
+// `modelstat device`: measures this device's ceilings (machine peaks per ISA
+// and dtype, bandwidth per memory level, copy bandwidth, matmul throughput per
+// dtype, per-op overhead), prints them and saves them
 // where `report` and `fit` look (modelstat/ceilings.hpp, docs/ceilings.md).
 #include <chrono>
 #include <cstdio>
@@ -26,8 +27,14 @@ constexpr const char* kDescription =
     "Measure this device's ceilings, print them and save them for later runs.\n"
     "  memory bandwidth  a device-to-device copy (dst.copy_(src)) of a buffer well beyond the last-level cache\n"
     "                    (CPU: 256 MiB or 2x the cache, CUDA: 1 GiB); bytes = read + written = 2 x buffer\n"
+    "  machine peak      CPU: FMA micro-kernels on registers per ISA and dtype the CPU has (fp32 AVX-512 and\n"
+    "                    AVX2, bf16 AVX512_BF16, int8 AVX512_VNNI), at 1 thread and at every CPU, best sample;\n"
+    "                    CUDA: theoretical, SMs x clock x FLOPs/cycle/SM of the architecture (unverified)\n"
+    "  memory levels     CPU: read bandwidth over working sets from 4 KiB to 8x the last-level cache; L1, L2, L3\n"
+    "                    and DRAM are the plateaus of that curve, named by the cache sizes sysfs reports\n"
     "  matmul FLOP/s     at::mm_out on square n x n matrices, 2n^3 FLOPs each, over a range of n\n"
-    "                    (CPU: fp32, n 64..2048; CUDA: fp32, tf32, fp16, bf16, n 256..8192); the curve and its best point\n"
+    "                    (CPU: fp32, n 64..2048; CUDA: fp32, tf32, fp16, bf16, n 256..8192); the curve and its best\n"
+    "                    point: the achievable roof, drawn beside the machine's\n"
     "  op overhead       an add of two 1-element tensors: the fixed cost every node pays\n"
     "Each figure is the median of repeated runs after a warm-up, sampled until its 95% confidence interval is\n"
     "narrow (or a time-out), timed with the device's own clock (CUDA events on the GPU).\n"

@@ -19,13 +19,52 @@
 namespace modelstat {
 
 // 1.1: node overheads; 1.2: op_costs, optimizer_costs; 1.3: fresh allocation
-// cost (each optional on read).
-const char* const kCeilingsSchemaVersion = "1.3";
+// cost (each optional on read). 2.0: the machine's roofs (compute_roofs,
+// memory_levels, bandwidth_sweep): the roofline's compute roof is now the
+// machine peak, no longer the matmul curve's best point, which stays as the
+// "achievable" roof; a 1.x file (no machine roofs) still loads, and its
+// reports fall back to the matmul peak, saying so.
+const char* const kCeilingsSchemaVersion = "2.0";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
     if (m.dtype == dtype) return m.flops_per_second;
   return 0;
+}
+
+namespace {
+// The thread count among `counts` nearest to `threads` (ties: the smaller).
+int nearest_threads(const std::vector<int>& counts, int threads) {
+  int best = -1;
+  for (int c : counts)
+    if (best < 0 || std::abs(c - threads) < std::abs(best - threads) ||
+        (std::abs(c - threads) == std::abs(best - threads) && c < best))
+      best = c;
+  return best;
+}
+}  // namespace
+
+const ComputeRoof* DeviceCeilings::machine_roof(const std::string& dtype, int threads) const {
+  std::vector<int> counts;
+  for (const auto& r : compute_roofs)
+    if (r.dtype == dtype) counts.push_back(r.threads);
+  if (counts.empty()) return nullptr;
+  const int t = nearest_threads(counts, threads);
+  const ComputeRoof* best = nullptr;
+  for (const auto& r : compute_roofs)
+    if (r.dtype == dtype && r.threads == t && (!best || r.flops_per_second > best->flops_per_second)) best = &r;
+  return best;
+}
+
+std::vector<MemoryLevel> DeviceCeilings::memory_levels_for(int threads) const {
+  std::vector<int> counts;
+  for (const auto& l : memory_levels) counts.push_back(l.threads);
+  std::vector<MemoryLevel> out;
+  if (counts.empty()) return out;
+  const int t = nearest_threads(counts, threads);
+  for (const auto& l : memory_levels)
+    if (l.threads == t) out.push_back(l);
+  return out;
 }
 
 const OpCost* DeviceCeilings::op_cost(const std::string& key) const {
@@ -95,6 +134,51 @@ void from_json(const Json& j, MatmulCeiling& m) {
   std::sort(m.curve.begin(), m.curve.end(), [](const auto& a, const auto& b) { return a.n < b.n; });
 }
 
+void to_json(Json& j, const ComputeRoof& r) {
+  j = Json{{"dtype", r.dtype}, {"kernel", r.kernel}, {"threads", r.threads},
+           {"flops_per_second", r.flops_per_second}, {"measured", r.measured}};
+}
+
+void from_json(const Json& j, ComputeRoof& r) {
+  r.dtype = json_string(j, "dtype");
+  r.kernel = json_string_or(j, "kernel");
+  r.threads = static_cast<int>(json_integer(j, "threads", 0, kMaxThreads));
+  r.flops_per_second = json_number(j, "flops_per_second", JsonNumber::Positive);
+  const Json* measured = json_field_if(j, "measured");
+  if (measured && !measured->is_boolean()) json_expected(*measured, "true or false");
+  r.measured = measured ? measured->get<bool>() : true;
+}
+
+void to_json(Json& j, const MemoryLevel& l) {
+  j = Json{{"level", l.level},
+           {"threads", l.threads},
+           {"capacity_bytes", l.capacity_bytes},
+           {"measured_edge_bytes", l.measured_edge_bytes},
+           {"plateau_from_bytes", l.plateau_from_bytes},
+           {"plateau_to_bytes", l.plateau_to_bytes},
+           {"bytes_per_second", l.bytes_per_second}};
+}
+
+void from_json(const Json& j, MemoryLevel& l) {
+  l.level = json_string(j, "level");
+  l.threads = static_cast<int>(json_integer(j, "threads", 0, kMaxThreads));
+  l.capacity_bytes = json_integer_or(j, "capacity_bytes", 0, kMaxBytes, 0);
+  l.measured_edge_bytes = json_integer_or(j, "measured_edge_bytes", 0, kMaxBytes, 0);
+  l.plateau_from_bytes = json_integer_or(j, "plateau_from_bytes", 0, kMaxBytes, 0);
+  l.plateau_to_bytes = json_integer_or(j, "plateau_to_bytes", 0, kMaxBytes, 0);
+  l.bytes_per_second = json_number(j, "bytes_per_second", JsonNumber::Positive);
+}
+
+void to_json(Json& j, const BandwidthPoint& p) {
+  j = Json{{"threads", p.threads}, {"working_set_bytes", p.working_set_bytes}, {"bytes_per_second", p.bytes_per_second}};
+}
+
+void from_json(const Json& j, BandwidthPoint& p) {
+  p.threads = static_cast<int>(json_integer(j, "threads", 0, kMaxThreads));
+  p.working_set_bytes = json_integer(j, "working_set_bytes", 1, kMaxBytes);
+  p.bytes_per_second = json_number(j, "bytes_per_second", JsonNumber::Positive);
+}
+
 void to_json(Json& j, const OpCost& o) {
   j = Json{{"op", o.op},
            {"probe", o.probe},
@@ -153,6 +237,9 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["matmul"] = c.matmul;
   j["op_costs"] = c.op_costs;
   j["optimizer_costs"] = c.optimizer_costs;
+  j["compute_roofs"] = c.compute_roofs;
+  j["memory_levels"] = c.memory_levels;
+  j["bandwidth_sweep"] = c.bandwidth_sweep;
   j["notes"] = c.notes;
 }
 
@@ -192,6 +279,9 @@ void from_json(const Json& j, DeviceCeilings& c) {
   c.matmul = optional_records<MatmulCeiling>(j, "matmul");
   c.op_costs = optional_records<OpCost>(j, "op_costs");
   c.optimizer_costs = optional_records<OptimizerUpdateCost>(j, "optimizer_costs");
+  c.compute_roofs = optional_records<ComputeRoof>(j, "compute_roofs");
+  c.memory_levels = optional_records<MemoryLevel>(j, "memory_levels");
+  c.bandwidth_sweep = optional_records<BandwidthPoint>(j, "bandwidth_sweep");
   c.notes.clear();
   if (const Json* notes = json_field_if(j, "notes")) {
     if (!notes->is_array()) json_expected(*notes, "an array");
@@ -214,9 +304,11 @@ namespace {
 DeviceCeilings ceilings_from_document(const Json& j, const std::string& origin) {
   return read_json_record(j, origin, [](const Json& doc) {
     const std::string version = json_string(doc, "schema_version");
-    if (version.substr(0, version.find('.')) != std::string(kCeilingsSchemaVersion).substr(0, 1))
+    // 1.x files (before the machine roofs) load: every field 2.0 added is optional.
+    const std::string major = version.substr(0, version.find('.'));
+    if (major != "1" && major != "2")
       json_expected(doc, "schema_version",
-                    std::string("a version this modelstat reads (1.x; it writes ") + kCeilingsSchemaVersion + ")");
+                    std::string("a version this modelstat reads (1.x or 2.x; it writes ") + kCeilingsSchemaVersion + ")");
     DeviceCeilings c;
     from_json(doc, c);
     return c;

@@ -1,6 +1,9 @@
 // join_profile: static cost x measured time, per node, on the device's roofline.
 // Conventions (docs/report-json.md):
 //   achieved FLOP/s = node FLOPs / node median;  achieved B/s = node bytes / node median
+//   peak = the machine's roof for the dtype and threads (FMA micro-kernel; CUDA:
+//     theoretical), else the best matmul; bandwidth = that of the smallest memory
+//     level whose capacity holds the node's bytes (read + written), else the copy's
 //   intensity I = FLOPs / bytes;  ridge = peak FLOP/s / bandwidth
 //   attainable = min(peak, bandwidth x I);  bound = compute when I >= ridge, else memory
 //   efficiency = achieved FLOP/s / peak (compute-bound) or achieved B/s / bandwidth (memory-bound)
@@ -15,7 +18,7 @@
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "2.3";  // 2.3: group_by, groups
+const char* const kJoinedJsonSchemaVersion = "2.4";  // 2.3: group_by, groups; 2.4: machine and memory-level roofs
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -110,15 +113,38 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     throw_usage("the profile has no per-layer timings (it was run with --no-layers): nothing to join");
 
   r.compute_dtype = profile.context.dtype.empty() ? "fp32" : profile.context.dtype;
-  r.peak_flops_per_second = ceilings.peak_flops(r.compute_dtype);
-  if (r.peak_flops_per_second <= 0) {
+  const int threads = kind == "cpu" ? profile.context.threads : 0;
+  if (!ceilings.machine_roof(r.compute_dtype, threads) && ceilings.peak_flops(r.compute_dtype) <= 0 &&
+      r.compute_dtype != "fp32") {
     // compute_dtype names the roof's dtype: efficiencies are then "of the
     // fp32 peak", not of a peak nobody measured.
-    r.notices.push_back("the ceilings have no " + r.compute_dtype + " matmul figure; the fp32 one is the roof");
+    r.notices.push_back("the ceilings have no " + r.compute_dtype + " roof; the fp32 one is the roof");
     r.compute_dtype = "fp32";
-    r.peak_flops_per_second = ceilings.peak_flops("fp32");
   }
-  r.memory_bandwidth = ceilings.memory_bandwidth;
+  r.achievable_flops_per_second = ceilings.peak_flops(r.compute_dtype);
+  if (const ComputeRoof* roof = ceilings.machine_roof(r.compute_dtype, threads)) {
+    r.peak_flops_per_second = roof->flops_per_second;
+    r.peak_is_machine_roof = true;
+    r.peak_source = roof->kernel;
+    if (roof->threads > 0) {
+      r.peak_source += ", " + std::to_string(roof->threads) + " thread" + (roof->threads == 1 ? "" : "s");
+      if (threads > 0 && roof->threads != threads)
+        r.notices.push_back("the machine roof was measured at " + std::to_string(roof->threads) +
+                            " threads, the profile ran with " + std::to_string(threads));
+    }
+    if (!roof->measured)
+      r.notices.push_back("the compute roof is theoretical (the device's SMs x clock x rate per SM), not measured: "
+                          "unverified on this device");
+  } else {
+    r.peak_flops_per_second = r.achievable_flops_per_second;
+    r.peak_source = "matmul (achievable)";
+    if (r.peak_flops_per_second > 0 && ceilings.measured())
+      r.notices.push_back("the ceilings have no machine roof (a file of schema 1.x, or no FMA micro-kernel for this "
+                          "CPU): efficiencies are against the best matmul, which is below the machine's peak; "
+                          "re-run 'modelstat device'");
+  }
+  r.memory_roofs = ceilings.memory_levels_for(threads);
+  r.memory_bandwidth = r.memory_roofs.empty() ? ceilings.memory_bandwidth : r.memory_roofs.back().bytes_per_second;
   r.ridge_intensity = r.memory_bandwidth > 0 ? r.peak_flops_per_second / r.memory_bandwidth : 0;
   if (!ceilings.measured())
     r.notices.push_back("ceilings from " + ceilings.source + " (not measured on this device): efficiencies are "
@@ -156,12 +182,21 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     if (n.flops && total_flops > 0) n.share_of_flops = double(*n.flops) / total_flops;
     if (n.flops && n.bytes && *n.bytes > 0) n.arithmetic_intensity = double(*n.flops) / double(*n.bytes);
     const bool costed = n.status == CostStatus::Exact && (n.flops.value_or(0) > 0 || n.bytes.value_or(0) > 0);
-    if (costed && n.achieved_flops_per_second && r.peak_flops_per_second > 0 && r.memory_bandwidth > 0) {
+    // The level the node's working set fits in: its bandwidth is the memory roof.
+    n.memory_bandwidth = r.memory_bandwidth;
+    if (n.bytes)
+      for (const MemoryLevel& level : r.memory_roofs)
+        if (level.capacity_bytes == 0 || *n.bytes <= level.capacity_bytes) {
+          n.memory_level = level.level;
+          n.memory_bandwidth = level.bytes_per_second;
+          break;
+        }
+    if (costed && n.achieved_flops_per_second && r.peak_flops_per_second > 0 && n.memory_bandwidth > 0) {
       const double intensity = n.arithmetic_intensity.value_or(0);
-      n.attainable_flops_per_second = std::min(r.peak_flops_per_second, r.memory_bandwidth * intensity);
-      if (*n.bytes > 0 && intensity < r.ridge_intensity) {
+      n.attainable_flops_per_second = std::min(r.peak_flops_per_second, n.memory_bandwidth * intensity);
+      if (*n.bytes > 0 && intensity < r.peak_flops_per_second / n.memory_bandwidth) {
         n.bound = Bound::Memory;
-        n.efficiency = *n.achieved_bytes_per_second / r.memory_bandwidth;
+        n.efficiency = *n.achieved_bytes_per_second / n.memory_bandwidth;
       } else {
         n.bound = Bound::Compute;
         n.efficiency = *n.achieved_flops_per_second / r.peak_flops_per_second;
@@ -204,6 +239,8 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     r.whole_achieved_flops_per_second = total_flops / profile.whole.median;
     if (r.peak_flops_per_second > 0)
       r.whole_efficiency = r.whole_achieved_flops_per_second / r.peak_flops_per_second;
+    if (r.achievable_flops_per_second > 0)
+      r.whole_achievable_efficiency = r.whole_achieved_flops_per_second / r.achievable_flops_per_second;
   }
   if (an.totals.nodes_exact < an.totals.nodes)
     r.notices.push_back(std::to_string(an.totals.nodes - an.totals.nodes_exact) +

@@ -200,6 +200,8 @@ const ContextKey kContextKeys[] = {
     {"clocks", &RunContext::clocks},
     {"timer", &RunContext::timer},
     {"allocator", &RunContext::allocator},
+    {"blas", &RunContext::blas},
+    {"onednn_isa", &RunContext::onednn_isa},
     {"date", &RunContext::date},
     {"host", &RunContext::host},
 };

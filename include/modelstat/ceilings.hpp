@@ -56,6 +56,50 @@ struct OptimizerUpdateCost {
   double per_tensor_seconds = 0, seconds_per_element = 0;
 };
 
+// A machine roof (schema 2.0): the peak rate of one dtype on the device's
+// arithmetic units, not what a library reaches. CPU: measured by an FMA
+// micro-kernel per ISA (likwid-bench's peakflops_*, the Empirical Roofline
+// Toolkit): independent register-only multiply-adds, no memory operand, on
+// `threads` pinned threads together (profiler/machine/). CUDA: theoretical,
+// SMs x clock x FMA per cycle per SM of the architecture (cuda_machine_roofs).
+// For integer dtypes the rate counts operations (2 per multiply-add) as FLOPs.
+struct ComputeRoof {
+  std::string dtype;               // "fp32", "bf16", "int8"; CUDA also "tf32", "fp16"
+  std::string kernel;              // what gave it: "avx512f vfmadd231ps zmm", "avx2 vfmadd231ps ymm", ...
+  int threads = 0;                 // CPU threads running it together; 0 on CUDA (the whole device)
+  double flops_per_second = 0;
+  bool measured = true;            // false: computed from the device's properties, not run
+};
+
+// A level of the memory hierarchy (schema 2.0): the read bandwidth of the
+// plateau a working-set sweep shows for it (find_memory_levels).
+struct MemoryLevel {
+  std::string level;                 // "L1", "L2", "L3", ..., "DRAM"
+  int threads = 0;                   // threads reading together (each its own share of the working set); 0 on CUDA
+  // Largest working set (all threads together) this level holds: the cache's
+  // size from sysfs times the instances those threads use when the plateau
+  // matched a cache, else the edge measured on the curve; 0 for DRAM (no limit).
+  int64_t capacity_bytes = 0;
+  int64_t measured_edge_bytes = 0;   // where the curve falls to the next plateau (0: last level)
+  int64_t plateau_from_bytes = 0, plateau_to_bytes = 0;  // working sets of the plateau's points
+  double bytes_per_second = 0;       // median over the plateau's points
+};
+
+// One point of the sweep: `threads` threads each reading its share of
+// working_set_bytes (all threads together) over and over.
+struct BandwidthPoint {
+  int threads = 0;
+  int64_t working_set_bytes = 0;
+  double bytes_per_second = 0;       // bytes read per second, all threads together (best sample)
+};
+
+// A data cache as the OS describes it (Linux sysfs), for naming plateaus.
+struct CacheSize {
+  int level = 0;                     // 1, 2, 3...
+  int64_t bytes = 0;                 // one instance
+  int cpus_sharing = 1;              // logical CPUs that share one instance
+};
+
 struct DeviceCeilings {
   std::string device_kind;           // "cpu" or "cuda"
   std::string device_name;           // as RunContext::device_name
@@ -89,7 +133,21 @@ struct DeviceCeilings {
   // allocator keeps its blocks: 0 there.
   int64_t fresh_allocation_threshold_bytes = 0;
   double fresh_allocation_seconds_per_byte = 0;
+  // The machine's roofs (schema 2.0; empty in older files and datasheets):
+  // peaks per dtype, ISA and thread count; bandwidth per memory level and
+  // thread count, and the sweep they were found in.
+  std::vector<ComputeRoof> compute_roofs;
+  std::vector<MemoryLevel> memory_levels;
+  std::vector<BandwidthPoint> bandwidth_sweep;
   std::vector<std::string> notes;
+
+  // The best machine roof of a dtype for `threads` threads: among the roofs
+  // of that dtype, those of the thread count nearest to `threads` (ties: the
+  // smaller count), the fastest ISA; nullptr when none (older files). CUDA
+  // roofs (threads 0) match any count.
+  const ComputeRoof* machine_roof(const std::string& dtype, int threads) const;
+  // The memory levels of the thread count nearest to `threads`, smallest first.
+  std::vector<MemoryLevel> memory_levels_for(int threads) const;
 
   // The measured cost of an op class; nullptr when it was not measured.
   const OpCost* op_cost(const std::string& key) const;
@@ -106,6 +164,33 @@ struct DeviceCeilings {
 // JSON (docs/ceilings.md). from_json throws Error(Input) naming what is wrong.
 std::string ceilings_to_json(const DeviceCeilings& c);
 DeviceCeilings ceilings_from_json(const std::string& text, const std::string& origin = {});
+
+// The levels of a working-set sweep at one thread count (points ascending in
+// working set). Plateaus: runs of consecutive points whose bandwidth stays
+// within 15% of the run's median (a run of one point is a transition, but for
+// the last run, the level the sweep ends in); two
+// neighbouring plateaus within 15% are one. Each plateau's edge is where the
+// curve crosses the geometric middle of it and the next plateau. Names come
+// from `caches` (sysfs) when given: a plateau ending within 4x of a cache's
+// capacity for these threads takes that cache's name (L<level>), the last
+// plateau is DRAM when it starts beyond the largest cache; without caches, L1,
+// L2, ... in order and DRAM last. Disagreements (a cache with no plateau, an
+// edge more than 2x from the cache's size, two plateaus for one cache) go to
+// `notes`.
+std::vector<MemoryLevel> find_memory_levels(const std::vector<BandwidthPoint>& sweep,
+                                            const std::vector<CacheSize>& caches, int threads,
+                                            std::vector<std::string>& notes);
+
+// Theoretical machine roofs of a CUDA device: per dtype, SMs x clock x
+// FLOPs per cycle per SM of its compute capability (FP32 on the CUDA cores;
+// TF32, FP16, BF16, INT8 dense on the tensor cores, no sparsity), from
+// NVIDIA's architecture whitepapers (the table in roofs.cc). Empty for an
+// architecture the table does not know; measured = false on every roof.
+struct CudaArchRates {
+  double fp32 = 0, tf32 = 0, fp16 = 0, bf16 = 0, int8 = 0;  // FLOPs (or int ops) per cycle per SM
+};
+CudaArchRates cuda_arch_rates(int major, int minor);
+std::vector<ComputeRoof> cuda_machine_roofs(int major, int minor, int sm_count, double clock_hz);
 
 // Where `modelstat device` saves and other commands look: $MODELSTAT_CEILINGS_DIR,
 // else $XDG_CACHE_HOME/modelstat, else $HOME/.cache/modelstat; one file per

@@ -73,11 +73,18 @@ struct JoinedNode {
   std::optional<double> achieved_bytes_per_second;  // bytes / median
   std::optional<double> arithmetic_intensity;       // flops / bytes (bytes > 0)
   Bound bound = Bound::None;
+  // The memory level the node is placed against: the smallest whose capacity
+  // holds its working set (its bytes read + written) for the profile's
+  // threads (JoinedReport::memory_roofs); empty without levels (a 1.x
+  // ceilings file: the one bandwidth of the copy).
+  std::string memory_level;
+  double memory_bandwidth = 0;  // bytes/s of that level (or the copy's)
   // Roofline limit at this intensity: min(peak FLOP/s, bandwidth x intensity);
   // empty for Bound::None.
   std::optional<double> attainable_flops_per_second;
   // Against the bounding ceiling: achieved FLOP/s / peak (compute-bound) or
-  // achieved bytes/s / bandwidth (memory-bound); empty for Bound::None.
+  // achieved bytes/s / its level's bandwidth (memory-bound); empty for
+  // Bound::None. Above 1 means a roof is wrong (writers say so).
   std::optional<double> efficiency;
   // LayerTiming::upcast_to_fp32: it ran in fp32, not in its fp16/bf16 dtype.
   bool upcast_to_fp32 = false;
@@ -97,10 +104,21 @@ struct JoinedOpType {
 struct JoinedReport {
   ProfileResult profile;                    // everything measured, with its analysis
   DeviceCeilings ceilings;
-  std::string compute_dtype;                // whose matmul peak is the compute roof ("fp32", ...)
+  std::string compute_dtype;                // the compute roof's dtype ("fp32", ...)
+  // The compute roof: the machine's peak for compute_dtype at the profile's
+  // threads (ComputeRoof) when the ceilings have one, else (1.x files, or a
+  // CPU with no micro-kernel) the matmul peak, with a notice.
   double peak_flops_per_second = 0;
-  double memory_bandwidth = 0;              // bytes/s
-  double ridge_intensity = 0;               // FLOPs/byte where the roofs meet
+  std::string peak_source;                  // "avx512f vfmadd231ps zmm, 1 thread" / "matmul (achievable)"
+  bool peak_is_machine_roof = false;
+  // What a library reaches: the best point of the matmul curve of compute_dtype
+  // (0 when not measured); drawn as the "achievable" roof.
+  double achievable_flops_per_second = 0;
+  double memory_bandwidth = 0;              // bytes/s of the last level (DRAM), or the copy's
+  double ridge_intensity = 0;               // FLOPs/byte where the compute roof meets memory_bandwidth
+  // The memory levels of the profile's thread count, smallest first (empty:
+  // a 1.x ceilings file; memory_bandwidth is then the only memory roof).
+  std::vector<MemoryLevel> memory_roofs;
   std::vector<JoinedNode> nodes;            // execution order, one per analysed node
   // One per ProfileResult::subgraph_layers row, in its order (grouped by
   // index); inside their parents' times, so in neither by_op_type nor hotspots.
@@ -109,7 +127,8 @@ struct JoinedReport {
   std::vector<int> hotspots;                // indices into nodes, by time, descending
   double layer_sum_seconds = 0;             // sum of per-node medians
   double whole_achieved_flops_per_second = 0;  // total FLOPs / whole-model median
-  double whole_efficiency = 0;              // that over the peak
+  double whole_efficiency = 0;              // that over the peak (the machine roof)
+  double whole_achievable_efficiency = 0;   // that over the achievable (matmul) roof; 0 without one
   std::vector<std::string> notices;
 };
 

@@ -72,6 +72,10 @@ struct RunContext {
   std::string date, host;
   std::string timer;   // "steady_clock" / "cuda events on the execution stream"
   std::string allocator;  // the host C library allocator's configuration (configure_host_allocator)
+  // CPU: the BLAS in the process and the core its kernels target (OpenBLAS's
+  // openblas_get_corename / get_config; OPENBLAS_CORETYPE when set), and the
+  // ISA oneDNN dispatches to (dnnl_get_effective_cpu_isa). Empty on CUDA.
+  std::string blas, onednn_isa;
 };
 
 struct ColdStart {

@@ -60,7 +60,56 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
   scalars.print(out);
   out << "\n";
 
-  out << "Matmul peak (square n x n x n products, 2n^3 FLOPs; median time per size)\n";
+  if (!c.compute_roofs.empty()) {
+    const bool theoretical = std::any_of(c.compute_roofs.begin(), c.compute_roofs.end(),
+                                         [](const ComputeRoof& r) { return !r.measured; });
+    out << (theoretical ? "Machine roofs (theoretical: SMs x clock x rate per SM; unverified on hardware)\n"
+                        : "Machine roofs (FMA micro-kernels on registers, per ISA and thread count; median)\n");
+    TextTable roofs({{"dtype", Align::Left}, {"kernel", Align::Left}, {"threads"}, {"peak"}});
+    for (const auto& r : c.compute_roofs)
+      roofs.add_row({r.dtype, r.kernel, r.threads > 0 ? std::to_string(r.threads) : "-",
+                     human_flops_rate(r.flops_per_second) + (r.dtype == "int8" ? " (int ops)" : "")});
+    roofs.print(out, plain);
+    out << "\n";
+  }
+  if (!c.memory_levels.empty()) {
+    out << "Memory levels (read bandwidth, plateaus of a working-set sweep; capacity for those threads)\n";
+    TextTable levels({{"level", Align::Left}, {"threads"}, {"bandwidth"}, {"capacity"}, {"plateau"}, {"edge"}});
+    for (const auto& l : c.memory_levels)
+      levels.add_row({l.level, l.threads > 0 ? std::to_string(l.threads) : "-", human_bandwidth(l.bytes_per_second),
+                      l.capacity_bytes > 0 ? human_bytes(l.capacity_bytes) : "-",
+                      l.plateau_to_bytes > 0 ? human_bytes(l.plateau_from_bytes) + " .. " + human_bytes(l.plateau_to_bytes)
+                                             : "-",
+                      l.measured_edge_bytes > 0 ? human_bytes(l.measured_edge_bytes) : "-"});
+    levels.print(out, plain);
+    out << "\n";
+  }
+  if (!c.bandwidth_sweep.empty()) {
+    // The sweep: one row per working set, one column per thread count, GB/s.
+    std::set<int> threads;
+    std::set<int64_t> sets;
+    for (const auto& p : c.bandwidth_sweep) {
+      threads.insert(p.threads);
+      sets.insert(p.working_set_bytes);
+    }
+    out << "Read bandwidth sweep (GB/s by working set, all threads together)\n";
+    std::vector<Column> columns{{"working set"}};
+    for (int t : threads) columns.push_back({std::to_string(t) + (t == 1 ? " thread" : " threads")});
+    TextTable sweep(columns);
+    for (int64_t ws : sets) {
+      std::vector<std::string> row{human_bytes(ws)};
+      for (int t : threads) {
+        auto it = std::find_if(c.bandwidth_sweep.begin(), c.bandwidth_sweep.end(),
+                               [&](const BandwidthPoint& p) { return p.threads == t && p.working_set_bytes == ws; });
+        row.push_back(it == c.bandwidth_sweep.end() ? "-" : three_digits(it->bytes_per_second / 1e9));
+      }
+      sweep.add_row(row);
+    }
+    sweep.print(out, plain);
+    out << "\n";
+  }
+
+  out << "Matmul peak, achievable (square n x n x n products, 2n^3 FLOPs; median time per size)\n";
   TextTable peaks({{"dtype", Align::Left}, {"peak"}, {"at n"}});
   for (const auto& m : c.matmul)
     peaks.add_row({m.dtype, human_flops_rate(m.flops_per_second), m.best_size > 0 ? std::to_string(m.best_size) : "-"});

@@ -44,6 +44,24 @@ std::string bytes_text(const JoinedNode& n) {
 std::string seconds_or_dash(const std::optional<double>& v) { return v ? human_seconds(*v) : "-"; }
 std::string share_or_dash(const std::optional<double>& v) { return v ? percent_of(*v, 1.0) : "-"; }
 
+// "memory (L2)": the bound, and for a memory-bound node the level it was placed against.
+std::string bound_text(const JoinedNode& n) {
+  std::string text = bound_name(n.bound);
+  if (n.bound == Bound::Memory && !n.memory_level.empty()) text += " (" + n.memory_level + ")";
+  return text;
+}
+
+}  // namespace
+
+// A node above its roof is not "130% efficient": a roof is wrong (METHODOLOGY 11).
+std::string efficiency_text(const JoinedNode& n) {
+  if (!n.efficiency) return "-";
+  if (*n.efficiency > 1.0) return "above roof";
+  return percent_of(*n.efficiency, 1.0);
+}
+
+namespace {
+
 // The cells every node row has, after its rank (hotspots) or on its own (all nodes).
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
   return {std::to_string(n.index),
@@ -58,8 +76,8 @@ std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) 
           rate_text(report_detail::giga(n.achieved_flops_per_second)),
           rate_text(report_detail::giga(n.achieved_bytes_per_second)),
           n.arithmetic_intensity ? rate_text(*n.arithmetic_intensity) : "-",
-          has_bound(n) ? bound_name(n.bound) : "-",
-          share_or_dash(n.efficiency)};
+          has_bound(n) ? bound_text(n) : "-",
+          efficiency_text(n)};
 }
 
 std::vector<Column> node_columns() {
@@ -82,6 +100,9 @@ ProfileSection context_section(const JoinedReport& r) {
               {"batch", std::to_string(c.batch)},
               {"date", or_dash(c.date)},
               {"host", or_dash(c.host)}};
+  // Which kernels ran: the BLAS core and oneDNN's ISA (CPU; absent in older profiles).
+  if (!c.blas.empty()) s.fields.push_back({"blas", c.blas});
+  if (!c.onednn_isa.empty()) s.fields.push_back({"oneDNN isa", c.onednn_isa});
   return s;
 }
 
@@ -93,11 +114,27 @@ ProfileSection ceilings_section(const JoinedReport& r) {
   if (c.device_kind == "cpu" && c.threads > 0) of += fmt::format(", {} thread{}", c.threads, c.threads == 1 ? "" : "s");
   s.fields = {{"source", ceilings_source_text(c)},
               {"ceilings of", of},
-              {"peak", si_rate(r.peak_flops_per_second, "FLOP/s") + " (" + r.compute_dtype + " matmul)"},
-              {"memory bandwidth", si_rate(r.memory_bandwidth, "B/s") + " (bytes read + written, large copy)"},
-              {"ridge intensity", r.ridge_intensity > 0
-                                      ? rate_text(r.ridge_intensity) + " FLOP/B (compute-bound at or above it)"
-                                      : std::string("-")}};
+              {"peak", si_rate(r.peak_flops_per_second, "FLOP/s") + " (" + r.compute_dtype + " " +
+                           (r.peak_is_machine_roof ? "machine peak: " + r.peak_source : std::string("matmul")) + ")"}};
+  if (r.peak_is_machine_roof && r.achievable_flops_per_second > 0)
+    s.fields.push_back({"achievable", si_rate(r.achievable_flops_per_second, "FLOP/s") + " (" + r.compute_dtype +
+                                          " matmul, the best of its curve)"});
+  if (r.memory_roofs.empty()) {
+    s.fields.push_back({"memory bandwidth", si_rate(r.memory_bandwidth, "B/s") + " (bytes read + written, large copy)"});
+  } else {
+    // One line per level: its read bandwidth and the working sets it holds.
+    std::string levels;
+    for (const MemoryLevel& level : r.memory_roofs)
+      levels += (levels.empty() ? "" : ", ") + level.level + " " + si_rate(level.bytes_per_second, "B/s") +
+                (level.capacity_bytes > 0 ? " (<= " + human_bytes(level.capacity_bytes) + ")" : "");
+    s.fields.push_back({"memory roofs", levels + "; a node is placed against the level its bytes fit in"});
+  }
+  s.fields.push_back({"ridge intensity", r.ridge_intensity > 0
+                                             ? rate_text(r.ridge_intensity) + " FLOP/B against " +
+                                                   (r.memory_roofs.empty() ? std::string("the copy")
+                                                                           : r.memory_roofs.back().level) +
+                                                   " (compute-bound at or above it)"
+                                             : std::string("-")});
   return s;
 }
 
@@ -112,7 +149,12 @@ ProfileSection whole_section(const JoinedReport& r) {
               {"achieved", whole ? si_rate(r.whole_achieved_flops_per_second, "FLOP/s") + " (FLOPs / whole-model median)"
                                  : "-"},
               {"efficiency", whole && r.peak_flops_per_second > 0
-                                 ? percent_of(r.whole_efficiency, 1.0) + " of the " + r.compute_dtype + " peak"
+                                 ? percent_of(r.whole_efficiency, 1.0) + " of the " + r.compute_dtype +
+                                       (r.peak_is_machine_roof ? " machine peak" : " matmul peak") +
+                                       (r.peak_is_machine_roof && r.whole_achievable_efficiency > 0
+                                            ? ", " + percent_of(r.whole_achievable_efficiency, 1.0) +
+                                                  " of the achievable matmul"
+                                            : std::string())
                                  : "-"}};
   if (p.analysis.totals.nodes_exact < p.analysis.totals.nodes)
     s.lines.push_back("FLOPs coverage: " + report_detail::coverage_summary(p.analysis));
@@ -254,7 +296,10 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
       "%FLOPs: share of the model's FLOPs",
       "roofline: GFLOP/s = FLOPs / median, GB/s = bytes / median, FLOP/B = FLOPs / bytes; bound = compute "
       "when FLOP/B >= the ridge intensity, else memory; eff = GFLOP/s / peak (compute) or GB/s / bandwidth "
-      "(memory)"};
+      "(memory)" +
+          std::string(r.memory_roofs.empty() ? ""
+                                             : ", the bandwidth of the smallest memory level holding the node's "
+                                               "bytes (the level in brackets)")};
   conventions.line_style = LineStyle::Dim;
   doc.sections.push_back(std::move(conventions));
 
@@ -274,9 +319,14 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
                                    [](const JoinedNode& n) { return n.efficiency.value_or(0) > 1.0; });
   if (above > 0)
     notices.lines.push_back(fmt::format(
-        "note: {} node(s) run above their roof (eff > 100%): a memory-bound node whose data stayed in a cache "
-        "beats the measured bandwidth; otherwise the ceilings are low (quick, or from another device)",
-        above));
+        "note: {} node(s) run above their roof (\"above roof\"): a roof is wrong, not the node over 100% "
+        "efficient: {}",
+        above,
+        r.memory_roofs.empty()
+            ? "these ceilings have no cache levels (schema 1.x), so a node whose data stayed in a cache beats the "
+              "DRAM copy bandwidth; re-run 'modelstat device'"
+            : "the ceilings are low (quick, measured under load, or from another device), or a working set fits a "
+              "smaller level than its bytes say"));
   for (const std::string& notice : r.notices) notices.lines.push_back("note: " + notice);
   for (const std::string& notice : r.profile.notices) notices.lines.push_back("note: " + notice);
   if (!notices.lines.empty()) doc.sections.push_back(std::move(notices));

@@ -121,10 +121,14 @@ void Page::roofline() {
       "Each node at its arithmetic intensity (FLOPs / bytes moved) and achieved FLOP/s; marker area "
       "is its share of time. Roofs: " +
           (roofs ? escape(rate_text(bandwidth, "B/s")) + " &times; intensity and " +
-                       escape(rate_text(peak, "FLOP/s")) + " (" + escape(r_.compute_dtype) + "), " +
-                       source_badge()
+                       escape(rate_text(peak, "FLOP/s")) + " (" + escape(r_.compute_dtype) +
+                       (r_.peak_is_machine_roof ? " machine peak" : " matmul") + "), " + source_badge()
                  : std::string("none (no ceilings)")) +
-          ".");
+          "." +
+          (r_.memory_roofs.size() > 1
+               ? " Thin lines: the bandwidth of each cache level (a node is judged against the level its bytes "
+                 "fit in); dashed: the achievable matmul."
+               : std::string()));
   std::vector<const JoinedNode*> shown;
   for (const auto& n : r_.nodes)
     if (n.flops.value_or(0) > 0 && n.bytes.value_or(0) > 0 && positive(or_nan(n.median_seconds)) &&
@@ -144,8 +148,12 @@ void Page::roofline() {
     pmin = std::min(pmin, *n->achieved_flops_per_second);
     pmax = std::max(pmax, *n->achieved_flops_per_second);
   }
+  // Cache levels: faster than DRAM, so their ridges lie to the left of its own.
+  double fastest_level = bandwidth;
+  for (const MemoryLevel& l : r_.memory_roofs) fastest_level = std::max(fastest_level, l.bytes_per_second);
   if (roofs) {
     // Room on both sides of the ridge, and above the compute roof for its label.
+    imin = std::min(imin, peak / fastest_level / 10);
     imin = std::min(imin, ridge / 10);
     imax = std::max(imax, ridge * 10);
     pmax = std::max(pmax, peak * 2);
@@ -169,8 +177,34 @@ void Page::roofline() {
     out_ << "<text class=\"roof-label\" x=\"" << num(x(ridge) + 4) << "\" y=\"" << num(f.bottom - 6)
          << "\">ridge " << escape(intensity_text(ridge)) << " FLOP/B</text>\n";
     out_ << "<text class=\"roof-label\" x=\"" << num(f.right - 4) << "\" y=\"" << num(y(peak) - 6)
-         << "\" text-anchor=\"end\">" << escape(rate_text(peak, "FLOP/s")) << " "
+         << "\" text-anchor=\"end\">" << (r_.peak_is_machine_roof ? "machine peak: " : "") << escape(rate_text(peak, "FLOP/s")) << " "
          << escape(r_.compute_dtype) << "</text>\n";
+    // Every cache level: bandwidth x I up to the compute roof, labelled at its top.
+    for (size_t k = 0; k + 1 < r_.memory_roofs.size(); ++k) {
+      const MemoryLevel& level = r_.memory_roofs[k];
+      const double bw = level.bytes_per_second;
+      if (!positive(bw) || bw <= bandwidth) continue;
+      const double l0 = std::max(x.lo(), y.lo() / bw), l1 = peak / bw;
+      out_ << "<line class=\"level-roof\" x1=\"" << num(x(l0)) << "\" y1=\"" << num(y(bw * l0)) << "\" x2=\""
+           << num(x(l1)) << "\" y2=\"" << num(y(peak)) << "\"><title>" << escape(level.level) << ": "
+           << escape(rate_text(bw, "B/s")) << "</title></line>\n";
+      const double angle = std::atan2(y(peak) - y(bw * l0), x(l1) - x(l0)) * 180.0 / kPi;
+      // Labels staggered along their lines, so that close levels do not print over each other.
+      const double along = 0.3 + 0.22 * double(k % 3);
+      const double lx = x(l0) + (x(l1) - x(l0)) * along, ly = y(bw * l0) + (y(peak) - y(bw * l0)) * along;
+      out_ << "<text class=\"roof-label\" transform=\"translate(" << num(lx) << "," << num(ly) << ") rotate("
+           << num(angle) << ")\" y=\"-5\">" << escape(level.level) << " " << escape(rate_text(bw, "B/s"))
+           << "</text>\n";
+    }
+    // The achievable roof: what the library's matmul reached, below the machine's.
+    const double achievable = r_.achievable_flops_per_second;
+    if (r_.peak_is_machine_roof && positive(achievable) && achievable < peak) {
+      out_ << "<line class=\"achievable\" x1=\"" << num(x(std::max(x.lo(), achievable / fastest_level))) << "\" y1=\""
+           << num(y(achievable)) << "\" x2=\"" << num(x(x.hi())) << "\" y2=\"" << num(y(achievable)) << "\"/>\n";
+      out_ << "<text class=\"roof-label\" x=\"" << num(f.right - 4) << "\" y=\"" << num(y(achievable) + 14)
+           << "\" text-anchor=\"end\">achievable: " << escape(rate_text(achievable, "FLOP/s")) << " "
+           << escape(r_.compute_dtype) << " matmul</text>\n";
+    }
     // The bandwidth label runs along the memory roof, two thirds of the way up it
     // (memory-bound layers crowd its low-intensity end); a white halo keeps it readable.
     const double ax = x(i0), ay = y(bandwidth * i0), bx = x(ridge), by = y(peak);
@@ -178,8 +212,9 @@ void Page::roofline() {
     const double lx = ax + (bx - ax) * 0.62, ly = ay + (by - ay) * 0.62;
     if (bx - ax > 60)
       out_ << "<text class=\"roof-label\" transform=\"translate(" << num(lx) << "," << num(ly)
-           << ") rotate(" << num(angle) << ")\" y=\"-6\">" << escape(rate_text(bandwidth, "B/s"))
-           << "</text>\n";
+           << ") rotate(" << num(angle) << ")\" y=\"-6\">"
+           << (r_.memory_roofs.empty() ? std::string() : escape(r_.memory_roofs.back().level) + " ")
+           << escape(rate_text(bandwidth, "B/s")) << "</text>\n";
   }
   // Biggest markers first, so the small ones stay visible on top.
   std::vector<const JoinedNode*> order = shown;
@@ -196,7 +231,9 @@ void Page::roofline() {
          << num(y(*n->achieved_flops_per_second)) << "\" r=\"" << num(radius) << "\" fill=\""
          << colour(n->op_type) << "\" fill-opacity=\"0.7\" stroke=\"#fff\"><title>" << point_title(*n)
          << "&#10;intensity " << escape(intensity_text(*n->arithmetic_intensity)) << " FLOP/B, "
-         << bound_name(n->bound) << "-bound, efficiency " << escape(percent_of(or_nan(n->efficiency), 1.0))
+         << bound_name(n->bound) << "-bound"
+         << (n->memory_level.empty() ? std::string() : " (" + escape(n->memory_level) + ")") << ", efficiency "
+         << escape(report::efficiency_text(*n))
          << "</title></circle>\n";
   }
   out_ << "</g>\n";

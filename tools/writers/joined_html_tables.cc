@@ -27,7 +27,7 @@ std::string Page::bound_cell(const JoinedNode& n) {
 }
 
 std::string Page::efficiency_text(const JoinedNode& n) {
-  return n.bound == Bound::None ? "-" : percent_of(or_nan(n.efficiency), 1.0);
+  return n.bound == Bound::None ? "-" : report::efficiency_text(n);
 }
 
 void Page::hotspot_table() {

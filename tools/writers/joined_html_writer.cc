@@ -64,6 +64,8 @@ svg .pt { stroke: #fff; stroke-width: .8; fill-opacity: .85; }
 svg .pt:hover { stroke: #111; stroke-width: 2; }
 svg .roof { fill: none; stroke: #52606d; stroke-width: 2; }
 svg .ridge { stroke: #52606d; stroke-width: 1; stroke-dasharray: 4 3; }
+svg .level-roof { fill: none; stroke: #7b8794; stroke-width: 1.3; }
+svg .achievable { fill: none; stroke: #2f6f9f; stroke-width: 1.5; stroke-dasharray: 7 4; }
 svg .peakline { stroke: #c0392b; stroke-width: 1.2; stroke-dasharray: 5 4; fill: none; }
 svg .roof-label { font-size: 11.5px; fill: #323f4b; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 svg .bar-label { font-size: 12px; fill: #1f2933; }
@@ -207,15 +209,31 @@ void Page::summary() {
   card("Achieved", escape(rate_text(r_.whole_achieved_flops_per_second, "FLOP/s")),
        positive(r_.peak_flops_per_second)
            ? escape(percent_of(r_.whole_efficiency, 1.0)) + " of the " + escape(r_.compute_dtype) +
-                 " peak<br>total FLOPs / whole-model median"
+                 (r_.peak_is_machine_roof ? " machine peak" : " matmul peak") +
+                 (r_.peak_is_machine_roof && r_.whole_achievable_efficiency > 0
+                      ? " (" + escape(percent_of(r_.whole_achievable_efficiency, 1.0)) + " of achievable)"
+                      : std::string()) +
+                 "<br>total FLOPs / whole-model median"
            : std::string("no compute ceiling to compare with"));
   card("Work", escape(human_count(a.totals.flops)) + "FLOP",
        escape(human_count(a.totals.macs)) + " MACs &middot; " + escape(human_count(a.totals.params)) +
            " params<br>" + escape(report_detail::coverage_summary(a)));
   card("Compute roof", escape(rate_text(r_.peak_flops_per_second, "FLOP/s")),
-       escape(r_.compute_dtype) + " matmul peak<br>" + source_badge());
-  card("Memory roof", escape(rate_text(r_.memory_bandwidth, "B/s")),
-       "ridge at " + escape(intensity_text(r_.ridge_intensity)) + " FLOP/byte<br>" + source_badge());
+       escape(r_.compute_dtype) +
+           (r_.peak_is_machine_roof ? " machine peak (" + escape(r_.peak_source) + ")" +
+                                          (r_.achievable_flops_per_second > 0
+                                               ? "<br>achievable matmul " +
+                                                     escape(rate_text(r_.achievable_flops_per_second, "FLOP/s"))
+                                               : std::string())
+                                    : std::string(" matmul peak")) +
+           "<br>" + source_badge());
+  std::string levels;
+  for (const MemoryLevel& l : r_.memory_roofs)
+    levels += (levels.empty() ? "" : " &middot; ") + escape(l.level) + " " + escape(rate_text(l.bytes_per_second, "B/s"));
+  card(r_.memory_roofs.empty() ? "Memory roof" : "Memory roofs (" + escape(r_.memory_roofs.back().level) + ")",
+       escape(rate_text(r_.memory_bandwidth, "B/s")),
+       (levels.empty() ? std::string() : levels + "<br>") + "ridge at " + escape(intensity_text(r_.ridge_intensity)) +
+           " FLOP/byte<br>" + source_badge());
   out_ << "</div>\n";
   run_details();
   out_ << "</header>\n";
@@ -233,6 +251,8 @@ void Page::run_details() {
                               ? ""
                               : c.driver_version + " / " + c.runtime_version);
   add("clocks", c.clocks);
+  add("blas", c.blas);
+  add("oneDNN isa", c.onednn_isa);
   add("whole-model min / mean / max",
       human_seconds(whole.min) + " / " + human_seconds(whole.mean) + " / " + human_seconds(whole.max));
   add("median 95% CI", human_seconds(whole.median_ci_low) + " .. " + human_seconds(whole.median_ci_high));

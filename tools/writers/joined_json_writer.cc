@@ -37,6 +37,13 @@ Json roofline_json(const JoinedReport& r) {
   j["peak_flops_per_s"] = real(r.peak_flops_per_second > 0, r.peak_flops_per_second);
   j["memory_bandwidth_bytes_per_s"] = real(r.memory_bandwidth > 0, r.memory_bandwidth);
   j["ridge_flops_per_byte"] = real(r.ridge_intensity > 0, r.ridge_intensity);
+  j["peak_is_machine_roof"] = r.peak_is_machine_roof;
+  j["peak_source"] = r.peak_source;
+  j["achievable_flops_per_s"] = real(r.achievable_flops_per_second > 0, r.achievable_flops_per_second);
+  Json levels = Json::array();
+  for (const MemoryLevel& l : r.memory_roofs)
+    levels.push_back({{"level", l.level}, {"bytes_per_s", l.bytes_per_second}, {"capacity_bytes", l.capacity_bytes}});
+  j["memory_roofs"] = std::move(levels);
   return j;
 }
 
@@ -48,6 +55,7 @@ Json whole_json(const JoinedReport& r) {
   j["flops"] = r.profile.analysis.totals.flops;
   j["achieved_flops_per_s"] = real(whole, r.whole_achieved_flops_per_second);
   j["efficiency"] = real(whole && r.peak_flops_per_second > 0, r.whole_efficiency);
+  j["achievable_efficiency"] = real(whole && r.whole_achievable_efficiency > 0, r.whole_achievable_efficiency);
   return j;
 }
 
@@ -73,6 +81,7 @@ Json node_json(const JoinedReport& r, const JoinedNode& n) {
   j["achieved_bytes_per_s"] = json_optional(n.achieved_bytes_per_second);
   j["arithmetic_intensity"] = json_optional(n.arithmetic_intensity);
   j["bound"] = bound_name(n.bound);
+  j["memory_level"] = n.memory_level.empty() ? Json(nullptr) : Json(n.memory_level);
   j["attainable_flops_per_s"] = json_optional(n.attainable_flops_per_second);
   j["efficiency"] = json_optional(n.efficiency);
   return j;

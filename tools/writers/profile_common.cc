@@ -87,6 +87,8 @@ ProfileSection context_section(const ProfileResult& r) {
               {"clocks", c.clocks.empty() ? std::string("not readable") : c.clocks},
               {"timer", or_dash(c.timer)},
               {"allocator", or_dash(c.allocator)},
+              {"blas", or_dash(c.blas)},
+              {"oneDNN isa", or_dash(c.onednn_isa)},
               {"date", or_dash(c.date)},
               {"host", or_dash(c.host)}};
   return s;

@@ -249,7 +249,59 @@ TEST(JoinProfile, MissingDtypeFallsBackToTheFp32Roof) {
   EXPECT_EQ(r.compute_dtype, "fp32") << "the roof's dtype: efficiencies are of the fp32 peak";
   EXPECT_EQ(r.profile.context.dtype, "bf16") << "the run's own dtype is kept";
   EXPECT_DOUBLE_EQ(r.peak_flops_per_second, 1e11);
-  EXPECT_TRUE(mentions(r.notices, "no bf16 matmul figure"));
+  EXPECT_TRUE(mentions(r.notices, "no bf16 roof"));
+}
+
+// The machine's roofs (ceilings 2.0) added to the hand device: fp32 FMA peak
+// 200 GFLOP/s at 1 thread and 400 at 4 (the profile's 4 threads take 400);
+// memory levels at 4 threads: L1 <= 100,000 B at 1 TB/s, L2 <= 1,000,000 B at
+// 100 GB/s, DRAM 10 GB/s (at 1 thread other figures, which must not be used).
+//   conv_a 200,000 B -> L2; I = 10 >= 4e11 / 1e11 = 4: compute; 2e10 / 4e11 = 5%
+//   relu    80,000 B -> L1; I = 0.125 < 0.4: memory; 4e9 B/s / 1e12 = 0.4%;
+//           attainable 1e12 x 0.125 = 1.25e11
+//   conv_b 100,000 B -> L1 (fits exactly); I = 40: compute; 1.333e10 / 4e11 = 3.33%
+//   whole: 6.01e6 / 500 us = 1.202e10: 3.005% of 4e11, 12.02% of the 1e11 matmul
+TEST(JoinProfile, MachineRoofsAndTheLevelEachNodeFitsIn) {
+  DeviceCeilings c = hand_ceilings();
+  c.compute_roofs = {{"fp32", "fma zmm", 1, 2e11, true}, {"fp32", "fma zmm", 4, 4e11, true}};
+  c.memory_levels = {{"L1", 1, 50000, 0, 0, 0, 5e11},        {"DRAM", 1, 0, 0, 0, 0, 5e9},
+                     {"L1", 4, 100000, 0, 0, 0, 1e12},       {"L2", 4, 1000000, 0, 0, 0, 1e11},
+                     {"DRAM", 4, 0, 0, 0, 0, 1e10}};
+  const JoinedReport r = join_profile(hand_profile(), c);
+  EXPECT_TRUE(r.peak_is_machine_roof);
+  EXPECT_DOUBLE_EQ(r.peak_flops_per_second, 4e11);
+  EXPECT_EQ(r.peak_source, "fma zmm, 4 threads");
+  EXPECT_DOUBLE_EQ(r.achievable_flops_per_second, 1e11);
+  EXPECT_DOUBLE_EQ(r.memory_bandwidth, 1e10);
+  EXPECT_DOUBLE_EQ(r.ridge_intensity, 40);
+  ASSERT_EQ(r.memory_roofs.size(), 3u);
+
+  const JoinedNode& conv_a = r.nodes[0];
+  EXPECT_EQ(conv_a.memory_level, "L2");
+  EXPECT_EQ(conv_a.bound, Bound::Compute);
+  EXPECT_NEAR(*conv_a.efficiency, 0.05, 1e-12);
+  const JoinedNode& relu = r.nodes[1];
+  EXPECT_EQ(relu.memory_level, "L1");
+  EXPECT_EQ(relu.bound, Bound::Memory);
+  EXPECT_NEAR(*relu.efficiency, 0.004, 1e-12);
+  EXPECT_NEAR(*relu.attainable_flops_per_second, 1.25e11, 1);
+  const JoinedNode& conv_b = r.nodes[2];
+  EXPECT_EQ(conv_b.memory_level, "L1");
+  EXPECT_EQ(conv_b.bound, Bound::Compute);
+  EXPECT_NEAR(*conv_b.efficiency, 4e6 / 300e-6 / 4e11, 1e-12);
+  EXPECT_NEAR(r.whole_efficiency, 0.03005, 1e-9);
+  EXPECT_NEAR(r.whole_achievable_efficiency, 0.1202, 1e-9);
+  EXPECT_FALSE(mentions(r.notices, "no machine roof"));
+}
+
+TEST(JoinProfile, CeilingsWithoutMachineRoofsFallBackToTheMatmulAndSaySo) {
+  const JoinedReport r = join_profile(hand_profile(), hand_ceilings());
+  EXPECT_FALSE(r.peak_is_machine_roof);
+  EXPECT_DOUBLE_EQ(r.peak_flops_per_second, 1e11);
+  EXPECT_TRUE(r.memory_roofs.empty());
+  EXPECT_EQ(r.nodes[1].memory_level, "");
+  EXPECT_DOUBLE_EQ(r.nodes[1].memory_bandwidth, 1e10);
+  EXPECT_TRUE(mentions(r.notices, "no machine roof")) << ::testing::PrintToString(r.notices);
 }
 
 TEST(JoinProfile, MismatchedDeviceKindIsAUsageError) {

@@ -264,6 +264,33 @@ TEST(JoinedHtml, RooflineHasRoofsRidgeAndOneMarkerPerCostedNode) {
   EXPECT_NE(roof.find("intensity 20 FLOP/B, compute-bound, efficiency 2.0%"), std::string::npos);
 }
 
+// Ceilings 2.0: the machine roof (400 GFLOP/s) is the compute roof, the
+// matmul (100) is drawn as "achievable", each cache level faster than DRAM
+// gets its own line, and each node names the level its bytes fit in. The
+// profile runs with small_profile()'s threads; roofs at 1 and 64 threads
+// make the nearest count's the one used (its figures differ from the other's).
+TEST(JoinedHtml, RooflineDrawsMachineCacheAndAchievableRoofs) {
+  DeviceCeilings c = cpu_ceilings(50e9, 100e9);
+  const int threads = small_profile().context.threads;
+  c.compute_roofs = {{"fp32", "fma zmm", threads, 400e9, true}, {"fp32", "fma zmm", threads + 63, 9e12, true}};
+  c.memory_levels = {{"L1", threads, 150000, 0, 0, 0, 800e9}, {"L2", threads, 1000000, 0, 0, 0, 200e9},
+                     {"DRAM", threads, 0, 0, 0, 0, 40e9}, {"DRAM", threads + 63, 0, 0, 0, 0, 7e12}};
+  const std::string html = html_of(join_profile(small_profile(), c));
+  const std::string roof = element(html, "chart-roofline", "</figure>");
+  ASSERT_FALSE(roof.empty());
+  EXPECT_NE(roof.find("machine peak: 400 GFLOP/s fp32"), std::string::npos);
+  EXPECT_NE(roof.find("achievable: 100 GFLOP/s fp32 matmul"), std::string::npos);
+  EXPECT_EQ(count_of(roof, "class=\"level-roof\""), 2u);  // L1 and L2; DRAM is the main roof
+  EXPECT_NE(roof.find("L1 800 GB/s"), std::string::npos);
+  EXPECT_NE(roof.find("L2 200 GB/s"), std::string::npos);
+  EXPECT_NE(roof.find("DRAM 40 GB/s"), std::string::npos);
+  EXPECT_EQ(roof.find("7 TB/s"), std::string::npos) << "the other thread count's levels are not drawn";
+  // The Conv: 100,000 bytes fit L1 (150,000); 2 GFLOP/s of the 400 machine peak = 0.5%.
+  EXPECT_NE(roof.find("compute-bound (L1), efficiency 0.5%"), std::string::npos);
+  const std::string summary = element(html, "summary", "</header>");
+  EXPECT_NE(summary.find("of the fp32 machine peak"), std::string::npos);
+}
+
 TEST(JoinedHtml, SummaryFiguresAreWorkedOutFromTheRun) {
   const std::string html = html_of(join_profile(small_profile(), cpu_ceilings(50e9, 100e9)));
   const std::string summary = element(html, "summary", "</header>");
@@ -276,7 +303,7 @@ TEST(JoinedHtml, SummaryFiguresAreWorkedOutFromTheRun) {
   EXPECT_NE(summary.find("-23.8% vs the whole-model median"), std::string::npos);
   // 3,060,000 FLOPs / 2.5 ms = 1.224 GFLOP/s, 1.2% of 100 GFLOP/s.
   EXPECT_NE(summary.find("1.22 GFLOP/s"), std::string::npos);
-  EXPECT_NE(summary.find("1.2% of the fp32 peak"), std::string::npos);
+  EXPECT_NE(summary.find("1.2% of the fp32 matmul peak"), std::string::npos);  // no machine roof here
   EXPECT_NE(summary.find("100 GFLOP/s"), std::string::npos);
   EXPECT_NE(summary.find("50 GB/s"), std::string::npos);
 }

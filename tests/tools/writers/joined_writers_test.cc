@@ -246,12 +246,12 @@ TEST(JoinedWriterTest, TableHasHeaderCeilingsWholeModelAndSections) {
       {"source", "measured 2024-04-30 on gpu-node-7"},
       {"peak", "50.0 TFLOP/s (fp32 matmul)"},
       {"memory bandwidth", "3.00 TB/s (bytes read + written, large copy)"},
-      {"ridge intensity", "16.7 FLOP/B (compute-bound at or above it)"},  // 5e13 / 3e12
+      {"ridge intensity", "16.7 FLOP/B against the copy (compute-bound at or above it)"},  // 5e13 / 3e12
       {"whole model (median)", "28.0 \xC2\xB5s (clean pass)"},
       {"layer sum", "25.0 \xC2\xB5s (sum of per-node medians, instrumented pass)"},
       {"FLOPs", "238.13 M (238,125,056)"},
       {"achieved", "8.50 TFLOP/s (FLOPs / whole-model median)"},  // 238,125,056 / 28 us
-      {"efficiency", "17.0% of the fp32 peak"},                   // 8.504e12 / 5e13
+      {"efficiency", "17.0% of the fp32 matmul peak"},  // 8.504e12 / 5e13; no machine roof in these ceilings
   };
   for (const auto& [key, value] : fields) EXPECT_TRUE(has_field(text, key, value)) << key << "  " << value << "\n" << text;
   for (const char* needle : {"Hotspots (top 3 by median time)", "Per-node roofline (3 nodes, graph order)",
@@ -462,7 +462,10 @@ TEST(JoinedWriterTest, JsonHasEveryFieldInOrder) {
   EXPECT_EQ(doc["by_op_type"][2]["op_type"], "NonMaxSuppression");
   EXPECT_EQ(doc["by_op_type"][2]["nodes_not_exact"], 1);
   EXPECT_TRUE(doc["by_op_type"][2]["achieved_flops_per_s"].is_null());
-  EXPECT_TRUE(doc["notices"][0].get<std::string>().find("no exact cost") != std::string::npos);
+  bool says_no_exact_cost = false;
+  for (const auto& notice : doc["notices"])
+    says_no_exact_cost = says_no_exact_cost || notice.get<std::string>().find("no exact cost") != std::string::npos;
+  EXPECT_TRUE(says_no_exact_cost) << doc["notices"].dump();
 }
 
 TEST(JoinedWriterTest, JsonNestsTheProfileDocumentExactly) {
