@@ -24,7 +24,7 @@ namespace modelstat {
 // machine peak, no longer the matmul curve's best point, which stays as the
 // "achievable" roof; a 1.x file (no machine roofs) still loads, and its
 // reports fall back to the matmul peak, saying so.
-const char* const kCeilingsSchemaVersion = "2.0";
+const char* const kCeilingsSchemaVersion = "2.1";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -156,7 +156,9 @@ void to_json(Json& j, const MemoryLevel& l) {
            {"measured_edge_bytes", l.measured_edge_bytes},
            {"plateau_from_bytes", l.plateau_from_bytes},
            {"plateau_to_bytes", l.plateau_to_bytes},
-           {"bytes_per_second", l.bytes_per_second}};
+           {"bytes_per_second", l.bytes_per_second},
+           {"read_bytes_per_second", l.read_bytes_per_second},
+           {"read_write_bytes_per_second", l.read_write_bytes_per_second}};
 }
 
 void from_json(const Json& j, MemoryLevel& l) {
@@ -167,16 +169,27 @@ void from_json(const Json& j, MemoryLevel& l) {
   l.plateau_from_bytes = json_integer_or(j, "plateau_from_bytes", 0, kMaxBytes, 0);
   l.plateau_to_bytes = json_integer_or(j, "plateau_to_bytes", 0, kMaxBytes, 0);
   l.bytes_per_second = json_number(j, "bytes_per_second", JsonNumber::Positive);
+  // 2.0 files have the read rate only: it was the roof.
+  l.read_bytes_per_second =
+      j.contains("read_bytes_per_second") ? json_number(j, "read_bytes_per_second", JsonNumber::NonNegative) : 0.0;
+  if (l.read_bytes_per_second == 0) l.read_bytes_per_second = l.bytes_per_second;
+  l.read_write_bytes_per_second =
+      j.contains("read_write_bytes_per_second") ? json_number(j, "read_write_bytes_per_second", JsonNumber::NonNegative) : 0.0;
 }
 
 void to_json(Json& j, const BandwidthPoint& p) {
-  j = Json{{"threads", p.threads}, {"working_set_bytes", p.working_set_bytes}, {"bytes_per_second", p.bytes_per_second}};
+  j = Json{{"threads", p.threads},
+           {"working_set_bytes", p.working_set_bytes},
+           {"bytes_per_second", p.bytes_per_second},
+           {"read_write_bytes_per_second", p.read_write_bytes_per_second}};
 }
 
 void from_json(const Json& j, BandwidthPoint& p) {
   p.threads = static_cast<int>(json_integer(j, "threads", 0, kMaxThreads));
   p.working_set_bytes = json_integer(j, "working_set_bytes", 1, kMaxBytes);
   p.bytes_per_second = json_number(j, "bytes_per_second", JsonNumber::Positive);
+  p.read_write_bytes_per_second =
+      j.contains("read_write_bytes_per_second") ? json_number(j, "read_write_bytes_per_second", JsonNumber::NonNegative) : 0.0;
 }
 
 void to_json(Json& j, const OpCost& o) {

@@ -98,7 +98,12 @@ std::vector<MemoryLevel> find_memory_levels(const std::vector<BandwidthPoint>& s
     level.threads = threads;
     level.plateau_from_bytes = sweep[p.first].working_set_bytes;
     level.plateau_to_bytes = sweep[p.last].working_set_bytes;
-    level.bytes_per_second = std::exp(p.log_median);
+    level.read_bytes_per_second = std::exp(p.log_median);
+    std::vector<double> updates;
+    for (size_t i = p.first; i <= p.last; ++i)
+      if (sweep[i].read_write_bytes_per_second > 0) updates.push_back(sweep[i].read_write_bytes_per_second);
+    if (!updates.empty()) level.read_write_bytes_per_second = median_of(updates);
+    level.bytes_per_second = std::max(level.read_bytes_per_second, level.read_write_bytes_per_second);
     const bool last = k + 1 == plateaus.size();
     if (!last) {
       // Where the curve crosses the geometric middle of this plateau and the

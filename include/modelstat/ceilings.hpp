@@ -71,8 +71,12 @@ struct ComputeRoof {
   bool measured = true;            // false: computed from the device's properties, not run
 };
 
-// A level of the memory hierarchy (schema 2.0): the read bandwidth of the
-// plateau a working-set sweep shows for it (find_memory_levels).
+// A level of the memory hierarchy (schema 2.0; 2.1 adds the read + write
+// rate): the bandwidth of the plateau a working-set sweep shows for it
+// (find_memory_levels). Nodes count the bytes they read plus the bytes they
+// write, and a stream that reads and writes the same lines (an in-place Relu)
+// moves more of those bytes per second through a cache than a read-only one,
+// so the level's roof is the faster of the two streams.
 struct MemoryLevel {
   std::string level;                 // "L1", "L2", "L3", ..., "DRAM"
   int threads = 0;                   // threads reading together (each its own share of the working set); 0 on CUDA
@@ -82,7 +86,9 @@ struct MemoryLevel {
   int64_t capacity_bytes = 0;
   int64_t measured_edge_bytes = 0;   // where the curve falls to the next plateau (0: last level)
   int64_t plateau_from_bytes = 0, plateau_to_bytes = 0;  // working sets of the plateau's points
-  double bytes_per_second = 0;       // median over the plateau's points
+  double bytes_per_second = 0;       // the roof: max(read, read + write) below
+  double read_bytes_per_second = 0;        // read-only stream, median over the plateau's points
+  double read_write_bytes_per_second = 0;  // in-place update, bytes read + written (0: not measured, 2.0 files)
 };
 
 // One point of the sweep: `threads` threads each reading its share of
@@ -91,6 +97,9 @@ struct BandwidthPoint {
   int threads = 0;
   int64_t working_set_bytes = 0;
   double bytes_per_second = 0;       // bytes read per second, all threads together (best sample)
+  // Bytes read + written per second by an in-place update of the same
+  // working set (load, max with 0, store back), best sample; 0: not measured.
+  double read_write_bytes_per_second = 0;
 };
 
 // A data cache as the OS describes it (Linux sysfs), for naming plateaus.

@@ -107,6 +107,28 @@ __attribute__((target("avx512f"))) float read_avx512(const float* data, int64_t 
   return sum_lanes(acc[0]);
 }
 
+__attribute__((target("avx512f"))) void update_avx512(float* data, int64_t bytes, int64_t passes) {
+  const int64_t n = bytes / int64_t(sizeof(float));
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t p = 0; p < passes; ++p)
+    for (int64_t i = 0; i < n; i += 128) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k)
+        _mm512_store_ps(data + i + 16 * k, _mm512_max_ps(zero, _mm512_load_ps(data + i + 16 * k)));
+    }
+}
+
+__attribute__((target("avx2"))) void update_avx2(float* data, int64_t bytes, int64_t passes) {
+  const int64_t n = bytes / int64_t(sizeof(float));
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t p = 0; p < passes; ++p)
+    for (int64_t i = 0; i < n; i += 64) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k)
+        _mm256_store_ps(data + i + 8 * k, _mm256_max_ps(zero, _mm256_load_ps(data + i + 8 * k)));
+    }
+}
+
 __attribute__((target("avx2"))) float read_avx2(const float* data, int64_t bytes, int64_t passes) {
   const int64_t n = bytes / int64_t(sizeof(float));
   __m256 acc[8];
@@ -167,6 +189,14 @@ float read_buffer(const float* data, int64_t bytes, int64_t passes) {
   return acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
 }
 
+void update_buffer(float* data, int64_t bytes, int64_t passes) {
+  if (has("avx512f")) return update_avx512(data, bytes, passes);
+  if (has("avx2")) return update_avx2(data, bytes, passes);
+  const int64_t n = bytes / int64_t(sizeof(float));
+  for (int64_t p = 0; p < passes; ++p)
+    for (int64_t i = 0; i < n; ++i) data[i] = data[i] > 0.0f ? data[i] : 0.0f;
+}
+
 std::string read_kernel_name() {
   if (has("avx512f")) return "avx512f vaddps zmm, 64-byte loads";
   if (has("avx2")) return "avx2 vaddps ymm, 32-byte loads";
@@ -184,6 +214,10 @@ float read_buffer(const float* data, int64_t bytes, int64_t passes) {
   return acc;
 }
 std::string read_kernel_name() { return "scalar adds"; }
+void update_buffer(float* data, int64_t bytes, int64_t passes) {
+  for (int64_t p = 0; p < passes; ++p)
+    for (int64_t i = 0; i < bytes / int64_t(sizeof(float)); ++i) data[i] = data[i] > 0.0f ? data[i] : 0.0f;
+}
 
 #endif
 

@@ -34,4 +34,10 @@ std::vector<std::string> cpu_features();
 float read_buffer(const float* data, int64_t bytes, int64_t passes);
 std::string read_kernel_name();
 
+// Updates `bytes` (same constraints as read_buffer) in place `passes` times:
+// each vector is loaded, maxed with 0 and stored back (an in-place Relu's
+// traffic: every byte read is written). The caller counts 2 x bytes x passes.
+// Non-temporal stores are not used: a node's output stays in the cache.
+void update_buffer(float* data, int64_t bytes, int64_t passes);
+
 }  // namespace modelstat::profiler::machine

@@ -200,7 +200,11 @@ MachineRoofs measure_cpu_machine_roofs(const MachineProbeOptions& options) {
             }
           },
           [&](int t) { sink = sink + read_buffer(buffers[size_t(t)], bytes, passes); });
-      points.push_back({threads, bytes * threads, double(bytes) * double(passes) * threads / best(times)});
+      // The same working set updated in place (read + written, as nodes count bytes).
+      const std::vector<double> update_times = run_pinned(
+          threads, sweep_samples, [](int) {}, [&](int t) { update_buffer(buffers[size_t(t)], bytes, passes); });
+      const double moved = double(bytes) * double(passes) * threads;
+      points.push_back({threads, bytes * threads, moved / best(times), 2.0 * moved / best(update_times)});
     }
     for (float* b : buffers) std::free(b);
     std::vector<MemoryLevel> levels = find_memory_levels(points, caches, threads, out.notes);
@@ -209,7 +213,7 @@ MachineRoofs measure_cpu_machine_roofs(const MachineProbeOptions& options) {
   }
   if (caches.empty()) out.notes.push_back("no cache sizes from sysfs: the levels are named by order only");
   out.notes.push_back("machine roofs: FMA micro-kernels (best of " + std::to_string(samples) +
-                      " samples) and a read sweep (" + read_kernel_name() + ", best of " + std::to_string(sweep_samples) +
+                      " samples) and a sweep of read-only and in-place read + write streams (" + read_kernel_name() + ", best of " + std::to_string(sweep_samples) +
                       ") on threads pinned to CPUs " +
                       [&] {
                         std::string s;

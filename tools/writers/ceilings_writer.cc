@@ -73,10 +73,14 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
     out << "\n";
   }
   if (!c.memory_levels.empty()) {
-    out << "Memory levels (read bandwidth, plateaus of a working-set sweep; capacity for those threads)\n";
-    TextTable levels({{"level", Align::Left}, {"threads"}, {"bandwidth"}, {"capacity"}, {"plateau"}, {"edge"}});
+    out << "Memory levels (plateaus of a working-set sweep; roof: the faster of a read-only stream and an in-place\n"
+           "read + write stream, bytes counted as nodes count them; capacity for those threads)\n";
+    TextTable levels({{"level", Align::Left}, {"threads"}, {"roof"}, {"read"}, {"read + write"}, {"capacity"}, {"plateau"},
+                      {"edge"}});
     for (const auto& l : c.memory_levels)
       levels.add_row({l.level, l.threads > 0 ? std::to_string(l.threads) : "-", human_bandwidth(l.bytes_per_second),
+                      l.read_bytes_per_second > 0 ? human_bandwidth(l.read_bytes_per_second) : "-",
+                      l.read_write_bytes_per_second > 0 ? human_bandwidth(l.read_write_bytes_per_second) : "-",
                       l.capacity_bytes > 0 ? human_bytes(l.capacity_bytes) : "-",
                       l.plateau_to_bytes > 0 ? human_bytes(l.plateau_from_bytes) + " .. " + human_bytes(l.plateau_to_bytes)
                                              : "-",

@@ -122,7 +122,7 @@ ProfileSection ceilings_section(const JoinedReport& r) {
   if (r.memory_roofs.empty()) {
     s.fields.push_back({"memory bandwidth", si_rate(r.memory_bandwidth, "B/s") + " (bytes read + written, large copy)"});
   } else {
-    // One line per level: its read bandwidth and the working sets it holds.
+    // One line per level: its roof and the working sets it holds.
     std::string levels;
     for (const MemoryLevel& level : r.memory_roofs)
       levels += (levels.empty() ? "" : ", ") + level.level + " " + si_rate(level.bytes_per_second, "B/s") +

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "modelstat/ceilings.hpp"
 #include "modelstat/error.hpp"
 
@@ -19,7 +21,7 @@ constexpr int64_t K = 1024, M = K * 1024;
 
 std::vector<BandwidthPoint> sweep(int threads, const std::vector<std::pair<int64_t, double>>& points_gb) {
   std::vector<BandwidthPoint> out;
-  for (const auto& [bytes, gb] : points_gb) out.push_back({threads, bytes, gb * 1e9});
+  for (const auto& [bytes, gb] : points_gb) out.push_back({threads, bytes, gb * 1e9, 0.0});
   return out;
 }
 
@@ -215,7 +217,7 @@ TEST(MachineRoofs, TheFastestKernelAtTheNearestThreadCount) {
 TEST(MachineRoofs, Schema2RoundTripsItsRoofs) {
   const DeviceCeilings c = roofs_ceilings();
   const std::string text = ceilings_to_json(c);
-  EXPECT_NE(text.find("\"schema_version\": \"2.0\""), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": \"2.1\""), std::string::npos);
   const DeviceCeilings back = ceilings_from_json(text);
   ASSERT_EQ(back.compute_roofs.size(), 4u);
   EXPECT_EQ(back.compute_roofs[1].kernel, "avx512");
@@ -229,6 +231,62 @@ TEST(MachineRoofs, Schema2RoundTripsItsRoofs) {
   EXPECT_DOUBLE_EQ(back.memory_levels[3].bytes_per_second, 3e10);
   ASSERT_EQ(back.bandwidth_sweep.size(), 2u);
   EXPECT_EQ(back.bandwidth_sweep[1].working_set_bytes, 256 * M);
+}
+
+DeviceCeilings roofs_ceilings();
+
+// Schema 2.1: a level's roof is the faster of its read-only stream and its
+// in-place update (read + written), each the median over the plateau's points.
+// L2 here: read 100, 98, 102, 100 (median 100); update 150, 160, 0 (not
+// measured at that point), 155 -> median of 150, 160, 155 = 155 > 100.
+// L1: read 200, 205, 195 (median 200) beats update 180, 190, 185 (185).
+TEST(MemoryLevels, ALevelsRoofIsTheFasterOfItsReadAndReadWriteStreams) {
+  auto points = sweep(1, {{4 * K, 200}, {8 * K, 205}, {16 * K, 195}, {32 * K, 150}, {64 * K, 100}, {128 * K, 98},
+                          {256 * K, 102}, {512 * K, 100}, {1 * M, 70}, {2 * M, 50}, {4 * M, 52}, {8 * M, 49}});
+  const double update_gb[] = {180, 190, 185, 0, 150, 160, 0, 155, 0, 0, 0, 0};
+  for (size_t i = 0; i < points.size(); ++i) points[i].read_write_bytes_per_second = update_gb[i] * 1e9;
+  std::vector<std::string> notes;
+  const auto levels = find_memory_levels(points, kCaches, 1, notes);
+  ASSERT_GE(levels.size(), 3u);
+  EXPECT_EQ(levels[0].level, "L1");
+  EXPECT_NEAR(levels[0].read_bytes_per_second, 200e9, 1e-9 * 200e9);
+  EXPECT_NEAR(levels[0].read_write_bytes_per_second, 185e9, 1e-9 * 185e9);
+  EXPECT_NEAR(levels[0].bytes_per_second, 200e9, 1e-9 * 200e9);
+  EXPECT_EQ(levels[1].level, "L2");
+  EXPECT_NEAR(levels[1].read_bytes_per_second, 100e9, 1e-9 * 100e9);
+  EXPECT_NEAR(levels[1].read_write_bytes_per_second, 155e9, 1e-9 * 155e9);
+  EXPECT_NEAR(levels[1].bytes_per_second, 155e9, 1e-9 * 155e9);
+  // No update measured on the last plateau: its roof is the read rate.
+  EXPECT_EQ(levels.back().read_write_bytes_per_second, 0.0);
+  EXPECT_NEAR(levels.back().bytes_per_second, levels.back().read_bytes_per_second, 1.0);
+
+  DeviceCeilings c = roofs_ceilings();
+  c.memory_levels = levels;
+  c.bandwidth_sweep = points;
+  const DeviceCeilings back = ceilings_from_json(ceilings_to_json(c));
+  ASSERT_EQ(back.memory_levels.size(), levels.size());
+  EXPECT_DOUBLE_EQ(back.memory_levels[1].read_write_bytes_per_second, 155e9);
+  EXPECT_DOUBLE_EQ(back.memory_levels[1].read_bytes_per_second, levels[1].read_bytes_per_second);
+  EXPECT_DOUBLE_EQ(back.bandwidth_sweep[4].read_write_bytes_per_second, 150e9);
+}
+
+// A 2.0 level (before the read + write rate) loads with its roof as its read rate.
+TEST(MachineRoofs, ASchema20LevelKeepsItsReadRateAsTheRoof) {
+  using Json = nlohmann::json;
+  std::string text = ceilings_to_json(roofs_ceilings());
+  Json doc = Json::parse(text);
+  doc["schema_version"] = "2.0";
+  for (auto& l : doc["memory_levels"]) {
+    l.erase("read_bytes_per_second");
+    l.erase("read_write_bytes_per_second");
+  }
+  for (auto& p : doc["bandwidth_sweep"]) p.erase("read_write_bytes_per_second");
+  const DeviceCeilings back = ceilings_from_json(doc.dump(), "old.json");
+  ASSERT_EQ(back.memory_levels.size(), 4u);
+  EXPECT_DOUBLE_EQ(back.memory_levels[3].bytes_per_second, 3e10);
+  EXPECT_DOUBLE_EQ(back.memory_levels[3].read_bytes_per_second, 3e10);
+  EXPECT_EQ(back.memory_levels[3].read_write_bytes_per_second, 0.0);
+  EXPECT_EQ(back.bandwidth_sweep[1].read_write_bytes_per_second, 0.0);
 }
 
 // A file written by modelstat before the machine roofs (schema 1.3, as the
@@ -266,7 +324,7 @@ TEST(MachineRoofs, BadRoofFieldsAndAnUnknownMajorVersionAreRefused) {
     t.replace(t.find(from), from.size(), to);
     return t;
   };
-  EXPECT_EQ(kind(replaced("\"schema_version\": \"2.0\"", "\"schema_version\": \"3.0\"")), ErrorKind::Input);
+  EXPECT_EQ(kind(replaced("\"schema_version\": \"2.1\"", "\"schema_version\": \"3.0\"")), ErrorKind::Input);
   EXPECT_EQ(kind(replaced("\"flops_per_second\": 100000000000.0", "\"flops_per_second\": -1")), ErrorKind::Input);
   EXPECT_EQ(kind(replaced("\"measured\": true", "\"measured\": \"yes\"")), ErrorKind::Input);
   EXPECT_EQ(kind(replaced("\"bytes_per_second\": 200000000000.0", "\"bytes_per_second\": 0")), ErrorKind::Input);
