@@ -130,11 +130,23 @@ std::string onednn_isa_description() {
 #endif
 }
 
+std::string openmp_description() {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  if (!policy || !*policy)
+    return "OMP_WAIT_POLICY unset: libgomp's default, threads spin after each parallel region before they sleep "
+           "(slow when anything else shares the CPUs)";
+  const char* chooser = std::getenv("MODELSTAT_OMP_WAIT_POLICY");
+  return std::string("OMP_WAIT_POLICY=") + policy +
+         (chooser && std::string(chooser) == "default" ? " (modelstat's default; set OMP_WAIT_POLICY to choose another)"
+                                                        : " (set by the user)");
+}
+
 void describe_run(Device& device, RunContext& context) {
   device.describe(context);
   if (context.device_kind == "cpu") {
     context.blas = blas_description();
     context.onednn_isa = onednn_isa_description();
+    context.openmp = openmp_description();
   }
   context.threads = at::get_num_threads();
   context.allocator = configure_host_allocator();

@@ -33,6 +33,10 @@ std::string blas_description();
 // version and any DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA limit; says so when
 // this build has no oneDNN.
 std::string onednn_isa_description();
+// The OpenMP wait policy in effect (OMP_WAIT_POLICY as libgomp read it at
+// load) and whether modelstat's launcher chose it (tools/cli_common.hpp,
+// default_openmp_wait_policy) or the user did.
+std::string openmp_description();
 
 // Device description (name, kind, runtime, timer) plus the intra-op threads
 // in effect (at::get_num_threads), the UTC date (ISO 8601), the host name and

@@ -9,6 +9,15 @@
 
 namespace modelstat::cli {
 
+bool default_openmp_wait_policy() {
+  if (std::getenv("OMP_WAIT_POLICY")) return false;  // the user's, whatever its value
+  // libgomp's own default kept on purpose (bench/openmp_wait_policy.py compares it).
+  if (const char* keep = std::getenv("MODELSTAT_OMP_WAIT_POLICY"); keep && std::string(keep) == "libgomp") return false;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  setenv("MODELSTAT_OMP_WAIT_POLICY", "default", 1);
+  return true;
+}
+
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write) {
   if (path.empty() || path == "-") {
     write(std::cout, isatty(STDOUT_FILENO) != 0);

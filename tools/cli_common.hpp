@@ -162,6 +162,18 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands);   // rep
 void add_device_command(CLI::App& app, std::vector<Command>& commands);   // device_command.cc
 void add_pipeline_command(CLI::App& app, std::vector<Command>& commands);  // pipeline_command.cc
 
+// Sets OMP_WAIT_POLICY=PASSIVE (and MODELSTAT_OMP_WAIT_POLICY=default, which
+// the run context reports) when the user has not set OMP_WAIT_POLICY (nor
+// MODELSTAT_OMP_WAIT_POLICY=libgomp, which keeps libgomp's default); returns
+// true if it set it. libgomp reads the variable once, when it is loaded, so
+// this must run before the process that loads LibTorch starts: `modelstat`
+// calls it before it execs modelstat-profiler, modelstat-profiler re-execs
+// itself when started without it. Why: libgomp's team threads spin after each
+// parallel region; on a CPU shared with anything else (another process, the
+// pipeline's stage threads) the spinning costs 4-20x (bench/RESULTS.md,
+// "OpenMP wait policy").
+bool default_openmp_wait_policy();
+
 // Subcommands of `modelstat` itself (no LibTorch).
 void add_fit_command(CLI::App& app, std::vector<Command>& commands);      // fit_command.cc
 void add_compare_command(CLI::App& app, std::vector<Command>& commands);  // compare_command.cc

@@ -76,6 +76,7 @@ void forward_to_profiler(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   args[0] = const_cast<char*>(path.c_str());
   args.push_back(nullptr);
+  modelstat::cli::default_openmp_wait_policy();
   execv(path.c_str(), args.data());
   std::fprintf(stderr, "modelstat: error: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
   std::exit(1);

@@ -106,7 +106,8 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands) {
                               make_pipeline_writer(format)->write(result, ro, out);
                             });
                         return 0;
-                      }});
+                      },
+                      /*render: the Python module has no pipeline yet*/ {}});
 }
 
 }  // namespace modelstat::cli

@@ -2,10 +2,21 @@
 // `modelstat profile ...` and `modelstat verify ...` hand over to this binary
 // (tools/modelstat_main.cc), so that `modelstat analyze` never loads LibTorch:
 // its start-up alone costs ~0.5 s and ~150 MB, more than analysing VGG-16.
+#include <unistd.h>
+
 #include "tools/cli_common.hpp"
 #include "tools/completion.hpp"
 
 int main(int argc, char** argv) {
+  // OMP_WAIT_POLICY must be in the environment before libgomp loads (it was
+  // loaded with LibTorch before main): started directly without it, start
+  // again with it (modelstat's own launcher sets it before the exec).
+  if (modelstat::cli::default_openmp_wait_policy()) {
+    execv("/proc/self/exe", argv);
+    // Could not re-exec (no /proc): run on, with libgomp's default; the context says so.
+    unsetenv("OMP_WAIT_POLICY");
+    unsetenv("MODELSTAT_OMP_WAIT_POLICY");
+  }
   CLI::App app{"modelstat profile / verify / report / device (LibTorch). Run through 'modelstat <subcommand>'."};
   app.name("modelstat");
   app.require_subcommand(1, 1);

@@ -202,6 +202,7 @@ const ContextKey kContextKeys[] = {
     {"allocator", &RunContext::allocator},
     {"blas", &RunContext::blas},
     {"onednn_isa", &RunContext::onednn_isa},
+    {"openmp", &RunContext::openmp},
     {"date", &RunContext::date},
     {"host", &RunContext::host},
 };

@@ -76,6 +76,9 @@ struct RunContext {
   // openblas_get_corename / get_config; OPENBLAS_CORETYPE when set), and the
   // ISA oneDNN dispatches to (dnnl_get_effective_cpu_isa). Empty on CUDA.
   std::string blas, onednn_isa;
+  // CPU: the OpenMP wait policy the intra-op threads run with (OMP_WAIT_POLICY,
+  // and who chose it: modelstat's default PASSIVE, or the user).
+  std::string openmp;
 };
 
 struct ColdStart {

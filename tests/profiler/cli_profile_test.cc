@@ -52,6 +52,33 @@ TEST(CliProfile, JsonHasBothPassesColdStartContextAndRawSamples) {
   EXPECT_FALSE(doc["context"]["timer"].get<std::string>().empty());
 }
 
+// The OpenMP wait policy: modelstat's launcher sets OMP_WAIT_POLICY=PASSIVE
+// unless the user set it, and so does modelstat-profiler started on its own
+// (it re-executes itself: libgomp reads the variable only when it loads); the
+// context says which. The profiler's own environment is read back through
+// the run context, the only place it shows.
+TEST(CliProfile, ContextSaysWhoChoseTheOpenMpWaitPolicy) {
+  auto policy = [](const RunResult& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["context"]["openmp"].get<std::string>();
+  };
+  const std::string args = "profile " + sample("tiny_cnn.onnx") + kQuick + " --no-layers -f json";
+  const std::string unset = "-u OMP_WAIT_POLICY -u MODELSTAT_OMP_WAIT_POLICY";
+  EXPECT_EQ(policy(modelstat::test::run_modelstat_cli(args, unset)).rfind("OMP_WAIT_POLICY=PASSIVE (modelstat's default", 0), 0u);
+  EXPECT_EQ(policy(modelstat::test::run_modelstat_cli(args, "-u MODELSTAT_OMP_WAIT_POLICY OMP_WAIT_POLICY=active")),
+            "OMP_WAIT_POLICY=active (set by the user)");
+  // modelstat-profiler started directly, without the launcher.
+  const std::string profiler = std::filesystem::path(MODELSTAT_BINARY).parent_path() / "modelstat-profiler";
+  FILE* pipe = popen(("env " + unset + " " + profiler + " " + args + " 2>/dev/null").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  ASSERT_EQ(pclose(pipe), 0);
+  EXPECT_EQ(nlohmann::json::parse(out)["context"]["openmp"].get<std::string>().rfind("OMP_WAIT_POLICY=PASSIVE (modelstat's default", 0), 0u);
+}
+
 // A Loop with a constant trip count of 5 (tests/profiler/onnx_builder.hpp):
 // the table lists its body's nodes right under it, indented, with 5 calls a
 // run, and the JSON has them as subgraph_layers named as the analysis's rows.

@@ -103,6 +103,7 @@ ProfileSection context_section(const JoinedReport& r) {
   // Which kernels ran: the BLAS core and oneDNN's ISA (CPU; absent in older profiles).
   if (!c.blas.empty()) s.fields.push_back({"blas", c.blas});
   if (!c.onednn_isa.empty()) s.fields.push_back({"oneDNN isa", c.onednn_isa});
+  if (!c.openmp.empty()) s.fields.push_back({"OpenMP", c.openmp});
   return s;
 }
 

@@ -253,6 +253,7 @@ void Page::run_details() {
   add("clocks", c.clocks);
   add("blas", c.blas);
   add("oneDNN isa", c.onednn_isa);
+  add("OpenMP", c.openmp);
   add("whole-model min / mean / max",
       human_seconds(whole.min) + " / " + human_seconds(whole.mean) + " / " + human_seconds(whole.max));
   add("median 95% CI", human_seconds(whole.median_ci_low) + " .. " + human_seconds(whole.median_ci_high));

@@ -89,6 +89,7 @@ ProfileSection context_section(const ProfileResult& r) {
               {"allocator", or_dash(c.allocator)},
               {"blas", or_dash(c.blas)},
               {"oneDNN isa", or_dash(c.onednn_isa)},
+              {"OpenMP", or_dash(c.openmp)},
               {"date", or_dash(c.date)},
               {"host", or_dash(c.host)}};
   return s;
