@@ -7,6 +7,18 @@
 
 namespace modelstat::profiler {
 
+int constant_source(const Graph& g, int t) {
+  for (int depth = 0; t >= 0 && depth < 64; ++depth) {
+    const Tensor& tensor = g.tensors[size_t(t)];
+    if (tensor.is_constant()) return t;
+    if (tensor.producer < 0) return -1;
+    const Node& node = g.nodes[size_t(tensor.producer)];
+    if (!node.domain.empty() || node.op_type != "Identity" || node.inputs.size() != 1) return -1;
+    t = node.inputs[0];
+  }
+  return -1;
+}
+
 namespace {
 
 bool same_known_shape(const Shape& a, const Shape& b) {
@@ -18,7 +30,7 @@ bool same_known_shape(const Shape& a, const Shape& b) {
 
 bool is_float(const Graph& g, int t) { return t >= 0 && g.tensors[size_t(t)].dtype == DType::Float; }
 bool constant_or_absent(const Graph& g, const Node& n, size_t k) {
-  return k >= n.inputs.size() || n.inputs[k] < 0 || g.tensors[size_t(n.inputs[k])].is_constant();
+  return k >= n.inputs.size() || n.inputs[k] < 0 || constant_source(g, n.inputs[k]) >= 0;
 }
 
 // The elementwise op `n`, reading `t` as its input 0, as a post-op; false when it is none.
@@ -59,7 +71,7 @@ bool foldable_batch_norm(const Graph& g, const Node& n, int t) {
   if (!n.domain.empty() || n.op_type != "BatchNormalization" || n.inputs.size() < 5 || n.inputs[0] != t) return false;
   if (n.attr_int("training_mode", 0) != 0) return false;
   for (size_t k = 1; k < 5; ++k)
-    if (n.inputs[k] < 0 || !g.tensors[size_t(n.inputs[k])].is_constant()) return false;
+    if (n.inputs[k] < 0 || constant_source(g, n.inputs[k]) < 0) return false;
   for (size_t o = 1; o < n.outputs.size(); ++o)
     if (n.outputs[o] >= 0) return false;  // running statistics asked for: training form
   return true;
@@ -85,8 +97,9 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
     if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.outputs[0] < 0) continue;
     const int x = conv.inputs[0], w = conv.inputs[1];
     if (x < 0 || w < 0 || !is_float(g, x) || !is_float(g, conv.outputs[0])) continue;
-    const Tensor& weight = g.tensors[size_t(w)];
-    if (!weight.is_constant() || !weight.shape.fully_known() || weight.shape.dims.size() != 4) continue;
+    if (constant_source(g, w) < 0) continue;
+    const Tensor& weight = g.tensors[size_t(constant_source(g, w))];
+    if ( !weight.shape.fully_known() || weight.shape.dims.size() != 4) continue;
     if (!constant_or_absent(g, conv, 2)) continue;
 
     ConvGroup group;

@@ -61,6 +61,11 @@ struct CpuFusionPlan {
   bool empty() const { return groups.empty(); }
 };
 
+// The constant tensor `t` is, directly or through a chain of Identity nodes
+// (exporters route deduplicated initializers through them); -1 when `t` is
+// computed.
+int constant_source(const Graph& g, int t);
+
 // The groups of graph `g`: float Convs of rank 4 with constant weights (and
 // bias); `model` gives the opsets (Clip's bounds moved to inputs at 11).
 CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model);

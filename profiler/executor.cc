@@ -252,30 +252,45 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
     for (int m : group.members) taken = taken || plan.steps[size_t(m)].absorbed;
     if (taken) continue;
     const Node& conv = g.nodes[size_t(group.conv)];
-    std::shared_ptr<const Fp32ConvKernel> kernel;
+    std::shared_ptr<Fp32ConvKernel> kernel;
     int residual = -1;
     try {
-      at::Tensor weight = weights_.get(&g, conv.inputs[1]).to(at::kFloat);
-      at::Tensor bias = conv.inputs.size() > 2 && conv.inputs[2] >= 0 ? weights_.get(&g, conv.inputs[2]).to(at::kFloat)
+      // Weights through Identity chains (constant_source) are the initializers they forward.
+      auto constant = [&](int t) -> const at::Tensor& { return weights_.get(&g, constant_source(g, t)); };
+      at::Tensor weight = constant(conv.inputs[1]).to(at::kFloat);
+      at::Tensor bias = conv.inputs.size() > 2 && conv.inputs[2] >= 0 ? constant(conv.inputs[2]).to(at::kFloat)
                                                                        : at::Tensor();
       if (!weight.defined() || weight.dim() != 4) continue;
       if (group.batch_norm >= 0) {
         const Node& bn = g.nodes[size_t(group.batch_norm)];
-        fold_batch_norm(weight, bias, weights_.get(&g, bn.inputs[1]), weights_.get(&g, bn.inputs[2]),
-                        weights_.get(&g, bn.inputs[3]), weights_.get(&g, bn.inputs[4]), bn.attr_float("epsilon", 1e-5));
+        fold_batch_norm(weight, bias, constant(bn.inputs[1]), constant(bn.inputs[2]), constant(bn.inputs[3]),
+                        constant(bn.inputs[4]), bn.attr_float("epsilon", 1e-5));
       }
       std::vector<ResolvedPostOp> ops;
       for (const FusedPostOp& op : group.post_ops) {
         ResolvedPostOp r{op.kind, op.alpha, op.beta};
-        if (op.clip_min >= 0) r.alpha = weights_.get(&g, op.clip_min).to(at::kFloat).item<float>();
-        if (op.clip_max >= 0) r.beta = weights_.get(&g, op.clip_max).to(at::kFloat).item<float>();
+        if (op.clip_min >= 0) r.alpha = constant(op.clip_min).to(at::kFloat).item<float>();
+        if (op.clip_max >= 0) r.beta = constant(op.clip_max).to(at::kFloat).item<float>();
         if (op.kind == FusedPostOp::Kind::AddResidual) residual = op.residual;
         ops.push_back(r);
       }
-      kernel = std::make_shared<const Fp32ConvKernel>(std::move(weight), std::move(bias), conv.attr_int("group", 1),
+      kernel = std::make_shared<Fp32ConvKernel>(std::move(weight), std::move(bias), conv.attr_int("group", 1),
                                                       std::move(ops));
     } catch (const std::exception&) {
       continue;  // a constant the weight store does not hold: the nodes run as written
+    }
+    // Pack the weights now when the graph binds the input's shape (the run then builds nothing).
+    const Tensor& x = g.tensors[size_t(conv.inputs[0])];
+    if (x.shape.fully_known() && x.shape.dims.size() == 4) {
+      try {
+        const at::Tensor probe = at::empty(known_dims(x.shape, "input of " + conv.name), at::kFloat);
+        ExecContext ctx(g, conv, model_.opset_version(""), {probe}, at::kCPU, at::kFloat);
+        kernel->prepare(probe.sizes().vec(),
+                                resolve_window(ctx, attr_ints_or(conv, "kernel_shape", kernel->kernel_spatial()),
+                                               spatial_dims(probe)));
+      } catch (const std::exception&) {
+        // A window the node's own run will refuse with its error: built (and refused) then.
+      }
     }
     NodeStep& head = plan.steps[size_t(group.conv)];
     head.conv_kernel = std::move(kernel);
@@ -290,6 +305,31 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
       ++conv_absorbed_by_op_[g.nodes[size_t(m)].op_type];
     }
     ++conv_groups_;
+  }
+  // The constants only the groups read (weights, bias, BatchNormalization
+  // statistics) live on in the kernels' packed form: the store drops them.
+  std::set<int> candidates;
+  for (const ConvGroup& group : fusion.groups) {
+    if (!plan.steps[size_t(group.conv)].conv_kernel) continue;
+    const Node& conv = g.nodes[size_t(group.conv)];
+    for (size_t k = 1; k < conv.inputs.size(); ++k) candidates.insert(conv.inputs[k]);
+    if (group.batch_norm >= 0)
+      for (size_t k = 1; k < g.nodes[size_t(group.batch_norm)].inputs.size(); ++k)
+        candidates.insert(g.nodes[size_t(group.batch_norm)].inputs[k]);
+  }
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int t : g.outputs)
+    if (t >= 0) graph_output[size_t(t)] = true;
+  for (int t : candidates) {
+    if (t < 0 || graph_output[size_t(t)] || !g.tensors[size_t(t)].is_constant()) continue;
+    bool only_groups = true;
+    for (int c : g.tensors[size_t(t)].consumers) {
+      const NodeStep& step = plan.steps[size_t(c)];
+      const bool head = step.conv_kernel && std::find(step.fused_inputs.begin(), step.fused_inputs.end(), t) ==
+                                                step.fused_inputs.end();
+      only_groups = only_groups && (head || (step.absorbed && step.fused_head >= 0));
+    }
+    if (only_groups) weights_.release(&g, t);
   }
 }
 
@@ -551,9 +591,9 @@ void Executor::run_conv_group(const Graph& g, const Node& node, const NodeStep& 
   const at::Tensor residual = step.fused_inputs[1] >= 0 ? env[size_t(step.fused_inputs[1])] : at::Tensor();
   ExecContext ctx(g, node, step.opset, {x}, options_.device, at::kFloat);
   if (x.dim() != 4) fail_input(ctx, "Conv with a 4-D weight needs a 4-D input");
-  const at::Tensor& w = weights_.get(&g, node.inputs[1]);
   try {
-    const Window win = resolve_window(ctx, attr_ints_or(node, "kernel_shape", spatial_dims(w)), spatial_dims(x));
+    const Window win =
+        resolve_window(ctx, attr_ints_or(node, "kernel_shape", step.conv_kernel->kernel_spatial()), spatial_dims(x));
     env[size_t(step.fused_output)] = step.conv_kernel->run(x, win, residual);
   } catch (const c10::OutOfMemoryError&) {
     throw;

@@ -66,6 +66,9 @@ class WeightStore {
   int64_t bytes_loaded() const { return bytes_loaded_; }
   int64_t tensors_randomised() const { return tensors_randomised_; }
   const std::vector<std::string>& notices() const { return notices_; }
+  // Drops constant `t` of graph `g`: the executor keeps it in another form
+  // (a Conv group's packed weights) and nothing reads it as it is.
+  void release(const Graph* g, int t);
 
  private:
   struct Impl;

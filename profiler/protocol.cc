@@ -419,6 +419,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   const int64_t weights_bytes = meter ? meter->live_bytes() - live_before_weights : 0;
   for (const auto& n : exec.weights().notices()) result.notices.push_back(n);
   for (const auto& n : exec.fusion_notices()) result.notices.push_back(n);
+  result.fusion = eo.fuse_cpu ? "on" : "off";
 
   // Inputs: several random sets (fixed seeds, never zeros), rotated.
   const int sets = std::max(1, o.input_sets);
@@ -487,6 +488,8 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
       lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
       lt.upcast_to_fp32 = upcasts.top_level[k];
       lt.fused_into = exec.fused_into(int(k));
+      lt.fused_members = exec.fused_members(int(k));
+      lt.kernel = exec.fused_kernel(int(k));
       result.layers.push_back(std::move(lt));
     }
   }

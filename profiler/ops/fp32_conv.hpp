@@ -9,8 +9,8 @@
 // for every op that reads it, as a contiguous one; a reshape or an op that
 // needs NCHW order reorders at that boundary (ATen's contiguous()).
 //
-// Built per input shape on first use and cached (the profile's warm-up pays
-// it; a cold start includes it). Where oneDNN offers only its reference
+// Built per input shape, at load where the graph binds the shape (prepare),
+// else on first use, and cached. Where oneDNN offers only its reference
 // implementation for a shape, or this build has no oneDNN, the same
 // arithmetic runs on ATen: at::convolution and the post-ops one by one.
 #pragma once
@@ -41,6 +41,15 @@ class Fp32ConvKernel {
   // The group's output for input x (N x C x H x W, any strides) and the
   // residual (the AddResidual operand; undefined without one).
   at::Tensor run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const;
+
+  // Builds the primitive for this input shape now (at load, when the graph
+  // binds the shape): the weights are packed once, and the ONNX-layout copy
+  // is released (the packed copy is the only one kept). Later shapes are
+  // built on first use.
+  void prepare(const std::vector<int64_t>& input_dims, const Window& window);
+
+  // KH, KW.
+  std::vector<int64_t> kernel_spatial() const;
 
   // "jit:avx512_core" etc. for the last shape built; "aten" when it fell back.
   std::string implementation() const;
