@@ -3,9 +3,11 @@
 // runs of the whole model (median), and optionally ORT's per-node kernel
 // times from its profiler (median per node over the timed runs).
 //   node bench/ort_time.mjs JSON
-//   JSON: {"model": PATH, "inputs": [{"name", "dims"}], "threads": N, "opt": "disabled"|"all",
+//   JSON: {"model": PATH, "inputs": [{"name", "dims", "dtype"?: "int64", "high"?, "fill"?}], "threads": N,
+//          "opt": "disabled"|"all",
 //          "warmup": N, "iters": N, "profile": true|false, "prefix": PATH}
-// Inputs are N(0,1)-like floats (fixed pattern); prints one JSON line.
+// Float inputs are N(0,1)-like (fixed pattern), int64 ones a fixed pattern
+// below "high" or all "fill"; prints one JSON line.
 import { createRequire } from "module";
 import { readFileSync, readdirSync, unlinkSync } from "fs";
 import { basename, dirname, join } from "path";
@@ -16,6 +18,12 @@ const spec = JSON.parse(process.argv[2]);
 const feeds = {};
 for (const input of spec.inputs) {
   const n = input.dims.reduce((a, b) => a * b, 1);
+  if (input.dtype === "int64") {  // token ids etc.: i mod high (high 1: all zeros), or all `fill`
+    const data = new BigInt64Array(n);
+    for (let i = 0; i < n; ++i) data[i] = BigInt(input.fill ?? (i * 7919) % (input.high ?? 1));
+    feeds[input.name] = new ort.Tensor("int64", data, input.dims);
+    continue;
+  }
   const data = new Float32Array(n);
   let s = 12345;
   for (let i = 0; i < n; ++i) {  // a fixed pseudo-random pattern in [-2, 2)

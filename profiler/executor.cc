@@ -19,6 +19,8 @@
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
 #include "profiler/ops/int8_kernels.hpp"
+#include "profiler/cpu_fusion.hpp"
+#include "profiler/ops/fp32_conv.hpp"
 #include "profiler/qdq_fusion.hpp"
 
 namespace modelstat::profiler {
@@ -216,13 +218,119 @@ Executor::Executor(const Model& model, const ExecOptions& options)
       plan_subgraph(*sub, g, g.nodes[i].name, label, int(i), -1, 1);
   if (const std::string notice = qdq_fusion_notice(fused_by_op_, absorbed_); !notice.empty())
     fusion_notices_.push_back(notice);
+  if (const std::string notice = cpu_fusion_notice(conv_groups_, conv_absorbed_by_op_); !notice.empty())
+    fusion_notices_.push_back(notice);
 }
 
 std::string Executor::fused_into(int k) const {
   const Graph& g = model_.graph;
   if (k < 0 || size_t(k) >= top_.steps.size() || !top_.steps[size_t(k)].absorbed) return {};
+  if (const int head = top_.steps[size_t(k)].fused_head; head >= 0) return g.nodes[size_t(head)].name;
   const auto& readers = g.tensors[size_t(g.nodes[size_t(k)].outputs[0])].consumers;
   return readers.empty() ? std::string() : g.nodes[size_t(readers.front())].name;
+}
+
+std::vector<std::string> Executor::fused_members(int k) const {
+  if (k < 0 || size_t(k) >= top_.steps.size()) return {};
+  std::vector<std::string> names;
+  for (int m : top_.steps[size_t(k)].fused_members) names.push_back(model_.graph.nodes[size_t(m)].name);
+  return names;
+}
+
+std::string Executor::fused_kernel(int k) const {
+  if (k < 0 || size_t(k) >= top_.steps.size() || !top_.steps[size_t(k)].conv_kernel) return {};
+  return top_.steps[size_t(k)].conv_kernel->implementation();
+}
+
+void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<bool>& fused_read) {
+  const bool fp32 = options_.float_dtype == at::kFloat || options_.float_dtype == at::ScalarType::Undefined;
+  if (!options_.fuse_cpu || !options_.device.is_cpu() || !fp32) return;
+  const CpuFusionPlan fusion = plan_cpu_fusion(g, model_);
+  for (const ConvGroup& group : fusion.groups) {
+    // Nodes QDQ fusion took already stay as they are.
+    bool taken = !plan.steps[size_t(group.conv)].fused_inputs.empty() || plan.steps[size_t(group.conv)].absorbed;
+    for (int m : group.members) taken = taken || plan.steps[size_t(m)].absorbed;
+    if (taken) continue;
+    const Node& conv = g.nodes[size_t(group.conv)];
+    std::shared_ptr<Fp32ConvKernel> kernel;
+    int residual = -1;
+    try {
+      // Weights through Identity chains (constant_source) are the initializers they forward.
+      auto constant = [&](int t) -> const at::Tensor& { return weights_.get(&g, constant_source(g, t)); };
+      at::Tensor weight = constant(conv.inputs[1]).to(at::kFloat);
+      at::Tensor bias = conv.inputs.size() > 2 && conv.inputs[2] >= 0 ? constant(conv.inputs[2]).to(at::kFloat)
+                                                                       : at::Tensor();
+      if (!weight.defined() || weight.dim() != 4) continue;
+      if (group.batch_norm >= 0) {
+        const Node& bn = g.nodes[size_t(group.batch_norm)];
+        fold_batch_norm(weight, bias, constant(bn.inputs[1]), constant(bn.inputs[2]), constant(bn.inputs[3]),
+                        constant(bn.inputs[4]), bn.attr_float("epsilon", 1e-5));
+      }
+      std::vector<ResolvedPostOp> ops;
+      for (const FusedPostOp& op : group.post_ops) {
+        ResolvedPostOp r{op.kind, op.alpha, op.beta};
+        if (op.clip_min >= 0) r.alpha = constant(op.clip_min).to(at::kFloat).item<float>();
+        if (op.clip_max >= 0) r.beta = constant(op.clip_max).to(at::kFloat).item<float>();
+        if (op.kind == FusedPostOp::Kind::AddResidual) residual = op.residual;
+        ops.push_back(r);
+      }
+      kernel = std::make_shared<Fp32ConvKernel>(std::move(weight), std::move(bias), conv.attr_int("group", 1),
+                                                      std::move(ops));
+    } catch (const std::exception&) {
+      continue;  // a constant the weight store does not hold: the nodes run as written
+    }
+    // Pack the weights now when the graph binds the input's shape (the run then builds nothing).
+    const Tensor& x = g.tensors[size_t(conv.inputs[0])];
+    if (x.shape.fully_known() && x.shape.dims.size() == 4) {
+      try {
+        const at::Tensor probe = at::empty(known_dims(x.shape, "input of " + conv.name), at::kFloat);
+        ExecContext ctx(g, conv, model_.opset_version(""), {probe}, at::kCPU, at::kFloat);
+        kernel->prepare(probe.sizes().vec(),
+                                resolve_window(ctx, attr_ints_or(conv, "kernel_shape", kernel->kernel_spatial()),
+                                               spatial_dims(probe)));
+      } catch (const std::exception&) {
+        // A window the node's own run will refuse with its error: built (and refused) then.
+      }
+    }
+    NodeStep& head = plan.steps[size_t(group.conv)];
+    head.conv_kernel = std::move(kernel);
+    head.fused_inputs = {conv.inputs[0], residual};
+    head.fused_output = group.output;
+    head.fused_members = group.members;
+    for (int t : head.fused_inputs)
+      if (t >= 0) fused_read[size_t(t)] = true;
+    for (int m : group.members) {
+      plan.steps[size_t(m)].absorbed = true;
+      plan.steps[size_t(m)].fused_head = group.conv;
+      ++conv_absorbed_by_op_[g.nodes[size_t(m)].op_type];
+    }
+    ++conv_groups_;
+  }
+  // The constants only the groups read (weights, bias, BatchNormalization
+  // statistics) live on in the kernels' packed form: the store drops them.
+  std::set<int> candidates;
+  for (const ConvGroup& group : fusion.groups) {
+    if (!plan.steps[size_t(group.conv)].conv_kernel) continue;
+    const Node& conv = g.nodes[size_t(group.conv)];
+    for (size_t k = 1; k < conv.inputs.size(); ++k) candidates.insert(conv.inputs[k]);
+    if (group.batch_norm >= 0)
+      for (size_t k = 1; k < g.nodes[size_t(group.batch_norm)].inputs.size(); ++k)
+        candidates.insert(g.nodes[size_t(group.batch_norm)].inputs[k]);
+  }
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int t : g.outputs)
+    if (t >= 0) graph_output[size_t(t)] = true;
+  for (int t : candidates) {
+    if (t < 0 || graph_output[size_t(t)] || !g.tensors[size_t(t)].is_constant()) continue;
+    bool only_groups = true;
+    for (int c : g.tensors[size_t(t)].consumers) {
+      const NodeStep& step = plan.steps[size_t(c)];
+      const bool head = step.conv_kernel && std::find(step.fused_inputs.begin(), step.fused_inputs.end(), t) ==
+                                                step.fused_inputs.end();
+      only_groups = only_groups && (head || (step.absorbed && step.fused_head >= 0));
+    }
+    if (only_groups) weights_.release(&g, t);
+  }
 }
 
 Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
@@ -258,12 +366,17 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
       }
     }
   }
+  plan_conv_groups(g, plan, fused_read);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     NodeStep& step = plan.steps[i];
     if (constant_preloaded(g, node, weights_) || step.absorbed) continue;
     step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
+    if (step.conv_kernel) {
+      step.last_read.assign(step.fused_inputs.size(), false);
+      continue;
+    }
     if (!qdq.empty() && !qdq.fused_inputs[i].empty()) {
       // Its quantized operands are read where they are: none is handed over.
       step.rule = find_qdq_executor(node.op_type);
@@ -472,6 +585,23 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
   }
 }
 
+void Executor::run_conv_group(const Graph& g, const Node& node, const NodeStep& step,
+                              std::vector<at::Tensor>& env) const {
+  const at::Tensor& x = env[size_t(step.fused_inputs[0])];
+  const at::Tensor residual = step.fused_inputs[1] >= 0 ? env[size_t(step.fused_inputs[1])] : at::Tensor();
+  ExecContext ctx(g, node, step.opset, {x}, options_.device, at::kFloat);
+  if (x.dim() != 4) fail_input(ctx, "Conv with a 4-D weight needs a 4-D input");
+  try {
+    const Window win =
+        resolve_window(ctx, attr_ints_or(node, "kernel_shape", step.conv_kernel->kernel_spatial()), spatial_dims(x));
+    env[size_t(step.fused_output)] = step.conv_kernel->run(x, win, residual);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw aten_error(e, node, options_.device);
+  }
+}
+
 void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env,
                          const NodeHook* hook, const NodeHook* subgraph_hook) const {
   // What the hook is called with: the node's index at the top, its id in a subgraph.
@@ -483,7 +613,9 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
     const NodeStep& step = plan.steps[i];
     if (hook) (*hook)(hook_id(i), false);
     if (step.absorbed) {
-      // A DequantizeLinear fused into its readers: nothing to run.
+      // A DequantizeLinear fused into its readers, or a Conv group's member: nothing to run.
+    } else if (step.conv_kernel) {
+      run_conv_group(g, node, step, env);
     } else if (!step.rule) {
       env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
     } else {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -18,6 +19,7 @@
 namespace modelstat::profiler {
 
 struct ExecRule;  // profiler/ops/exec_rule.hpp
+class Fp32ConvKernel;  // profiler/ops/fp32_conv.hpp
 
 struct ExecOptions {
   at::Device device = at::kCPU;
@@ -40,6 +42,11 @@ struct ExecOptions {
   // QDQ patterns (DequantizeLinear -> Conv / MatMul / Gemm) run as int8
   // kernels on the CPU (profiler/qdq_fusion.hpp). Off: every node as written.
   bool fuse_qdq = true;
+  // Conv groups (profiler/cpu_fusion.hpp): on the CPU in fp32, a Conv, the
+  // BatchNormalization after it and its activations / residual Add run as one
+  // oneDNN convolution with prepacked weights. Off (`--fusion off`): every
+  // node as written. Off for autograd too (train_step.cc).
+  bool fuse_cpu = true;
   // For verify's sensitivity rerun: QuantizeLinear and DynamicQuantizeLinear
   // move each value they round by one ulp, up or down at random (a fixed
   // seed per node): the smallest difference float rounding in the ops before
@@ -59,6 +66,9 @@ class WeightStore {
   int64_t bytes_loaded() const { return bytes_loaded_; }
   int64_t tensors_randomised() const { return tensors_randomised_; }
   const std::vector<std::string>& notices() const { return notices_; }
+  // Drops constant `t` of graph `g`: the executor keeps it in another form
+  // (a Conv group's packed weights) and nothing reads it as it is.
+  void release(const Graph* g, int t);
 
  private:
   struct Impl;
@@ -144,8 +154,15 @@ class Executor {
   // What the executor fused at load (qdq_fusion.hpp), as notices; empty when nothing.
   const std::vector<std::string>& fusion_notices() const { return fusion_notices_; }
   // Top-level node k's fused reader when QDQ fusion absorbed it (a
-  // DequantizeLinear that does not run): that node's name; else empty.
+  // DequantizeLinear that does not run), or the head of the Conv group it is
+  // a member of: that node's name; else empty.
   std::string fused_into(int k) const;
+  // Top-level node k, the head of a Conv group: its absorbed members' names
+  // in graph order (empty for a group of one and for other nodes).
+  std::vector<std::string> fused_members(int k) const;
+  // Top-level node k, a Conv group's head: the kernel that ran it
+  // ("jit:avx512_core", or "aten (...)" where it fell back); else empty.
+  std::string fused_kernel(int k) const;
   // The nodes run in fp32 for want of a kernel for their fp16/bf16 inputs:
   // learnt on the first run that reaches each node (a node whose reduced
   // kernel throws is rerun upcast, and later runs upcast it directly).
@@ -180,6 +197,12 @@ class Executor {
     // run because its fused readers take its quantized input.
     std::vector<int> fused_inputs;
     bool absorbed = false;
+    // Conv groups: the head runs `conv_kernel` on fused_inputs {x, residual}
+    // and writes `fused_output`; a member is absorbed, with its head's index.
+    std::shared_ptr<const Fp32ConvKernel> conv_kernel;
+    int fused_output = -1;
+    int fused_head = -1;
+    std::vector<int> fused_members;
     ReducedPathFlag reduced;         // learnt at run time (ReducedPath)
   };
 
@@ -226,7 +249,14 @@ class Executor {
   GraphPlan top_;
   std::unordered_map<const Graph*, GraphPlan> subplans_;
   std::vector<SubgraphNodeInfo> subgraph_nodes_;
+  // Plans g's Conv groups (cpu_fusion.hpp) into plan.steps; returns the tensors they read.
+  void plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<bool>& fused_read);
+  // Runs a Conv group's head (step.conv_kernel) over env.
+  void run_conv_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;
+
   std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
+  int64_t conv_groups_ = 0;                      // Conv groups, all graphs
+  std::map<std::string, int64_t> conv_absorbed_by_op_;
   int64_t absorbed_ = 0;
   std::vector<std::string> fusion_notices_;
 };

@@ -217,7 +217,13 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
   ExecOptions eo;
   eo.device = device.torch_device();
   eo.in_place = false;  // the probe's input is the caller's: never written
+  // Inference on the kernels a profile runs (a Conv class as a oneDNN Conv
+  // group); the training step node by node on ATen, as `profile
+  // --train-step` runs it (autograd needs the ops as written).
   Executor exec(p.model, eo);
+  ExecOptions unfused = eo;
+  unfused.fuse_cpu = false;
+  Executor train_exec(p.model, unfused);
   std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
   const std::string label = "op " + cls.key + " " + std::to_string(c) + "x" + std::to_string(h);
   // Training: the inputs and the weights a step trains require grad, as in a hidden layer.
@@ -225,7 +231,7 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
   std::vector<at::Tensor> leaves = inputs;
   const std::vector<bool> trainable = trainable_initializers(g);
   for (int t : g.initializers) {
-    const at::Tensor& w = exec.weights().get(&g, t);
+    const at::Tensor& w = train_exec.weights().get(&g, t);
     if (w.defined() && trainable[size_t(t)]) leaves.push_back(w);
   }
   auto set_training = [&](bool on) {
@@ -241,7 +247,7 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
     forward.push_back(std::max(0.0, f.seconds - double(fresh_output) * fresh.seconds_per_byte));
     set_training(true);
     const Timed t = median_seconds(device, plan, label + " train", [&] {
-      exec.run(inputs)[0].sum().backward();
+      train_exec.run(inputs)[0].sum().backward();
       for (at::Tensor& l : leaves) l.mutable_grad() = at::Tensor();
     });
     note_if_unconverged(t, label + " train", notes);
@@ -347,6 +353,7 @@ double median_update_seconds(Device& device, const CeilingsPlan& plan, const Mod
                              const std::string& label, std::vector<std::string>& notes) {
   ExecOptions eo;
   eo.device = device.torch_device();
+  eo.fuse_cpu = false;  // a training step runs the graph as written
   Executor exec(model, eo);
   OptimizerConfig config;
   config.kind = kind;

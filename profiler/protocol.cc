@@ -169,6 +169,7 @@ BatchRun run_batch(const std::string& path, const Model& base_model, const LoadO
     eo.float_dtype = float_dtype(o);
     eo.seed = o.seed;
     eo.fuse_qdq = o.fuse && !o.train_step;
+    eo.fuse_cpu = o.fuse && !o.train_step;
     Executor exec(model, eo);
     const auto inputs = to_device(exec.make_inputs(o.seed), device.torch_device());
     ProfileOptions quick = o;
@@ -406,6 +407,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   eo.float_dtype = float_dtype(o);
   eo.seed = o.seed;
   eo.fuse_qdq = o.fuse && !o.train_step;
+  eo.fuse_cpu = o.fuse && !o.train_step;
   // Measured memory counts from before the weights are placed (memory_meter.hpp).
   std::unique_ptr<MemoryMeter> meter;
   if (o.measure_memory || o.train_step) meter = make_memory_meter(device->torch_device());
@@ -417,6 +419,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   const int64_t weights_bytes = meter ? meter->live_bytes() - live_before_weights : 0;
   for (const auto& n : exec.weights().notices()) result.notices.push_back(n);
   for (const auto& n : exec.fusion_notices()) result.notices.push_back(n);
+  result.fusion = eo.fuse_cpu ? "on" : "off";
 
   // Inputs: several random sets (fixed seeds, never zeros), rotated.
   const int sets = std::max(1, o.input_sets);
@@ -485,6 +488,8 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
       lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
       lt.upcast_to_fp32 = upcasts.top_level[k];
       lt.fused_into = exec.fused_into(int(k));
+      lt.fused_members = exec.fused_members(int(k));
+      lt.kernel = exec.fused_kernel(int(k));
       result.layers.push_back(std::move(lt));
     }
   }

@@ -596,6 +596,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     exec.device = at::kCPU;
     exec.float_dtype = at::ScalarType::Undefined;
     exec.fuse_qdq = options.fuse;
+    exec.fuse_cpu = options.fuse;
     Executor executor(model, exec);
 
     Tolerance tolerance = default_tolerance(model);

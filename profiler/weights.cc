@@ -178,4 +178,9 @@ const at::Tensor& WeightStore::get(const Graph* g, int t) const {
   return it->second[size_t(t)];
 }
 
+void WeightStore::release(const Graph* g, int t) {
+  auto it = impl_->by_graph.find(g);
+  if (it != impl_->by_graph.end() && t >= 0 && size_t(t) < it->second.size()) it->second[size_t(t)] = at::Tensor();
+}
+
 }  // namespace modelstat::profiler

@@ -19,7 +19,7 @@ std::vector<int64_t> parse_batches(const std::string& text) {
 
 void ProfileArgs::finish() {
   options.per_layer = !no_layers;
-  options.fuse = !no_fuse;
+  options.fuse = !no_fuse && fusion == "on";
   options.batch_sweep = parse_batches(batch_sweep);
   if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
 }
@@ -58,9 +58,14 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
   cmd.add_flag("--end-to-end", o.end_to_end, "Whole-model samples include the H2D input and D2H output copies");
   cmd.add_flag("--no-layers", args.no_layers,
                "Skip the instrumented per-layer passes (top-level nodes, and subgraph nodes)");
-  cmd.add_flag("--no-fuse", args.no_fuse,
-               "Run every ONNX node as written: no QDQ fusion (by default a Conv, MatMul or Gemm whose operands "
-               "are DequantizeLinear outputs runs as one int8 kernel on the quantized tensors, as ONNX Runtime does)");
+  cmd.add_option("--fusion", args.fusion,
+                 "on (default): run as an inference runtime does: on the CPU in fp32, a Conv, the BatchNormalization "
+                 "after it (folded), its activations and a residual Add as one oneDNN convolution with prepacked "
+                 "weights (one row per group, naming its members); a Conv, MatMul or Gemm whose operands are "
+                 "DequantizeLinear outputs as one int8 kernel. off: every ONNX node as written, one row each. "
+                 "A training step always runs node by node")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_flag("--no-fuse", args.no_fuse, "Same as --fusion off");
   cmd.add_option("--batch-sweep", args.batch_sweep, "Batch sizes to measure, e.g. 1,2,4,8,16 (latency and throughput each)");
   cmd.add_flag("--max-batch", o.find_max_batch,
                     "Find the largest batch that fits: doubling, then binary search; out-of-memory is caught");

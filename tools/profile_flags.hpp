@@ -18,6 +18,7 @@ struct ProfileArgs {
   std::string batch_sweep;  // "1,2,4" as typed
   bool no_layers = false;
   bool no_fuse = false;
+  std::string fusion = "on";  // --fusion on|off; --no-fuse is off
 
   // Checks cross-flag rules and fills options from the raw flag values. Throws Error(Usage).
   void finish();

@@ -12,13 +12,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "modelstat/error.hpp"
 #include "modelstat/joined.hpp"
 
 namespace modelstat {
 
-const char* const kJoinedJsonSchemaVersion = "2.4";  // 2.3: group_by, groups; 2.4: machine and memory-level roofs
+// 2.3: group_by, groups; 2.4: machine and memory-level roofs; 2.5: nodes[].fused_members and kernel
+const char* const kJoinedJsonSchemaVersion = "2.5";
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -53,6 +55,18 @@ const NodeReport* analysis_row(const AnalysisResult& analysis, const LayerTiming
 
 }  // namespace
 
+namespace {
+
+// The names of the layers a fused group's head lists as its members: their
+// costs are in the head's (join_layer), so sums over layers skip them.
+std::set<std::string> group_members(const ProfileResult& profile) {
+  std::set<std::string> members;
+  for (const LayerTiming& layer : profile.layers) members.insert(layer.fused_members.begin(), layer.fused_members.end());
+  return members;
+}
+
+}  // namespace
+
 double layer_median_sum(const ProfileResult& profile) {
   double sum = 0;
   for (const LayerTiming& layer : profile.layers)
@@ -67,6 +81,21 @@ LayerCost join_layer(const ProfileResult& profile, const LayerTiming& layer, dou
     c.macs = c.node->cost.macs;
     c.flops = c.node->cost.flops;
     c.bytes = c.node->cost.bytes();
+  }
+  // A fused group's head: its one time is the work of all its members, so
+  // their costs join it (the members' own rows keep theirs, without a rate).
+  // Bytes are the members' sum, as the analysis counts them node by node: the
+  // intermediate tensors the kernel keeps in registers are counted too, an
+  // upper bound on the group's traffic.
+  if (c.node && !layer.fused_members.empty()) {
+    for (const std::string& member : layer.fused_members) {
+      const auto row = std::find_if(profile.analysis.nodes.begin(), profile.analysis.nodes.end(),
+                                    [&](const NodeReport& n) { return n.name == member; });
+      if (row == profile.analysis.nodes.end() || row->cost.status == CostStatus::UnknownOp) continue;
+      if (c.macs) *c.macs += row->cost.macs;
+      if (c.flops) *c.flops += row->cost.flops;
+      if (c.bytes) *c.bytes += row->cost.bytes();
+    }
   }
   if (layer.time.count <= 0 || !std::isfinite(layer.time.median)) return c;
   c.median_seconds = layer.time.median;
@@ -83,9 +112,11 @@ void apply_grouping(ProfileResult& profile, const GroupRule& rule) {
   profile.groups.clear();
   const double median_sum = layer_median_sum(profile);
   std::map<std::string, size_t> position;  // key -> index in profile.groups
+  const std::set<std::string> members = group_members(profile);
   for (const LayerTiming& layer : profile.layers) {
     LayerGroup& g = group_of(profile.groups, position, rule.key(layer.name, layer.op_type), layer.index);
-    const LayerCost c = join_layer(profile, layer, median_sum);
+    LayerCost c = join_layer(profile, layer, median_sum);
+    if (members.count(layer.name)) c.macs = c.flops = c.bytes = int64_t(0);  // in its group's head
     g.layers += 1;
     if (!c.node || c.node->cost.status != CostStatus::Exact) g.layers_not_exact += 1;
     g.macs += c.macs.value_or(0);
@@ -179,6 +210,8 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     n.achieved_bytes_per_second = c.achieved_bytes_per_second;
     n.upcast_to_fp32 = l.upcast_to_fp32;
     n.fused_into = l.fused_into;
+    n.fused_members = l.fused_members;
+    n.kernel = l.kernel;
     if (n.flops && total_flops > 0) n.share_of_flops = double(*n.flops) / total_flops;
     if (n.flops && n.bytes && *n.bytes > 0) n.arithmetic_intensity = double(*n.flops) / double(*n.bytes);
     const bool costed = n.status == CostStatus::Exact && (n.flops.value_or(0) > 0 || n.bytes.value_or(0) > 0);
@@ -206,6 +239,7 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
   };
 
   std::map<std::string, size_t> type_index;
+  const std::set<std::string> members = group_members(profile);
   for (const auto& l : profile.layers) {
     JoinedNode n = join_node(l);
     auto [it, fresh] = type_index.try_emplace(n.op_type, r.by_op_type.size());
@@ -213,8 +247,11 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     JoinedOpType& t = r.by_op_type[it->second];
     t.count += 1;
     if (n.status != CostStatus::Exact) t.nodes_not_exact += 1;
-    t.flops += n.flops.value_or(0);
-    t.bytes += n.bytes.value_or(0);
+    // A group member's cost is in its head's row (and op type): counted once.
+    if (!members.count(l.name)) {
+      t.flops += n.flops.value_or(0);
+      t.bytes += n.bytes.value_or(0);
+    }
     t.seconds += n.median_seconds.value_or(0);
     r.nodes.push_back(std::move(n));
   }

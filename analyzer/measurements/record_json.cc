@@ -246,6 +246,8 @@ void to_json(Json& j, const LayerTiming& l) {
     j["median_per_call_s"] = l.time.count > 0 ? json_number(l.median_per_call) : Json(nullptr);
   }
   if (!l.fused_into.empty()) j["fused_into"] = l.fused_into;  // 1.4.0, fused rows only
+  if (!l.fused_members.empty()) j["fused_members"] = l.fused_members;  // 1.7.0, a Conv group's head only
+  if (!l.kernel.empty()) j["kernel"] = l.kernel;                       // 1.7.0, likewise
   j["time"] = l.time;
 }
 
@@ -260,6 +262,17 @@ void from_json(const Json& j, LayerTiming& l) {
   l.median_per_call = json_number_or(j, "median_per_call_s", JsonNumber::NonNegative,
                                      std::numeric_limits<double>::quiet_NaN());
   l.fused_into = json_string_or(j, "fused_into");
+  // 1.7.0, a Conv group's head only: absent elsewhere and in older documents.
+  l.fused_members.clear();
+  if (j.contains("fused_members")) {
+    const Json& members = j.at("fused_members");
+    if (!members.is_array()) json_expected(j, "fused_members", "an array of node names");
+    for (const Json& m : members) {
+      if (!m.is_string()) json_expected(j, "fused_members", "an array of node names");
+      l.fused_members.push_back(m.get<std::string>());
+    }
+  }
+  l.kernel = json_string_or(j, "kernel");
   from_json(json_object(j, "time"), l.time);
 }
 

@@ -90,6 +90,11 @@ struct JoinedNode {
   bool upcast_to_fp32 = false;
   // LayerTiming::fused_into: the node whose kernel did this node's work.
   std::string fused_into;
+  // LayerTiming::fused_members: a CPU Conv group's head; its macs, flops and
+  // bytes are then the group's (its own plus its members'), so the group is
+  // what sits on the roofline.
+  std::vector<std::string> fused_members;
+  std::string kernel;  // LayerTiming::kernel
 };
 
 struct JoinedOpType {

@@ -48,8 +48,10 @@ struct ProfileOptions {
   double target_rel_ci = 0.01;
   bool per_layer = true;       // the instrumented second pass
   bool end_to_end = false;     // whole-model samples include H2D + D2H copies
-  // QDQ patterns on int8 kernels (profiler/qdq_fusion.hpp); --no-fuse runs
-  // every ONNX node as written. Never in a training step.
+  // Fusion (`--fusion on|off`; `--no-fuse` is off): QDQ patterns on int8
+  // kernels (profiler/qdq_fusion.hpp) and, on the CPU in fp32, Conv groups
+  // on oneDNN (profiler/cpu_fusion.hpp). Off runs every ONNX node as written.
+  // Never in a training step (it runs node by node).
   bool fuse = true;
   std::vector<int64_t> batch_sweep;  // batch sizes to measure (empty: none)
   bool find_max_batch = false;
@@ -116,8 +118,17 @@ struct LayerTiming {
   // A DequantizeLinear the executor fused into the node that reads it (QDQ
   // fusion, profiler/qdq_fusion.hpp): that node's name. It did not run: its
   // time is only the per-layer markers', its work is in that node's time, so
-  // no FLOP/s is derived from it.
+  // no FLOP/s is derived from it. Also a member of a CPU Conv group
+  // (profiler/cpu_fusion.hpp): the group's head.
   std::string fused_into;
+  // The head of a CPU Conv group: the ONNX nodes its one kernel ran besides
+  // itself (BatchNormalization folded, activations and a residual Add as
+  // post-ops), in graph order. Its time is the group's; the join gives it the
+  // cost of its members too (join_layer). Empty for every other row.
+  std::vector<std::string> fused_members;
+  // The kernel that ran a group's head ("brgconv:avx512_core", or "aten (...)"
+  // where oneDNN offered only its reference implementation); else empty.
+  std::string kernel;
 };
 
 // The top-level layers of one group under --group-by (modelstat/grouping.hpp,
@@ -206,6 +217,9 @@ struct ProfileResult {
   std::optional<ConcurrencyResult> concurrency;
   std::optional<MemoryMeasurement> memory;
   std::optional<TrainStepResult> train_step;
+  // Whether the inference passes ran fused (ProfileOptions::fuse): "on" or
+  // "off"; empty in a document older than profile schema 1.7.
+  std::string fusion;
   std::vector<std::string> notices;
 };
 

@@ -135,13 +135,84 @@ TEST(CliProfile, QdqConvRunsFusedAndItsDequantizersAreMarked) {
   r = run("profile " + file + kQuick);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("DequantizeLinear*"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("* fused into the node that reads it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("* fused into another node's kernel"), std::string::npos) << r.out;
 
   r = run("profile " + file + kQuick + " --no-fuse -f json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   doc = nlohmann::json::parse(r.out);
   for (const auto& n : doc["notices"]) EXPECT_EQ(n.get<std::string>().find("QDQ:"), std::string::npos) << n;
   for (const auto& l : doc["layers"]) EXPECT_FALSE(l.contains("fused_into")) << l.dump();
+  std::remove(file.c_str());
+}
+
+// x -> Conv -> BatchNormalization -> Relu -> y: on the CPU the three run as
+// one oneDNN kernel (a Conv group). The JSON's Conv row names its members and
+// carries the group's FLOPs (the analysis's Conv + BN + Relu); the members'
+// rows name the Conv (fused_into); --fusion off (and --no-fuse) has one row
+// per node, none fused.
+onnx::ModelProto conv_bn_relu_model() {
+  using modelstat::test::add_node;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("conv_bn_relu");
+  modelstat::test::value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 4, 8, 8});
+  std::vector<float> w(6 * 4 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 13) - 6) * 0.05f;
+  modelstat::test::float_init(g, "w", {6, 4, 3, 3}, w);
+  modelstat::test::float_init(g, "scale", {6}, {1.f, 0.5f, 2.f, 1.5f, 0.8f, 1.2f});
+  modelstat::test::float_init(g, "beta", {6}, {0.1f, -0.2f, 0.f, 0.3f, -0.1f, 0.2f});
+  modelstat::test::float_init(g, "mean", {6}, {0.f, 0.1f, -0.1f, 0.2f, 0.f, 0.05f});
+  modelstat::test::float_init(g, "var", {6}, {1.f, 2.f, 0.5f, 1.f, 1.5f, 0.7f});
+  onnx::NodeProto* conv = add_node(g, "Conv", {"x", "w"}, {"c"});
+  modelstat::test::ints_attr(conv, "pads", {1, 1, 1, 1});
+  add_node(g, "BatchNormalization", {"c", "scale", "beta", "mean", "var"}, {"bn"});
+  add_node(g, "Relu", {"bn"}, {"y"});
+  g->add_output()->set_name("y");
+  return m;
+}
+
+TEST(CliProfile, ConvGroupIsOneRowNamingItsMembersAndFusionOffIsOneRowPerNode) {
+  const std::string file = testing::TempDir() + "/modelstat_cli_convbn_" + std::to_string(getpid()) + ".onnx";
+  modelstat::test::save_model(conv_bn_relu_model(), file);
+  RunResult r = run("profile " + file + kQuick + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["fusion"], "on");
+  ASSERT_EQ(doc["layers"].size(), 3u);
+  const auto& conv = doc["layers"][0];
+  ASSERT_TRUE(conv.contains("fused_members")) << conv.dump();
+  EXPECT_EQ(conv["fused_members"], nlohmann::json::array({doc["layers"][1]["name"], doc["layers"][2]["name"]}));
+  EXPECT_EQ(doc["layers"][1]["op_type"], "BatchNormalization");
+  EXPECT_EQ(doc["layers"][2]["op_type"], "Relu");
+  EXPECT_FALSE(conv["kernel"].get<std::string>().empty());
+  EXPECT_EQ(doc["layers"][1]["fused_into"], conv["name"]);
+  EXPECT_EQ(doc["layers"][2]["fused_into"], conv["name"]);
+  // The group's FLOPs: the analysis's rows of its three nodes, summed.
+  int64_t group_flops = 0;
+  for (const auto& node : doc["analysis"]["nodes"]) group_flops += node["flops"].get<int64_t>();
+  EXPECT_EQ(conv["flops"].get<int64_t>(), group_flops);
+  EXPECT_EQ(conv["achieved_gflops"].is_null(), false);
+
+  r = run("profile " + file + kQuick);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Conv+2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Relu*"), std::string::npos) << r.out;
+
+  for (const char* off : {" --fusion off", " --no-fuse"}) {
+    r = run("profile " + file + kQuick + off + " -f json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["fusion"], "off") << off;
+    ASSERT_EQ(doc["layers"].size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+      const auto& l = doc["layers"][k];
+      EXPECT_FALSE(l.contains("fused_into") || l.contains("fused_members")) << off << " " << l.dump();
+      EXPECT_EQ(l["flops"], doc["analysis"]["nodes"][k]["flops"]) << off;
+      EXPECT_FALSE(l["achieved_gflops"].is_null()) << off << " each node ran and has a rate";
+    }
+  }
   std::remove(file.c_str());
 }
 

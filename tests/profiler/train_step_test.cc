@@ -20,6 +20,14 @@
 namespace modelstat::profiler {
 namespace {
 
+// A training step runs the graph as written (TrainStep refuses CPU Conv groups).
+ExecOptions training_options() {
+  ExecOptions o;
+  o.fuse_cpu = false;
+  return o;
+}
+
+
 const std::string kSamples = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/";
 
 // IrModel (ir_model.hpp) with the shapes this file uses: inputs of unknown
@@ -102,7 +110,7 @@ void expect_weights(const Executor& exec, const Affine& a, const Mat& w, const s
 
 TEST(TrainStepTest, OneSgdStepMatchesTheHandComputation) {
   Affine a = affine_model();
-  Executor exec(a.graph.model, ExecOptions{});
+  Executor exec(a.graph.model, training_options());
   OptimizerConfig config;
   config.kind = Optimizer::Sgd;
   config.learning_rate = 0.1;
@@ -123,7 +131,7 @@ TEST(TrainStepTest, OneSgdStepMatchesTheHandComputation) {
 
 TEST(TrainStepTest, MomentumSecondStepMatchesTheReference) {
   Affine a = affine_model();
-  Executor exec(a.graph.model, ExecOptions{});
+  Executor exec(a.graph.model, training_options());
   OptimizerConfig config;
   config.kind = Optimizer::Momentum;
   config.learning_rate = 0.05;
@@ -149,7 +157,7 @@ TEST(TrainStepTest, MomentumSecondStepMatchesTheReference) {
 
 TEST(TrainStepTest, AdamSecondStepMatchesTheReference) {
   Affine a = affine_model();
-  Executor exec(a.graph.model, ExecOptions{});
+  Executor exec(a.graph.model, training_options());
   OptimizerConfig config;  // Adam, lr 1e-3, betas 0.9 / 0.999, eps 1e-8
   config.learning_rate = 0.01;
   TrainStep train(exec, config);
@@ -187,7 +195,7 @@ TEST(TrainStepTest, AdamSecondStepMatchesTheReference) {
 
 TEST(TrainStepTest, ExecutorIsRestoredAfterTraining) {
   Affine a = affine_model();
-  Executor exec(a.graph.model, ExecOptions{});
+  Executor exec(a.graph.model, training_options());
   ASSERT_TRUE(exec.options().in_place);
   {
     TrainStep train(exec, OptimizerConfig{});
@@ -203,7 +211,7 @@ TEST(TrainStepTest, ExecutorIsRestoredAfterTraining) {
 
 TEST(TrainStepTest, SgdLowersTheLossOfTinyCnn) {
   Model model = loader::load_model_file(kSamples + "tiny_cnn.onnx", LoadOptions{});
-  Executor exec(model, ExecOptions{});
+  Executor exec(model, training_options());
   const auto inputs = exec.make_inputs(7);
   OptimizerConfig config;
   config.kind = Optimizer::Sgd;
@@ -234,7 +242,7 @@ TEST(TrainStepTest, AWeightInASlotAtenCannotDifferentiateNamesTheNode) {
   const int class_weights = graph.weight("class_weights", at::ones({3}, at::kFloat));
   graph.output(
       graph.node("NegativeLogLikelihoodLoss", {graph.node("MatMul", {x, w}), target, class_weights}));
-  Executor exec(graph.model, ExecOptions{});
+  Executor exec(graph.model, training_options());
   TrainStep train(exec, OptimizerConfig{});
   try {
     train.step({at::randn({4, 3}), at::tensor(std::vector<int64_t>{0, 1, 2, 0})});
@@ -272,7 +280,7 @@ TEST(TrainStepTest, BackwardFailureIsTracedToItsSegment) {
 TEST(TrainStepTest, ModelsWithNothingToTrainAreInputErrors) {
   SmallGraph graph;
   graph.output(graph.node("Relu", {graph.input("X")}));
-  Executor exec(graph.model, ExecOptions{});
+  Executor exec(graph.model, training_options());
   try {
     TrainStep train(exec, OptimizerConfig{});
     FAIL() << "no error";

@@ -36,13 +36,16 @@ const char* status_marker(CostStatus s) {
 
 const char* const kStatusLegend = "? unknown shape (cost not fully counted), ! unknown op (not counted)";
 
-std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused) {
-  return op_type + (upcast_to_fp32 ? "^" : "") + (fused ? "*" : "");
+std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused, size_t members) {
+  return op_type + (members > 0 ? "+" + std::to_string(members) : "") + (upcast_to_fp32 ? "^" : "") +
+         (fused ? "*" : "");
 }
 
 const char* const kFusedLegend =
-    "* fused into the node that reads it (QDQ: the DequantizeLinear's work is in that node's int8 kernel; "
-    "its own time is the markers', no rate); profile --no-fuse runs every node as written";
+    "* fused into another node's kernel (a QDQ DequantizeLinear: in the int8 kernel of the node that reads it; "
+    "a Conv group's member: in its head's); it did not run on its own: its time is the markers', no rate. "
+    "Conv+N: a Conv group's head, one oneDNN kernel for it and its N members: its time, FLOPs and bytes are the "
+    "group's. profile --fusion off runs every node as written";
 
 std::string groups_title(const std::string& group_by, size_t groups, size_t nodes, const std::string& what) {
   const std::string per = group_by == "block" ? "Per-block" : group_by == "op" ? "Per-op-type" : "Per-group";

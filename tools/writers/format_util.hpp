@@ -32,7 +32,8 @@ extern const char* const kStatusLegend;
 // The op cell of a timed row: "Conv", or "Conv^" for a node that ran in fp32
 // for want of a kernel for its fp16/bf16 dtype (LayerTiming::upcast_to_fp32),
 // and the legend line that explains the marker.
-std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused = false);
+// members: a fused group's head's member count ("Conv+3"); 0 for any other row.
+std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused = false, size_t members = 0);
 // The legend of "*" (LayerTiming::fused_into).
 extern const char* const kFusedLegend;
 extern const char* const kUpcastLegend;

@@ -66,7 +66,7 @@ namespace {
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
   return {std::to_string(n.index),
           n.name,
-          report_detail::timed_op_text(n.op_type, n.upcast_to_fp32, !n.fused_into.empty()),
+          report_detail::timed_op_text(n.op_type, n.upcast_to_fp32, !n.fused_into.empty(), n.fused_members.size()),
           count_text(n, n.macs),
           count_text(n, n.flops),
           bytes_text(n),
@@ -200,7 +200,7 @@ ProfileSection nodes_section(const JoinedReport& r) {
     s.highlight.push_back(n->status != CostStatus::Exact);
     s.depth.push_back(n->depth);
     upcast = upcast || n->upcast_to_fp32;
-    fused = fused || !n->fused_into.empty();
+    fused = fused || !n->fused_into.empty() || !n->fused_members.empty();
   }
   if (upcast) s.lines.push_back(report_detail::kUpcastLegend);
   if (fused) s.lines.push_back(report_detail::kFusedLegend);

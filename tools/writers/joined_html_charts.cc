@@ -52,7 +52,16 @@ std::string Page::point_title(const JoinedNode& n) const {
   return escape(n.name) + "&#10;" + escape(n.op_type) + " &#183; " + escape(human_count(n.flops.value_or(0))) +
          "FLOP &#183; " + escape(human_seconds(or_nan(n.median_seconds))) + " (" +
          escape(percent_of(or_nan(n.share_of_time), 1.0)) + " of time) &#183; " +
-         escape(rate_text(or_nan(n.achieved_flops_per_second), "FLOP/s"));
+         escape(rate_text(or_nan(n.achieved_flops_per_second), "FLOP/s")) + members_note(n);
+}
+
+// A fused group's head: the nodes its one kernel ran, named (its point is the group's).
+std::string Page::members_note(const JoinedNode& n) const {
+  if (n.fused_members.empty()) return {};
+  std::string list;
+  for (const std::string& m : n.fused_members) list += (list.empty() ? "" : ", ") + m;
+  return "&#10;one kernel" + (n.kernel.empty() ? std::string() : " (" + escape(n.kernel) + ")") + " with " +
+         escape(list);
 }
 
 std::string Page::left_out_note(size_t count, const char* why) {

@@ -130,6 +130,8 @@ class Page {
               const std::string& line_label = {});
 
   std::string point_title(const JoinedNode& n) const;
+  std::string members_note_html(const JoinedNode& n) const;
+  std::string members_note(const JoinedNode& n) const;
 
   static std::string left_out_note(size_t count, const char* why);
 

@@ -12,6 +12,15 @@ std::string Page::num_cell(const std::string& text, double key, const char* bar_
   return cell + ">" + escape(text) + "</td>";
 }
 
+// A fused group's head: its members under its name (its row's time and cost are the group's).
+std::string Page::members_note_html(const JoinedNode& n) const {
+  if (n.fused_members.empty()) return {};
+  std::string list;
+  for (const std::string& m : n.fused_members) list += (list.empty() ? "" : ", ") + m;
+  return "<br><small title=\"one kernel" + (n.kernel.empty() ? std::string() : " (" + escape(n.kernel) + ")") +
+         "\">+ " + escape(list) + "</small>";
+}
+
 std::string Page::op_cell(const std::string& op_type, bool upcast_to_fp32) const {
   std::string cell =
       "<td class=\"l\"><span class=\"swatch\" style=\"background:" + std::string(colour(op_type)) +
@@ -47,7 +56,8 @@ void Page::hotspot_table() {
   for (size_t rank = 0; rank < top; ++rank) {
     const JoinedNode& n = r_.nodes[size_t(r_.hotspots[rank])];
     out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1)) << "<td class=\"l name\" title=\""
-         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type, n.upcast_to_fp32)
+         << escape(n.name) << "\">" << escape(n.name) << members_note_html(n) << "</td>"
+         << op_cell(n.op_type, n.upcast_to_fp32)
          << num_cell(human_seconds(or_nan(n.median_seconds)), or_nan(n.median_seconds))
          << num_cell(percent_of(or_nan(n.share_of_time), 1.0), or_nan(n.share_of_time))
          << num_cell(n.flops ? human_count(*n.flops) : "-", or_nan(n.flops))
@@ -90,7 +100,7 @@ void Page::layer_table() {
     const std::string indent = n.depth > 0 ? " style=\"padding-left:" + std::to_string(n.depth) + "em\"" : "";
     out_ << "<tr>" << num_cell(in_subgraph ? "" : std::to_string(n.index), double(n.index))
          << "<td class=\"l name\"" << indent << " title=\"" << escape(n.name) << "\">" << escape(n.name)
-         << "</td>" << op_cell(n.op_type, n.upcast_to_fp32);
+         << members_note_html(n) << "</td>" << op_cell(n.op_type, n.upcast_to_fp32);
     if (subgraphs)
       out_ << (in_subgraph ? num_cell(mean_count(n.calls_per_run), n.calls_per_run) : num_cell("", 1.0));
     out_ << num_cell(exact ? human_count(n.macs.value_or(0)) : cost_status_name(n.status), or_nan(n.macs))

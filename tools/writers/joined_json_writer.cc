@@ -66,6 +66,8 @@ Json node_json(const JoinedReport& r, const JoinedNode& n) {
   j["op_type"] = n.op_type;
   j["upcast_to_fp32"] = n.upcast_to_fp32;
   if (!n.fused_into.empty()) j["fused_into"] = n.fused_into;
+  if (!n.fused_members.empty()) j["fused_members"] = n.fused_members;  // 2.5, a Conv group's head
+  if (!n.kernel.empty()) j["kernel"] = n.kernel;                       // 2.5, likewise
   if (n.depth > 0) {  // a subgraph node's row
     j["depth"] = n.depth;
     j["calls_per_run"] = json_number(n.calls_per_run);

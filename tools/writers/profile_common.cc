@@ -187,10 +187,11 @@ ProfileSection layers_section(const ProfileResult& r) {
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
     any_upcast = any_upcast || layer->upcast_to_fp32;
-    any_fused = any_fused || !layer->fused_into.empty();
+    any_fused = any_fused || !layer->fused_into.empty() || !layer->fused_members.empty();
     std::vector<std::string> cells = {in_subgraph ? std::string() : std::to_string(layer->index),
                                       layer->name,
-                                      timed_op_text(layer->op_type, layer->upcast_to_fp32, !layer->fused_into.empty()),
+                                      timed_op_text(layer->op_type, layer->upcast_to_fp32, !layer->fused_into.empty(),
+                                                    layer->fused_members.size()),
                                       measured ? human_seconds(layer->time.median) : "-",
                                       measured ? human_seconds(layer->time.mean) : "-",
                                       measured ? human_seconds(layer->time.p90) : "-",
@@ -258,7 +259,7 @@ ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const L
     const LayerCost f = join_layer(r, layer, sum);
     any_upcast = any_upcast || layer.upcast_to_fp32;
     s.rows.push_back({std::to_string(i + 1), std::to_string(layer.index), layer.name,
-                      timed_op_text(layer.op_type, layer.upcast_to_fp32, !layer.fused_into.empty()),
+                      timed_op_text(layer.op_type, layer.upcast_to_fp32, !layer.fused_into.empty(), layer.fused_members.size()),
                       human_seconds(layer.time.median),
                       f.share_of_time ? percent_of(*f.share_of_time, 1.0) : std::string("-"),
                       layer_flops_text(f), rate_text(giga(f.achieved_flops_per_second)),

@@ -20,7 +20,8 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-const char* const kProfileJsonSchemaVersion = "1.6.0";  // 1.5: train_step.precision; 1.6: group_by, groups
+// 1.5: train_step.precision; 1.6: group_by, groups; 1.7: fusion, layers[].fused_members and kernel (CPU Conv groups)
+const char* const kProfileJsonSchemaVersion = "1.7.0";
 
 namespace report_detail {
 namespace {
@@ -83,6 +84,7 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
   doc["whole"] = r.whole;
   doc["layer_sum"] = r.layer_sum;
   doc["instrumentation_overhead"] = json_optional(instrumentation_overhead(r));
+  doc["fusion"] = r.fusion.empty() ? Json(nullptr) : Json(r.fusion);
   doc["throughput_samples_per_s"] =
       r.whole.count > 0 ? json_optional(rate(double(r.context.batch), r.whole.median)) : Json(nullptr);
   Json layers = Json::array();

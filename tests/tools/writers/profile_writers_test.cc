@@ -288,6 +288,7 @@ TEST(ProfileWriterTest, JsonHasEveryFieldInOrder) {
                                             "whole",
                                             "layer_sum",
                                             "instrumentation_overhead",
+                                            "fusion",
                                             "throughput_samples_per_s",
                                             "layers",
                                             "subgraph_layer_sum",

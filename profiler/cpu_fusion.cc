@@ -1,0 +1,191 @@
+// Conv group plan (cpu_fusion.hpp): which nodes run as one oneDNN convolution.
+#include "profiler/cpu_fusion.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace modelstat::profiler {
+
+int constant_source(const Graph& g, int t) {
+  for (int depth = 0; t >= 0 && depth < 64; ++depth) {
+    const Tensor& tensor = g.tensors[size_t(t)];
+    if (tensor.is_constant()) return t;
+    if (tensor.producer < 0) return -1;
+    const Node& node = g.nodes[size_t(tensor.producer)];
+    if (!node.domain.empty() || node.op_type != "Identity" || node.inputs.size() != 1) return -1;
+    t = node.inputs[0];
+  }
+  return -1;
+}
+
+namespace {
+
+bool same_known_shape(const Shape& a, const Shape& b) {
+  if (!a.fully_known() || !b.fully_known() || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i)
+    if (a.dims[i].value != b.dims[i].value) return false;
+  return true;
+}
+
+bool is_float(const Graph& g, int t) { return t >= 0 && g.tensors[size_t(t)].dtype == DType::Float; }
+bool constant_or_absent(const Graph& g, const Node& n, size_t k) {
+  return k >= n.inputs.size() || n.inputs[k] < 0 || constant_source(g, n.inputs[k]) >= 0;
+}
+
+// The elementwise op `n`, reading `t` as its input 0, as a post-op; false when it is none.
+bool eltwise_post_op(const Graph& g, const Node& n, int t, int64_t opset, FusedPostOp& op) {
+  using K = FusedPostOp::Kind;
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != t || n.outputs.size() != 1) return false;
+  const std::string& type = n.op_type;
+  if (type == "Relu") {
+    op = {K::Relu};
+  } else if (type == "LeakyRelu") {
+    op = {K::LeakyRelu, float(n.attr_float("alpha", 0.01))};
+  } else if (type == "Sigmoid") {
+    op = {K::Sigmoid};
+  } else if (type == "Tanh") {
+    op = {K::Tanh};
+  } else if (type == "HardSwish") {
+    op = {K::HardSwish};
+  } else if (type == "HardSigmoid") {
+    op = {K::HardSigmoid, float(n.attr_float("alpha", 0.2)), float(n.attr_float("beta", 0.5))};
+  } else if (type == "Clip") {
+    op = {K::Clip, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+    if (opset < 11) {
+      op.alpha = float(n.attr_float("min", op.alpha));
+      op.beta = float(n.attr_float("max", op.beta));
+    } else {
+      if (!constant_or_absent(g, n, 1) || !constant_or_absent(g, n, 2)) return false;
+      op.clip_min = n.inputs.size() > 1 ? n.inputs[1] : -1;
+      op.clip_max = n.inputs.size() > 2 ? n.inputs[2] : -1;
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// A BatchNormalization in inference form on `t` with constant statistics.
+bool foldable_batch_norm(const Graph& g, const Node& n, int t) {
+  if (!n.domain.empty() || n.op_type != "BatchNormalization" || n.inputs.size() < 5 || n.inputs[0] != t) return false;
+  if (n.attr_int("training_mode", 0) != 0) return false;
+  for (size_t k = 1; k < 5; ++k)
+    if (n.inputs[k] < 0 || constant_source(g, n.inputs[k]) < 0) return false;
+  for (size_t o = 1; o < n.outputs.size(); ++o)
+    if (n.outputs[o] >= 0) return false;  // running statistics asked for: training form
+  return true;
+}
+
+}  // namespace
+
+CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
+  CpuFusionPlan plan;
+  const size_t n = g.nodes.size();
+  plan.group_of.assign(n, -1);
+  plan.absorbed.assign(n, false);
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int t : g.outputs)
+    if (t >= 0) graph_output[size_t(t)] = true;
+  const int64_t opset = model.opset_version("");
+  // Where each tensor is computed: its producer's index; -1 for inputs and constants.
+  auto computed_at = [&](int t) { return g.tensors[size_t(t)].producer; };
+
+  for (size_t i = 0; i < n; ++i) {
+    const Node& conv = g.nodes[i];
+    if (!conv.domain.empty() || conv.op_type != "Conv" || plan.group_of[i] >= 0) continue;
+    if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.outputs[0] < 0) continue;
+    const int x = conv.inputs[0], w = conv.inputs[1];
+    if (x < 0 || w < 0 || !is_float(g, x) || !is_float(g, conv.outputs[0])) continue;
+    if (constant_source(g, w) < 0) continue;
+    const Tensor& weight = g.tensors[size_t(constant_source(g, w))];
+    if ( !weight.shape.fully_known() || weight.shape.dims.size() != 4) continue;
+    if (!constant_or_absent(g, conv, 2)) continue;
+
+    ConvGroup group;
+    group.conv = int(i);
+    int t = conv.outputs[0];
+    bool has_residual = false;
+    for (;;) {
+      if (graph_output[size_t(t)]) break;
+      const auto& readers = g.tensors[size_t(t)].consumers;
+      FusedPostOp op;
+      int next = -1;
+      std::vector<int> joined;
+      if (readers.size() == 1) {
+        const int r = readers[0];
+        const Node& node = g.nodes[size_t(r)];
+        if (group.post_ops.empty() && group.batch_norm < 0 && foldable_batch_norm(g, node, t)) {
+          group.batch_norm = r;
+          group.members.push_back(r);
+          t = node.outputs[0];
+          continue;
+        }
+        if (eltwise_post_op(g, node, t, opset, op)) {
+          joined = {r};
+          next = node.outputs[0];
+        } else if (!has_residual && node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 &&
+                   node.outputs.size() == 1 && node.inputs[0] != node.inputs[1]) {
+          const int other = node.inputs[0] == t ? node.inputs[1] : node.inputs[0];
+          // A residual computed before the Conv runs, of the output's shape (no broadcast).
+          if (other >= 0 && is_float(g, other) && !g.tensors[size_t(other)].is_constant() &&
+              computed_at(other) < int(i) && same_known_shape(g.tensors[size_t(other)].shape, g.tensors[size_t(t)].shape)) {
+            op = {FusedPostOp::Kind::AddResidual};
+            op.residual = other;
+            joined = {r};
+            next = node.outputs[0];
+            has_residual = true;
+          }
+        }
+      } else if (readers.size() == 2) {
+        // SiLU written out: Mul(t, Sigmoid(t)).
+        for (int k = 0; k < 2 && next < 0; ++k) {
+          const Node& sig = g.nodes[size_t(readers[size_t(k)])];
+          const Node& mul = g.nodes[size_t(readers[size_t(1 - k)])];
+          if (!sig.domain.empty() || sig.op_type != "Sigmoid" || sig.outputs.size() != 1 || sig.inputs[0] != t) continue;
+          const int s = sig.outputs[0];
+          if (s < 0 || graph_output[size_t(s)] || g.tensors[size_t(s)].consumers.size() != 1 ||
+              g.tensors[size_t(s)].consumers[0] != readers[size_t(1 - k)])
+            continue;
+          if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
+          if (!((mul.inputs[0] == t && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == t))) continue;
+          op = {FusedPostOp::Kind::Swish, 1.f};
+          joined = {readers[size_t(k)], readers[size_t(1 - k)]};
+          next = mul.outputs[0];
+        }
+      }
+      if (next < 0 || !is_float(g, next)) break;
+      group.post_ops.push_back(op);
+      for (int m : joined) group.members.push_back(m);
+      t = next;
+    }
+    if (group.members.empty()) {
+      // A lone Conv still runs on the prepacked kernel: a group of one.
+    }
+    group.output = t;
+    const int id = int(plan.groups.size());
+    plan.group_of[i] = id;
+    for (int m : group.members) {
+      plan.group_of[size_t(m)] = id;
+      plan.absorbed[size_t(m)] = true;
+      ++plan.absorbed_count;
+    }
+    std::sort(group.members.begin(), group.members.end());
+    plan.groups.push_back(std::move(group));
+  }
+  return plan;
+}
+
+std::string cpu_fusion_notice(int64_t groups, const std::map<std::string, int64_t>& absorbed_by_op) {
+  if (groups == 0) return {};
+  std::vector<std::pair<std::string, int64_t>> ops(absorbed_by_op.begin(), absorbed_by_op.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  for (const auto& [op, count] : ops) list += (list.empty() ? "" : ", ") + std::to_string(count) + " " + op;
+  std::string text = std::to_string(groups) + " Conv ran as oneDNN fp32 convolutions with prepacked weights";
+  if (!list.empty())
+    text += " and fused post-ops (" + list + " absorbed: their rows take no time, their work is in the Conv's)";
+  return text + "; --fusion off runs every node as written";
+}
+
+}  // namespace modelstat::profiler

@@ -1,0 +1,78 @@
+// Conv groups on the CPU: what an inference runtime does with a float Conv
+// and the elementwise ops after it, planned once at load.
+//
+// ONNX Runtime (and PyTorch's optimize_for_inference) run a convolution, the
+// BatchNormalization an export may leave after it, a residual Add and an
+// activation as one kernel: the activation and the add are applied to each
+// output tile while it is still in registers or L1, instead of one more pass
+// over the whole tensor per op. The executor does the same on oneDNN's fp32
+// convolution (profiler/ops/fp32_conv.hpp) when it plans a graph:
+//
+//   Conv -> [BatchNormalization] -> ( Relu | LeakyRelu | Clip | HardSigmoid |
+//            HardSwish | Sigmoid | Tanh | Sigmoid+Mul (SiLU) | Add of a residual )*
+//
+// A member joins the group only when the tensor before it is read by the
+// group alone (and is no graph output), its attributes are constants, and,
+// for an Add, the other operand has the output's shape and is computed before
+// the Conv runs (a residual from an earlier branch: in a ResNet block the
+// shortcut's Add joins whichever of the two convolutions runs last). The
+// BatchNormalization (inference form, constant statistics) is folded into the
+// Conv's weights and bias; the rest become oneDNN post-ops, in graph order.
+//
+// The absorbed members do not run; their rows in a per-layer profile take no
+// time, and the group's one measured time is on its head, the Conv
+// (LayerTiming::fused_into / fused_members). ExecOptions::fuse_cpu (`profile
+// --fusion off`) turns this off: every node runs as written.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "modelstat/graph.hpp"
+
+namespace modelstat::profiler {
+
+// One post-op of a group, in graph order.
+struct FusedPostOp {
+  enum class Kind { Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, Swish, AddResidual };
+  Kind kind = Kind::Relu;
+  float alpha = 0.f, beta = 0.f;  // LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta
+  int residual = -1;              // AddResidual: the tensor added
+  // Clip at opset >= 11: its bounds are constant inputs (-1: absent), read
+  // when the kernel is built; below 11 they are attributes, in alpha/beta.
+  int clip_min = -1, clip_max = -1;
+};
+
+struct ConvGroup {
+  int conv = -1;                   // the head node
+  int batch_norm = -1;             // a folded BatchNormalization node, or -1
+  std::vector<FusedPostOp> post_ops;
+  std::vector<int> members;        // the absorbed nodes (BN included), in graph order
+  int output = -1;                 // the tensor the group writes (its last member's output)
+};
+
+struct CpuFusionPlan {
+  std::vector<ConvGroup> groups;
+  std::vector<int> group_of;       // per node: its group (head or member), -1 for none
+  std::vector<bool> absorbed;      // per node: a member that does not run
+  int64_t absorbed_count = 0;
+  bool empty() const { return groups.empty(); }
+};
+
+// The constant tensor `t` is, directly or through a chain of Identity nodes
+// (exporters route deduplicated initializers through them); -1 when `t` is
+// computed.
+int constant_source(const Graph& g, int t);
+
+// The groups of graph `g`: float Convs of rank 4 with constant weights (and
+// bias); `model` gives the opsets (Clip's bounds moved to inputs at 11).
+CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model);
+
+// "53 Conv groups ran as oneDNN fp32 convolutions with their post-ops (49
+// Relu, 16 Add absorbed: their rows take no time, their work is in the
+// Conv's)", or empty. `absorbed_by_op`: member op type -> nodes.
+std::string cpu_fusion_notice(int64_t groups, const std::map<std::string, int64_t>& absorbed_by_op);
+
+}  // namespace modelstat::profiler

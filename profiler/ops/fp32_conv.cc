@@ -1,0 +1,300 @@
+// oneDNN fp32 convolution with post-ops (fp32_conv.hpp).
+#include "profiler/ops/fp32_conv.hpp"
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#if defined(MODELSTAT_HAVE_DNNL)
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace modelstat::profiler {
+
+namespace {
+
+using K = FusedPostOp::Kind;
+
+// The post-ops on ATen, one pass each: the fallback and the reference.
+at::Tensor apply_post_ops(at::Tensor y, const std::vector<ResolvedPostOp>& ops, const at::Tensor& residual) {
+  for (const ResolvedPostOp& op : ops) {
+    switch (op.kind) {
+      case K::Relu: y = at::relu(y); break;
+      case K::LeakyRelu: y = at::leaky_relu(y, op.alpha); break;
+      case K::Clip: y = at::clamp(y, double(op.alpha), double(op.beta)); break;
+      case K::HardSigmoid: y = at::clamp(y * op.alpha + op.beta, 0.0, 1.0); break;
+      case K::HardSwish: y = at::hardswish(y); break;
+      case K::Sigmoid: y = at::sigmoid(y); break;
+      case K::Tanh: y = at::tanh(y); break;
+      case K::Swish: y = y * at::sigmoid(y); break;
+      case K::AddResidual: y = y + residual; break;
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+void fold_batch_norm(at::Tensor& weight, at::Tensor& bias, const at::Tensor& scale, const at::Tensor& beta,
+                     const at::Tensor& mean, const at::Tensor& var, double epsilon) {
+  const at::Tensor s = scale.to(at::kFloat) / at::sqrt(var.to(at::kFloat) + epsilon);
+  if (!bias.defined()) bias = at::zeros_like(s);
+  std::vector<int64_t> per_channel(size_t(weight.dim()), 1);
+  per_channel[0] = -1;
+  weight = (weight * s.reshape(per_channel)).contiguous();
+  bias = ((bias.to(at::kFloat) - mean.to(at::kFloat)) * s + beta.to(at::kFloat)).contiguous();
+}
+
+#if defined(MODELSTAT_HAVE_DNNL)
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+struct Plan {
+  bool native = false;  // false: oneDNN offered only a reference kernel: ATen runs it
+  dnnl::convolution_forward primitive;
+  memory::desc weights_md;  // the primitive's weights layout
+  at::Tensor weights;       // reordered into it: an ATen allocation, so memory meters count it
+  memory::desc src_md, dst_md;
+  Dims dst_dims;
+  std::string impl;
+};
+
+// The key of a plan: the input's dims and the window.
+std::vector<int64_t> plan_key(at::IntArrayRef dims, const Window& w) {
+  std::vector<int64_t> key(dims.begin(), dims.end());
+  for (const auto* v : {&w.strides, &w.dilations, &w.pads_begin, &w.pads_end}) key.insert(key.end(), v->begin(), v->end());
+  return key;
+}
+
+void reorder(const memory::desc& from_md, void* from, const memory::desc& to_md, void* to) {
+  memory a(from_md, engine(), from), b(to_md, engine(), to);
+  dnnl::reorder(a, b).execute(stream(), a, b);
+  stream().wait();
+}
+
+}  // namespace
+
+struct Fp32ConvKernel::Impl {
+  // The weights in ONNX's layout (O x I/group x KH x KW, BatchNormalization
+  // folded) until a native plan has packed them; then undefined: the packed
+  // copy is the only one kept (one more would double a CNN's weight memory),
+  // and a new shape or the ATen fallback reorders from it.
+  at::Tensor weight;
+  at::Tensor bias;
+  std::vector<int64_t> weight_dims;  // O, I/group, KH, KW
+  int64_t group = 1;
+  std::vector<ResolvedPostOp> post_ops;
+  int residual_post_op = -1;  // index in the primitive's post-ops
+  mutable std::mutex mutex;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
+  mutable std::string last_impl = "none";
+  mutable std::shared_ptr<Plan> packed_from;  // the plan whose packed weights stand for `weight`
+
+  Dims onnx_weight_dims() const {
+    const int64_t o = weight_dims[0], i = weight_dims[1], kh = weight_dims[2], kw = weight_dims[3];
+    return group > 1 ? Dims{group, o / group, i, kh, kw} : Dims{o, i, kh, kw};
+  }
+  memory::desc onnx_weight_md() const {
+    return memory::desc(onnx_weight_dims(), DT::f32, group > 1 ? Tag::goihw : Tag::oihw);
+  }
+
+  // The weights in ONNX's layout; rebuilt from the packed copy when it was released. Caller holds the mutex.
+  at::Tensor onnx_weight() const {
+    if (weight.defined()) return weight;
+    at::Tensor w = at::empty(weight_dims, at::TensorOptions().dtype(at::kFloat));
+    reorder(packed_from->weights_md, packed_from->weights.data_ptr(), onnx_weight_md(), w.data_ptr());
+    return w;
+  }
+
+  std::shared_ptr<Plan> plan(at::IntArrayRef dims, const Window& w) {
+    std::vector<int64_t> key = plan_key(dims, w);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = plans.find(key); it != plans.end()) return it->second;
+    auto p = std::make_shared<Plan>();
+    const int64_t n = dims[0], c = dims[1], h = dims[2], wd = dims[3];
+    const int64_t o = weight_dims[0], kh = weight_dims[2], kw = weight_dims[3];
+    const int64_t oh = (h + w.pads_begin[0] + w.pads_end[0] - ((kh - 1) * w.dilations[0] + 1)) / w.strides[0] + 1;
+    const int64_t ow = (wd + w.pads_begin[1] + w.pads_end[1] - ((kw - 1) * w.dilations[1] + 1)) / w.strides[1] + 1;
+    p->dst_dims = {n, o, oh, ow};
+    p->src_md = memory::desc({n, c, h, wd}, DT::f32, Tag::nhwc);
+    p->dst_md = memory::desc(p->dst_dims, DT::f32, Tag::nhwc);
+    const memory::desc w_any(onnx_weight_dims(), DT::f32, Tag::any);
+    const memory::desc b_md({o}, DT::f32, Tag::x);
+    dnnl::post_ops ops;
+    for (const ResolvedPostOp& op : post_ops) {
+      switch (op.kind) {
+        case K::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+        case K::LeakyRelu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, op.alpha, 0.f); break;
+        case K::Clip: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, op.alpha, op.beta); break;
+        case K::HardSigmoid:
+          ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, op.alpha, op.beta);
+          ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, 1.f);
+          break;
+        case K::HardSwish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
+        case K::Sigmoid: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+        case K::Tanh: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f); break;
+        case K::Swish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+        // The residual as oneDNN's sum post-op: dst holds it when the kernel
+        // starts and the kernel accumulates into it. (A binary_add post-op
+        // reading it from its own buffer sends oneDNN 2.6 to its jit_1x1
+        // kernel, not brgconv: 5x slower on channels-last 1x1 convolutions.)
+        case K::AddResidual: ops.append_sum(1.f); break;
+      }
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    try {
+      const Dims strides(w.strides.begin(), w.strides.end());
+      const Dims dilations{w.dilations[0] - 1, w.dilations[1] - 1};
+      const Dims pad_l(w.pads_begin.begin(), w.pads_begin.end()), pad_r(w.pads_end.begin(), w.pads_end.end());
+      const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, p->src_md, w_any, b_md,
+                                                 p->dst_md, strides, dilations, pad_l, pad_r);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine());
+      p->impl = pd.impl_info_str();
+      p->native = p->impl.find("ref") == std::string::npos;
+      if (p->native) {
+        p->primitive = dnnl::convolution_forward(pd);
+        p->weights_md = pd.weights_desc();
+        if (packed_from && packed_from->weights_md == p->weights_md) {
+          p->weights = packed_from->weights;  // the same layout: shared
+        } else {
+          p->weights = at::empty({int64_t((p->weights_md.get_size() + 3) / 4)}, at::TensorOptions().dtype(at::kFloat));
+          if (weight.defined())
+            reorder(onnx_weight_md(), weight.data_ptr(), p->weights_md, p->weights.data_ptr());
+          else
+            reorder(packed_from->weights_md, packed_from->weights.data_ptr(), p->weights_md, p->weights.data_ptr());
+        }
+        if (!packed_from) {
+          packed_from = p;
+          weight = at::Tensor();  // the packed copy now stands for it
+        }
+      }
+    } catch (const dnnl::error& e) {
+      p->native = false;
+      p->impl = std::string("aten (oneDNN: ") + e.what() + ")";
+    }
+    if (!p->native && p->impl.rfind("aten", 0) != 0) p->impl = "aten (oneDNN offers " + p->impl + ")";
+    last_impl = p->impl;
+    plans.emplace(std::move(key), p);
+    return p;
+  }
+
+  // The group on ATen: the fallback where oneDNN has only a reference kernel.
+  at::Tensor run_aten(const at::Tensor& x, const Window& window, const at::Tensor& residual) const {
+    at::Tensor w;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      w = onnx_weight();
+    }
+    at::Tensor input = x;
+    std::vector<int64_t> pads = window.pads_begin;
+    if (!window.symmetric()) {
+      input = pad_spatial(x, window.pads_begin, window.pads_end, 0.0);
+      pads.assign(pads.size(), 0);
+    }
+    at::Tensor y = at::convolution(input, w, bias, window.strides, pads, window.dilations, false,
+                                   std::vector<int64_t>(pads.size(), 0), group);
+    return apply_post_ops(std::move(y), post_ops, residual);
+  }
+};
+
+Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<ResolvedPostOp> post_ops)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->weight = weight.to(at::kFloat).contiguous();
+  impl_->weight_dims.assign(impl_->weight.sizes().begin(), impl_->weight.sizes().end());
+  // The primitive is built with a bias: zeros for a Conv without one.
+  impl_->bias = bias.defined() ? bias.to(at::kFloat).contiguous() : at::zeros({impl_->weight_dims[0]}, at::kFloat);
+  impl_->group = group;
+  impl_->post_ops = std::move(post_ops);
+  int index = 0;
+  for (const ResolvedPostOp& op : impl_->post_ops) {
+    if (op.kind == K::AddResidual) impl_->residual_post_op = index;
+    index += op.kind == K::HardSigmoid ? 2 : 1;
+  }
+}
+
+void Fp32ConvKernel::prepare(const std::vector<int64_t>& input_dims, const Window& window) {
+  if (input_dims.size() == 4) impl_->plan(input_dims, window);
+}
+
+std::vector<int64_t> Fp32ConvKernel::kernel_spatial() const { return {impl_->weight_dims[2], impl_->weight_dims[3]}; }
+
+at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const {
+  Impl& k = *impl_;
+  const std::shared_ptr<Plan> p = x.dim() == 4 && x.scalar_type() == at::kFloat && x.device().is_cpu()
+                                      ? k.plan(x.sizes(), window)
+                                      : nullptr;
+  if (!p || !p->native) return k.run_aten(x, window, residual);
+  const at::Tensor src = x.contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor dst = at::empty(p->dst_dims, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  if (k.residual_post_op >= 0) dst.copy_(residual.expand(p->dst_dims));  // the sum post-op adds to it
+  memory src_m(p->src_md, engine(), src.data_ptr());
+  memory dst_m(p->dst_md, engine(), dst.data_ptr());
+  memory w_m(p->weights_md, engine(), p->weights.data_ptr());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, w_m}, {DNNL_ARG_DST, dst_m}};
+  if (k.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(memory::desc({k.weight_dims[0]}, DT::f32, Tag::x), engine(), k.bias.data_ptr()));
+  p->primitive.execute(stream(), args);
+  stream().wait();
+  return dst;
+}
+
+std::string Fp32ConvKernel::implementation() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->last_impl;
+}
+
+bool fp32_conv_kernels_available() { return true; }
+
+#else  // no oneDNN: ATen only
+
+struct Fp32ConvKernel::Impl {
+  at::Tensor weight, bias;
+  int64_t group = 1;
+  std::vector<ResolvedPostOp> post_ops;
+};
+
+Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<ResolvedPostOp> post_ops)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->weight = weight.to(at::kFloat).contiguous();
+  impl_->bias = bias;
+  impl_->group = group;
+  impl_->post_ops = std::move(post_ops);
+}
+
+at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const {
+  at::Tensor input = x;
+  std::vector<int64_t> pads = window.pads_begin;
+  if (!window.symmetric()) {
+    input = pad_spatial(x, window.pads_begin, window.pads_end, 0.0);
+    pads.assign(pads.size(), 0);
+  }
+  at::Tensor y = at::convolution(input, impl_->weight, impl_->bias, window.strides, pads, window.dilations, false,
+                                 std::vector<int64_t>(pads.size(), 0), impl_->group);
+  return apply_post_ops(std::move(y), impl_->post_ops, residual);
+}
+
+void Fp32ConvKernel::prepare(const std::vector<int64_t>&, const Window&) {}
+std::vector<int64_t> Fp32ConvKernel::kernel_spatial() const {
+  return {impl_->weight.size(2), impl_->weight.size(3)};
+}
+std::string Fp32ConvKernel::implementation() const { return "aten"; }
+bool fp32_conv_kernels_available() { return false; }
+
+#endif
+
+}  // namespace modelstat::profiler

@@ -1,0 +1,71 @@
+// oneDNN's fp32 convolution for the executor's Conv groups (cpu_fusion.hpp):
+// weights reordered once into the layout the primitive's kernel wants
+// (prepacked), activations in channels-last (NHWC) so that consecutive
+// convolutions, and the ATen ops between them (pooling, elementwise ops),
+// keep one layout without reorders; the group's folded BatchNormalization in
+// the weights and bias, its activations and residual Add as post-ops.
+//
+// The output is an ATen tensor with channels-last strides: the same values,
+// for every op that reads it, as a contiguous one; a reshape or an op that
+// needs NCHW order reorders at that boundary (ATen's contiguous()).
+//
+// Built per input shape, at load where the graph binds the shape (prepare),
+// else on first use, and cached. Where oneDNN offers only its reference
+// implementation for a shape, or this build has no oneDNN, the same
+// arithmetic runs on ATen: at::convolution and the post-ops one by one.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profiler/cpu_fusion.hpp"
+#include "profiler/ops/exec_helpers.hpp"
+
+namespace modelstat::profiler {
+
+// A post-op with its constants resolved (Clip's bounds read from the model).
+struct ResolvedPostOp {
+  FusedPostOp::Kind kind = FusedPostOp::Kind::Relu;
+  float alpha = 0.f, beta = 0.f;
+};
+
+class Fp32ConvKernel {
+ public:
+  // weight: O x I/group x KH x KW, fp32 (BatchNormalization already folded);
+  // bias: O values or undefined. At most one AddResidual among post_ops.
+  Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<ResolvedPostOp> post_ops);
+
+  // The group's output for input x (N x C x H x W, any strides) and the
+  // residual (the AddResidual operand; undefined without one).
+  at::Tensor run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const;
+
+  // Builds the primitive for this input shape now (at load, when the graph
+  // binds the shape): the weights are packed once, and the ONNX-layout copy
+  // is released (the packed copy is the only one kept). Later shapes are
+  // built on first use.
+  void prepare(const std::vector<int64_t>& input_dims, const Window& window);
+
+  // KH, KW.
+  std::vector<int64_t> kernel_spatial() const;
+
+  // "jit:avx512_core" etc. for the last shape built; "aten" when it fell back.
+  std::string implementation() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Whether this build has oneDNN's fp32 convolution (MODELSTAT_HAVE_DNNL).
+bool fp32_conv_kernels_available();
+
+// BatchNormalization folded into a convolution's weight and bias:
+//   w' = w * s, b' = (b - mean) * s + beta, s = scale / sqrt(var + eps)
+// per output channel (b = 0 when the Conv has none).
+void fold_batch_norm(at::Tensor& weight, at::Tensor& bias, const at::Tensor& scale, const at::Tensor& beta,
+                     const at::Tensor& mean, const at::Tensor& var, double epsilon);
+
+}  // namespace modelstat::profiler

@@ -1,0 +1,293 @@
+// CPU Conv groups (profiler/cpu_fusion.hpp, profiler/ops/fp32_conv.hpp):
+// which nodes a group takes, which it must leave alone, and what the fused
+// kernel computes, against the graph's arithmetic written out here in double
+// with ATen (at::convolution on double tensors, then each member's formula):
+// equal to within float rounding. The unfused executor (fuse_cpu off) is
+// checked against the same reference, so both modes agree with it.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "profiler/cpu_fusion.hpp"
+#include "profiler/executor.hpp"
+#include "profiler/ops/fp32_conv.hpp"
+#include "tests/profiler/ir_model.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+at::Tensor randn(const std::vector<int64_t>& dims, uint64_t seed, double scale = 1.0) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat)) * scale;
+}
+
+std::map<std::string, AttrValue> conv_attrs(std::vector<int64_t> strides, std::vector<int64_t> pads,
+                                            std::vector<int64_t> dilations, int64_t group) {
+  return {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", group}};
+}
+
+// The executor's output 0 for input x, fused or node by node.
+at::Tensor run(const Model& model, const std::vector<at::Tensor>& inputs, bool fuse) {
+  ExecOptions options;
+  options.fuse_cpu = fuse;
+  Executor exec(model, options);
+  return exec.run(inputs)[0];
+}
+
+void expect_close(const at::Tensor& actual, const at::Tensor& expected, const char* what) {
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  const double scale = std::max(1.0, expected.abs().max().item<double>());
+  const double err = (actual.to(at::kDouble) - expected).abs().max().item<double>();
+  EXPECT_LE(err, 2e-5 * scale) << what << ": max abs error " << err << " of max |expected| " << scale;
+}
+
+// Conv in double: ONNX pads (begin..., end...) applied explicitly.
+at::Tensor conv_double(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, std::vector<int64_t> strides,
+                       std::vector<int64_t> pads, std::vector<int64_t> dilations, int64_t group) {
+  const at::Tensor padded = at::constant_pad_nd(x.to(at::kDouble), {pads[1], pads[3], pads[0], pads[2]}, 0.0);
+  return at::convolution(padded, w.to(at::kDouble), b.defined() ? b.to(at::kDouble) : at::Tensor(), strides, {0, 0},
+                         dilations, false, {0, 0}, group);
+}
+
+at::Tensor per_channel(const at::Tensor& v) { return v.to(at::kDouble).reshape({1, -1, 1, 1}); }
+
+TEST(CpuFusion, ConvBatchNormReluIsOneGroupAndMatchesTheUnfusedArithmetic) {
+  IrModel m;
+  const at::Tensor xv = randn({1, 8, 10, 10}, 1), wv = randn({16, 8, 3, 3}, 2, 0.2), bv = randn({16}, 3);
+  const at::Tensor scale = randn({16}, 4).abs() + 0.5, beta = randn({16}, 5), mean = randn({16}, 6),
+                   var = randn({16}, 7).abs() + 0.2;
+  const int x = m.input("x", {1, 8, 10, 10});
+  const int c = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+  const int bn = m.node("BatchNormalization", {c, m.weight("s", scale), m.weight("beta", beta), m.weight("mean", mean),
+                                               m.weight("var", var)}, 1, {{"epsilon", 1e-3}})[0];
+  const int y = m.node("Relu", {bn})[0];
+  m.output(y);
+
+  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].conv, 0);
+  EXPECT_EQ(plan.groups[0].batch_norm, 1);
+  EXPECT_EQ(plan.groups[0].members, (std::vector<int>{1, 2}));
+  EXPECT_EQ(plan.groups[0].output, y);
+
+  Executor exec(m.model, ExecOptions{});
+  EXPECT_EQ(exec.fused_members(0), (std::vector<std::string>{"BatchNormalization_1", "Relu_2"}));
+  EXPECT_EQ(exec.fused_into(1), "Conv_0");
+  EXPECT_EQ(exec.fused_into(2), "Conv_0");
+  EXPECT_FALSE(exec.fused_kernel(0).empty());
+  ASSERT_EQ(exec.fusion_notices().size(), 1u);
+
+  const at::Tensor expected =
+      at::relu((conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1) - per_channel(mean)) /
+                   at::sqrt(per_channel(var) + 1e-3) * per_channel(scale) + per_channel(beta));
+  expect_close(exec.run({xv})[0], expected, "fused");
+  expect_close(run(m.model, {xv}, false), expected, "unfused");
+}
+
+// a = Conv1x1(x); y = Relu(Conv3x3(a) + a): the second Conv takes the Add
+// (its residual `a` is computed before it) and the Relu; the first Conv's
+// output has two readers, so it is a group of one.
+TEST(CpuFusion, ConvAddResidualReluMatchesTheUnfusedArithmetic) {
+  IrModel m;
+  const at::Tensor xv = randn({1, 6, 9, 9}, 11), w1 = randn({12, 6, 1, 1}, 12, 0.3), w2 = randn({12, 12, 3, 3}, 13, 0.1),
+                   b2 = randn({12}, 14);
+  const int x = m.input("x", {1, 6, 9, 9});
+  const int a = m.node("Conv", {x, m.weight("w1", w1)})[0];
+  const int c = m.node("Conv", {a, m.weight("w2", w2), m.weight("b2", b2)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+  const int s = m.node("Add", {c, a})[0];
+  const int y = m.node("Relu", {s})[0];
+  m.output(y);
+  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_TRUE(plan.groups[0].members.empty());
+  EXPECT_EQ(plan.groups[1].members, (std::vector<int>{2, 3}));
+  ASSERT_EQ(plan.groups[1].post_ops.size(), 2u);
+  EXPECT_EQ(plan.groups[1].post_ops[0].kind, FusedPostOp::Kind::AddResidual);
+  EXPECT_EQ(plan.groups[1].post_ops[0].residual, a);
+
+  const at::Tensor av = conv_double(xv, w1, {}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
+  const at::Tensor expected = at::relu(conv_double(av, w2, b2, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1) + av);
+  expect_close(run(m.model, {xv}, true), expected, "fused");
+  expect_close(run(m.model, {xv}, false), expected, "unfused");
+}
+
+// Conv followed by one activation: each becomes the group's post-op.
+struct ActivationCase {
+  const char* name;
+  std::function<int(IrModel&, int)> add;  // appends the activation to tensor t, returns its output
+  std::function<at::Tensor(const at::Tensor&)> reference;  // in double
+};
+
+TEST(CpuFusion, ActivationsRunAsPostOpsAndMatchTheirFormulas) {
+  const std::vector<ActivationCase> cases = {
+      {"Clip (ReLU6, bounds as inputs)",
+       [](IrModel& m, int t) {
+         return m.node("Clip", {t, m.weight("lo", at::full({}, 0.f)), m.weight("hi", at::full({}, 6.f))})[0];
+       },
+       [](const at::Tensor& v) { return at::clamp(v, 0.0, 6.0); }},
+      {"HardSwish", [](IrModel& m, int t) { return m.node("HardSwish", {t})[0]; },
+       [](const at::Tensor& v) { return v * at::clamp(v / 6.0 + 0.5, 0.0, 1.0); }},
+      {"HardSigmoid", [](IrModel& m, int t) { return m.node("HardSigmoid", {t}, 1, {{"alpha", 0.25}, {"beta", 0.4}})[0]; },
+       [](const at::Tensor& v) { return at::clamp(v * 0.25 + 0.4, 0.0, 1.0); }},
+      {"SiLU (Sigmoid + Mul)",
+       [](IrModel& m, int t) { return m.node("Mul", {t, m.node("Sigmoid", {t})[0]})[0]; },
+       [](const at::Tensor& v) { return v * at::sigmoid(v); }},
+      {"LeakyRelu", [](IrModel& m, int t) { return m.node("LeakyRelu", {t}, 1, {{"alpha", 0.1}})[0]; },
+       [](const at::Tensor& v) { return at::where(v > 0, v, v * 0.1); }},
+      {"Tanh", [](IrModel& m, int t) { return m.node("Tanh", {t})[0]; }, [](const at::Tensor& v) { return at::tanh(v); }},
+  };
+  for (const ActivationCase& c : cases) {
+    IrModel m;
+    const at::Tensor xv = randn({1, 5, 8, 8}, 21) * 3, wv = randn({7, 5, 3, 3}, 22, 0.4), bv = randn({7}, 23);
+    const int x = m.input("x", {1, 5, 8, 8});
+    const int conv = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1,
+                            conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    m.output(c.add(m, conv));
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.groups.size(), 1u) << c.name;
+    EXPECT_EQ(plan.groups[0].post_ops.size(), 1u) << c.name;
+    EXPECT_EQ(plan.absorbed_count, int64_t(m.model.graph.nodes.size() - 1)) << c.name;
+    const at::Tensor expected = c.reference(conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1));
+    expect_close(run(m.model, {xv}, true), expected, c.name);
+    expect_close(run(m.model, {xv}, false), expected, c.name);
+  }
+}
+
+// Windows: strides, asymmetric pads, dilations, groups and depthwise.
+TEST(CpuFusion, StridedPaddedDilatedGroupedAndDepthwiseConvsMatchTheReference) {
+  struct Case {
+    const char* name;
+    int64_t cin, cout, k, group;
+    std::vector<int64_t> strides, pads, dilations;
+  };
+  const std::vector<Case> cases = {
+      {"strided", 8, 16, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+      {"asymmetric pads", 8, 16, 3, 1, {1, 2}, {0, 1, 2, 1}, {1, 1}},
+      {"dilated", 8, 8, 3, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}},
+      {"grouped", 8, 12, 3, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {"depthwise", 16, 16, 3, 16, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {"depthwise strided 5x5", 16, 16, 5, 16, {2, 2}, {2, 2, 2, 2}, {1, 1}},
+      {"stem 7x7 stride 2, 3 channels", 3, 16, 7, 1, {2, 2}, {3, 3, 3, 3}, {1, 1}},
+      {"1x1", 32, 24, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+  };
+  for (const Case& c : cases) {
+    IrModel m;
+    const at::Tensor xv = randn({1, c.cin, 13, 11}, 31), wv = randn({c.cout, c.cin / c.group, c.k, c.k}, 32, 0.2),
+                     bv = randn({c.cout}, 33);
+    const int x = m.input("x", {1, c.cin, 13, 11});
+    const int conv = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1,
+                            conv_attrs(c.strides, c.pads, c.dilations, c.group))[0];
+    m.output(m.node("Relu", {conv})[0]);
+    const at::Tensor expected = at::relu(conv_double(xv, wv, bv, c.strides, c.pads, c.dilations, c.group));
+    Executor exec(m.model, ExecOptions{});
+    EXPECT_EQ(exec.fused_members(0), std::vector<std::string>{"Relu_1"}) << c.name;
+    expect_close(exec.run({xv})[0], expected, c.name);
+    expect_close(run(m.model, {xv}, false), expected, c.name);
+  }
+}
+
+// Nodes a group must leave alone: an activation whose input has another
+// reader, a BatchNormalization in training form, an Add whose other operand
+// is computed after the Conv, and a Conv output that is a graph output.
+TEST(CpuFusion, DoesNotFuseWhatWouldChangeTheGraphsValues) {
+  const at::Tensor wv = randn({4, 4, 3, 3}, 41, 0.3);
+  {  // Conv output read by the Relu and by an Add: the Relu cannot overwrite it.
+    IrModel m;
+    const int x = m.input("x", {1, 4, 6, 6});
+    const int c = m.node("Conv", {x, m.weight("w", wv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    const int r = m.node("Relu", {c})[0];
+    m.output(m.node("Add", {r, c})[0]);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.groups.size(), 1u);
+    EXPECT_TRUE(plan.groups[0].members.empty());
+    EXPECT_EQ(plan.absorbed_count, 0);
+    const at::Tensor xv = randn({1, 4, 6, 6}, 42);
+    const at::Tensor cv = conv_double(xv, wv, {}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+    expect_close(run(m.model, {xv}, true), at::relu(cv) + cv, "two readers");
+  }
+  {  // Relu's output used twice (by the Add and as a graph output): the group stops at the Relu.
+    IrModel m;
+    const int x = m.input("x", {1, 4, 6, 6});
+    const int c = m.node("Conv", {x, m.weight("w", wv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    const int r = m.node("Relu", {c})[0];
+    m.output(m.node("Add", {r, x})[0]);
+    m.output(r);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.groups.size(), 1u);
+    EXPECT_EQ(plan.groups[0].members, std::vector<int>{1});
+  }
+  {  // BatchNormalization with training_mode = 1: not folded.
+    IrModel m;
+    const int x = m.input("x", {1, 4, 6, 6});
+    const int c = m.node("Conv", {x, m.weight("w", wv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    const at::Tensor ones = at::ones({4}), zeros = at::zeros({4});
+    m.output(m.node("BatchNormalization", {c, m.weight("s", ones), m.weight("b", zeros), m.weight("m", zeros),
+                                           m.weight("v", ones)}, 1, {{"training_mode", int64_t(1)}})[0]);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.groups.size(), 1u);
+    EXPECT_EQ(plan.groups[0].batch_norm, -1);
+    EXPECT_TRUE(plan.groups[0].members.empty());
+  }
+  {  // Add of a tensor computed after the Conv: not a residual the kernel can read.
+    IrModel m;
+    const int x = m.input("x", {1, 4, 6, 6});
+    const int c = m.node("Conv", {x, m.weight("w", wv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    const int later = m.node("Sigmoid", {x})[0];
+    m.output(m.node("Add", {c, later})[0]);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    EXPECT_EQ(plan.absorbed_count, 0);
+    const at::Tensor xv = randn({1, 4, 6, 6}, 43);
+    expect_close(run(m.model, {xv}, true),
+                 conv_double(xv, wv, {}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1) + at::sigmoid(xv.to(at::kDouble)),
+                 "later operand");
+  }
+  {  // fuse_cpu off: nothing is grouped.
+    IrModel m;
+    const int x = m.input("x", {1, 4, 6, 6});
+    m.output(m.node("Relu", {m.node("Conv", {x, m.weight("w", wv)})[0]})[0]);
+    ExecOptions off;
+    off.fuse_cpu = false;
+    Executor exec(m.model, off);
+    EXPECT_TRUE(exec.fused_members(0).empty());
+    EXPECT_EQ(exec.fused_into(1), "");
+    EXPECT_TRUE(exec.fusion_notices().empty());
+  }
+}
+
+// Weights an exporter routes through Identity nodes are still constants.
+TEST(CpuFusion, WeightsThroughIdentityNodesAreConstants) {
+  IrModel m;
+  const at::Tensor wv = randn({4, 4, 1, 1}, 51), bv = randn({4}, 52);
+  const int x = m.input("x", {1, 4, 5, 5});
+  const int b = m.node("Identity", {m.weight("b", bv)})[0];
+  const int c = m.node("Conv", {x, m.weight("w", wv), b})[0];
+  m.output(m.node("Relu", {c})[0]);
+  EXPECT_EQ(constant_source(m.model.graph, b), m.model.graph.nodes[0].inputs[0]);
+  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].members, std::vector<int>{2});
+  const at::Tensor xv = randn({1, 4, 5, 5}, 53);
+  expect_close(run(m.model, {xv}, true), at::relu(conv_double(xv, wv, bv, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1)), "identity");
+}
+
+// The packed kernel runs a second input shape (a batch of 3) from its packed weights alone.
+TEST(CpuFusion, KernelRunsANewShapeFromItsPackedWeights) {
+  const at::Tensor wv = randn({8, 4, 3, 3}, 61, 0.3), bv = randn({8}, 62);
+  Fp32ConvKernel kernel(wv, bv, 1, {{FusedPostOp::Kind::Relu}});
+  Window w;
+  w.kernel = {3, 3};
+  w.strides = {1, 1};
+  w.dilations = {1, 1};
+  w.pads_begin = {1, 1};
+  w.pads_end = {1, 1};
+  kernel.prepare({1, 4, 7, 7}, w);
+  for (int64_t n : {1, 3}) {
+    const at::Tensor xv = randn({n, 4, 7, 7}, 63);
+    expect_close(kernel.run(xv, w, {}), at::relu(conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)), "batch");
+  }
+}
+
+}  // namespace
+}  // namespace modelstat::profiler
