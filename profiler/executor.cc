@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -19,7 +20,7 @@
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
 #include "profiler/ops/int8_kernels.hpp"
-#include "profiler/cpu_fusion.hpp"
+#include "analyzer/cpu_fusion.hpp"
 #include "profiler/ops/fp32_conv.hpp"
 #include "profiler/qdq_fusion.hpp"
 
@@ -220,6 +221,10 @@ Executor::Executor(const Model& model, const ExecOptions& options)
     fusion_notices_.push_back(notice);
   if (const std::string notice = cpu_fusion_notice(conv_groups_, conv_absorbed_by_op_); !notice.empty())
     fusion_notices_.push_back(notice);
+  if (gelu_groups_ > 0)
+    fusion_notices_.push_back(std::to_string(gelu_groups_) +
+                              " GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) ran as one erf-GELU "
+                              "kernel each, on its Div's row; --fusion off runs every node as written");
 }
 
 std::string Executor::fused_into(int k) const {
@@ -238,6 +243,7 @@ std::vector<std::string> Executor::fused_members(int k) const {
 }
 
 std::string Executor::fused_kernel(int k) const {
+  if (k >= 0 && size_t(k) < top_.steps.size() && top_.steps[size_t(k)].gelu) return "aten::gelu";
   if (k < 0 || size_t(k) >= top_.steps.size() || !top_.steps[size_t(k)].conv_kernel) return {};
   return top_.steps[size_t(k)].conv_kernel->implementation();
 }
@@ -306,6 +312,28 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
     }
     ++conv_groups_;
   }
+  // GELU written out: one at::gelu (erf form) where the constants are sqrt 2, 1 and 0.5.
+  auto value_is = [&](int t, double expected) {
+    const at::Tensor& v = weights_.get(&g, t);
+    return v.defined() && v.numel() == 1 && std::abs(v.to(at::kDouble).item<double>() - expected) <= 1e-6 * expected;
+  };
+  for (const GeluGroup& gelu : fusion.gelus) {
+    bool taken = !plan.steps[size_t(gelu.head)].fused_inputs.empty() || plan.steps[size_t(gelu.head)].absorbed;
+    for (int m : gelu.members) taken = taken || plan.steps[size_t(m)].absorbed;
+    if (taken || !value_is(gelu.divisor, std::sqrt(2.0)) || !value_is(gelu.one, 1.0) || !value_is(gelu.half, 0.5))
+      continue;
+    NodeStep& head = plan.steps[size_t(gelu.head)];
+    head.gelu = true;
+    head.fused_inputs = {gelu.input};
+    head.fused_output = gelu.output;
+    head.fused_members = gelu.members;
+    fused_read[size_t(gelu.input)] = true;
+    for (int m : gelu.members) {
+      plan.steps[size_t(m)].absorbed = true;
+      plan.steps[size_t(m)].fused_head = gelu.head;
+    }
+    ++gelu_groups_;
+  }
   // The constants only the groups read (weights, bias, BatchNormalization
   // statistics) live on in the kernels' packed form: the store drops them.
   std::set<int> candidates;
@@ -373,7 +401,7 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
     if (constant_preloaded(g, node, weights_) || step.absorbed) continue;
     step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
-    if (step.conv_kernel) {
+    if (step.conv_kernel || step.gelu) {
       step.last_read.assign(step.fused_inputs.size(), false);
       continue;
     }
@@ -616,6 +644,8 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
       // A DequantizeLinear fused into its readers, or a Conv group's member: nothing to run.
     } else if (step.conv_kernel) {
       run_conv_group(g, node, step, env);
+    } else if (step.gelu) {
+      env[size_t(step.fused_output)] = at::gelu(env[size_t(step.fused_inputs[0])]);
     } else if (!step.rule) {
       env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
     } else {

@@ -42,7 +42,7 @@ struct ExecOptions {
   // QDQ patterns (DequantizeLinear -> Conv / MatMul / Gemm) run as int8
   // kernels on the CPU (profiler/qdq_fusion.hpp). Off: every node as written.
   bool fuse_qdq = true;
-  // Conv groups (profiler/cpu_fusion.hpp): on the CPU in fp32, a Conv, the
+  // Conv groups (analyzer/cpu_fusion.hpp): on the CPU in fp32, a Conv, the
   // BatchNormalization after it and its activations / residual Add run as one
   // oneDNN convolution with prepacked weights. Off (`--fusion off`): every
   // node as written. Off for autograd too (train_step.cc).
@@ -200,6 +200,8 @@ class Executor {
     // Conv groups: the head runs `conv_kernel` on fused_inputs {x, residual}
     // and writes `fused_output`; a member is absorbed, with its head's index.
     std::shared_ptr<const Fp32ConvKernel> conv_kernel;
+    // A GELU group's head (cpu_fusion.hpp): at::gelu of fused_inputs[0] into fused_output.
+    bool gelu = false;
     int fused_output = -1;
     int fused_head = -1;
     std::vector<int> fused_members;
@@ -256,6 +258,7 @@ class Executor {
 
   std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
   int64_t conv_groups_ = 0;                      // Conv groups, all graphs
+  int64_t gelu_groups_ = 0;                      // GELU groups, all graphs
   std::map<std::string, int64_t> conv_absorbed_by_op_;
   int64_t absorbed_ = 0;
   std::vector<std::string> fusion_notices_;

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 
+#include "analyzer/cpu_fusion.hpp"
 #include "analyzer/fit/latency.hpp"
 #include "analyzer/fit/libtorch_1_13_kernels.hpp"
 #include "analyzer/fit/memory_forecast.hpp"
@@ -100,8 +101,28 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
                                            options.train ? fit::training_workspace(g, workspace) : workspace,
                                            pricing.fresh_threshold);
   const size_t n_nodes = std::min(g.nodes.size(), analysis.nodes.size());
+  // Inference on the CPU in fp32 runs Conv groups (analyzer/cpu_fusion.hpp,
+  // `profile --fusion on`): a member does not run on its own, its work is in
+  // its Conv's kernel (the Conv op classes are measured on that kernel), so
+  // it is priced at nothing. A training step runs every node as written.
+  const CpuFusionPlan fusion =
+      cpu && !options.train && options.compute_dtype == "fp32" ? plan_cpu_fusion(g, *analysis.model) : CpuFusionPlan{};
+  if (fusion.absorbed_count > 0)
+    r.notices.push_back(std::to_string(fusion.absorbed_count) + " node(s) run inside " +
+                        std::to_string(fusion.groups.size()) +
+                        " Conv groups (BatchNormalization folded, activations and residual Adds as post-ops, as "
+                        "profile runs them): priced at 0, their work in the Conv's (op_cost \"fused\")");
   for (size_t i = 0; i < n_nodes; ++i) {
     NodeForecast f = fit::forecast_node(pricing, i, analysis.nodes[i], kernels[i], fresh_bytes[i], flow);
+    if (i < fusion.absorbed.size() && fusion.absorbed[i]) {
+      NodeForecast member;
+      member.index = f.index;
+      member.name = f.name;
+      member.op_type = f.op_type;
+      member.op_cost = "fused";
+      member.bound = ForecastBound::Kernel;
+      f = std::move(member);
+    }
     r.latency.forward_seconds += f.forward_seconds;
     r.latency.backward_seconds += f.backward_seconds;
     r.nodes.push_back(std::move(f));

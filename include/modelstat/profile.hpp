@@ -50,7 +50,7 @@ struct ProfileOptions {
   bool end_to_end = false;     // whole-model samples include H2D + D2H copies
   // Fusion (`--fusion on|off`; `--no-fuse` is off): QDQ patterns on int8
   // kernels (profiler/qdq_fusion.hpp) and, on the CPU in fp32, Conv groups
-  // on oneDNN (profiler/cpu_fusion.hpp). Off runs every ONNX node as written.
+  // on oneDNN (analyzer/cpu_fusion.hpp). Off runs every ONNX node as written.
   // Never in a training step (it runs node by node).
   bool fuse = true;
   std::vector<int64_t> batch_sweep;  // batch sizes to measure (empty: none)
@@ -119,7 +119,7 @@ struct LayerTiming {
   // fusion, profiler/qdq_fusion.hpp): that node's name. It did not run: its
   // time is only the per-layer markers', its work is in that node's time, so
   // no FLOP/s is derived from it. Also a member of a CPU Conv group
-  // (profiler/cpu_fusion.hpp): the group's head.
+  // (analyzer/cpu_fusion.hpp): the group's head.
   std::string fused_into;
   // The head of a CPU Conv group: the ONNX nodes its one kernel ran besides
   // itself (BatchNormalization folded, activations and a residual Add as

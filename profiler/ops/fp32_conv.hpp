@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/cpu_fusion.hpp"
+#include "analyzer/cpu_fusion.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {

@@ -1,4 +1,4 @@
-// CPU Conv groups (profiler/cpu_fusion.hpp, profiler/ops/fp32_conv.hpp):
+// CPU Conv groups (analyzer/cpu_fusion.hpp, profiler/ops/fp32_conv.hpp):
 // which nodes a group takes, which it must leave alone, and what the fused
 // kernel computes, against the graph's arithmetic written out here in double
 // with ATen (at::convolution on double tensors, then each member's formula):
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <functional>
 
-#include "profiler/cpu_fusion.hpp"
+#include "analyzer/cpu_fusion.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/ops/fp32_conv.hpp"
 #include "tests/profiler/ir_model.hpp"
@@ -286,6 +286,39 @@ TEST(CpuFusion, KernelRunsANewShapeFromItsPackedWeights) {
   for (int64_t n : {1, 3}) {
     const at::Tensor xv = randn({n, 4, 7, 7}, 63);
     expect_close(kernel.run(xv, w, {}), at::relu(conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)), "batch");
+  }
+}
+
+// GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5; the Muls
+// in either order) runs as one kernel at the Div; other constants do not.
+TEST(CpuFusion, GeluWrittenOutRunsAsOneKernelOnlyWithItsConstants) {
+  for (int variant = 0; variant < 3; ++variant) {
+    IrModel m;
+    const int x = m.input("x", {2, 3, 17});
+    const float divisor = variant == 2 ? 2.0f : float(std::sqrt(2.0));
+    const int d = m.node("Div", {x, m.weight("sqrt2", at::full({}, divisor))})[0];
+    const int e = m.node("Erf", {d})[0];
+    const int a = m.node("Add", {e, m.weight("one", at::full({}, 1.f))})[0];
+    const int half = m.weight("half", at::full({}, 0.5f));
+    const int y = variant == 1 ? m.node("Mul", {x, m.node("Mul", {a, half})[0]})[0]
+                               : m.node("Mul", {m.node("Mul", {x, a})[0], half})[0];
+    m.output(y);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.gelus.size(), 1u) << variant;  // the structure matches in all three
+    EXPECT_EQ(plan.gelus[0].members, (std::vector<int>{1, 2, 3, 4})) << variant;
+    Executor exec(m.model, ExecOptions{});
+    if (variant < 2) {
+      EXPECT_EQ(exec.fused_members(0), (std::vector<std::string>{"Erf_1", "Add_2", "Mul_3", "Mul_4"})) << variant;
+      EXPECT_EQ(exec.fused_kernel(0), "aten::gelu");
+      EXPECT_EQ(exec.fused_into(4), "Div_0");
+    } else {
+      EXPECT_TRUE(exec.fused_members(0).empty()) << "a divisor of 2 is not GELU";
+    }
+    const at::Tensor xv = randn({2, 3, 17}, 71) * 3;
+    const at::Tensor xd = xv.to(at::kDouble);
+    const at::Tensor expected = xd * 0.5 * (1 + at::erf(xd / double(divisor)));
+    expect_close(exec.run({xv})[0], expected, "gelu");
+    expect_close(run(m.model, {xv}, false), expected, "gelu unfused");
   }
 }
 

@@ -133,6 +133,10 @@ ProfileSection layer_sum_section(const ProfileResult& r) {
   const std::optional<double> overhead = instrumentation_overhead(r);
   s.fields.emplace_back("instrumentation overhead", overhead ? signed_percent(*overhead) : std::string("-"));
   s.fields.emplace_back("layer sum runs", group_digits(r.layer_sum.count));
+  // Both passes ran the same kernels: fused groups (one row each) or every node as written.
+  if (!r.fusion.empty())
+    s.fields.emplace_back("fusion", r.fusion == "on" ? "on (both passes; --fusion off for one row per node)"
+                                                     : "off (both passes, every node as written)");
   s.lines.push_back(
       "layer sum: per-iteration sum of the per-layer times of the instrumented pass; "
       "the overhead is layer sum / whole model - 1");

@@ -153,6 +153,42 @@ TEST(JoinProfile, AFusedNodeHasNoRateBoundOrEfficiency) {
   EXPECT_EQ(r.nodes[2].bound, Bound::Compute) << "the reader keeps its own figures";
 }
 
+// A CPU Conv group: conv_a's kernel also ran relu (fused_members). conv_a's
+// row carries the group's cost (2,010,000 FLOPs, 280,000 B over its 100 us:
+// I = 7.18 < 10, memory-bound at 2.8 GB/s = 28% of 10 GB/s); relu keeps its
+// own cost for listing but has no rate, and the op-type sums count relu's
+// FLOPs once, in Conv's: Conv 6,010,000, Relu 0; the total stays 6,010,000.
+TEST(JoinProfile, AConvGroupsHeadCarriesItsMembersCostOnTheRoofline) {
+  ProfileResult p = hand_profile();
+  p.layers[0].fused_members = {"relu"};
+  p.layers[0].kernel = "brgconv:avx512_core";
+  p.layers[1].fused_into = "conv_a";
+  const JoinedReport r = join_profile(p, hand_ceilings());
+  const JoinedNode& head = r.nodes[0];
+  EXPECT_EQ(head.fused_members, std::vector<std::string>{"relu"});
+  EXPECT_EQ(head.kernel, "brgconv:avx512_core");
+  EXPECT_EQ(head.flops.value(), 2010000);
+  EXPECT_EQ(head.macs.value(), 1000000);
+  EXPECT_EQ(head.bytes.value(), 280000);
+  EXPECT_DOUBLE_EQ(head.achieved_flops_per_second.value(), 2010000 / 100e-6);
+  EXPECT_EQ(head.bound, Bound::Memory);
+  EXPECT_DOUBLE_EQ(head.efficiency.value(), 280000 / 100e-6 / 1e10);
+  EXPECT_EQ(r.nodes[1].flops.value(), 10000) << "the member's row still lists its own cost";
+  EXPECT_FALSE(r.nodes[1].achieved_flops_per_second);
+  int64_t flops = 0;
+  for (const JoinedOpType& t : r.by_op_type) {
+    flops += t.flops;
+    if (t.op_type == "Relu") EXPECT_EQ(t.flops, 0);
+    if (t.op_type == "Conv") EXPECT_EQ(t.flops, 6010000);
+  }
+  EXPECT_EQ(flops, 6010000) << "each node's FLOPs counted once";
+  // --group-by sums count them once too.
+  apply_grouping(p, GroupRule::parse("op"));
+  int64_t grouped = 0;
+  for (const LayerGroup& g : p.groups) grouped += g.flops;
+  EXPECT_EQ(grouped, 6010000);
+}
+
 TEST(JoinProfile, JustBelowTheRidgeIsMemoryBound) {
   ProfileResult p = hand_profile();
   p.analysis.nodes[0].cost.bytes_written = 50001;  // I = 2e6 / 200,001 < 10

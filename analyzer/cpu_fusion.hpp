@@ -19,6 +19,11 @@
 // BatchNormalization (inference form, constant statistics) is folded into the
 // Conv's weights and bias; the rest become oneDNN post-ops, in graph order.
 //
+// The plan reads the graph only, so it lives with the analyzer: the profiler's
+// executor runs it (profiler/ops/fp32_conv.hpp) and `fit` prices by it (a
+// member's forward costs nothing of its own: its work is in the group's
+// kernel).
+//
 // The absorbed members do not run; their rows in a per-layer profile take no
 // time, and the group's one measured time is on its head, the Conv
 // (LayerTiming::fused_into / fused_members). ExecOptions::fuse_cpu (`profile
@@ -32,7 +37,7 @@
 
 #include "modelstat/graph.hpp"
 
-namespace modelstat::profiler {
+namespace modelstat {
 
 // One post-op of a group, in graph order.
 struct FusedPostOp {
@@ -53,10 +58,22 @@ struct ConvGroup {
   int output = -1;                 // the tensor the group writes (its last member's output)
 };
 
+// GELU written out as ONNX exporters write it (opset < 20):
+//   Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5)   (the two Muls in either order)
+// run as one erf-GELU kernel at the Div. The plan matches the structure
+// (one-element constants); the executor checks the constants' values.
+struct GeluGroup {
+  int head = -1;                   // the Div
+  std::vector<int> members;        // Erf, Add, Mul, Mul, in graph order
+  int input = -1, output = -1;     // x, and the last Mul's output
+  int divisor = -1, one = -1, half = -1;  // the constants (sqrt 2, 1, 0.5)
+};
+
 struct CpuFusionPlan {
   std::vector<ConvGroup> groups;
+  std::vector<GeluGroup> gelus;
   std::vector<int> group_of;       // per node: its group (head or member), -1 for none
-  std::vector<bool> absorbed;      // per node: a member that does not run
+  std::vector<bool> absorbed;      // per node: a member (of a Conv or GELU group) that does not run
   int64_t absorbed_count = 0;
   bool empty() const { return groups.empty(); }
 };
@@ -75,4 +92,4 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model);
 // Conv's)", or empty. `absorbed_by_op`: member op type -> nodes.
 std::string cpu_fusion_notice(int64_t groups, const std::map<std::string, int64_t>& absorbed_by_op);
 
-}  // namespace modelstat::profiler
+}  // namespace modelstat

@@ -1,11 +1,11 @@
 // Conv group plan (cpu_fusion.hpp): which nodes run as one oneDNN convolution.
-#include "profiler/cpu_fusion.hpp"
+#include "analyzer/cpu_fusion.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <utility>
 
-namespace modelstat::profiler {
+namespace modelstat {
 
 int constant_source(const Graph& g, int t) {
   for (int depth = 0; t >= 0 && depth < 64; ++depth) {
@@ -77,6 +77,11 @@ bool foldable_batch_norm(const Graph& g, const Node& n, int t) {
   return true;
 }
 
+}  // namespace
+
+namespace {
+// The GELU groups, after the Conv groups (whose members they leave alone).
+void plan_gelus(const Graph& g, CpuFusionPlan& plan);
 }  // namespace
 
 CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
@@ -173,8 +178,80 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
     std::sort(group.members.begin(), group.members.end());
     plan.groups.push_back(std::move(group));
   }
+  plan_gelus(g, plan);
   return plan;
 }
+
+namespace {
+
+// The one reader of tensor t (not a graph output), or -1.
+int only_reader(const Graph& g, const std::vector<bool>& graph_output, int t) {
+  if (t < 0 || graph_output[size_t(t)] || g.tensors[size_t(t)].consumers.size() != 1) return -1;
+  return g.tensors[size_t(t)].consumers[0];
+}
+
+bool is_op(const Node& n, const char* type, size_t inputs) {
+  return n.domain.empty() && n.op_type == type && n.inputs.size() == inputs && n.outputs.size() == 1;
+}
+
+// A one-element float constant (directly or through Identity nodes), or -1.
+int scalar_constant(const Graph& g, int t) {
+  const int c = constant_source(g, t);
+  if (c < 0 || g.tensors[size_t(c)].dtype != DType::Float) return -1;
+  return g.tensors[size_t(c)].shape.element_count().value_or(0) == 1 ? c : -1;
+}
+
+// The operand of binary node n other than t, or -1 when n does not read t once.
+int other_operand(const Node& n, int t) {
+  if (n.inputs[0] == t && n.inputs[1] != t) return n.inputs[1];
+  if (n.inputs[1] == t && n.inputs[0] != t) return n.inputs[0];
+  return -1;
+}
+
+void plan_gelus(const Graph& g, CpuFusionPlan& plan) {
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int t : g.outputs)
+    if (t >= 0) graph_output[size_t(t)] = true;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& div = g.nodes[i];
+    if (!is_op(div, "Div", 2) || plan.absorbed[i] || plan.group_of[i] >= 0) continue;
+    GeluGroup gelu;
+    gelu.head = int(i);
+    gelu.input = div.inputs[0];
+    gelu.divisor = scalar_constant(g, div.inputs[1]);
+    if (gelu.input < 0 || !is_float(g, gelu.input) || gelu.divisor < 0) continue;
+    const int erf = only_reader(g, graph_output, div.outputs[0]);
+    if (erf < 0 || !is_op(g.nodes[size_t(erf)], "Erf", 1)) continue;
+    const int add = only_reader(g, graph_output, g.nodes[size_t(erf)].outputs[0]);
+    if (add < 0 || !is_op(g.nodes[size_t(add)], "Add", 2)) continue;
+    gelu.one = scalar_constant(g, other_operand(g.nodes[size_t(add)], g.nodes[size_t(erf)].outputs[0]));
+    if (gelu.one < 0) continue;
+    const int mul1 = only_reader(g, graph_output, g.nodes[size_t(add)].outputs[0]);
+    if (mul1 < 0 || !is_op(g.nodes[size_t(mul1)], "Mul", 2)) continue;
+    const int f1 = other_operand(g.nodes[size_t(mul1)], g.nodes[size_t(add)].outputs[0]);
+    const int mul2 = only_reader(g, graph_output, g.nodes[size_t(mul1)].outputs[0]);
+    if (f1 < 0 || mul2 < 0 || !is_op(g.nodes[size_t(mul2)], "Mul", 2)) continue;
+    const int f2 = other_operand(g.nodes[size_t(mul2)], g.nodes[size_t(mul1)].outputs[0]);
+    if (f2 < 0) continue;
+    // One factor is x, the other 0.5, in either order.
+    if (f1 == gelu.input && scalar_constant(g, f2) >= 0) gelu.half = scalar_constant(g, f2);
+    else if (f2 == gelu.input && scalar_constant(g, f1) >= 0) gelu.half = scalar_constant(g, f1);
+    else continue;
+    gelu.output = g.nodes[size_t(mul2)].outputs[0];
+    if (!is_float(g, gelu.output)) continue;
+    gelu.members = {erf, add, mul1, mul2};
+    bool taken = false;
+    for (int m : gelu.members) taken = taken || plan.absorbed[size_t(m)] || plan.group_of[size_t(m)] >= 0;
+    if (taken) continue;
+    for (int m : gelu.members) {
+      plan.absorbed[size_t(m)] = true;
+      ++plan.absorbed_count;
+    }
+    plan.gelus.push_back(std::move(gelu));
+  }
+}
+
+}  // namespace
 
 std::string cpu_fusion_notice(int64_t groups, const std::map<std::string, int64_t>& absorbed_by_op) {
   if (groups == 0) return {};
@@ -188,4 +265,4 @@ std::string cpu_fusion_notice(int64_t groups, const std::map<std::string, int64_
   return text + "; --fusion off runs every node as written";
 }
 
-}  // namespace modelstat::profiler
+}  // namespace modelstat
