@@ -72,15 +72,25 @@ std::string Page::left_out_note(size_t count, const char* why) {
 
 void Page::scatter() {
   std::vector<const JoinedNode*> shown;
-  for (const auto& n : r_.nodes)
-    if (n.flops.value_or(0) > 0 && positive(or_nan(n.median_seconds))) shown.push_back(&n);
-  const size_t left_out = r_.nodes.size() - shown.size();
+  // A fused member's own time is only its marker's (its work is in its group's row, which carries its FLOPs).
+  size_t members = 0;
+  for (const auto& n : r_.nodes) {
+    if (!n.fused_into.empty()) ++members;
+    else if (n.flops.value_or(0) > 0 && positive(or_nan(n.median_seconds))) shown.push_back(&n);
+  }
+  const size_t left_out = r_.nodes.size() - shown.size() - members;
+  const std::string fused_note =
+      members == 0 ? std::string()
+                   : "<p class=\"note left-out\">" + std::to_string(members) +
+                         (members == 1 ? " fused member not shown: its work is in its group's point"
+                                       : " fused members not shown: their work is in their groups' points") +
+                         ".</p>\n";
   figure_open("chart-scatter", "FLOPs vs latency per layer",
               "Each point is one node: its analysed FLOPs against its median time in the per-layer pass. "
               "The dashed line is the time each FLOP count would take at the compute roof.");
   if (shown.empty()) {
     out_ << "<p class=\"note\">No node has both FLOPs and a measured time: nothing to plot.</p>\n"
-         << left_out_note(left_out, "with no FLOPs or no time") << "</figure>\n";
+         << left_out_note(left_out, "with no FLOPs or no time") << fused_note << "</figure>\n";
     return;
   }
   double fmin = INFINITY, fmax = 0, tmin = INFINITY, tmax = 0;
@@ -119,7 +129,7 @@ void Page::scatter() {
   }
   out_ << "</g>\n";
   legend(types, f.right + 14, f.top + 10, peak_label);
-  out_ << "</svg>\n" << left_out_note(left_out, "with no FLOPs or no time") << "</figure>\n";
+  out_ << "</svg>\n" << left_out_note(left_out, "with no FLOPs or no time") << fused_note << "</figure>\n";
 }
 
 void Page::roofline() {

@@ -225,6 +225,20 @@ TEST(JoinedHtml, ScatterHasOnePointPerNodeWithFlopsAndTime) {
   EXPECT_EQ(legend.find(">Reshape<"), std::string::npos);
 }
 
+// A fused member (here the Relu, fused into the stem Conv's group) took only
+// its marker's time; its work is in the group's row: it is not a point of its
+// own, and the note says so apart from the nodes with no place on log axes.
+TEST(JoinedHtml, ScatterLeavesFusedMembersToTheirGroupsPoint) {
+  ProfileResult p = small_profile();
+  p.layers[1].fused_into = "/stem/Conv";
+  p.layers[0].fused_members = {p.layers[1].name};
+  const std::string scatter = element(html_of(join_profile(p, cpu_ceilings(50e9, 100e9))), "chart-scatter", "</figure>");
+  ASSERT_FALSE(scatter.empty());
+  EXPECT_EQ(count_of(scatter, "class=\"pt\""), 2u);  // Conv (its group) and Gemm
+  EXPECT_NE(scatter.find("3 nodes with no FLOPs or no time not shown"), std::string::npos);
+  EXPECT_NE(scatter.find("1 fused member not shown: its work is in its group's point."), std::string::npos);
+}
+
 TEST(JoinedHtml, PlottedOpTypesGetThePaletteFirst) {
   // Ten op types with no FLOPs take more time than the one with FLOPs; the
   // palette (9 colours, the first #4e79a7) still goes to the MatMul first,
