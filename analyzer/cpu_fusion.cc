@@ -77,11 +77,85 @@ bool foldable_batch_norm(const Graph& g, const Node& n, int t) {
   return true;
 }
 
+// The post-op that reads tensor t next (t is no graph output), for a group
+// whose head is node `head`: an activation, SiLU written out, a residual Add
+// (when the group has none yet) and, where `gelus` is given, GELU (the Gelu
+// op, or a GeluGroup reading t: its index into *gelus in *gelu). False when
+// none; else `joined` holds the nodes it absorbs and `next` their output.
+bool next_post_op(const Graph& g, const std::vector<bool>& graph_output, int64_t opset, int t, int head,
+                  bool has_residual, const std::vector<GeluGroup>* gelus, FusedPostOp& op, std::vector<int>& joined,
+                  int& next, int* gelu) {
+  const auto& readers = g.tensors[size_t(t)].consumers;
+  next = -1;
+  if (readers.size() == 1) {
+    const int r = readers[0];
+    const Node& node = g.nodes[size_t(r)];
+    if (eltwise_post_op(g, node, t, opset, op)) {
+      joined = {r};
+      next = node.outputs[0];
+    } else if (gelus && node.domain.empty() && node.op_type == "Gelu" && node.inputs.size() == 1 &&
+               node.outputs.size() == 1) {
+      const std::string approx = node.attr_string("approximate", "none");
+      if (approx != "none" && approx != "tanh") return false;
+      op = {approx == "tanh" ? FusedPostOp::Kind::GeluTanh : FusedPostOp::Kind::Gelu};
+      joined = {r};
+      next = node.outputs[0];
+    } else if (!has_residual && node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 &&
+               node.outputs.size() == 1 && node.inputs[0] != node.inputs[1]) {
+      const int other = node.inputs[0] == t ? node.inputs[1] : node.inputs[0];
+      // A residual computed before the head runs, of the output's shape (no broadcast).
+      if (other >= 0 && is_float(g, other) && !g.tensors[size_t(other)].is_constant() &&
+          g.tensors[size_t(other)].producer < head &&
+          same_known_shape(g.tensors[size_t(other)].shape, g.tensors[size_t(t)].shape)) {
+        op = {FusedPostOp::Kind::AddResidual};
+        op.residual = other;
+        joined = {r};
+        next = node.outputs[0];
+      }
+    }
+  } else if (readers.size() == 2) {
+    // SiLU written out: Mul(t, Sigmoid(t)).
+    for (int k = 0; k < 2 && next < 0; ++k) {
+      const Node& sig = g.nodes[size_t(readers[size_t(k)])];
+      const Node& mul = g.nodes[size_t(readers[size_t(1 - k)])];
+      if (!sig.domain.empty() || sig.op_type != "Sigmoid" || sig.outputs.size() != 1 || sig.inputs[0] != t) continue;
+      const int s = sig.outputs[0];
+      if (s < 0 || graph_output[size_t(s)] || g.tensors[size_t(s)].consumers.size() != 1 ||
+          g.tensors[size_t(s)].consumers[0] != readers[size_t(1 - k)])
+        continue;
+      if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
+      if (!((mul.inputs[0] == t && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == t))) continue;
+      op = {FusedPostOp::Kind::Swish, 1.f};
+      joined = {readers[size_t(k)], readers[size_t(1 - k)]};
+      next = mul.outputs[0];
+    }
+    // GELU written out (a GeluGroup): t is read by its Div and by one of its Muls.
+    for (size_t k = 0; gelus && next < 0 && k < gelus->size(); ++k) {
+      const GeluGroup& ge = (*gelus)[k];
+      if (ge.input != t || ge.head < 0) continue;
+      const bool div_reads = readers[0] == ge.head || readers[1] == ge.head;
+      const int mul_reader = readers[0] == ge.head ? readers[1] : readers[0];
+      if (!div_reads || std::find(ge.members.begin(), ge.members.end(), mul_reader) == ge.members.end()) continue;
+      op = {FusedPostOp::Kind::Gelu};
+      op.gelu_divisor = ge.divisor;
+      op.gelu_one = ge.one;
+      op.gelu_half = ge.half;
+      joined = {ge.head};
+      joined.insert(joined.end(), ge.members.begin(), ge.members.end());
+      next = ge.output;
+      if (gelu) *gelu = int(k);
+    }
+  }
+  return next >= 0;
+}
+
 }  // namespace
 
 namespace {
 // The GELU groups, after the Conv groups (whose members they leave alone).
 void plan_gelus(const Graph& g, CpuFusionPlan& plan);
+// The MatMul groups, after the GELU groups (which they may take in).
+void plan_matmuls(const Graph& g, const Model& model, CpuFusionPlan& plan);
 }  // namespace
 
 CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
@@ -93,9 +167,6 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
   for (int t : g.outputs)
     if (t >= 0) graph_output[size_t(t)] = true;
   const int64_t opset = model.opset_version("");
-  // Where each tensor is computed: its producer's index; -1 for inputs and constants.
-  auto computed_at = [&](int t) { return g.tensors[size_t(t)].producer; };
-
   for (size_t i = 0; i < n; ++i) {
     const Node& conv = g.nodes[i];
     if (!conv.domain.empty() || conv.op_type != "Conv" || plan.group_of[i] >= 0) continue;
@@ -114,52 +185,19 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
     for (;;) {
       if (graph_output[size_t(t)]) break;
       const auto& readers = g.tensors[size_t(t)].consumers;
+      if (group.post_ops.empty() && group.batch_norm < 0 && readers.size() == 1 &&
+          foldable_batch_norm(g, g.nodes[size_t(readers[0])], t)) {
+        group.batch_norm = readers[0];
+        group.members.push_back(readers[0]);
+        t = g.nodes[size_t(readers[0])].outputs[0];
+        continue;
+      }
       FusedPostOp op;
       int next = -1;
       std::vector<int> joined;
-      if (readers.size() == 1) {
-        const int r = readers[0];
-        const Node& node = g.nodes[size_t(r)];
-        if (group.post_ops.empty() && group.batch_norm < 0 && foldable_batch_norm(g, node, t)) {
-          group.batch_norm = r;
-          group.members.push_back(r);
-          t = node.outputs[0];
-          continue;
-        }
-        if (eltwise_post_op(g, node, t, opset, op)) {
-          joined = {r};
-          next = node.outputs[0];
-        } else if (!has_residual && node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 &&
-                   node.outputs.size() == 1 && node.inputs[0] != node.inputs[1]) {
-          const int other = node.inputs[0] == t ? node.inputs[1] : node.inputs[0];
-          // A residual computed before the Conv runs, of the output's shape (no broadcast).
-          if (other >= 0 && is_float(g, other) && !g.tensors[size_t(other)].is_constant() &&
-              computed_at(other) < int(i) && same_known_shape(g.tensors[size_t(other)].shape, g.tensors[size_t(t)].shape)) {
-            op = {FusedPostOp::Kind::AddResidual};
-            op.residual = other;
-            joined = {r};
-            next = node.outputs[0];
-            has_residual = true;
-          }
-        }
-      } else if (readers.size() == 2) {
-        // SiLU written out: Mul(t, Sigmoid(t)).
-        for (int k = 0; k < 2 && next < 0; ++k) {
-          const Node& sig = g.nodes[size_t(readers[size_t(k)])];
-          const Node& mul = g.nodes[size_t(readers[size_t(1 - k)])];
-          if (!sig.domain.empty() || sig.op_type != "Sigmoid" || sig.outputs.size() != 1 || sig.inputs[0] != t) continue;
-          const int s = sig.outputs[0];
-          if (s < 0 || graph_output[size_t(s)] || g.tensors[size_t(s)].consumers.size() != 1 ||
-              g.tensors[size_t(s)].consumers[0] != readers[size_t(1 - k)])
-            continue;
-          if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
-          if (!((mul.inputs[0] == t && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == t))) continue;
-          op = {FusedPostOp::Kind::Swish, 1.f};
-          joined = {readers[size_t(k)], readers[size_t(1 - k)]};
-          next = mul.outputs[0];
-        }
-      }
+      next_post_op(g, graph_output, opset, t, int(i), has_residual, nullptr, op, joined, next, nullptr);
       if (next < 0 || !is_float(g, next)) break;
+      has_residual = has_residual || op.kind == FusedPostOp::Kind::AddResidual;
       group.post_ops.push_back(op);
       for (int m : joined) group.members.push_back(m);
       t = next;
@@ -179,6 +217,7 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
     plan.groups.push_back(std::move(group));
   }
   plan_gelus(g, plan);
+  plan_matmuls(g, model, plan);
   return plan;
 }
 
@@ -251,6 +290,107 @@ void plan_gelus(const Graph& g, CpuFusionPlan& plan) {
   }
 }
 
+
+// A constant of N float values shaped [N] or [1, .., 1, N] with rank <= max_rank, or -1.
+int bias_constant(const Graph& g, int t, int64_t n, size_t max_rank) {
+  const int c = t < 0 ? -1 : constant_source(g, t);
+  if (c < 0 || g.tensors[size_t(c)].dtype != DType::Float) return -1;
+  const Shape& s = g.tensors[size_t(c)].shape;
+  if (!s.fully_known() || s.dims.empty() || s.dims.size() > max_rank || s.dims.back().value != n) return -1;
+  for (size_t d = 0; d + 1 < s.dims.size(); ++d)
+    if (s.dims[d].value != 1) return -1;
+  return c;
+}
+
+void plan_matmuls(const Graph& g, const Model& model, CpuFusionPlan& plan) {
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int t : g.outputs)
+    if (t >= 0) graph_output[size_t(t)] = true;
+  const int64_t opset = model.opset_version("");
+  std::vector<bool> gelu_taken(plan.gelus.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    const bool gemm = node.op_type == "Gemm";
+    if (!node.domain.empty() || (!gemm && node.op_type != "MatMul") || plan.absorbed[i] || plan.group_of[i] >= 0)
+      continue;
+    if (node.inputs.size() < 2 || node.outputs.size() != 1 || node.outputs[0] < 0) continue;
+    const int a = node.inputs[0], y = node.outputs[0];
+    if (a < 0 || !is_float(g, a) || !is_float(g, y)) continue;
+    const int w = node.inputs[1] < 0 ? -1 : constant_source(g, node.inputs[1]);
+    if (w < 0 || g.tensors[size_t(w)].dtype != DType::Float) continue;
+    const Shape& ws = g.tensors[size_t(w)].shape;
+    if (!ws.fully_known() || ws.dims.size() != 2) continue;
+    const Shape& as = g.tensors[size_t(a)].shape;
+    if (as.rank_known && as.dims.size() < 2) continue;
+    MatMulGroup group;
+    group.head = int(i);
+    group.weight = w;
+    int64_t n = ws.dims[1].value;
+    if (gemm) {
+      if (opset < 7 || node.attr_int("transA", 0) != 0 || (as.rank_known && as.dims.size() != 2)) continue;
+      group.transposed = node.attr_int("transB", 0) != 0;
+      n = ws.dims[group.transposed ? 0 : 1].value;
+      if (node.inputs.size() > 2 && node.inputs[2] >= 0 && node.attr_float("beta", 1.0) != 0.0) {
+        group.bias = bias_constant(g, node.inputs[2], n, 2);
+        if (group.bias < 0) continue;
+      }
+    }
+    int t = y;
+    const Shape& ys = g.tensors[size_t(y)].shape;
+    // Add of a constant bias: the MatMul's, or the Gemm's when it has no C.
+    if (group.bias < 0 && !graph_output[size_t(t)] && g.tensors[size_t(t)].consumers.size() == 1 && ys.rank_known) {
+      const int r = g.tensors[size_t(t)].consumers[0];
+      const Node& add = g.nodes[size_t(r)];
+      if (add.domain.empty() && add.op_type == "Add" && add.inputs.size() == 2 && add.outputs.size() == 1 &&
+          add.inputs[0] != add.inputs[1] && is_float(g, add.outputs[0])) {
+        const int other = add.inputs[0] == t ? add.inputs[1] : add.inputs[0];
+        const int c = bias_constant(g, other, n, ys.dims.size());
+        if (c >= 0) {
+          group.bias = c;
+          group.bias_add = r;
+          group.bias_output = add.outputs[0];
+          group.members.push_back(r);
+          t = add.outputs[0];
+        }
+      }
+    }
+    bool has_residual = false;
+    while (!graph_output[size_t(t)]) {
+      FusedPostOp op;
+      std::vector<int> joined;
+      int next = -1, gelu = -1;
+      if (!next_post_op(g, graph_output, opset, t, int(i), has_residual, &plan.gelus, op, joined, next, &gelu)) break;
+      if (!is_float(g, next) || (gelu >= 0 && gelu_taken[size_t(gelu)])) break;
+      bool taken = false;
+      for (int m : joined) taken = taken || plan.group_of[size_t(m)] >= 0 || (plan.absorbed[size_t(m)] && gelu < 0);
+      if (taken) break;
+      if (gelu >= 0) gelu_taken[size_t(gelu)] = true;
+      has_residual = has_residual || op.kind == FusedPostOp::Kind::AddResidual;
+      group.post_ops.push_back(op);
+      group.stage_members.push_back(joined);
+      group.stage_outputs.push_back(next);
+      group.members.insert(group.members.end(), joined.begin(), joined.end());
+      t = next;
+    }
+    group.output = t;
+    for (int m : group.members) {
+      if (plan.absorbed[size_t(m)]) continue;  // a GeluGroup's member, counted already
+      plan.absorbed[size_t(m)] = true;
+      ++plan.absorbed_count;
+    }
+    std::sort(group.members.begin(), group.members.end());
+    plan.matmuls.push_back(std::move(group));
+  }
+  // A GELU that joined a MatMul group is no group of its own; its Div is now absorbed too.
+  std::vector<GeluGroup> left;
+  for (size_t k = 0; k < plan.gelus.size(); ++k) {
+    if (!gelu_taken[k]) {
+      left.push_back(std::move(plan.gelus[k]));
+      continue;
+    }
+  }
+  plan.gelus = std::move(left);
+}
 }  // namespace
 
 std::string cpu_fusion_notice(int64_t groups, const std::map<std::string, int64_t>& absorbed_by_op) {

@@ -41,13 +41,17 @@ namespace modelstat {
 
 // One post-op of a group, in graph order.
 struct FusedPostOp {
-  enum class Kind { Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, Swish, AddResidual };
+  // Gelu: erf form; GeluTanh: tanh approximation (MatMul groups only).
+  enum class Kind { Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, Swish, Gelu, GeluTanh, AddResidual };
   Kind kind = Kind::Relu;
   float alpha = 0.f, beta = 0.f;  // LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta
   int residual = -1;              // AddResidual: the tensor added
   // Clip at opset >= 11: its bounds are constant inputs (-1: absent), read
   // when the kernel is built; below 11 they are attributes, in alpha/beta.
   int clip_min = -1, clip_max = -1;
+  // Gelu written out (a GeluGroup's constants: sqrt 2, 1, 0.5), checked when
+  // the kernel is built; -1 for the Gelu op.
+  int gelu_divisor = -1, gelu_one = -1, gelu_half = -1;
 };
 
 struct ConvGroup {
@@ -69,13 +73,49 @@ struct GeluGroup {
   int divisor = -1, one = -1, half = -1;  // the constants (sqrt 2, 1, 0.5)
 };
 
+// Gemm / MatMul with a constant 2-D float weight (directly or through
+// Identity nodes), run on profiler/ops/fp32_matmul.hpp's kernel (oneDNN or
+// BLAS, whichever is faster for the shape), and the ops after it that its
+// kernel applies to the output tile:
+//
+//   (MatMul | Gemm) -> [Add of a constant bias of N values] ->
+//       ( Relu | LeakyRelu | Clip | HardSigmoid | HardSwish | Sigmoid | Tanh |
+//         Sigmoid+Mul (SiLU) | Gelu | GELU written out | Add of a residual )*
+//
+// under the Conv groups' rules (each tensor before a member read by the group
+// alone, a residual computed before the head). A GELU written out joins as
+// its whole GeluGroup (Div, Erf, Add, Mul, Mul). Gemm qualifies with
+// transA = 0 (opset >= 7) and C absent or a constant of N values ([N] or
+// [1, N]); alpha and beta fold into the weights and bias. Every qualifying
+// node is a group, most of one node; `profile --fusion off` runs the head
+// alone (Gemm's C still its bias) and its members as written.
+struct MatMulGroup {
+  int head = -1;
+  int weight = -1;          // B (the constant tensor itself)
+  bool transposed = false;  // Gemm transB = 1: the weight is stored N x K
+  int bias = -1;            // Gemm's C, or the bias Add's constant: N values; -1 none
+  int bias_add = -1;        // the Add whose constant is `bias` (a member), -1 when it is Gemm's C or none
+  int bias_output = -1;     // that Add's output
+  std::vector<FusedPostOp> post_ops;
+  std::vector<std::vector<int>> stage_members;  // per post-op, the nodes it absorbs
+  std::vector<int> stage_outputs;               // per post-op, the tensor it writes
+  std::vector<int> members;                     // every absorbed node, in graph order
+  int output = -1;                              // the tensor the group writes
+};
+
 struct CpuFusionPlan {
   std::vector<ConvGroup> groups;
+  std::vector<MatMulGroup> matmuls;
   std::vector<GeluGroup> gelus;
-  std::vector<int> group_of;       // per node: its group (head or member), -1 for none
-  std::vector<bool> absorbed;      // per node: a member (of a Conv or GELU group) that does not run
+  std::vector<int> group_of;       // per node: its Conv group (head or member), -1 for none
+  std::vector<bool> absorbed;      // per node: a member (of a Conv, MatMul or GELU group) that does not run
   int64_t absorbed_count = 0;
-  bool empty() const { return groups.empty(); }
+  int64_t matmul_members() const {
+    int64_t n = 0;
+    for (const MatMulGroup& m : matmuls) n += int64_t(m.members.size());
+    return n;
+  }
+  bool empty() const { return groups.empty() && matmuls.empty(); }
 };
 
 // The constant tensor `t` is, directly or through a chain of Identity nodes

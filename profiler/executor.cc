@@ -169,6 +169,33 @@ std::vector<at::Tensor> produced_outputs(const Graph& g, const std::vector<at::T
   return outputs;
 }
 
+// "48 Gemm/MatMul with constant weights: 46 on oneDNN matmul with prepacked
+// weights, 2 on BLAS, whichever measured faster for the shape (...)".
+std::string gemm_notice(int64_t kernels, int64_t onednn, int64_t blas, GemmBackend backend, int64_t measured,
+                        int64_t cached, const GemmChoiceSummary& summary,
+                        const std::map<std::string, int64_t>& absorbed_by_op) {
+  std::string text = std::to_string(kernels) + " Gemm/MatMul with constant weights";
+  const int64_t later = kernels - onednn - blas;
+  text += ": " + std::to_string(onednn) + " ran on oneDNN matmul with prepacked weights, " + std::to_string(blas) +
+          " on BLAS";
+  if (later > 0) text += ", " + std::to_string(later) + " chosen at their first run (shape not bound at load)";
+  if (backend == GemmBackend::Auto) {
+    text += ", whichever measured faster for the shape (" + std::to_string(measured) + " shapes measured now, " +
+            std::to_string(cached) + " read from the per-machine cache" +
+            (summary.cache_file.empty() ? " (none: " + summary.cache_error + ")" : " " + summary.cache_file) +
+            "; --gemm onednn|blas forces one)";
+  } else {
+    text += std::string(" (--gemm ") + gemm_backend_name(backend) + ")";
+  }
+  if (!absorbed_by_op.empty()) {
+    std::string list;
+    for (const auto& [op, count] : absorbed_by_op) list += (list.empty() ? "" : ", ") + std::to_string(count) + " " + op;
+    text += "; fused into them (bias Add, activations, GELU, residual Add): " + list +
+            " absorbed: their rows take no time, their work is in the Gemm/MatMul's";
+  }
+  return text;
+}
+
 }  // namespace
 
 // What a control-flow node's executor runs its subgraphs through: the values
@@ -213,6 +240,7 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                 {}, reader ? reader->name : std::string(), reader ? reader->op_type : std::string());
   }
 
+  const GemmChoiceSummary choices_before = gemm_choice_summary();
   top_ = plan_graph(g, nullptr);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& [label, sub] : g.nodes[i].named_subgraphs())
@@ -221,6 +249,20 @@ Executor::Executor(const Model& model, const ExecOptions& options)
     fusion_notices_.push_back(notice);
   if (const std::string notice = cpu_fusion_notice(conv_groups_, conv_absorbed_by_op_); !notice.empty())
     fusion_notices_.push_back(notice);
+  if (matmul_kernels_ > 0) {
+    const GemmChoiceSummary after = gemm_choice_summary();
+    int64_t onednn = 0, blas = 0;
+    auto count = [&](const GraphPlan& plan) {
+      for (const NodeStep& step : plan.steps)
+        if (step.matmul_kernel && step.matmul_kernel->implementation() != "none")
+          ++(step.matmul_kernel->implementation().rfind("onednn", 0) == 0 ? onednn : blas);
+    };
+    count(top_);
+    for (const auto& [graph, plan] : subplans_) count(plan);
+    fusion_notices_.push_back(gemm_notice(matmul_kernels_, onednn, blas, options_.gemm,
+                                          after.measured - choices_before.measured,
+                                          after.cached - choices_before.cached, after, matmul_absorbed_by_op_));
+  }
   if (gelu_groups_ > 0)
     fusion_notices_.push_back(std::to_string(gelu_groups_) +
                               " GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) ran as one erf-GELU "
@@ -244,15 +286,20 @@ std::vector<std::string> Executor::fused_members(int k) const {
 
 std::string Executor::fused_kernel(int k) const {
   if (k >= 0 && size_t(k) < top_.steps.size() && top_.steps[size_t(k)].gelu) return "aten::gelu";
+  if (k >= 0 && size_t(k) < top_.steps.size() && top_.steps[size_t(k)].matmul_kernel)
+    return top_.steps[size_t(k)].matmul_kernel->implementation();
   if (k < 0 || size_t(k) >= top_.steps.size() || !top_.steps[size_t(k)].conv_kernel) return {};
   return top_.steps[size_t(k)].conv_kernel->implementation();
 }
 
 void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<bool>& fused_read) {
   const bool fp32 = options_.float_dtype == at::kFloat || options_.float_dtype == at::ScalarType::Undefined;
-  if (!options_.fuse_cpu || !options_.device.is_cpu() || !fp32) return;
+  if (!options_.device.is_cpu() || !fp32) return;
+  if (!options_.fuse_cpu && options_.gemm == GemmBackend::Blas) return;
   const CpuFusionPlan fusion = plan_cpu_fusion(g, model_);
+  plan_matmul_groups(g, fusion, plan, fused_read);
   for (const ConvGroup& group : fusion.groups) {
+    if (!options_.fuse_cpu) break;
     // Nodes QDQ fusion took already stay as they are.
     bool taken = !plan.steps[size_t(group.conv)].fused_inputs.empty() || plan.steps[size_t(group.conv)].absorbed;
     for (int m : group.members) taken = taken || plan.steps[size_t(m)].absorbed;
@@ -318,6 +365,7 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
     return v.defined() && v.numel() == 1 && std::abs(v.to(at::kDouble).item<double>() - expected) <= 1e-6 * expected;
   };
   for (const GeluGroup& gelu : fusion.gelus) {
+    if (!options_.fuse_cpu) break;
     bool taken = !plan.steps[size_t(gelu.head)].fused_inputs.empty() || plan.steps[size_t(gelu.head)].absorbed;
     for (int m : gelu.members) taken = taken || plan.steps[size_t(m)].absorbed;
     if (taken || !value_is(gelu.divisor, std::sqrt(2.0)) || !value_is(gelu.one, 1.0) || !value_is(gelu.half, 0.5))
@@ -337,6 +385,11 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
   // The constants only the groups read (weights, bias, BatchNormalization
   // statistics) live on in the kernels' packed form: the store drops them.
   std::set<int> candidates;
+  for (const MatMulGroup& group : fusion.matmuls)
+    if (plan.steps[size_t(group.head)].matmul_kernel) {
+      candidates.insert(g.nodes[size_t(group.head)].inputs[1]);
+      if (group.bias >= 0) candidates.insert(group.bias);
+    }
   for (const ConvGroup& group : fusion.groups) {
     if (!plan.steps[size_t(group.conv)].conv_kernel) continue;
     const Node& conv = g.nodes[size_t(group.conv)];
@@ -353,11 +406,99 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
     bool only_groups = true;
     for (int c : g.tensors[size_t(t)].consumers) {
       const NodeStep& step = plan.steps[size_t(c)];
-      const bool head = step.conv_kernel && std::find(step.fused_inputs.begin(), step.fused_inputs.end(), t) ==
-                                                step.fused_inputs.end();
+      const bool head = (step.conv_kernel || step.matmul_kernel) &&
+                        std::find(step.fused_inputs.begin(), step.fused_inputs.end(), t) == step.fused_inputs.end();
       only_groups = only_groups && (head || (step.absorbed && step.fused_head >= 0));
     }
     if (only_groups) weights_.release(&g, t);
+  }
+}
+
+void Executor::plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, GraphPlan& plan,
+                                  std::vector<bool>& fused_read) {
+  const bool fuse = options_.fuse_cpu;
+  auto value_is = [&](int t, double expected) {
+    const at::Tensor& v = weights_.get(&g, t);
+    return v.defined() && v.numel() == 1 && std::abs(v.to(at::kDouble).item<double>() - expected) <= 1e-6 * expected;
+  };
+  for (const MatMulGroup& group : fusion.matmuls) {
+    NodeStep& head = plan.steps[size_t(group.head)];
+    // Nodes QDQ fusion took already stay as they are.
+    bool taken = !head.fused_inputs.empty() || head.absorbed;
+    for (int m : group.members) taken = taken || plan.steps[size_t(m)].absorbed;
+    if (taken) continue;
+    const Node& node = g.nodes[size_t(group.head)];
+    const bool bias_add = fuse && group.bias_add >= 0;
+    std::shared_ptr<Fp32MatmulKernel> kernel;
+    std::vector<int> members;
+    int output = bias_add ? group.bias_output : node.outputs[0];
+    int residual = -1;
+    try {
+      at::Tensor weight = weights_.get(&g, group.weight).to(at::kFloat);
+      if (!weight.defined() || weight.dim() != 2) continue;
+      if (group.transposed) weight = weight.t();
+      const bool gemm = node.op_type == "Gemm";
+      const double alpha = gemm ? node.attr_float("alpha", 1.0) : 1.0;
+      if (alpha != 1.0) weight = weight * alpha;
+      at::Tensor bias;
+      if (group.bias >= 0 && (group.bias_add < 0 || bias_add)) {
+        bias = weights_.get(&g, group.bias).to(at::kFloat).reshape({-1});
+        const double beta = gemm && group.bias_add < 0 ? node.attr_float("beta", 1.0) : 1.0;
+        if (beta != 1.0) bias = bias * beta;
+      }
+      if (bias_add) members.push_back(group.bias_add);
+      std::vector<ResolvedPostOp> ops;
+      for (size_t k = 0; fuse && k < group.post_ops.size(); ++k) {
+        const FusedPostOp& op = group.post_ops[k];
+        ResolvedPostOp r{op.kind, op.alpha, op.beta};
+        if (op.clip_min >= 0) r.alpha = weights_.get(&g, constant_source(g, op.clip_min)).to(at::kFloat).item<float>();
+        if (op.clip_max >= 0) r.beta = weights_.get(&g, constant_source(g, op.clip_max)).to(at::kFloat).item<float>();
+        // GELU written out joins only with the constants of GELU: else the group ends before it.
+        if (op.gelu_divisor >= 0 && (!value_is(op.gelu_divisor, std::sqrt(2.0)) || !value_is(op.gelu_one, 1.0) ||
+                                     !value_is(op.gelu_half, 0.5)))
+          break;
+        if (op.kind == FusedPostOp::Kind::AddResidual) residual = op.residual;
+        ops.push_back(r);
+        members.insert(members.end(), group.stage_members[k].begin(), group.stage_members[k].end());
+        output = group.stage_outputs[k];
+      }
+      kernel = std::make_shared<Fp32MatmulKernel>(std::move(weight), std::move(bias), std::move(ops), options_.gemm);
+    } catch (const std::exception&) {
+      continue;  // a constant the weight store does not hold: the nodes run as written
+    }
+    // Choose the kernel now when the graph binds A's shape (the run then builds nothing).
+    const Tensor& a = g.tensors[size_t(node.inputs[0])];
+    if (a.shape.fully_known() && a.shape.dims.size() >= 2) {
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < a.shape.dims.size(); ++d) rows *= a.shape.dims[d].value;
+      if (a.shape.dims.back().value == kernel->k()) kernel->prepare(rows);
+    }
+    head.matmul_kernel = std::move(kernel);
+    head.fused_inputs = {node.inputs[0], residual};
+    head.fused_output = output;
+    std::sort(members.begin(), members.end());
+    head.fused_members = members;
+    for (int t : head.fused_inputs)
+      if (t >= 0) fused_read[size_t(t)] = true;
+    for (int m : members) {
+      plan.steps[size_t(m)].absorbed = true;
+      plan.steps[size_t(m)].fused_head = group.head;
+      ++matmul_absorbed_by_op_[g.nodes[size_t(m)].op_type];
+    }
+    ++matmul_kernels_;
+  }
+}
+
+void Executor::run_matmul_group(const Graph& g, const Node& node, const NodeStep& step,
+                                std::vector<at::Tensor>& env) const {
+  const at::Tensor& a = env[size_t(step.fused_inputs[0])];
+  const at::Tensor residual = step.fused_inputs[1] >= 0 ? env[size_t(step.fused_inputs[1])] : at::Tensor();
+  try {
+    env[size_t(step.fused_output)] = step.matmul_kernel->run(a, residual);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw aten_error(e, node, options_.device);
   }
 }
 
@@ -401,7 +542,7 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
     if (constant_preloaded(g, node, weights_) || step.absorbed) continue;
     step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
-    if (step.conv_kernel || step.gelu) {
+    if (step.conv_kernel || step.matmul_kernel || step.gelu) {
       step.last_read.assign(step.fused_inputs.size(), false);
       continue;
     }
@@ -644,6 +785,8 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
       // A DequantizeLinear fused into its readers, or a Conv group's member: nothing to run.
     } else if (step.conv_kernel) {
       run_conv_group(g, node, step, env);
+    } else if (step.matmul_kernel) {
+      run_matmul_group(g, node, step, env);
     } else if (step.gelu) {
       env[size_t(step.fused_output)] = at::gelu(env[size_t(step.fused_inputs[0])]);
     } else if (!step.rule) {

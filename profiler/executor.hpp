@@ -15,6 +15,11 @@
 
 #include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
+#include "profiler/ops/fp32_matmul.hpp"
+
+namespace modelstat {
+struct CpuFusionPlan;  // analyzer/cpu_fusion.hpp
+}
 
 namespace modelstat::profiler {
 
@@ -47,6 +52,11 @@ struct ExecOptions {
   // oneDNN convolution with prepacked weights. Off (`--fusion off`): every
   // node as written. Off for autograd too (train_step.cc).
   bool fuse_cpu = true;
+  // fp32 Gemm / MatMul with constant weights on the CPU (`--gemm`): on
+  // oneDNN or BLAS, the faster for each shape (profiler/ops/fp32_matmul.hpp),
+  // in both fusion modes. Blas: ATen's matmul as the nodes are written; what
+  // a training step uses (autograd runs through ATen).
+  GemmBackend gemm = GemmBackend::Auto;
   // For verify's sensitivity rerun: QuantizeLinear and DynamicQuantizeLinear
   // move each value they round by one ulp, up or down at random (a fixed
   // seed per node): the smallest difference float rounding in the ops before
@@ -200,6 +210,8 @@ class Executor {
     // Conv groups: the head runs `conv_kernel` on fused_inputs {x, residual}
     // and writes `fused_output`; a member is absorbed, with its head's index.
     std::shared_ptr<const Fp32ConvKernel> conv_kernel;
+    // MatMul groups likewise: `matmul_kernel` on fused_inputs {a, residual}.
+    std::shared_ptr<const Fp32MatmulKernel> matmul_kernel;
     // A GELU group's head (cpu_fusion.hpp): at::gelu of fused_inputs[0] into fused_output.
     bool gelu = false;
     int fused_output = -1;
@@ -253,13 +265,19 @@ class Executor {
   std::vector<SubgraphNodeInfo> subgraph_nodes_;
   // Plans g's Conv groups (cpu_fusion.hpp) into plan.steps; returns the tensors they read.
   void plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<bool>& fused_read);
+  // Plans g's Gemm / MatMul nodes with constant weights (cpu_fusion.hpp's
+  // MatMul groups, their members only with fusion on).
+  void plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, GraphPlan& plan, std::vector<bool>& fused_read);
   // Runs a Conv group's head (step.conv_kernel) over env.
   void run_conv_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;
+  void run_matmul_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;
 
   std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
   int64_t conv_groups_ = 0;                      // Conv groups, all graphs
   int64_t gelu_groups_ = 0;                      // GELU groups, all graphs
   std::map<std::string, int64_t> conv_absorbed_by_op_;
+  int64_t matmul_kernels_ = 0;                   // Gemm / MatMul on Fp32MatmulKernel, all graphs
+  std::map<std::string, int64_t> matmul_absorbed_by_op_;
   int64_t absorbed_ = 0;
   std::vector<std::string> fusion_notices_;
 };

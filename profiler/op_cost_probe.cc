@@ -223,6 +223,7 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
   Executor exec(p.model, eo);
   ExecOptions unfused = eo;
   unfused.fuse_cpu = false;
+  unfused.gemm = GemmBackend::Blas;
   Executor train_exec(p.model, unfused);
   std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
   const std::string label = "op " + cls.key + " " + std::to_string(c) + "x" + std::to_string(h);
@@ -354,6 +355,7 @@ double median_update_seconds(Device& device, const CeilingsPlan& plan, const Mod
   ExecOptions eo;
   eo.device = device.torch_device();
   eo.fuse_cpu = false;  // a training step runs the graph as written
+  eo.gemm = GemmBackend::Blas;
   Executor exec(model, eo);
   OptimizerConfig config;
   config.kind = kind;

@@ -80,6 +80,8 @@ class Path {
         eo.float_dtype = s.device == "cpu" && o.dtype != "fp32" ? at::ScalarType::Undefined : float_dtype_of(o.dtype);
         eo.seed = o.seed + uint64_t(k) * 1000;
         eo.fuse_qdq = o.fuse;
+        eo.fuse_cpu = o.fuse;
+        eo.gemm = parse_gemm_backend(o.gemm);
         try {
           st.exec = std::make_unique<Executor>(*st.model, eo);
         } catch (const Error& e) {

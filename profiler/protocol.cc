@@ -170,6 +170,7 @@ BatchRun run_batch(const std::string& path, const Model& base_model, const LoadO
     eo.seed = o.seed;
     eo.fuse_qdq = o.fuse && !o.train_step;
     eo.fuse_cpu = o.fuse && !o.train_step;
+    eo.gemm = o.train_step ? GemmBackend::Blas : parse_gemm_backend(o.gemm);
     Executor exec(model, eo);
     const auto inputs = to_device(exec.make_inputs(o.seed), device.torch_device());
     ProfileOptions quick = o;
@@ -408,6 +409,7 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   eo.seed = o.seed;
   eo.fuse_qdq = o.fuse && !o.train_step;
   eo.fuse_cpu = o.fuse && !o.train_step;
+  eo.gemm = o.train_step ? GemmBackend::Blas : parse_gemm_backend(o.gemm);
   // Measured memory counts from before the weights are placed (memory_meter.hpp).
   std::unique_ptr<MemoryMeter> meter;
   if (o.measure_memory || o.train_step) meter = make_memory_meter(device->torch_device());

@@ -136,8 +136,10 @@ TrainStep::TrainStep(Executor& executor, OptimizerConfig config, TrainPrecision 
     : executor_(executor), config_(config), precision_(precision) {
   // Conv groups run oneDNN inference kernels (no autograd) on packed weights
   // the weight store no longer holds: a step needs the graph as written.
-  if (executor_.options().fuse_cpu && executor_.options().device.is_cpu())
-    throw Error(ErrorKind::Runtime, "a training step needs an executor built with fuse_cpu off (ExecOptions)");
+  if ((executor_.options().fuse_cpu || executor_.options().gemm != GemmBackend::Blas) &&
+      executor_.options().device.is_cpu())
+    throw Error(ErrorKind::Runtime,
+                "a training step needs an executor built with fuse_cpu off and gemm Blas (ExecOptions)");
   if (executor_.options().float_dtype != at::kFloat)
     throw Error(ErrorKind::Usage,
                 "--train-step needs fp32 weights (they are the master weights); for mixed precision use "

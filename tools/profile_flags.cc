@@ -66,6 +66,13 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
                  "A training step always runs node by node")
       ->check(CLI::IsMember({"on", "off"}));
   cmd.add_flag("--no-fuse", args.no_fuse, "Same as --fusion off");
+  cmd.add_option("--gemm", o.gemm,
+                 "CPU fp32 Gemm/MatMul with constant weights: auto (default): oneDNN matmul (prepacked weights, bias "
+                 "and the ops after it fused) or BLAS, whichever measures faster for each shape, measured once at "
+                 "load and cached per machine in $MODELSTAT_CACHE_DIR (default ~/.cache/modelstat; none: no file); "
+                 "onednn or blas to force one. Either way with --fusion on or off")
+      ->check(CLI::IsMember({"auto", "onednn", "blas"}))
+      ->default_val("auto");
   cmd.add_option("--batch-sweep", args.batch_sweep, "Batch sizes to measure, e.g. 1,2,4,8,16 (latency and throughput each)");
   cmd.add_flag("--max-batch", o.find_max_batch,
                     "Find the largest batch that fits: doubling, then binary search; out-of-memory is caught");

@@ -109,9 +109,12 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       cpu && !options.train && options.compute_dtype == "fp32" ? plan_cpu_fusion(g, *analysis.model) : CpuFusionPlan{};
   if (fusion.absorbed_count > 0)
     r.notices.push_back(std::to_string(fusion.absorbed_count) + " node(s) run inside " +
-                        std::to_string(fusion.groups.size()) +
-                        " Conv groups (BatchNormalization folded, activations and residual Adds as post-ops, as "
-                        "profile runs them): priced at 0, their work in the Conv's (op_cost \"fused\")");
+                        std::to_string(fusion.groups.size()) + " Conv groups and " +
+                        std::to_string(std::count_if(fusion.matmuls.begin(), fusion.matmuls.end(),
+                                                     [](const MatMulGroup& m) { return !m.members.empty(); })) +
+                        " Gemm/MatMul groups (BatchNormalization folded, bias Adds, activations, GELU and residual "
+                        "Adds as post-ops, as profile runs them): priced at 0, their work in the head's (op_cost "
+                        "\"fused\")");
   for (size_t i = 0; i < n_nodes; ++i) {
     NodeForecast f = fit::forecast_node(pricing, i, analysis.nodes[i], kernels[i], fresh_bytes[i], flow);
     if (i < fusion.absorbed.size() && fusion.absorbed[i]) {

@@ -53,6 +53,11 @@ struct ProfileOptions {
   // on oneDNN (analyzer/cpu_fusion.hpp). Off runs every ONNX node as written.
   // Never in a training step (it runs node by node).
   bool fuse = true;
+  // fp32 Gemm / MatMul with constant weights on the CPU (`--gemm`): "auto"
+  // (oneDNN's matmul or BLAS, whichever measures faster for the shape, the
+  // choice cached per machine; profiler/ops/fp32_matmul.hpp), "onednn" or
+  // "blas". Never in a training step (it runs through ATen).
+  std::string gemm = "auto";
   std::vector<int64_t> batch_sweep;  // batch sizes to measure (empty: none)
   bool find_max_batch = false;
   int64_t max_batch_limit = 4096;

@@ -7,33 +7,11 @@
 
 #if defined(MODELSTAT_HAVE_DNNL)
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "profiler/ops/onednn_cpu.hpp"
 #endif
 
 namespace modelstat::profiler {
-
-namespace {
-
-using K = FusedPostOp::Kind;
-
-// The post-ops on ATen, one pass each: the fallback and the reference.
-at::Tensor apply_post_ops(at::Tensor y, const std::vector<ResolvedPostOp>& ops, const at::Tensor& residual) {
-  for (const ResolvedPostOp& op : ops) {
-    switch (op.kind) {
-      case K::Relu: y = at::relu(y); break;
-      case K::LeakyRelu: y = at::leaky_relu(y, op.alpha); break;
-      case K::Clip: y = at::clamp(y, double(op.alpha), double(op.beta)); break;
-      case K::HardSigmoid: y = at::clamp(y * op.alpha + op.beta, 0.0, 1.0); break;
-      case K::HardSwish: y = at::hardswish(y); break;
-      case K::Sigmoid: y = at::sigmoid(y); break;
-      case K::Tanh: y = at::tanh(y); break;
-      case K::Swish: y = y * at::sigmoid(y); break;
-      case K::AddResidual: y = y + residual; break;
-    }
-  }
-  return y;
-}
-
-}  // namespace
 
 void fold_batch_norm(at::Tensor& weight, at::Tensor& bias, const at::Tensor& scale, const at::Tensor& beta,
                      const at::Tensor& mean, const at::Tensor& var, double epsilon) {
@@ -54,14 +32,8 @@ using Dims = memory::dims;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-dnnl::stream& stream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
+dnnl::engine& engine() { return onednn_cpu_engine(); }
+dnnl::stream& stream() { return onednn_cpu_stream(); }
 
 struct Plan {
   bool native = false;  // false: oneDNN offered only a reference kernel: ATen runs it
@@ -134,27 +106,7 @@ struct Fp32ConvKernel::Impl {
     p->dst_md = memory::desc(p->dst_dims, DT::f32, Tag::nhwc);
     const memory::desc w_any(onnx_weight_dims(), DT::f32, Tag::any);
     const memory::desc b_md({o}, DT::f32, Tag::x);
-    dnnl::post_ops ops;
-    for (const ResolvedPostOp& op : post_ops) {
-      switch (op.kind) {
-        case K::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
-        case K::LeakyRelu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, op.alpha, 0.f); break;
-        case K::Clip: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, op.alpha, op.beta); break;
-        case K::HardSigmoid:
-          ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, op.alpha, op.beta);
-          ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, 1.f);
-          break;
-        case K::HardSwish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
-        case K::Sigmoid: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
-        case K::Tanh: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f); break;
-        case K::Swish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
-        // The residual as oneDNN's sum post-op: dst holds it when the kernel
-        // starts and the kernel accumulates into it. (A binary_add post-op
-        // reading it from its own buffer sends oneDNN 2.6 to its jit_1x1
-        // kernel, not brgconv: 5x slower on channels-last 1x1 convolutions.)
-        case K::AddResidual: ops.append_sum(1.f); break;
-      }
-    }
+    const dnnl::post_ops ops = onednn_post_ops(post_ops);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     try {
@@ -209,7 +161,7 @@ struct Fp32ConvKernel::Impl {
     }
     at::Tensor y = at::convolution(input, w, bias, window.strides, pads, window.dilations, false,
                                    std::vector<int64_t>(pads.size(), 0), group);
-    return apply_post_ops(std::move(y), post_ops, residual);
+    return apply_post_ops_aten(std::move(y), post_ops, residual);
   }
 };
 
@@ -221,11 +173,7 @@ Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group
   impl_->bias = bias.defined() ? bias.to(at::kFloat).contiguous() : at::zeros({impl_->weight_dims[0]}, at::kFloat);
   impl_->group = group;
   impl_->post_ops = std::move(post_ops);
-  int index = 0;
-  for (const ResolvedPostOp& op : impl_->post_ops) {
-    if (op.kind == K::AddResidual) impl_->residual_post_op = index;
-    index += op.kind == K::HardSigmoid ? 2 : 1;
-  }
+  onednn_post_ops(impl_->post_ops, &impl_->residual_post_op);
 }
 
 void Fp32ConvKernel::prepare(const std::vector<int64_t>& input_dims, const Window& window) {
@@ -285,7 +233,7 @@ at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const 
   }
   at::Tensor y = at::convolution(input, impl_->weight, impl_->bias, window.strides, pads, window.dilations, false,
                                  std::vector<int64_t>(pads.size(), 0), impl_->group);
-  return apply_post_ops(std::move(y), impl_->post_ops, residual);
+  return apply_post_ops_aten(std::move(y), impl_->post_ops, residual);
 }
 
 void Fp32ConvKernel::prepare(const std::vector<int64_t>&, const Window&) {}

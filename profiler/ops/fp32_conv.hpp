@@ -23,14 +23,9 @@
 
 #include "analyzer/cpu_fusion.hpp"
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/post_ops.hpp"
 
 namespace modelstat::profiler {
-
-// A post-op with its constants resolved (Clip's bounds read from the model).
-struct ResolvedPostOp {
-  FusedPostOp::Kind kind = FusedPostOp::Kind::Relu;
-  float alpha = 0.f, beta = 0.f;
-};
 
 class Fp32ConvKernel {
  public:

@@ -9,6 +9,8 @@
 
 #if defined(MODELSTAT_HAVE_DNNL)
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "profiler/ops/onednn_cpu.hpp"
 #endif
 
 namespace modelstat::profiler {
@@ -22,15 +24,8 @@ using Dims = memory::dims;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-dnnl::stream& cpu_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
+dnnl::engine& cpu_engine() { return onednn_cpu_engine(); }
+dnnl::stream& cpu_stream() { return onednn_cpu_stream(); }
 
 bool is_8bit(const at::Tensor& t) { return t.scalar_type() == at::kByte || t.scalar_type() == at::kChar; }
 

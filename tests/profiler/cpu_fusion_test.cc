@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 
 #include "analyzer/cpu_fusion.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/ops/fp32_conv.hpp"
+#include "profiler/ops/fp32_matmul.hpp"
 #include "tests/profiler/ir_model.hpp"
 
 namespace modelstat::profiler {
@@ -320,6 +322,166 @@ TEST(CpuFusion, GeluWrittenOutRunsAsOneKernelOnlyWithItsConstants) {
     expect_close(exec.run({xv})[0], expected, "gelu");
     expect_close(run(m.model, {xv}, false), expected, "gelu unfused");
   }
+}
+
+// ---- MatMul groups (cpu_fusion.hpp MatMulGroup, profiler/ops/fp32_matmul.hpp)
+
+// IrModel leaves node outputs shapeless: what shape inference would say.
+void set_shape(IrModel& m, int t, std::vector<int64_t> dims) {
+  Shape& s = m.model.graph.tensors[size_t(t)].shape;
+  s.dims.clear();
+  for (int64_t d : dims) s.dims.push_back(Dim{d, {}});
+}
+
+ExecOptions with_gemm(GemmBackend backend, bool fuse = true) {
+  ExecOptions o;
+  o.gemm = backend;
+  o.fuse_cpu = fuse;
+  return o;
+}
+
+// y = GELU(bias + x @ W) with GELU written out, x 3-D: one group of seven
+// nodes; on oneDNN, on BLAS, chosen, and node by node, all equal to the
+// arithmetic in double.
+TEST(CpuFusion, MatMulBiasGeluIsOneGroupOnEitherBackendAndMatchesTheDoubleReference) {
+  IrModel m;
+  const at::Tensor xv = randn({2, 5, 16}, 81), wv = randn({16, 24}, 82, 0.3), bv = randn({24}, 83);
+  const int x = m.input("x", {2, 5, 16});
+  const int mm = m.node("MatMul", {x, m.weight("w", wv)})[0];
+  set_shape(m, mm, {2, 5, 24});
+  const int b = m.node("Add", {m.weight("b", bv), mm})[0];  // the bias first, as some exporters write it
+  set_shape(m, b, {2, 5, 24});
+  const int d = m.node("Div", {b, m.weight("sqrt2", at::full({}, float(std::sqrt(2.0))))})[0];
+  const int e = m.node("Erf", {d})[0];
+  const int a = m.node("Add", {e, m.weight("one", at::full({}, 1.f))})[0];
+  const int y = m.node("Mul", {m.node("Mul", {b, a})[0], m.weight("half", at::full({}, 0.5f))})[0];
+  m.output(y);
+
+  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+  ASSERT_EQ(plan.matmuls.size(), 1u);
+  EXPECT_TRUE(plan.gelus.empty()) << "the GELU joined the MatMul's group";
+  const MatMulGroup& group = plan.matmuls[0];
+  EXPECT_EQ(group.head, 0);
+  EXPECT_EQ(group.bias_add, 1);
+  EXPECT_EQ(group.members, (std::vector<int>{1, 2, 3, 4, 5, 6}));
+  ASSERT_EQ(group.post_ops.size(), 1u);
+  EXPECT_EQ(group.post_ops[0].kind, FusedPostOp::Kind::Gelu);
+  EXPECT_EQ(group.output, y);
+
+  at::Tensor ref = at::matmul(xv.to(at::kDouble), wv.to(at::kDouble)) + bv.to(at::kDouble);
+  ref = 0.5 * ref * (1.0 + at::erf(ref / std::sqrt(2.0)));
+  for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::Blas, GemmBackend::Auto}) {
+    Executor exec(m.model, with_gemm(backend));
+    const std::string name = gemm_backend_name(backend);
+    EXPECT_EQ(exec.fused_members(0),
+              (std::vector<std::string>{"Add_1", "Div_2", "Erf_3", "Add_4", "Mul_5", "Mul_6"})) << name;
+    EXPECT_EQ(exec.fused_into(6), "MatMul_0") << name;
+    const std::string kernel = exec.fused_kernel(0);
+    if (backend == GemmBackend::Blas) EXPECT_EQ(kernel.rfind("blas", 0), 0u) << kernel;
+    if (backend == GemmBackend::OneDnn && fp32_matmul_kernels_available())
+      EXPECT_EQ(kernel.rfind("onednn", 0), 0u) << kernel;
+    expect_close(exec.run({xv})[0], ref, name.c_str());
+    // --fusion off: the MatMul alone on the kernel, every other node as written.
+    Executor off(m.model, with_gemm(backend, false));
+    EXPECT_TRUE(off.fused_members(0).empty()) << name;
+    expect_close(off.run({xv})[0], ref, (name + " unfused").c_str());
+  }
+  expect_close(run(m.model, {xv}, false), ref, "as written");
+}
+
+// Gemm with transB, alpha and beta, a C of N values, then a residual Add of
+// an earlier tensor and a Relu; and a batch-1 row (the classifier head's GEMV).
+TEST(CpuFusion, GemmTransBAlphaBetaResidualReluMatchesTheDoubleReference) {
+  for (int64_t rows : {7, 1}) {
+    IrModel m;
+    const at::Tensor av = randn({rows, 12}, 91), bv = randn({10, 12}, 92, 0.4), cv = randn({10}, 93),
+                     rv = randn({rows, 10}, 94);
+    const int a = m.input("a", {rows, 12});
+    const int r = m.input("r", {rows, 10});
+    const int g = m.node("Gemm", {a, m.weight("B", bv), m.weight("C", cv)}, 1,
+                         {{"transB", int64_t(1)}, {"alpha", 0.5}, {"beta", 2.0}})[0];
+    set_shape(m, g, {rows, 10});
+    const int s = m.node("Add", {r, g})[0];
+    set_shape(m, s, {rows, 10});
+    const int y = m.node("Relu", {s})[0];
+    m.output(y);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.matmuls.size(), 1u);
+    EXPECT_TRUE(plan.matmuls[0].transposed);
+    EXPECT_EQ(plan.matmuls[0].bias_add, -1) << "C is the bias; the Add is the residual";
+    ASSERT_EQ(plan.matmuls[0].post_ops.size(), 2u);
+    EXPECT_EQ(plan.matmuls[0].post_ops[0].kind, FusedPostOp::Kind::AddResidual);
+    EXPECT_EQ(plan.matmuls[0].post_ops[0].residual, r);
+    const at::Tensor ref = at::relu(rv.to(at::kDouble) + 0.5 * at::matmul(av.to(at::kDouble), bv.to(at::kDouble).t()) +
+                                    2.0 * cv.to(at::kDouble));
+    for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::Blas}) {
+      Executor exec(m.model, with_gemm(backend));
+      EXPECT_EQ(exec.fused_members(0), (std::vector<std::string>{"Add_1", "Relu_2"}));
+      expect_close(exec.run({av, rv})[0], ref, gemm_backend_name(backend));
+      Executor off(m.model, with_gemm(backend, false));
+      expect_close(off.run({av, rv})[0], ref, gemm_backend_name(backend));
+    }
+  }
+}
+
+// What a MatMul group must leave alone: an output with a second reader, a
+// bias that is not N values, computed weights, Gemm with transA.
+TEST(CpuFusion, MatMulGroupsDoNotTakeWhatWouldChangeTheGraphsValues) {
+  IrModel m;
+  const at::Tensor xv = randn({4, 6}, 101), wv = randn({6, 8}, 102), full_bias = randn({4, 8}, 103);
+  const int x = m.input("x", {4, 6});
+  const int w = m.weight("w", wv);
+  const int p = m.node("MatMul", {x, w})[0];  // 0: read twice below
+  set_shape(m, p, {4, 8});
+  const int q = m.node("Add", {p, m.weight("bias48", full_bias)})[0];  // 1
+  set_shape(m, q, {4, 8});
+  const int relu = m.node("Relu", {p})[0];  // 2
+  const int computed = m.node("MatMul", {x, m.node("Relu", {w})[0]})[0];  // 3 Relu, 4 MatMul
+  const int t = m.node("Gemm", {m.node("Transpose", {x})[0], w}, 1, {{"transA", int64_t(1)}})[0];  // 5, 6
+  m.output(q);
+  m.output(relu);
+  m.output(computed);
+  m.output(t);
+  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+  ASSERT_EQ(plan.matmuls.size(), 1u) << "only the first MatMul has a constant weight and no transA";
+  EXPECT_EQ(plan.matmuls[0].head, 0);
+  EXPECT_TRUE(plan.matmuls[0].members.empty());
+  Executor exec(m.model, ExecOptions{});
+  const auto out = exec.run({xv});
+  const at::Tensor xd = xv.to(at::kDouble), wd = wv.to(at::kDouble);
+  expect_close(out[0], at::matmul(xd, wd) + full_bias.to(at::kDouble), "bias [M, N]");
+  expect_close(out[1], at::relu(at::matmul(xd, wd)), "second reader");
+  expect_close(out[2], at::matmul(xd, at::relu(wd)), "computed weight");
+  expect_close(out[3], at::matmul(xd, wd), "transA");
+}
+
+// The choice between oneDNN and BLAS is measured once per shape and kept:
+// a second kernel of the same shape reads it (in memory, or from the
+// per-machine file), which holds the shape's line.
+TEST(CpuFusion, GemmChoiceIsMeasuredOncePerShapeAndCached) {
+  if (!fp32_matmul_kernels_available()) GTEST_SKIP() << "no oneDNN in this build: BLAS always";
+  const at::Tensor w = randn({29, 31}, 111);
+  Fp32MatmulKernel first(w, {}, {}, GemmBackend::Auto);
+  const GemmChoiceSummary before = gemm_choice_summary();
+  first.prepare(37);
+  const GemmChoiceSummary after_first = gemm_choice_summary();
+  EXPECT_EQ(after_first.measured + after_first.cached, before.measured + before.cached + 1);
+  Fp32MatmulKernel second(w, {}, {}, GemmBackend::Auto);
+  second.prepare(37);
+  const GemmChoiceSummary after_second = gemm_choice_summary();
+  EXPECT_EQ(after_second.measured, after_first.measured) << "the same shape is not measured twice";
+  EXPECT_EQ(first.implementation().substr(0, 4), second.implementation().substr(0, 4));
+  if (!after_second.cache_file.empty()) {
+    std::ifstream in(after_second.cache_file);
+    std::string line;
+    bool found = false;
+    while (std::getline(in, line)) found = found || line.find("\t37\t29\t31\tKxN\t-\t") != std::string::npos;
+    EXPECT_TRUE(found) << after_second.cache_file;
+  } else {
+    EXPECT_FALSE(after_second.cache_error.empty());
+  }
+  const at::Tensor x = randn({37, 29}, 112);
+  expect_close(second.run(x, {}), at::matmul(x.to(at::kDouble), w.to(at::kDouble)), "chosen kernel");
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ namespace {
 ExecOptions training_options() {
   ExecOptions o;
   o.fuse_cpu = false;
+  o.gemm = GemmBackend::Blas;
   return o;
 }
 
