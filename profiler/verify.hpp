@@ -64,6 +64,8 @@ struct VerifyOptions {
   bool allow_custom_domains = false;
   // As profile's --no-fuse when false: every node as written, no QDQ fusion.
   bool fuse = true;
+  // As profile's --gemm: "auto", "onednn" or "blas".
+  std::string gemm = "auto";
 };
 
 // What keeps the case's model from running: ops of nodes (those of If, Loop

@@ -99,10 +99,19 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   verify->add_flag("--allow-custom-domains", verify_options->allow_custom_domains,
                    "Load a model whose nodes use a domain modelstat has no rules for (its nodes are unknown)");
   auto no_fuse = std::make_shared<bool>(false);
-  verify->add_flag("--no-fuse", *no_fuse,
-                   "Run every node as written: no QDQ fusion into int8 kernels (see profile --no-fuse)");
-  commands.push_back({verify, [case_dir, verify_options, rtol, atol, rtol_option, atol_option, no_fuse] {
-                        verify_options->fuse = !*no_fuse;
+  auto fusion = std::make_shared<std::string>("on");
+  verify
+      ->add_option("--fusion", *fusion,
+                   "on (default): run as profile does (CPU fp32 Conv and Gemm/MatMul groups, QDQ patterns as "
+                   "int8 kernels); off: every node as written (see profile --fusion)")
+      ->check(CLI::IsMember({"on", "off"}));
+  verify->add_flag("--no-fuse", *no_fuse, "Same as --fusion off");
+  verify
+      ->add_option("--gemm", verify_options->gemm,
+                   "CPU fp32 Gemm/MatMul with constant weights: auto (default), onednn or blas (see profile --gemm)")
+      ->check(CLI::IsMember({"auto", "onednn", "blas"}));
+  commands.push_back({verify, [case_dir, verify_options, rtol, atol, rtol_option, atol_option, no_fuse, fusion] {
+                        verify_options->fuse = !*no_fuse && *fusion == "on";
                         if (rtol_option->count() > 0) verify_options->rtol = *rtol;
                         if (atol_option->count() > 0) verify_options->atol = *atol;
                         return profiler::verify_case(*case_dir, std::cout, *verify_options);

@@ -216,6 +216,40 @@ TEST(CliProfile, ConvGroupIsOneRowNamingItsMembersAndFusionOffIsOneRowPerNode) {
   std::remove(file.c_str());
 }
 
+// tiny_bert's MatMuls with constant weights run as MatMul groups: a notice
+// says where they ran and how the choice was made; --gemm names the backend
+// in each head's kernel; --fusion off keeps the backend and drops the members
+// (--gemm blas --fusion off: every node as written, at::matmul, no kernel).
+TEST(CliProfile, GemmBackendIsChosenNamedAndForcedInBothFusionModes) {
+  const std::string bert = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_bert.onnx --dim seq=16";
+  for (const char* gemm : {"auto", "onednn", "blas"}) {
+    for (const char* fusion : {"on", "off"}) {
+      const RunResult r = run("profile " + bert + kQuick + " --gemm " + gemm + " --fusion " + fusion + " -f json");
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const auto doc = nlohmann::json::parse(r.out);
+      const bool as_written = std::string(gemm) == "blas" && std::string(fusion) == "off";
+      bool notice = false;
+      for (const auto& n : doc["notices"])
+        notice = notice || n.get<std::string>().find("Gemm/MatMul with constant weights") != std::string::npos;
+      EXPECT_EQ(notice, !as_written) << gemm << " " << fusion << " " << doc["notices"].dump();
+      int heads = 0, members = 0;
+      for (const auto& l : doc["layers"]) {
+        if (l.contains("fused_into")) ++members;
+        if ((l["op_type"] != "MatMul" && l["op_type"] != "Gemm") || !l.contains("kernel")) continue;
+        ++heads;
+        const std::string kernel = l["kernel"];
+        if (std::string(gemm) == "blas") EXPECT_EQ(kernel, "blas (--gemm blas)") << l.dump();
+        if (std::string(gemm) == "onednn") EXPECT_EQ(kernel.rfind("onednn", 0), 0u) << l.dump();
+        if (std::string(gemm) == "auto")
+          EXPECT_TRUE(kernel.rfind("onednn", 0) == 0 || kernel.rfind("blas", 0) == 0) << l.dump();
+      }
+      EXPECT_EQ(heads > 0, !as_written) << gemm << " " << fusion;
+      if (std::string(fusion) == "on") EXPECT_GT(members, 0) << "bias Adds join their MatMul";
+      else EXPECT_EQ(members, 0);
+    }
+  }
+}
+
 TEST(CliProfile, SubgraphNodesHaveRowsUnderTheirParent) {
   const std::string file = testing::TempDir() + "/modelstat_cli_loop_" + std::to_string(getpid()) + ".onnx";
   modelstat::test::save_model(modelstat::test::loop_five_model(), file);

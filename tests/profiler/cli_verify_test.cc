@@ -136,6 +136,36 @@ TEST(CliVerify, WellFormedCasePassesAndAWrongOutputFails) {
   EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
 }
 
+// y = Relu(x @ W + b), W and b constants: a MatMul group (bias Add and Relu
+// fused, on oneDNN or BLAS). With x = 2, W = 0.5 (3 rows), b = 1: y = 4.
+// Every fusion mode and Gemm backend computes it.
+TEST(CliVerify, MatMulGroupPassesInEveryFusionModeAndGemmBackend) {
+  const fs::path dir = fresh_case("matmul_group");
+  onnx::ModelProto m = opset13_model("matmul group");
+  onnx::GraphProto* g = m.mutable_graph();
+  value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 4});
+  *g->add_initializer() = float_tensor({3, 4}, 0.5f);
+  g->mutable_initializer(0)->set_name("W");
+  *g->add_initializer() = float_tensor({4}, 1.f);
+  g->mutable_initializer(1)->set_name("b");
+  add_node(g, "mm", "MatMul", {"x", "W"}, "p");
+  add_node(g, "bias", "Add", {"p", "b"}, "q");
+  add_node(g, "relu", "Relu", {"q"}, "y");
+  write(dir / "model.onnx", m.SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, 2).SerializeAsString());
+  write(dir / "test_data_set_0" / "output_0.pb", float_tensor({2, 4}, 4).SerializeAsString());
+  for (const char* flags : {"", " --fusion off", " --no-fuse", " --gemm onednn", " --gemm blas",
+                            " --fusion off --gemm onednn"}) {
+    const RunResult r = modelstat::test::run_modelstat_cli("verify " + dir.string() + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << flags << "\n" << r.out;
+  }
+  const RunResult bad = modelstat::test::run_modelstat_cli("verify " + dir.string() + " --fusion maybe");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE((bad.out + bad.err).find("--fusion"), std::string::npos) << bad.out << bad.err;
+}
+
 TEST(CliVerify, MissingFolderModelOrDataSetIsNamed) {
   const fs::path dir = fresh_case("empty");
   expect_cannot_run(verify(dir), (dir / "model.onnx").string(), "missing");
