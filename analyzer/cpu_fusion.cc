@@ -156,6 +156,8 @@ namespace {
 void plan_gelus(const Graph& g, CpuFusionPlan& plan);
 // The MatMul groups, after the GELU groups (which they may take in).
 void plan_matmuls(const Graph& g, const Model& model, CpuFusionPlan& plan);
+// LayerNormalization written out, last.
+void plan_layer_norms(const Graph& g, CpuFusionPlan& plan);
 }  // namespace
 
 CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
@@ -218,6 +220,7 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
   }
   plan_gelus(g, plan);
   plan_matmuls(g, model, plan);
+  plan_layer_norms(g, plan);
   return plan;
 }
 
@@ -390,6 +393,109 @@ void plan_matmuls(const Graph& g, const Model& model, CpuFusionPlan& plan) {
     }
   }
   plan.gelus = std::move(left);
+}
+
+// A ReduceMean of t over its last axis only, keeping dims (axes as an attribute: opset < 18).
+bool mean_over_last_axis(const Graph& g, const Node& n, int t) {
+  if (!is_op(n, "ReduceMean", 1) || n.inputs[0] != t || n.attr_int("keepdims", 1) == 0) return false;
+  const std::vector<int64_t> axes = n.attr_ints("axes");
+  if (axes.size() != 1) return false;
+  const Shape& s = g.tensors[size_t(t)].shape;
+  return axes[0] == -1 || (s.rank_known && !s.dims.empty() && axes[0] == int64_t(s.dims.size()) - 1);
+}
+
+// A constant of exactly [c] float values (LayerNorm's scale and bias), or -1.
+int vector_constant(const Graph& g, int t, int64_t c) {
+  const int k = t < 0 ? -1 : constant_source(g, t);
+  if (k < 0 || g.tensors[size_t(k)].dtype != DType::Float) return -1;
+  const Shape& s = g.tensors[size_t(k)].shape;
+  return s.fully_known() && s.dims.size() == 1 && s.dims[0].value == c ? k : -1;
+}
+
+void plan_layer_norms(const Graph& g, CpuFusionPlan& plan) {
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int t : g.outputs)
+    if (t >= 0) graph_output[size_t(t)] = true;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mean = g.nodes[i];
+    if (plan.absorbed[i] || plan.group_of[i] >= 0 || mean.inputs.empty()) continue;
+    LayerNormGroup ln;
+    ln.head = int(i);
+    ln.input = mean.inputs[0];
+    if (ln.input < 0 || !is_float(g, ln.input) || !mean_over_last_axis(g, mean, ln.input)) continue;
+    const Shape& xs = g.tensors[size_t(ln.input)].shape;
+    if (!xs.rank_known || xs.dims.empty() || !xs.dims.back().known()) continue;
+    ln.channels = xs.dims.back().value;
+    if (ln.channels < 1) continue;
+    // Sub(x, mean)
+    const int sub = only_reader(g, graph_output, mean.outputs[0]);
+    if (sub < 0 || !is_op(g.nodes[size_t(sub)], "Sub", 2) || g.nodes[size_t(sub)].inputs[0] != ln.input ||
+        g.nodes[size_t(sub)].inputs[1] != mean.outputs[0])
+      continue;
+    const int d = g.nodes[size_t(sub)].outputs[0];
+    // d is read by the square (Pow(d, 2) or Mul(d, d)) and by the Div (a
+    // node reading it twice is listed twice among its consumers).
+    if (d < 0 || graph_output[size_t(d)]) continue;
+    std::vector<int> readers = g.tensors[size_t(d)].consumers;
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    if (readers.size() != 2) continue;
+    int square = -1, div = -1;
+    for (int r : readers) {
+      const Node& n = g.nodes[size_t(r)];
+      if (is_op(n, "Pow", 2) && n.inputs[0] == d && scalar_constant(g, n.inputs[1]) >= 0) {
+        square = r;
+        ln.exponent = scalar_constant(g, n.inputs[1]);
+      } else if (is_op(n, "Mul", 2) && n.inputs[0] == d && n.inputs[1] == d) {
+        square = r;
+      } else if (is_op(n, "Div", 2) && n.inputs[0] == d) {
+        div = r;
+      }
+    }
+    if (square < 0 || div < 0) continue;
+    const int var = only_reader(g, graph_output, g.nodes[size_t(square)].outputs[0]);
+    if (var < 0 || !mean_over_last_axis(g, g.nodes[size_t(var)], g.nodes[size_t(square)].outputs[0])) continue;
+    const int add = only_reader(g, graph_output, g.nodes[size_t(var)].outputs[0]);
+    if (add < 0 || !is_op(g.nodes[size_t(add)], "Add", 2)) continue;
+    ln.epsilon = scalar_constant(g, other_operand(g.nodes[size_t(add)], g.nodes[size_t(var)].outputs[0]));
+    if (ln.epsilon < 0) continue;
+    const int sqrt = only_reader(g, graph_output, g.nodes[size_t(add)].outputs[0]);
+    if (sqrt < 0 || !is_op(g.nodes[size_t(sqrt)], "Sqrt", 1)) continue;
+    if (only_reader(g, graph_output, g.nodes[size_t(sqrt)].outputs[0]) != div ||
+        g.nodes[size_t(div)].inputs[1] != g.nodes[size_t(sqrt)].outputs[0])
+      continue;
+    ln.members = {sub, square, var, add, sqrt, div};
+    ln.output = g.nodes[size_t(div)].outputs[0];
+    // Then Mul by the scale and Add of the bias, each optional ([C] constants, either operand order).
+    const int mul = only_reader(g, graph_output, ln.output);
+    if (mul >= 0 && is_op(g.nodes[size_t(mul)], "Mul", 2)) {
+      const int k = vector_constant(g, other_operand(g.nodes[size_t(mul)], ln.output), ln.channels);
+      if (k >= 0) {
+        ln.scale = k;
+        ln.members.push_back(mul);
+        ln.output = g.nodes[size_t(mul)].outputs[0];
+      }
+    }
+    const int bias = ln.scale >= 0 ? only_reader(g, graph_output, ln.output) : -1;
+    if (bias >= 0 && is_op(g.nodes[size_t(bias)], "Add", 2)) {
+      const int k = vector_constant(g, other_operand(g.nodes[size_t(bias)], ln.output), ln.channels);
+      if (k >= 0) {
+        ln.bias = k;
+        ln.members.push_back(bias);
+        ln.output = g.nodes[size_t(bias)].outputs[0];
+      }
+    }
+    if (!is_float(g, ln.output)) continue;
+    bool taken = false;
+    for (int m : ln.members) taken = taken || plan.absorbed[size_t(m)] || plan.group_of[size_t(m)] >= 0;
+    if (taken) continue;
+    std::sort(ln.members.begin(), ln.members.end());
+    for (int m : ln.members) {
+      plan.absorbed[size_t(m)] = true;
+      ++plan.absorbed_count;
+    }
+    plan.layer_norms.push_back(std::move(ln));
+  }
 }
 }  // namespace
 

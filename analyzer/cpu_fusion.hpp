@@ -103,12 +103,30 @@ struct MatMulGroup {
   int output = -1;                              // the tensor the group writes
 };
 
+// LayerNormalization written out as exporters write it before opset 17
+// (PyTorch's F.layer_norm over the last dim):
+//   m = ReduceMean(x, axes=[-1]); d = Sub(x, m);
+//   y = Div(d, Sqrt(Add(ReduceMean(Pow(d, 2) | Mul(d, d), axes=[-1]), eps)))
+//   [-> Mul(y, scale[C]) [-> Add(., bias[C])]]
+// run as one at::layer_norm at the first ReduceMean. The plan matches the
+// structure; the executor checks that the exponent is 2 and reads eps.
+struct LayerNormGroup {
+  int head = -1;                    // the first ReduceMean
+  std::vector<int> members;         // Sub, Pow|Mul, ReduceMean, Add, Sqrt, Div[, Mul[, Add]], in graph order
+  int input = -1, output = -1;      // x, and the last member's output
+  int64_t channels = 0;             // C, x's last dim
+  int epsilon = -1;                 // the Add's one-element constant
+  int exponent = -1;                // Pow's constant (-1: Mul(d, d))
+  int scale = -1, bias = -1;        // [C] constants, or -1
+};
+
 struct CpuFusionPlan {
   std::vector<ConvGroup> groups;
   std::vector<MatMulGroup> matmuls;
   std::vector<GeluGroup> gelus;
+  std::vector<LayerNormGroup> layer_norms;
   std::vector<int> group_of;       // per node: its Conv group (head or member), -1 for none
-  std::vector<bool> absorbed;      // per node: a member (of a Conv, MatMul or GELU group) that does not run
+  std::vector<bool> absorbed;      // per node: a member (of a Conv, MatMul, GELU or LayerNorm group) that does not run
   int64_t absorbed_count = 0;
   int64_t matmul_members() const {
     int64_t n = 0;

@@ -263,6 +263,11 @@ Executor::Executor(const Model& model, const ExecOptions& options)
                                           after.measured - choices_before.measured,
                                           after.cached - choices_before.cached, after, matmul_absorbed_by_op_));
   }
+  if (layer_norm_groups_ > 0)
+    fusion_notices_.push_back(std::to_string(layer_norm_groups_) +
+                              " LayerNorm written out (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) "
+                              "ran as one at::layer_norm each, on its first ReduceMean's row; --fusion off runs "
+                              "every node as written");
   if (gelu_groups_ > 0)
     fusion_notices_.push_back(std::to_string(gelu_groups_) +
                               " GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) ran as one erf-GELU "
@@ -286,6 +291,7 @@ std::vector<std::string> Executor::fused_members(int k) const {
 
 std::string Executor::fused_kernel(int k) const {
   if (k >= 0 && size_t(k) < top_.steps.size() && top_.steps[size_t(k)].gelu) return "aten::gelu";
+  if (k >= 0 && size_t(k) < top_.steps.size() && top_.steps[size_t(k)].layer_norm) return "aten::layer_norm";
   if (k >= 0 && size_t(k) < top_.steps.size() && top_.steps[size_t(k)].matmul_kernel)
     return top_.steps[size_t(k)].matmul_kernel->implementation();
   if (k < 0 || size_t(k) >= top_.steps.size() || !top_.steps[size_t(k)].conv_kernel) return {};
@@ -381,6 +387,36 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
       plan.steps[size_t(m)].fused_head = gelu.head;
     }
     ++gelu_groups_;
+  }
+  // LayerNorm written out: one at::layer_norm where the exponent is 2 and eps a positive constant.
+  for (const LayerNormGroup& ln : fusion.layer_norms) {
+    if (!options_.fuse_cpu) break;
+    bool taken = !plan.steps[size_t(ln.head)].fused_inputs.empty() || plan.steps[size_t(ln.head)].absorbed;
+    for (int m : ln.members) taken = taken || plan.steps[size_t(m)].absorbed;
+    if (taken || (ln.exponent >= 0 && !value_is(ln.exponent, 2.0))) continue;
+    auto step = std::make_shared<NodeStep::LayerNorm>();
+    try {
+      const at::Tensor& eps = weights_.get(&g, ln.epsilon);
+      if (!eps.defined() || eps.numel() != 1) continue;
+      step->epsilon = eps.to(at::kDouble).item<double>();
+      if (!(step->epsilon > 0) || !std::isfinite(step->epsilon)) continue;
+      if (ln.scale >= 0) step->scale = weights_.get(&g, ln.scale).to(at::kFloat).contiguous();
+      if (ln.bias >= 0) step->bias = weights_.get(&g, ln.bias).to(at::kFloat).contiguous();
+    } catch (const std::exception&) {
+      continue;  // a constant the weight store does not hold: the nodes run as written
+    }
+    step->channels = ln.channels;
+    NodeStep& head = plan.steps[size_t(ln.head)];
+    head.layer_norm = std::move(step);
+    head.fused_inputs = {ln.input};
+    head.fused_output = ln.output;
+    head.fused_members = ln.members;
+    fused_read[size_t(ln.input)] = true;
+    for (int m : ln.members) {
+      plan.steps[size_t(m)].absorbed = true;
+      plan.steps[size_t(m)].fused_head = ln.head;
+    }
+    ++layer_norm_groups_;
   }
   // The constants only the groups read (weights, bias, BatchNormalization
   // statistics) live on in the kernels' packed form: the store drops them.
@@ -542,7 +578,7 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
     if (constant_preloaded(g, node, weights_) || step.absorbed) continue;
     step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
-    if (step.conv_kernel || step.matmul_kernel || step.gelu) {
+    if (step.conv_kernel || step.matmul_kernel || step.gelu || step.layer_norm) {
       step.last_read.assign(step.fused_inputs.size(), false);
       continue;
     }
@@ -789,6 +825,16 @@ void Executor::run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::
       run_matmul_group(g, node, step, env);
     } else if (step.gelu) {
       env[size_t(step.fused_output)] = at::gelu(env[size_t(step.fused_inputs[0])]);
+    } else if (step.layer_norm) {
+      const NodeStep::LayerNorm& ln = *step.layer_norm;
+      try {
+        env[size_t(step.fused_output)] =
+            at::layer_norm(env[size_t(step.fused_inputs[0])], {ln.channels}, ln.scale, ln.bias, ln.epsilon);
+      } catch (const c10::OutOfMemoryError&) {
+        throw;
+      } catch (const c10::Error& e) {
+        throw aten_error(e, node, options_.device);
+      }
     } else if (!step.rule) {
       env[size_t(node.outputs[0])] = weights_.get(&g, node.outputs[0]);
     } else {

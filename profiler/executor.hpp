@@ -214,6 +214,13 @@ class Executor {
     std::shared_ptr<const Fp32MatmulKernel> matmul_kernel;
     // A GELU group's head (cpu_fusion.hpp): at::gelu of fused_inputs[0] into fused_output.
     bool gelu = false;
+    // A LayerNorm group's head: at::layer_norm of fused_inputs[0] over its last dim.
+    struct LayerNorm {
+      at::Tensor scale, bias;  // [C] or undefined
+      int64_t channels = 0;
+      double epsilon = 0;
+    };
+    std::shared_ptr<const LayerNorm> layer_norm;
     int fused_output = -1;
     int fused_head = -1;
     std::vector<int> fused_members;
@@ -275,6 +282,7 @@ class Executor {
   std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
   int64_t conv_groups_ = 0;                      // Conv groups, all graphs
   int64_t gelu_groups_ = 0;                      // GELU groups, all graphs
+  int64_t layer_norm_groups_ = 0;                // LayerNorm groups, all graphs
   std::map<std::string, int64_t> conv_absorbed_by_op_;
   int64_t matmul_kernels_ = 0;                   // Gemm / MatMul on Fp32MatmulKernel, all graphs
   std::map<std::string, int64_t> matmul_absorbed_by_op_;

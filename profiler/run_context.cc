@@ -100,6 +100,13 @@ std::string blas_description() {
   // OpenBLAS reads it once at load: it forces the kernels (Haswell = AVX2 on an AVX-512 CPU).
   if (const char* forced = std::getenv("OPENBLAS_CORETYPE"); forced && *forced)
     s += std::string("; OPENBLAS_CORETYPE=") + forced + " set";
+  // Read at load too: how long its worker threads spin after a call (2^N cycles; OpenBLAS's default 28).
+  if (const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT"); corename && timeout && *timeout) {
+    const char* chooser = std::getenv("MODELSTAT_OPENBLAS_THREAD_TIMEOUT");
+    s += std::string("; OPENBLAS_THREAD_TIMEOUT=") + timeout +
+         (chooser && std::string(chooser) == "default" ? " (modelstat's default: threads sleep after a call)"
+                                                       : " (set by the user)");
+  }
   return s;
 }
 

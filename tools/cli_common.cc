@@ -10,12 +10,20 @@
 namespace modelstat::cli {
 
 bool default_openmp_wait_policy() {
-  if (std::getenv("OMP_WAIT_POLICY")) return false;  // the user's, whatever its value
-  // libgomp's own default kept on purpose (bench/openmp_wait_policy.py compares it).
+  // libgomp's and OpenBLAS's own defaults kept on purpose (bench/openmp_wait_policy.py compares them).
   if (const char* keep = std::getenv("MODELSTAT_OMP_WAIT_POLICY"); keep && std::string(keep) == "libgomp") return false;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  setenv("MODELSTAT_OMP_WAIT_POLICY", "default", 1);
-  return true;
+  bool set = false;
+  if (!std::getenv("OMP_WAIT_POLICY")) {  // else the user's, whatever its value
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    setenv("MODELSTAT_OMP_WAIT_POLICY", "default", 1);
+    set = true;
+  }
+  if (!std::getenv("OPENBLAS_THREAD_TIMEOUT")) {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+    setenv("MODELSTAT_OPENBLAS_THREAD_TIMEOUT", "default", 1);
+    set = true;
+  }
+  return set;
 }
 
 void write_output(const std::string& path, const std::function<void(std::ostream&, bool is_tty)>& write) {

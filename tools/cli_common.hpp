@@ -171,7 +171,11 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands);  // pi
 // itself when started without it. Why: libgomp's team threads spin after each
 // parallel region; on a CPU shared with anything else (another process, the
 // pipeline's stage threads) the spinning costs 4-20x (bench/RESULTS.md,
-// "OpenMP wait policy").
+// "OpenMP wait policy"). Likewise OPENBLAS_THREAD_TIMEOUT=4 (MODELSTAT_
+// OPENBLAS_THREAD_TIMEOUT=default): OpenBLAS's pthread workers spin 2^28
+// cycles (~0.1 s) after each call by default, holding a CPU that the next
+// op's OpenMP team needs (vit_b_16 at 2 threads: 295 -> 239 ms); 2^4 cycles
+// lets them sleep at once. Returns true if it set either.
 bool default_openmp_wait_policy();
 
 // Subcommands of `modelstat` itself (no LibTorch).

@@ -14,8 +14,15 @@ int main(int argc, char** argv) {
   if (modelstat::cli::default_openmp_wait_policy()) {
     execv("/proc/self/exe", argv);
     // Could not re-exec (no /proc): run on, with libgomp's default; the context says so.
-    unsetenv("OMP_WAIT_POLICY");
-    unsetenv("MODELSTAT_OMP_WAIT_POLICY");
+    if (const char* chooser = std::getenv("MODELSTAT_OMP_WAIT_POLICY"); chooser && std::string(chooser) == "default") {
+      unsetenv("OMP_WAIT_POLICY");
+      unsetenv("MODELSTAT_OMP_WAIT_POLICY");
+    }
+    if (const char* chooser = std::getenv("MODELSTAT_OPENBLAS_THREAD_TIMEOUT");
+        chooser && std::string(chooser) == "default") {
+      unsetenv("OPENBLAS_THREAD_TIMEOUT");
+      unsetenv("MODELSTAT_OPENBLAS_THREAD_TIMEOUT");
+    }
   }
   CLI::App app{"modelstat profile / verify / report / device (LibTorch). Run through 'modelstat <subcommand>'."};
   app.name("modelstat");

@@ -79,6 +79,27 @@ TEST(CliProfile, ContextSaysWhoChoseTheOpenMpWaitPolicy) {
   EXPECT_EQ(nlohmann::json::parse(out)["context"]["openmp"].get<std::string>().rfind("OMP_WAIT_POLICY=PASSIVE (modelstat's default", 0), 0u);
 }
 
+// OpenBLAS's worker threads spin ~2^28 cycles after each call unless
+// OPENBLAS_THREAD_TIMEOUT says otherwise: modelstat sets 4 unless the user
+// set it, and the context's BLAS line says who did.
+TEST(CliProfile, ContextSaysWhoChoseTheOpenBlasThreadTimeout) {
+  auto blas = [](const RunResult& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["context"]["blas"].get<std::string>();
+  };
+  const std::string args = "profile " + sample("tiny_cnn.onnx") + kQuick + " --no-layers -f json";
+  const std::string ours = blas(modelstat::test::run_modelstat_cli(
+      args, "-u OPENBLAS_THREAD_TIMEOUT -u MODELSTAT_OPENBLAS_THREAD_TIMEOUT -u MODELSTAT_OMP_WAIT_POLICY"));
+  if (ours.rfind("OpenBLAS", 0) != 0) {  // a LibTorch without OpenBLAS: nothing to set, nothing said
+    EXPECT_EQ(ours.find("OPENBLAS_THREAD_TIMEOUT"), std::string::npos) << ours;
+    return;
+  }
+  EXPECT_NE(ours.find("OPENBLAS_THREAD_TIMEOUT=4 (modelstat's default"), std::string::npos) << ours;
+  const std::string users = blas(modelstat::test::run_modelstat_cli(
+      args, "-u MODELSTAT_OPENBLAS_THREAD_TIMEOUT -u MODELSTAT_OMP_WAIT_POLICY OPENBLAS_THREAD_TIMEOUT=10"));
+  EXPECT_NE(users.find("OPENBLAS_THREAD_TIMEOUT=10 (set by the user)"), std::string::npos) << users;
+}
+
 // A Loop with a constant trip count of 5 (tests/profiler/onnx_builder.hpp):
 // the table lists its body's nodes right under it, indented, with 5 calls a
 // run, and the JSON has them as subgraph_layers named as the analysis's rows.

@@ -324,6 +324,54 @@ TEST(CpuFusion, GeluWrittenOutRunsAsOneKernelOnlyWithItsConstants) {
   }
 }
 
+// LayerNorm written out (opset 13 exports of F.layer_norm): one
+// at::layer_norm at the first ReduceMean, with its scale and bias; Pow with
+// another exponent than 2 is not LayerNorm and runs as written.
+TEST(CpuFusion, LayerNormWrittenOutRunsAsOneKernelOnlyWhenItIsLayerNorm) {
+  for (int variant = 0; variant < 3; ++variant) {  // 0: Pow 2, 1: Mul(d, d), 2: Pow 3
+    IrModel m;
+    const at::Tensor xv = randn({2, 5, 8}, 121) * 2 + 1, gv = randn({8}, 122), bv = randn({8}, 123);
+    const int x = m.input("x", {2, 5, 8});
+    const std::map<std::string, AttrValue> last{{"axes", std::vector<int64_t>{-1}}};
+    const int mean = m.node("ReduceMean", {x}, 1, last)[0];
+    const int d = m.node("Sub", {x, mean})[0];
+    const int sq = variant == 1 ? m.node("Mul", {d, d})[0]
+                                : m.node("Pow", {d, m.weight("e", at::full({}, variant == 2 ? 3.f : 2.f))})[0];
+    const int var = m.node("ReduceMean", {sq}, 1, last)[0];
+    const int s = m.node("Sqrt", {m.node("Add", {var, m.weight("eps", at::full({}, 1e-5f))})[0]})[0];
+    const int n = m.node("Div", {d, s})[0];
+    const int y = m.node("Add", {m.node("Mul", {n, m.weight("gamma", gv)})[0], m.weight("beta", bv)})[0];
+    m.output(y);
+    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    ASSERT_EQ(plan.layer_norms.size(), 1u) << variant;  // the structure matches in all three
+    EXPECT_EQ(plan.layer_norms[0].head, 0);
+    EXPECT_EQ(plan.layer_norms[0].members, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8})) << variant;
+    EXPECT_EQ(plan.layer_norms[0].output, y);
+    Executor exec(m.model, ExecOptions{});
+    const at::Tensor xd = xv.to(at::kDouble);
+    const at::Tensor dd = xd - xd.mean(-1, true);
+    const at::Tensor vd = (variant == 2 ? dd * dd * dd : dd * dd).mean(-1, true);
+    const at::Tensor expected = dd / at::sqrt(vd + 1e-5) * gv.to(at::kDouble) + bv.to(at::kDouble);
+    if (variant < 2) {
+      EXPECT_EQ(exec.fused_kernel(0), "aten::layer_norm") << variant;
+      EXPECT_EQ(exec.fused_members(0).size(), 8u) << variant;
+      EXPECT_EQ(exec.fused_into(8), "ReduceMean_0") << variant;
+    } else {
+      EXPECT_TRUE(exec.fused_members(0).empty()) << "an exponent of 3 is not LayerNorm";
+    }
+    if (variant < 2) expect_close(exec.run({xv})[0], expected, "layer norm");
+    else {
+      // Pow(d, 3) may be negative: its mean + eps under Sqrt gives NaN where
+      // ATen does too; compare where the reference is a number.
+      const at::Tensor got = exec.run({xv})[0].to(at::kDouble);
+      const at::Tensor ok = at::isfinite(expected);
+      expect_close(got.masked_select(ok), expected.masked_select(ok), "as written");
+    }
+    expect_close(run(m.model, {xv}, false).masked_select(at::isfinite(expected)),
+                 expected.masked_select(at::isfinite(expected)), "unfused");
+  }
+}
+
 // ---- MatMul groups (cpu_fusion.hpp MatMulGroup, profiler/ops/fp32_matmul.hpp)
 
 // IrModel leaves node outputs shapeless: what shape inference would say.
