@@ -1,5 +1,7 @@
-// Conv groups on the CPU: what an inference runtime does with a float Conv
-// and the elementwise ops after it, planned once at load.
+// Groups on the CPU: what an inference runtime does with a float Conv, Gemm
+// or MatMul and the elementwise ops after it, and with GELU and LayerNorm
+// written out node by node, planned once at load. (Conv groups first; the
+// MatMul, GELU and LayerNorm groups are described at their structs below.)
 //
 // ONNX Runtime (and PyTorch's optimize_for_inference) run a convolution, the
 // BatchNormalization an export may leave after it, a residual Add and an
