@@ -103,8 +103,9 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   const size_t n_nodes = std::min(g.nodes.size(), analysis.nodes.size());
   // Inference on the CPU in fp32 runs Conv groups (analyzer/cpu_fusion.hpp,
   // `profile --fusion on`): a member does not run on its own, its work is in
-  // its Conv's kernel (the Conv op classes are measured on that kernel), so
-  // it is priced at nothing. A training step runs every node as written.
+  // its head's kernel (the Conv and MatMul op classes are measured on those
+  // kernels), so it is priced at nothing. A training step runs every node as
+  // written.
   const CpuFusionPlan fusion =
       cpu && !options.train && options.compute_dtype == "fp32" ? plan_cpu_fusion(g, *analysis.model) : CpuFusionPlan{};
   if (fusion.absorbed_count > 0)
@@ -113,8 +114,9 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
                         std::to_string(std::count_if(fusion.matmuls.begin(), fusion.matmuls.end(),
                                                      [](const MatMulGroup& m) { return !m.members.empty(); })) +
                         " Gemm/MatMul groups (BatchNormalization folded, bias Adds, activations, GELU and residual "
-                        "Adds as post-ops, as profile runs them): priced at 0, their work in the head's (op_cost "
-                        "\"fused\")");
+                        "Adds as post-ops, as profile runs them), " + std::to_string(fusion.gelus.size()) +
+                        " GELU and " + std::to_string(fusion.layer_norms.size()) +
+                        " LayerNorm groups written out: priced at 0, their work in the head's (op_cost \"fused\")");
   for (size_t i = 0; i < n_nodes; ++i) {
     NodeForecast f = fit::forecast_node(pricing, i, analysis.nodes[i], kernels[i], fresh_bytes[i], flow);
     if (i < fusion.absorbed.size() && fusion.absorbed[i]) {
