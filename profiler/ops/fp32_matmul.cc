@@ -473,8 +473,10 @@ at::Tensor Fp32MatmulKernel::run(const at::Tensor& x, const at::Tensor& residual
   const int64_t m = x2.size(0);
   const at::Tensor residual2 = residual.defined() ? residual.expand(out_dims).reshape({m, k.n}) : residual;
 #if defined(MODELSTAT_HAVE_DNNL)
-  const std::shared_ptr<Impl::Plan> p = k.plan(m);
-  if (p->onednn) return k.run_onednn(*p, x2, residual2).view(out_dims);
+  if (m > 0) {  // no rows (an empty batch): ATen's empty product below
+    const std::shared_ptr<Impl::Plan> p = k.plan(m);
+    if (p->onednn) return k.run_onednn(*p, x2, residual2).view(out_dims);
+  }
 #endif
   at::Tensor w;
   {
