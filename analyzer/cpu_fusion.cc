@@ -153,11 +153,11 @@ bool next_post_op(const Graph& g, const std::vector<bool>& graph_output, int64_t
 
 namespace {
 // The GELU groups, after the Conv groups (whose members they leave alone).
-void plan_gelus(const Graph& g, CpuFusionPlan& plan);
+void plan_gelus(const Graph& g, const std::vector<bool>& graph_output, CpuFusionPlan& plan);
 // The MatMul groups, after the GELU groups (which they may take in).
-void plan_matmuls(const Graph& g, const Model& model, CpuFusionPlan& plan);
+void plan_matmuls(const Graph& g, const Model& model, const std::vector<bool>& graph_output, CpuFusionPlan& plan);
 // LayerNormalization written out, last.
-void plan_layer_norms(const Graph& g, CpuFusionPlan& plan);
+void plan_layer_norms(const Graph& g, const std::vector<bool>& graph_output, CpuFusionPlan& plan);
 }  // namespace
 
 CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
@@ -218,9 +218,9 @@ CpuFusionPlan plan_cpu_fusion(const Graph& g, const Model& model) {
     std::sort(group.members.begin(), group.members.end());
     plan.groups.push_back(std::move(group));
   }
-  plan_gelus(g, plan);
-  plan_matmuls(g, model, plan);
-  plan_layer_norms(g, plan);
+  plan_gelus(g, graph_output, plan);
+  plan_matmuls(g, model, graph_output, plan);
+  plan_layer_norms(g, graph_output, plan);
   return plan;
 }
 
@@ -250,10 +250,7 @@ int other_operand(const Node& n, int t) {
   return -1;
 }
 
-void plan_gelus(const Graph& g, CpuFusionPlan& plan) {
-  std::vector<bool> graph_output(g.tensors.size(), false);
-  for (int t : g.outputs)
-    if (t >= 0) graph_output[size_t(t)] = true;
+void plan_gelus(const Graph& g, const std::vector<bool>& graph_output, CpuFusionPlan& plan) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& div = g.nodes[i];
     if (!is_op(div, "Div", 2) || plan.absorbed[i] || plan.group_of[i] >= 0) continue;
@@ -305,10 +302,7 @@ int bias_constant(const Graph& g, int t, int64_t n, size_t max_rank) {
   return c;
 }
 
-void plan_matmuls(const Graph& g, const Model& model, CpuFusionPlan& plan) {
-  std::vector<bool> graph_output(g.tensors.size(), false);
-  for (int t : g.outputs)
-    if (t >= 0) graph_output[size_t(t)] = true;
+void plan_matmuls(const Graph& g, const Model& model, const std::vector<bool>& graph_output, CpuFusionPlan& plan) {
   const int64_t opset = model.opset_version("");
   std::vector<bool> gelu_taken(plan.gelus.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -412,10 +406,7 @@ int vector_constant(const Graph& g, int t, int64_t c) {
   return s.fully_known() && s.dims.size() == 1 && s.dims[0].value == c ? k : -1;
 }
 
-void plan_layer_norms(const Graph& g, CpuFusionPlan& plan) {
-  std::vector<bool> graph_output(g.tensors.size(), false);
-  for (int t : g.outputs)
-    if (t >= 0) graph_output[size_t(t)] = true;
+void plan_layer_norms(const Graph& g, const std::vector<bool>& graph_output, CpuFusionPlan& plan) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& mean = g.nodes[i];
     if (plan.absorbed[i] || plan.group_of[i] >= 0 || mean.inputs.empty()) continue;

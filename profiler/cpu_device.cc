@@ -11,10 +11,9 @@
 
 #include "modelstat/error.hpp"
 #include "profiler/device.hpp"
+#include "profiler/run_context.hpp"
 
 namespace modelstat::profiler {
-
-namespace {
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -26,6 +25,9 @@ std::string cpu_model_name() {
     }
   return "unknown CPU";
 }
+
+namespace {
+
 
 class CpuDevice final : public Device {
  public:

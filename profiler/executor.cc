@@ -298,6 +298,33 @@ std::string Executor::fused_kernel(int k) const {
   return top_.steps[size_t(k)].conv_kernel->implementation();
 }
 
+bool Executor::group_taken(const GraphPlan& plan, int head, const std::vector<int>& members) {
+  bool taken = !plan.steps[size_t(head)].fused_inputs.empty() || plan.steps[size_t(head)].absorbed;
+  for (int m : members) taken = taken || plan.steps[size_t(m)].absorbed;
+  return taken;
+}
+
+void Executor::absorb_group(const Graph& g, GraphPlan& plan, int head, std::vector<int> inputs, int output,
+                            const std::vector<int>& members, std::vector<bool>& fused_read,
+                            std::map<std::string, int64_t>* by_op) {
+  NodeStep& step = plan.steps[size_t(head)];
+  step.fused_inputs = std::move(inputs);
+  step.fused_output = output;
+  step.fused_members = members;
+  for (int t : step.fused_inputs)
+    if (t >= 0) fused_read[size_t(t)] = true;
+  for (int m : members) {
+    plan.steps[size_t(m)].absorbed = true;
+    plan.steps[size_t(m)].fused_head = head;
+    if (by_op) ++(*by_op)[g.nodes[size_t(m)].op_type];
+  }
+}
+
+bool Executor::constant_is(const Graph& g, int t, double expected) const {
+  const at::Tensor& v = weights_.get(&g, t);
+  return v.defined() && v.numel() == 1 && std::abs(v.to(at::kDouble).item<double>() - expected) <= 1e-6 * expected;
+}
+
 void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<bool>& fused_read) {
   const bool fp32 = options_.float_dtype == at::kFloat || options_.float_dtype == at::ScalarType::Undefined;
   if (!options_.device.is_cpu() || !fp32) return;
@@ -307,9 +334,7 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
   for (const ConvGroup& group : fusion.groups) {
     if (!options_.fuse_cpu) break;
     // Nodes QDQ fusion took already stay as they are.
-    bool taken = !plan.steps[size_t(group.conv)].fused_inputs.empty() || plan.steps[size_t(group.conv)].absorbed;
-    for (int m : group.members) taken = taken || plan.steps[size_t(m)].absorbed;
-    if (taken) continue;
+    if (group_taken(plan, group.conv, group.members)) continue;
     const Node& conv = g.nodes[size_t(group.conv)];
     std::shared_ptr<Fp32ConvKernel> kernel;
     int residual = -1;
@@ -351,49 +376,25 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
         // A window the node's own run will refuse with its error: built (and refused) then.
       }
     }
-    NodeStep& head = plan.steps[size_t(group.conv)];
-    head.conv_kernel = std::move(kernel);
-    head.fused_inputs = {conv.inputs[0], residual};
-    head.fused_output = group.output;
-    head.fused_members = group.members;
-    for (int t : head.fused_inputs)
-      if (t >= 0) fused_read[size_t(t)] = true;
-    for (int m : group.members) {
-      plan.steps[size_t(m)].absorbed = true;
-      plan.steps[size_t(m)].fused_head = group.conv;
-      ++conv_absorbed_by_op_[g.nodes[size_t(m)].op_type];
-    }
+    plan.steps[size_t(group.conv)].conv_kernel = std::move(kernel);
+    absorb_group(g, plan, group.conv, {conv.inputs[0], residual}, group.output, group.members, fused_read,
+                 &conv_absorbed_by_op_);
     ++conv_groups_;
   }
   // GELU written out: one at::gelu (erf form) where the constants are sqrt 2, 1 and 0.5.
-  auto value_is = [&](int t, double expected) {
-    const at::Tensor& v = weights_.get(&g, t);
-    return v.defined() && v.numel() == 1 && std::abs(v.to(at::kDouble).item<double>() - expected) <= 1e-6 * expected;
-  };
   for (const GeluGroup& gelu : fusion.gelus) {
     if (!options_.fuse_cpu) break;
-    bool taken = !plan.steps[size_t(gelu.head)].fused_inputs.empty() || plan.steps[size_t(gelu.head)].absorbed;
-    for (int m : gelu.members) taken = taken || plan.steps[size_t(m)].absorbed;
-    if (taken || !value_is(gelu.divisor, std::sqrt(2.0)) || !value_is(gelu.one, 1.0) || !value_is(gelu.half, 0.5))
+    if (group_taken(plan, gelu.head, gelu.members) || !constant_is(g, gelu.divisor, std::sqrt(2.0)) ||
+        !constant_is(g, gelu.one, 1.0) || !constant_is(g, gelu.half, 0.5))
       continue;
-    NodeStep& head = plan.steps[size_t(gelu.head)];
-    head.gelu = true;
-    head.fused_inputs = {gelu.input};
-    head.fused_output = gelu.output;
-    head.fused_members = gelu.members;
-    fused_read[size_t(gelu.input)] = true;
-    for (int m : gelu.members) {
-      plan.steps[size_t(m)].absorbed = true;
-      plan.steps[size_t(m)].fused_head = gelu.head;
-    }
+    plan.steps[size_t(gelu.head)].gelu = true;
+    absorb_group(g, plan, gelu.head, {gelu.input}, gelu.output, gelu.members, fused_read, nullptr);
     ++gelu_groups_;
   }
   // LayerNorm written out: one at::layer_norm where the exponent is 2 and eps a positive constant.
   for (const LayerNormGroup& ln : fusion.layer_norms) {
     if (!options_.fuse_cpu) break;
-    bool taken = !plan.steps[size_t(ln.head)].fused_inputs.empty() || plan.steps[size_t(ln.head)].absorbed;
-    for (int m : ln.members) taken = taken || plan.steps[size_t(m)].absorbed;
-    if (taken || (ln.exponent >= 0 && !value_is(ln.exponent, 2.0))) continue;
+    if (group_taken(plan, ln.head, ln.members) || (ln.exponent >= 0 && !constant_is(g, ln.exponent, 2.0))) continue;
     auto step = std::make_shared<NodeStep::LayerNorm>();
     try {
       const at::Tensor& eps = weights_.get(&g, ln.epsilon);
@@ -406,16 +407,8 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
       continue;  // a constant the weight store does not hold: the nodes run as written
     }
     step->channels = ln.channels;
-    NodeStep& head = plan.steps[size_t(ln.head)];
-    head.layer_norm = std::move(step);
-    head.fused_inputs = {ln.input};
-    head.fused_output = ln.output;
-    head.fused_members = ln.members;
-    fused_read[size_t(ln.input)] = true;
-    for (int m : ln.members) {
-      plan.steps[size_t(m)].absorbed = true;
-      plan.steps[size_t(m)].fused_head = ln.head;
-    }
+    plan.steps[size_t(ln.head)].layer_norm = std::move(step);
+    absorb_group(g, plan, ln.head, {ln.input}, ln.output, ln.members, fused_read, nullptr);
     ++layer_norm_groups_;
   }
   // The constants only the groups read (weights, bias, BatchNormalization
@@ -453,16 +446,8 @@ void Executor::plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<boo
 void Executor::plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, GraphPlan& plan,
                                   std::vector<bool>& fused_read) {
   const bool fuse = options_.fuse_cpu;
-  auto value_is = [&](int t, double expected) {
-    const at::Tensor& v = weights_.get(&g, t);
-    return v.defined() && v.numel() == 1 && std::abs(v.to(at::kDouble).item<double>() - expected) <= 1e-6 * expected;
-  };
   for (const MatMulGroup& group : fusion.matmuls) {
-    NodeStep& head = plan.steps[size_t(group.head)];
-    // Nodes QDQ fusion took already stay as they are.
-    bool taken = !head.fused_inputs.empty() || head.absorbed;
-    for (int m : group.members) taken = taken || plan.steps[size_t(m)].absorbed;
-    if (taken) continue;
+    if (group_taken(plan, group.head, group.members)) continue;
     const Node& node = g.nodes[size_t(group.head)];
     const bool bias_add = fuse && group.bias_add >= 0;
     std::shared_ptr<Fp32MatmulKernel> kernel;
@@ -490,8 +475,8 @@ void Executor::plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, G
         if (op.clip_min >= 0) r.alpha = weights_.get(&g, constant_source(g, op.clip_min)).to(at::kFloat).item<float>();
         if (op.clip_max >= 0) r.beta = weights_.get(&g, constant_source(g, op.clip_max)).to(at::kFloat).item<float>();
         // GELU written out joins only with the constants of GELU: else the group ends before it.
-        if (op.gelu_divisor >= 0 && (!value_is(op.gelu_divisor, std::sqrt(2.0)) || !value_is(op.gelu_one, 1.0) ||
-                                     !value_is(op.gelu_half, 0.5)))
+        if (op.gelu_divisor >= 0 && (!constant_is(g, op.gelu_divisor, std::sqrt(2.0)) ||
+                                     !constant_is(g, op.gelu_one, 1.0) || !constant_is(g, op.gelu_half, 0.5)))
           break;
         if (op.kind == FusedPostOp::Kind::AddResidual) residual = op.residual;
         ops.push_back(r);
@@ -509,18 +494,10 @@ void Executor::plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, G
       for (size_t d = 0; d + 1 < a.shape.dims.size(); ++d) rows *= a.shape.dims[d].value;
       if (a.shape.dims.back().value == kernel->k()) kernel->prepare(rows);
     }
-    head.matmul_kernel = std::move(kernel);
-    head.fused_inputs = {node.inputs[0], residual};
-    head.fused_output = output;
+    plan.steps[size_t(group.head)].matmul_kernel = std::move(kernel);
     std::sort(members.begin(), members.end());
-    head.fused_members = members;
-    for (int t : head.fused_inputs)
-      if (t >= 0) fused_read[size_t(t)] = true;
-    for (int m : members) {
-      plan.steps[size_t(m)].absorbed = true;
-      plan.steps[size_t(m)].fused_head = group.head;
-      ++matmul_absorbed_by_op_[g.nodes[size_t(m)].op_type];
-    }
+    absorb_group(g, plan, group.head, {node.inputs[0], residual}, output, members, fused_read,
+                 &matmul_absorbed_by_op_);
     ++matmul_kernels_;
   }
 }

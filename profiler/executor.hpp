@@ -275,6 +275,15 @@ class Executor {
   // Plans g's Gemm / MatMul nodes with constant weights (cpu_fusion.hpp's
   // MatMul groups, their members only with fusion on).
   void plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, GraphPlan& plan, std::vector<bool>& fused_read);
+  // Whether QDQ fusion or an earlier group took the head or a member of a group (the nodes then run as they are).
+  static bool group_taken(const GraphPlan& plan, int head, const std::vector<int>& members);
+  // Makes `head` read `inputs` (-1: none) and write `output` for the group, its members absorbed
+  // (counted by op type into by_op when given).
+  static void absorb_group(const Graph& g, GraphPlan& plan, int head, std::vector<int> inputs, int output,
+                           const std::vector<int>& members, std::vector<bool>& fused_read,
+                           std::map<std::string, int64_t>* by_op);
+  // Whether constant t of g holds one value, `expected` within 1e-6 relative.
+  bool constant_is(const Graph& g, int t, double expected) const;
   // Runs a Conv group's head (step.conv_kernel) over env.
   void run_conv_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;
   void run_matmul_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;

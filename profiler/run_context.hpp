@@ -25,6 +25,9 @@ void set_intra_op_threads(int threads);
 // OpenBLAS's pool size, or -1 when OpenBLAS is not loaded in this process.
 int openblas_threads();
 
+// The CPU's model name from /proc/cpuinfo ("AMD EPYC 9R14 ..."), or "unknown CPU" (cpu_device.cc).
+std::string cpu_model_name();
+
 // The BLAS this process calls and the core its kernels were chosen for:
 // "OpenBLAS 0.3.21 ... core Haswell (OPENBLAS_CORETYPE=Haswell)"; the OpenBLAS
 // functions are looked up, not linked. Says so when there is no OpenBLAS.

@@ -32,9 +32,6 @@ using Dims = memory::dims;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-dnnl::engine& engine() { return onednn_cpu_engine(); }
-dnnl::stream& stream() { return onednn_cpu_stream(); }
-
 struct Plan {
   bool native = false;  // false: oneDNN offered only a reference kernel: ATen runs it
   dnnl::convolution_forward primitive;
@@ -53,9 +50,9 @@ std::vector<int64_t> plan_key(at::IntArrayRef dims, const Window& w) {
 }
 
 void reorder(const memory::desc& from_md, void* from, const memory::desc& to_md, void* to) {
-  memory a(from_md, engine(), from), b(to_md, engine(), to);
-  dnnl::reorder(a, b).execute(stream(), a, b);
-  stream().wait();
+  memory a(from_md, onednn_cpu_engine(), from), b(to_md, onednn_cpu_engine(), to);
+  dnnl::reorder(a, b).execute(onednn_cpu_stream(), a, b);
+  onednn_cpu_stream().wait();
 }
 
 }  // namespace
@@ -116,7 +113,7 @@ struct Fp32ConvKernel::Impl {
       const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                                  dnnl::algorithm::convolution_direct, p->src_md, w_any, b_md,
                                                  p->dst_md, strides, dilations, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine());
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn_cpu_engine());
       p->impl = pd.impl_info_str();
       p->native = p->impl.find("ref") == std::string::npos;
       if (p->native) {
@@ -191,13 +188,13 @@ at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const 
   const at::Tensor src = x.contiguous(at::MemoryFormat::ChannelsLast);
   at::Tensor dst = at::empty(p->dst_dims, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   if (k.residual_post_op >= 0) dst.copy_(residual.expand(p->dst_dims));  // the sum post-op adds to it
-  memory src_m(p->src_md, engine(), src.data_ptr());
-  memory dst_m(p->dst_md, engine(), dst.data_ptr());
-  memory w_m(p->weights_md, engine(), p->weights.data_ptr());
+  memory src_m(p->src_md, onednn_cpu_engine(), src.data_ptr());
+  memory dst_m(p->dst_md, onednn_cpu_engine(), dst.data_ptr());
+  memory w_m(p->weights_md, onednn_cpu_engine(), p->weights.data_ptr());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, w_m}, {DNNL_ARG_DST, dst_m}};
-  if (k.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(memory::desc({k.weight_dims[0]}, DT::f32, Tag::x), engine(), k.bias.data_ptr()));
-  p->primitive.execute(stream(), args);
-  stream().wait();
+  if (k.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(memory::desc({k.weight_dims[0]}, DT::f32, Tag::x), onednn_cpu_engine(), k.bias.data_ptr()));
+  p->primitive.execute(onednn_cpu_stream(), args);
+  onednn_cpu_stream().wait();
   return dst;
 }
 

@@ -62,17 +62,6 @@ std::string clean(std::string s) {
   return s;
 }
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown CPU";
-}
-
 std::string cache_dir() {
   if (const char* d = std::getenv("MODELSTAT_CACHE_DIR")) {
     if (std::string(d) == "none") return {};

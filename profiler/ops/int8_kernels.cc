@@ -24,9 +24,6 @@ using Dims = memory::dims;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-dnnl::engine& cpu_engine() { return onednn_cpu_engine(); }
-dnnl::stream& cpu_stream() { return onednn_cpu_stream(); }
-
 bool is_8bit(const at::Tensor& t) { return t.scalar_type() == at::kByte || t.scalar_type() == at::kChar; }
 
 // The activation's oneDNN type; the weights' shift to s8 (see the header).
@@ -75,7 +72,7 @@ at::Tensor shifted_weight(const at::Tensor& w) {
 }
 
 memory zero_point_memory(int32_t& value) {
-  return memory(memory::desc({1}, DT::s32, Tag::x), cpu_engine(), &value);
+  return memory(memory::desc({1}, DT::s32, Tag::x), onednn_cpu_engine(), &value);
 }
 
 dnnl::primitive_attr runtime_src_zero_point() {
@@ -113,7 +110,7 @@ dnnl::convolution_forward make_conv(const ConvShape& s, DT src_type, Tag src_tag
                                     const at::Tensor& user_weights, Tag user_weights_tag,
                                     const std::vector<float>* scales = nullptr) {
   const bool scaled = scales != nullptr;
-  auto& engine = cpu_engine();
+  auto& engine = onednn_cpu_engine();
   const memory::desc src_md(s.src, src_type, src_tag);
   const memory::desc wei_md(s.weights, DT::s8, Tag::any);
   const memory::desc dst_md(s.dst, scaled ? DT::f32 : DT::s32, src_tag);
@@ -130,8 +127,8 @@ dnnl::convolution_forward make_conv(const ConvShape& s, DT src_type, Tag src_tag
   const dnnl::convolution_forward::primitive_desc pd(*desc, attr, engine);
   memory user(memory::desc(s.weights, DT::s8, user_weights_tag), engine, user_weights.data_ptr());
   weights_out = memory(pd.weights_desc(), engine);
-  dnnl::reorder(user, weights_out).execute(cpu_stream(), user, weights_out);
-  cpu_stream().wait();
+  dnnl::reorder(user, weights_out).execute(onednn_cpu_stream(), user, weights_out);
+  onednn_cpu_stream().wait();
   return dnnl::convolution_forward(pd);
 }
 
@@ -275,8 +272,8 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
   }
   if (!plan) return std::nullopt;
 
-  auto& engine = cpu_engine();
-  auto& stream = cpu_stream();
+  auto& engine = onednn_cpu_engine();
+  auto& stream = onednn_cpu_stream();
   const Tag tag = channels_last_tag(rank);
   at::Tensor src = x.permute(to_channels_last_order(rank)).contiguous();
   const Dims src_dims(x.sizes().begin(), x.sizes().end());
@@ -361,7 +358,7 @@ struct MatmulPlan {
 // b: (K, N), or (N, K) when `transposed` (Gemm's transB).
 std::shared_ptr<MatmulPlan> build_matmul_plan(int64_t m, int64_t k, int64_t n, DT src_type, const at::Tensor& b,
                                               bool transposed) {
-  auto& engine = cpu_engine();
+  auto& engine = onednn_cpu_engine();
   const dnnl::matmul::desc desc(memory::desc({m, k}, src_type, Tag::ab), memory::desc({k, n}, DT::s8, Tag::any),
                                 memory::desc({m, n}, DT::s32, Tag::ab));
   const dnnl::matmul::primitive_desc pd(desc, runtime_src_zero_point(), engine);
@@ -370,8 +367,8 @@ std::shared_ptr<MatmulPlan> build_matmul_plan(int64_t m, int64_t k, int64_t n, D
   const at::Tensor shifted = shifted_weight(b);
   memory user(memory::desc({k, n}, DT::s8, transposed ? Tag::ba : Tag::ab), engine, shifted.data_ptr());
   plan->weights = memory(pd.weights_desc(), engine);
-  dnnl::reorder(user, plan->weights).execute(cpu_stream(), user, plan->weights);
-  cpu_stream().wait();
+  dnnl::reorder(user, plan->weights).execute(onednn_cpu_stream(), user, plan->weights);
+  onednn_cpu_stream().wait();
   plan->main = dnnl::matmul(pd);
   return plan;
 }
@@ -413,8 +410,8 @@ std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_z
   } else {
     plan = build_matmul_plan(m, k, n, data_type_of(a), b, b_transposed);
   }
-  auto& engine = cpu_engine();
-  auto& stream = cpu_stream();
+  auto& engine = onednn_cpu_engine();
+  auto& stream = onednn_cpu_stream();
   at::Tensor dst = at::empty({m, n}, at::TensorOptions().dtype(at::kInt));
   memory src_mem(memory::desc({m, k}, data_type_of(a), Tag::ab), engine, a2.data_ptr());
   memory dst_mem(memory::desc({m, n}, DT::s32, Tag::ab), engine, dst.data_ptr());

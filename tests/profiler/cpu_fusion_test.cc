@@ -425,9 +425,12 @@ TEST(CpuFusion, MatMulBiasGeluIsOneGroupOnEitherBackendAndMatchesTheDoubleRefere
               (std::vector<std::string>{"Add_1", "Div_2", "Erf_3", "Add_4", "Mul_5", "Mul_6"})) << name;
     EXPECT_EQ(exec.fused_into(6), "MatMul_0") << name;
     const std::string kernel = exec.fused_kernel(0);
-    if (backend == GemmBackend::Blas) EXPECT_EQ(kernel.rfind("blas", 0), 0u) << kernel;
-    if (backend == GemmBackend::OneDnn && fp32_matmul_kernels_available())
+    if (backend == GemmBackend::Blas) {
+      EXPECT_EQ(kernel.rfind("blas", 0), 0u) << kernel;
+    }
+    if (backend == GemmBackend::OneDnn && fp32_matmul_kernels_available()) {
       EXPECT_EQ(kernel.rfind("onednn", 0), 0u) << kernel;
+    }
     expect_close(exec.run({xv})[0], ref, name.c_str());
     // --fusion off: the MatMul alone on the kernel, every other node as written.
     Executor off(m.model, with_gemm(backend, false));
