@@ -548,11 +548,17 @@ Executor::GraphPlan Executor::plan_graph(const Graph& g, const Graph* parent) {
       }
     }
   }
+  // Which Constant nodes the weight store holds, read before the group
+  // planner releases the weights that only packed kernels read (a weight
+  // written as a Constant node, as paddle2onnx and older tf2onnx do, must not
+  // then fall through to the Constant executor).
+  std::vector<bool> preloaded(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) preloaded[i] = constant_preloaded(g, g.nodes[i], weights_);
   plan_conv_groups(g, plan, fused_read);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     NodeStep& step = plan.steps[i];
-    if (constant_preloaded(g, node, weights_) || step.absorbed) continue;
+    if (preloaded[i] || step.absorbed) continue;
     step.opset = model_.opset_version(node.domain);
     step.rule = find_executor(node.domain, node.op_type, step.opset);
     if (step.conv_kernel || step.matmul_kernel || step.gelu || step.layer_norm) {
