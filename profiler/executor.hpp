@@ -1,4 +1,6 @@
-// Runs an ONNX graph (modelstat IR) node by node with ATen ops.
+// Runs an ONNX graph (modelstat IR) with ATen ops and oneDNN kernels: a plan
+// of typed steps, one per node (profiler/steps/), built once from the fusion
+// plan (analyzer/fusion/fusion_plan.hpp) that `fit` prices too.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -14,17 +16,11 @@
 #include <vector>
 
 #include "modelstat/error.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "modelstat/graph.hpp"
 #include "profiler/ops/fp32_matmul.hpp"
 
-namespace modelstat {
-struct CpuFusionPlan;  // analyzer/cpu_fusion.hpp
-}
-
 namespace modelstat::profiler {
-
-struct ExecRule;  // profiler/ops/exec_rule.hpp
-class Fp32ConvKernel;  // profiler/ops/fp32_conv.hpp
 
 struct ExecOptions {
   at::Device device = at::kCPU;
@@ -45,9 +41,9 @@ struct ExecOptions {
   // value an in-place op would overwrite (train_step.cc turns it off).
   bool in_place = true;
   // QDQ patterns (DequantizeLinear -> Conv / MatMul / Gemm) run as int8
-  // kernels on the CPU (profiler/qdq_fusion.hpp). Off: every node as written.
+  // kernels on the CPU (analyzer/fusion/patterns/qdq.cc). Off: every node as written.
   bool fuse_qdq = true;
-  // Conv groups (analyzer/cpu_fusion.hpp): on the CPU in fp32, a Conv, the
+  // Conv groups (analyzer/fusion/fusion_plan.hpp): on the CPU in fp32, a Conv, the
   // BatchNormalization after it and its activations / residual Add run as one
   // oneDNN convolution with prepacked weights. Off (`--fusion off`): every
   // node as written. Off for autograd too (train_step.cc).
@@ -125,18 +121,26 @@ struct SubgraphNodeInfo {
   int depth = 1;  // 1 in a subgraph of a top-level node, 2 one level further down, ...
 };
 
+// The executor's plan of one (sub)graph: a typed step per node
+// (profiler/steps/step.hpp), built once from the fusion plan.
+struct GraphPlan;
+
 class Executor {
  public:
   // Throws Error(Input) naming the first node whose op has no executor, and
   // Error(CannotRun) for a string graph input, before anything runs.
   Executor(const Model& model, const ExecOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
-  // Random inputs for the graph inputs (shapes from the bound model), never
-  // zeros: floats ~ N(0,1); integer inputs uniform in a range that is valid
-  // for what consumes them (e.g. token ids below the embedding size), but a
-  // one-element integer input that an Equal compares with a one-element
-  // constant takes that constant's value (a mode switch such as a sample
-  // rate: the If it feeds then takes the branch built for that value).
+  // Random inputs for the graph inputs (profiler/inputs.cc; shapes from the
+  // bound model), never zeros: floats ~ N(0,1); integer inputs uniform in a
+  // range that is valid for what consumes them (e.g. token ids below the
+  // embedding size), but a one-element integer input that an Equal compares
+  // with a one-element constant takes that constant's value (a mode switch
+  // such as a sample rate: the If it feeds then takes the branch built for
+  // that value).
   std::vector<at::Tensor> make_inputs(uint64_t seed) const;
 
   // Runs the graph; returns the graph outputs in order. `hook`, when set, is
@@ -150,6 +154,10 @@ class Executor {
   using NodeHook = std::function<void(int node, bool after)>;
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const NodeHook& hook = {},
                               const NodeHook& subgraph_hook = {}) const;
+  // Runs `body`, a subgraph of a node of the graph whose values are `scope`
+  // (a control-flow step's runner); `subgraph_hook` around each of its nodes.
+  std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
+                                       const std::vector<at::Tensor>& inputs, const NodeHook* subgraph_hook) const;
   // Every node of every subgraph, whether a run reaches it or not, in the
   // analysis's row order (each node, then the nodes of its own subgraphs).
   const std::vector<SubgraphNodeInfo>& subgraph_nodes() const { return subgraph_nodes_; }
@@ -161,141 +169,49 @@ class Executor {
   // ExecOptions::nudge_requantisers for the runs that follow.
   void set_nudge_requantisers(bool nudge) { options_.nudge_requantisers = nudge; }
   const WeightStore& weights() const { return weights_; }
-  // What the executor fused at load (qdq_fusion.hpp), as notices; empty when nothing.
+  // What the executor fused at load, as notices; empty when nothing.
   const std::vector<std::string>& fusion_notices() const { return fusion_notices_; }
-  // Top-level node k's fused reader when QDQ fusion absorbed it (a
-  // DequantizeLinear that does not run), or the head of the Conv group it is
-  // a member of: that node's name; else empty.
+  // The top-level graph's fusion plan as the executor runs it (a group
+  // whose kernel could not be built runs as written and is not in it).
+  const FusionPlan& fusion_plan() const;
+  // Top-level node k, a member of a fused group (a DequantizeLinear absorbed
+  // into its readers, a member of a Conv, MatMul, GELU or LayerNorm group):
+  // the group's head's name; else empty.
   std::string fused_into(int k) const;
-  // Top-level node k, the head of a Conv group: its absorbed members' names
-  // in graph order (empty for a group of one and for other nodes).
+  // Top-level node k, the head of a group: its absorbed members' names in
+  // graph order (empty for a group of one and for other nodes).
   std::vector<std::string> fused_members(int k) const;
-  // Top-level node k, a Conv group's head: the kernel that ran it
-  // ("jit:avx512_core", or "aten (...)" where it fell back); else empty.
+  // Top-level node k, the head of a Conv, MatMul, GELU or LayerNorm group:
+  // the kernel that ran it ("brgconv:avx512_core", "onednn brg:avx512_core",
+  // "aten::gelu", or "aten (...)" where it fell back); else empty.
   std::string fused_kernel(int k) const;
+  // One line per top-level step: what runs at each node (for --explain and tests).
+  std::vector<std::string> describe_plan() const;
   // The nodes run in fp32 for want of a kernel for their fp16/bf16 inputs:
   // learnt on the first run that reaches each node (a node whose reduced
   // kernel throws is rerun upcast, and later runs upcast it directly).
   Upcasts upcasts() const;
 
  private:
-  // How a node computes when its inputs include fp16/bf16 tensors: unknown
-  // until a run reaches it, then natively or upcast to fp32 (by dtype).
-  // Atomic: runs may overlap (--concurrency); copyable for the plan vectors.
-  enum class ReducedPath : uint8_t { Unknown, Native, UpcastHalf, UpcastBFloat16 };
-  struct ReducedPathFlag {
-    mutable std::atomic<ReducedPath> path{ReducedPath::Unknown};
-    ReducedPathFlag() = default;
-    ReducedPathFlag(const ReducedPathFlag& other) : path(other.path.load()) {}
-    ReducedPathFlag& operator=(const ReducedPathFlag& other) {
-      path = other.path.load();
-      return *this;
-    }
-  };
-
-  // What run() does at each node, decided once from the graph rather than on
-  // every run (for small models the per-run bookkeeping was a visible share of
-  // the whole-model time, outside every per-node interval).
-  struct NodeStep {
-    const ExecRule* rule = nullptr;  // null: a Constant preloaded by the weight store
-    int64_t opset = 0;
-    std::vector<bool> last_read;     // per input: an activation this node reads last, and once
-    std::vector<int> release_after;  // tensors dropped once this node has run
-    bool has_subgraphs = false;      // control flow: its ExecContext gets a SubgraphRunner
-    // QDQ fusion: the tensors the fused kernel reads instead of the node's
-    // inputs (empty: the node's own), and a DequantizeLinear that does not
-    // run because its fused readers take its quantized input.
-    std::vector<int> fused_inputs;
-    bool absorbed = false;
-    // Conv groups: the head runs `conv_kernel` on fused_inputs {x, residual}
-    // and writes `fused_output`; a member is absorbed, with its head's index.
-    std::shared_ptr<const Fp32ConvKernel> conv_kernel;
-    // MatMul groups likewise: `matmul_kernel` on fused_inputs {a, residual}.
-    std::shared_ptr<const Fp32MatmulKernel> matmul_kernel;
-    // A GELU group's head (cpu_fusion.hpp): at::gelu of fused_inputs[0] into fused_output.
-    bool gelu = false;
-    // A LayerNorm group's head: at::layer_norm of fused_inputs[0] over its last dim.
-    struct LayerNorm {
-      at::Tensor scale, bias;  // [C] or undefined
-      int64_t channels = 0;
-      double epsilon = 0;
-    };
-    std::shared_ptr<const LayerNorm> layer_norm;
-    int fused_output = -1;
-    int fused_head = -1;
-    std::vector<int> fused_members;
-    ReducedPathFlag reduced;         // learnt at run time (ReducedPath)
-  };
-
-  // A (sub)graph's steps, and for a subgraph where each value it reads from
-  // an enclosing scope lives in the scope it runs in: (tensor here, tensor of
-  // the graph whose node holds it). Built once, at construction, for the
-  // top-level graph and every subgraph.
-  struct GraphPlan {
-    std::vector<NodeStep> steps;
-    std::vector<std::pair<int, int>> outer;
-    int top_level_node = -1;  // a subgraph: the top-level node it runs inside
-    // A subgraph: per node, its id in subgraph_nodes_ (what subgraph_hook gets).
-    std::vector<int> subgraph_node_ids;
-  };
-  class ScopeRunner;  // SubgraphRunner over one scope's values
-
-  GraphPlan plan_graph(const Graph& g, const Graph* parent);
   // Plans `sub`, the subgraph labelled `label` of the node whose row name is
   // `holder` (a node of `parent`; its id `enclosing`, -1 for a top-level
   // node), and, recursively, the subgraphs of its nodes, which it enters
   // into subgraph_nodes_.
   void plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
                      const std::string& label, int top_level_node, int enclosing, int depth);
-  // Runs g's nodes over env (its tensors; inputs, initializers and outer-scope
+  // Runs g's steps over env (its tensors; inputs, initializers and outer-scope
   // values already bound). `hook`: for g's own nodes (top-level graph: the
   // run's hook; a subgraph: subgraph_hook); `subgraph_hook`: for the nodes of
   // the subgraphs its nodes run. Either may be null.
-  void run_nodes(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook,
+  void run_steps(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook,
                  const NodeHook* subgraph_hook) const;
-  // Runs one node's executor on `args`: natively, or upcast to fp32 when its
-  // kernel lacks its fp16/bf16 inputs' dtype, learnt in step.reduced on the
-  // first run; returns its outputs. `subgraph_hook` for its subgraphs' nodes.
-  std::vector<at::Tensor> run_step(const Graph& g, const Node& node, const NodeStep& step,
-                                   std::vector<at::Tensor> args, std::vector<bool> reusable,
-                                   const std::vector<at::Tensor>& env, const NodeHook* subgraph_hook) const;
-  // Runs `body`, a subgraph of a node of the graph whose values are `scope`.
-  std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
-                                       const std::vector<at::Tensor>& inputs,
-                                       const NodeHook* subgraph_hook) const;
 
   const Model& model_;
   ExecOptions options_;
   WeightStore weights_;
-  GraphPlan top_;
-  std::unordered_map<const Graph*, GraphPlan> subplans_;
+  std::unique_ptr<GraphPlan> top_;
+  std::unordered_map<const Graph*, std::unique_ptr<GraphPlan>> subplans_;
   std::vector<SubgraphNodeInfo> subgraph_nodes_;
-  // Plans g's Conv groups (cpu_fusion.hpp) into plan.steps; returns the tensors they read.
-  void plan_conv_groups(const Graph& g, GraphPlan& plan, std::vector<bool>& fused_read);
-  // Plans g's Gemm / MatMul nodes with constant weights (cpu_fusion.hpp's
-  // MatMul groups, their members only with fusion on).
-  void plan_matmul_groups(const Graph& g, const CpuFusionPlan& fusion, GraphPlan& plan, std::vector<bool>& fused_read);
-  // Whether QDQ fusion or an earlier group took the head or a member of a group (the nodes then run as they are).
-  static bool group_taken(const GraphPlan& plan, int head, const std::vector<int>& members);
-  // Makes `head` read `inputs` (-1: none) and write `output` for the group, its members absorbed
-  // (counted by op type into by_op when given).
-  static void absorb_group(const Graph& g, GraphPlan& plan, int head, std::vector<int> inputs, int output,
-                           const std::vector<int>& members, std::vector<bool>& fused_read,
-                           std::map<std::string, int64_t>* by_op);
-  // Whether constant t of g holds one value, `expected` within 1e-6 relative.
-  bool constant_is(const Graph& g, int t, double expected) const;
-  // Runs a Conv group's head (step.conv_kernel) over env.
-  void run_conv_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;
-  void run_matmul_group(const Graph& g, const Node& node, const NodeStep& step, std::vector<at::Tensor>& env) const;
-
-  std::map<std::string, int64_t> fused_by_op_;  // QDQ fusion, all graphs
-  int64_t conv_groups_ = 0;                      // Conv groups, all graphs
-  int64_t gelu_groups_ = 0;                      // GELU groups, all graphs
-  int64_t layer_norm_groups_ = 0;                // LayerNorm groups, all graphs
-  std::map<std::string, int64_t> conv_absorbed_by_op_;
-  int64_t matmul_kernels_ = 0;                   // Gemm / MatMul on Fp32MatmulKernel, all graphs
-  std::map<std::string, int64_t> matmul_absorbed_by_op_;
-  int64_t absorbed_ = 0;
   std::vector<std::string> fusion_notices_;
 };
 

@@ -18,7 +18,7 @@
 #include <map>
 #include <optional>
 
-#include "analyzer/cpu_fusion.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "analyzer/fit/latency.hpp"
 #include "analyzer/fit/libtorch_1_13_kernels.hpp"
 #include "analyzer/fit/memory_forecast.hpp"
@@ -101,22 +101,29 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
                                            options.train ? fit::training_workspace(g, workspace) : workspace,
                                            pricing.fresh_threshold);
   const size_t n_nodes = std::min(g.nodes.size(), analysis.nodes.size());
-  // Inference on the CPU in fp32 runs Conv groups (analyzer/cpu_fusion.hpp,
-  // `profile --fusion on`): a member does not run on its own, its work is in
-  // its head's kernel (the Conv and MatMul op classes are measured on those
-  // kernels), so it is priced at nothing. A training step runs every node as
-  // written.
-  const CpuFusionPlan fusion =
-      cpu && !options.train && options.compute_dtype == "fp32" ? plan_cpu_fusion(g, *analysis.model) : CpuFusionPlan{};
-  if (fusion.absorbed_count > 0)
+  // Inference on the CPU runs fused groups (analyzer/fusion/fusion_plan.hpp,
+  // `profile --fusion on`): the same plan the executor runs. A member does
+  // not run on its own, its work is in its head's kernel (the Conv and MatMul
+  // op classes are measured on those kernels), so it is priced at nothing. A
+  // training step runs every node as written.
+  const bool fp32 = options.compute_dtype == "fp32";
+  const FusionPlan fusion =
+      cpu && !options.train
+          ? plan_fusion(g, *analysis.model, inference_fusion_options(true, fp32, true, false, true))
+          : FusionPlan{};
+  if (fusion.absorbed_count > 0) {
+    const int64_t matmul_groups = std::count_if(fusion.groups.begin(), fusion.groups.end(), [](const FusedGroup& m) {
+      return m.kind == FusedKind::MatMul && !m.members.empty();
+    });
     r.notices.push_back(std::to_string(fusion.absorbed_count) + " node(s) run inside " +
-                        std::to_string(fusion.groups.size()) + " Conv groups and " +
-                        std::to_string(std::count_if(fusion.matmuls.begin(), fusion.matmuls.end(),
-                                                     [](const MatMulGroup& m) { return !m.members.empty(); })) +
+                        std::to_string(fusion.count("conv_group")) + " Conv groups and " +
+                        std::to_string(matmul_groups) +
                         " Gemm/MatMul groups (BatchNormalization folded, bias Adds, activations, GELU and residual "
-                        "Adds as post-ops, as profile runs them), " + std::to_string(fusion.gelus.size()) +
-                        " GELU and " + std::to_string(fusion.layer_norms.size()) +
-                        " LayerNorm groups written out: priced at 0, their work in the head's (op_cost \"fused\")");
+                        "Adds as post-ops, as profile runs them), " + std::to_string(fusion.count("gelu")) +
+                        " GELU and " + std::to_string(fusion.count("layer_norm")) +
+                        " LayerNorm groups written out, " + std::to_string(fusion.count("qdq")) +
+                        " QDQ int8 kernels: priced at 0, their work in the head's (op_cost \"fused\")");
+  }
   for (size_t i = 0; i < n_nodes; ++i) {
     NodeForecast f = fit::forecast_node(pricing, i, analysis.nodes[i], kernels[i], fresh_bytes[i], flow);
     if (i < fusion.absorbed.size() && fusion.absorbed[i]) {

@@ -49,8 +49,8 @@ struct ProfileOptions {
   bool per_layer = true;       // the instrumented second pass
   bool end_to_end = false;     // whole-model samples include H2D + D2H copies
   // Fusion (`--fusion on|off`; `--no-fuse` is off): QDQ patterns on int8
-  // kernels (profiler/qdq_fusion.hpp) and, on the CPU in fp32, Conv groups
-  // on oneDNN (analyzer/cpu_fusion.hpp). Off runs every ONNX node as written.
+  // kernels (analyzer/fusion/patterns/qdq.cc) and, on the CPU in fp32, Conv groups
+  // on oneDNN (analyzer/fusion/fusion_plan.hpp). Off runs every ONNX node as written.
   // Never in a training step (it runs node by node).
   bool fuse = true;
   // fp32 Gemm / MatMul with constant weights on the CPU (`--gemm`): "auto"
@@ -121,10 +121,10 @@ struct LayerTiming {
   double calls_per_run = 1;
   double median_per_call = 0;
   // A DequantizeLinear the executor fused into the node that reads it (QDQ
-  // fusion, profiler/qdq_fusion.hpp): that node's name. It did not run: its
+  // fusion, analyzer/fusion/patterns/qdq.cc): that node's name. It did not run: its
   // time is only the per-layer markers', its work is in that node's time, so
   // no FLOP/s is derived from it. Also a member of a CPU Conv group
-  // (analyzer/cpu_fusion.hpp): the group's head.
+  // (analyzer/fusion/fusion_plan.hpp): the group's head.
   std::string fused_into;
   // The head of a CPU Conv group: the ONNX nodes its one kernel ran besides
   // itself (BatchNormalization folded, activations and a residual Add as

@@ -216,7 +216,7 @@ at::Tensor subtract_zero_point(const at::Tensor& q, const at::Tensor& zero_point
 // generator's seed fixes which); non-float tensors as they are.
 at::Tensor one_ulp_apart(const at::Tensor& x, uint64_t seed);
 
-// ---- QDQ fusion (qdq_fusion.hpp) ----------------------------------------------
+// ---- QDQ fusion (analyzer/fusion/patterns/qdq.cc) ----------------------------------------------
 
 // DequantizeLinear in float: (q - zero_point) * scale, scale and zero point
 // one element or one per index of `axis`.

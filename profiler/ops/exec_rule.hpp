@@ -119,7 +119,7 @@ const std::vector<ExecRule>& all_executors();
 const ExecRule* find_executor(const std::string& domain, const std::string& op_type, int64_t opset_version);
 
 // Kernels that run a Conv, MatMul or Gemm together with the DequantizeLinear
-// nodes that feed its data and weight (profiler/qdq_fusion.hpp): not ONNX
+// nodes that feed its data and weight (analyzer/fusion/patterns/qdq.cc): not ONNX
 // ops, so not in all_executors(). Their ExecContext holds the Conv / MatMul /
 // Gemm node and the inputs
 //     x_q, x_scale, x_zero_point, w_q, w_scale, w_zero_point, bias (float, or absent)

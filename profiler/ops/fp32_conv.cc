@@ -66,7 +66,7 @@ struct Fp32ConvKernel::Impl {
   at::Tensor bias;
   std::vector<int64_t> weight_dims;  // O, I/group, KH, KW
   int64_t group = 1;
-  std::vector<ResolvedPostOp> post_ops;
+  std::vector<FusedPostOp> post_ops;
   int residual_post_op = -1;  // index in the primitive's post-ops
   mutable std::mutex mutex;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
@@ -162,7 +162,7 @@ struct Fp32ConvKernel::Impl {
   }
 };
 
-Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<ResolvedPostOp> post_ops)
+Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops)
     : impl_(std::make_shared<Impl>()) {
   impl_->weight = weight.to(at::kFloat).contiguous();
   impl_->weight_dims.assign(impl_->weight.sizes().begin(), impl_->weight.sizes().end());
@@ -210,10 +210,10 @@ bool fp32_conv_kernels_available() { return true; }
 struct Fp32ConvKernel::Impl {
   at::Tensor weight, bias;
   int64_t group = 1;
-  std::vector<ResolvedPostOp> post_ops;
+  std::vector<FusedPostOp> post_ops;
 };
 
-Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<ResolvedPostOp> post_ops)
+Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops)
     : impl_(std::make_shared<Impl>()) {
   impl_->weight = weight.to(at::kFloat).contiguous();
   impl_->bias = bias;

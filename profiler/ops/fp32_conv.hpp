@@ -1,4 +1,4 @@
-// oneDNN's fp32 convolution for the executor's Conv groups (cpu_fusion.hpp):
+// oneDNN's fp32 convolution for the executor's Conv groups (analyzer/fusion/patterns/conv_group.cc):
 // weights reordered once into the layout the primitive's kernel wants
 // (prepacked), activations in channels-last (NHWC) so that consecutive
 // convolutions, and the ATen ops between them (pooling, elementwise ops),
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/cpu_fusion.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/post_ops.hpp"
 
@@ -31,7 +31,7 @@ class Fp32ConvKernel {
  public:
   // weight: O x I/group x KH x KW, fp32 (BatchNormalization already folded);
   // bias: O values or undefined. At most one AddResidual among post_ops.
-  Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<ResolvedPostOp> post_ops);
+  Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops);
 
   // The group's output for input x (N x C x H x W, any strides) and the
   // residual (the AddResidual operand; undefined without one).

@@ -196,9 +196,9 @@ const char* post_op_name(FusedPostOp::Kind kind) {
   return "?";
 }
 
-std::string post_op_signature(const std::vector<ResolvedPostOp>& ops, bool bias) {
+std::string post_op_signature(const std::vector<FusedPostOp>& ops, bool bias) {
   std::string s = bias ? "bias" : "";
-  for (const ResolvedPostOp& op : ops) s += std::string(s.empty() ? "" : ",") + post_op_name(op.kind);
+  for (const FusedPostOp& op : ops) s += std::string(s.empty() ? "" : ",") + post_op_name(op.kind);
   return s.empty() ? "-" : s;
 }
 
@@ -227,7 +227,7 @@ struct Fp32MatmulKernel::Impl {
   int64_t k = 0, n = 0;
   bool transposed = false;  // `weight` is the transpose of a contiguous N x K (a Gemm's transB)
   bool stored_nxk = false;  // as the model stores it (the cache key's layout)
-  std::vector<ResolvedPostOp> post_ops;
+  std::vector<FusedPostOp> post_ops;
   GemmBackend backend = GemmBackend::Auto;
   int residual_index = -1;
 
@@ -404,7 +404,7 @@ struct Fp32MatmulKernel::Impl {
 #endif
 };
 
-Fp32MatmulKernel::Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vector<ResolvedPostOp> post_ops,
+Fp32MatmulKernel::Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vector<FusedPostOp> post_ops,
                                    GemmBackend backend)
     : impl_(std::make_shared<Impl>()) {
   Impl& k = *impl_;
@@ -427,7 +427,7 @@ Fp32MatmulKernel::Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vect
 #if defined(MODELSTAT_HAVE_DNNL)
   onednn_post_ops(k.post_ops, &k.residual_index);
 #else
-  for (const ResolvedPostOp& op : k.post_ops)
+  for (const FusedPostOp& op : k.post_ops)
     if (op.kind == FusedPostOp::Kind::AddResidual) k.residual_index = 0;
 #endif
 }

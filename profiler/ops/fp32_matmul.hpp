@@ -14,7 +14,7 @@
 //
 // oneDNN's path packs the weights once into the layout its kernel wants (the
 // plain copy is then released, as for a Conv group) and applies the bias and
-// the group's post-ops (cpu_fusion.hpp: activations, GELU, a residual Add) on
+// the group's post-ops (analyzer/fusion/patterns/matmul_group.cc: activations, GELU, a residual Add) on
 // the output tile. The BLAS path is at::addmm / at::mm, then the post-ops on
 // ATen. Without oneDNN in the build, BLAS always.
 #pragma once
@@ -43,7 +43,7 @@ class Fp32MatmulKernel {
  public:
   // weight: K x N, any strides (a Gemm's transB weight as a transposed view);
   // bias: N values or undefined. At most one AddResidual among post_ops.
-  Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vector<ResolvedPostOp> post_ops, GemmBackend backend);
+  Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vector<FusedPostOp> post_ops, GemmBackend backend);
 
   // x: [..., K] fp32 (rank >= 2) -> [..., N]; residual: the AddResidual
   // operand, of the output's shape (undefined without one). Other inputs

@@ -5,8 +5,8 @@ namespace modelstat::profiler {
 
 using K = FusedPostOp::Kind;
 
-at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<ResolvedPostOp>& ops, const at::Tensor& residual) {
-  for (const ResolvedPostOp& op : ops) {
+at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops, const at::Tensor& residual) {
+  for (const FusedPostOp& op : ops) {
     switch (op.kind) {
       case K::Relu: y = at::relu(y); break;
       case K::LeakyRelu: y = at::leaky_relu(y, op.alpha); break;
@@ -25,10 +25,10 @@ at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<ResolvedPostOp>& 
 }
 
 #if defined(MODELSTAT_HAVE_DNNL)
-dnnl::post_ops onednn_post_ops(const std::vector<ResolvedPostOp>& post_ops, int* residual_index) {
+dnnl::post_ops onednn_post_ops(const std::vector<FusedPostOp>& post_ops, int* residual_index) {
   dnnl::post_ops ops;
   if (residual_index) *residual_index = -1;
-  for (const ResolvedPostOp& op : post_ops) {
+  for (const FusedPostOp& op : post_ops) {
     switch (op.kind) {
       case K::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
       case K::LeakyRelu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, op.alpha, 0.f); break;

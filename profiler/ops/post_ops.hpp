@@ -1,5 +1,5 @@
 // The elementwise ops a oneDNN kernel applies to its output tile while it is
-// still in registers (cpu_fusion.hpp's groups), with their constants resolved:
+// still in registers (analyzer/fusion's groups), with their constants resolved:
 // as oneDNN post-ops, and on ATen (the fallback and the reference).
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "analyzer/cpu_fusion.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 
 #if defined(MODELSTAT_HAVE_DNNL)
 #include <oneapi/dnnl/dnnl.hpp>
@@ -15,21 +15,15 @@
 
 namespace modelstat::profiler {
 
-// A post-op with its constants resolved (Clip's bounds read from the model).
-struct ResolvedPostOp {
-  FusedPostOp::Kind kind = FusedPostOp::Kind::Relu;
-  float alpha = 0.f, beta = 0.f;
-};
-
 // The post-ops on ATen, one pass each, in order; `residual` is the
 // AddResidual operand (undefined without one).
-at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<ResolvedPostOp>& ops, const at::Tensor& residual);
+at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops, const at::Tensor& residual);
 
 #if defined(MODELSTAT_HAVE_DNNL)
 // The same as oneDNN post-ops. AddResidual is oneDNN's sum post-op: the
 // destination must hold the residual when the primitive starts. `residual_index`
 // receives the sum's index among the post-ops (-1 without one).
-dnnl::post_ops onednn_post_ops(const std::vector<ResolvedPostOp>& ops, int* residual_index = nullptr);
+dnnl::post_ops onednn_post_ops(const std::vector<FusedPostOp>& ops, int* residual_index = nullptr);
 #endif
 
 }  // namespace modelstat::profiler

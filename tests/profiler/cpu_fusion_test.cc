@@ -1,4 +1,4 @@
-// CPU Conv groups (analyzer/cpu_fusion.hpp, profiler/ops/fp32_conv.hpp):
+// CPU groups (analyzer/fusion/patterns/*.cc, profiler/ops/fp32_conv.hpp, fp32_matmul.hpp):
 // which nodes a group takes, which it must leave alone, and what the fused
 // kernel computes, against the graph's arithmetic written out here in double
 // with ATen (at::convolution on double tensors, then each member's formula):
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <functional>
 
-#include "analyzer/cpu_fusion.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/ops/fp32_conv.hpp"
 #include "profiler/ops/fp32_matmul.hpp"
@@ -55,6 +55,21 @@ at::Tensor conv_double(const at::Tensor& x, const at::Tensor& w, const at::Tenso
 
 at::Tensor per_channel(const at::Tensor& v) { return v.to(at::kDouble).reshape({1, -1, 1, 1}); }
 
+// The fusion plan of an fp32 CPU inference run with fusion on.
+FusionPlan cpu_plan(const Model& model) {
+  return plan_fusion(model.graph, model, inference_fusion_options(true, true, true, false, false));
+}
+
+// The plan's groups of one pattern, in order.
+std::vector<FusedGroup> groups_of(const FusionPlan& plan, const std::string& pattern) {
+  std::vector<FusedGroup> out;
+  for (const FusedGroup& g : plan.groups)
+    if (g.pattern == pattern) out.push_back(g);
+  return out;
+}
+const ConvKernelSpec& conv_spec(const FusedGroup& g) { return std::get<ConvKernelSpec>(g.spec); }
+const MatMulKernelSpec& matmul_spec(const FusedGroup& g) { return std::get<MatMulKernelSpec>(g.spec); }
+
 TEST(CpuFusion, ConvBatchNormReluIsOneGroupAndMatchesTheUnfusedArithmetic) {
   IrModel m;
   const at::Tensor xv = randn({1, 8, 10, 10}, 1), wv = randn({16, 8, 3, 3}, 2, 0.2), bv = randn({16}, 3);
@@ -67,12 +82,13 @@ TEST(CpuFusion, ConvBatchNormReluIsOneGroupAndMatchesTheUnfusedArithmetic) {
   const int y = m.node("Relu", {bn})[0];
   m.output(y);
 
-  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-  ASSERT_EQ(plan.groups.size(), 1u);
-  EXPECT_EQ(plan.groups[0].conv, 0);
-  EXPECT_EQ(plan.groups[0].batch_norm, 1);
-  EXPECT_EQ(plan.groups[0].members, (std::vector<int>{1, 2}));
-  EXPECT_EQ(plan.groups[0].output, y);
+  const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0].head, 0);
+  EXPECT_EQ(conv_spec(convs[0]).batch_norm, 1);
+  EXPECT_EQ(convs[0].members, (std::vector<int>{1, 2}));
+  EXPECT_EQ(convs[0].output, y);
 
   Executor exec(m.model, ExecOptions{});
   EXPECT_EQ(exec.fused_members(0), (std::vector<std::string>{"BatchNormalization_1", "Relu_2"}));
@@ -101,13 +117,14 @@ TEST(CpuFusion, ConvAddResidualReluMatchesTheUnfusedArithmetic) {
   const int s = m.node("Add", {c, a})[0];
   const int y = m.node("Relu", {s})[0];
   m.output(y);
-  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-  ASSERT_EQ(plan.groups.size(), 2u);
-  EXPECT_TRUE(plan.groups[0].members.empty());
-  EXPECT_EQ(plan.groups[1].members, (std::vector<int>{2, 3}));
-  ASSERT_EQ(plan.groups[1].post_ops.size(), 2u);
-  EXPECT_EQ(plan.groups[1].post_ops[0].kind, FusedPostOp::Kind::AddResidual);
-  EXPECT_EQ(plan.groups[1].post_ops[0].residual, a);
+  const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+  ASSERT_EQ(convs.size(), 2u);
+  EXPECT_TRUE(convs[0].members.empty());
+  EXPECT_EQ(convs[1].members, (std::vector<int>{2, 3}));
+  ASSERT_EQ(conv_spec(convs[1]).post_ops.size(), 2u);
+  EXPECT_EQ(conv_spec(convs[1]).post_ops[0].kind, FusedPostOp::Kind::AddResidual);
+  EXPECT_EQ(conv_spec(convs[1]).post_ops[0].residual, a);
 
   const at::Tensor av = conv_double(xv, w1, {}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
   const at::Tensor expected = at::relu(conv_double(av, w2, b2, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1) + av);
@@ -147,9 +164,10 @@ TEST(CpuFusion, ActivationsRunAsPostOpsAndMatchTheirFormulas) {
     const int conv = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1,
                             conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
     m.output(c.add(m, conv));
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.groups.size(), 1u) << c.name;
-    EXPECT_EQ(plan.groups[0].post_ops.size(), 1u) << c.name;
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    ASSERT_EQ(convs.size(), 1u) << c.name;
+    EXPECT_EQ(conv_spec(convs[0]).post_ops.size(), 1u) << c.name;
     EXPECT_EQ(plan.absorbed_count, int64_t(m.model.graph.nodes.size() - 1)) << c.name;
     const at::Tensor expected = c.reference(conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1));
     expect_close(run(m.model, {xv}, true), expected, c.name);
@@ -201,9 +219,10 @@ TEST(CpuFusion, DoesNotFuseWhatWouldChangeTheGraphsValues) {
     const int c = m.node("Conv", {x, m.weight("w", wv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
     const int r = m.node("Relu", {c})[0];
     m.output(m.node("Add", {r, c})[0]);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.groups.size(), 1u);
-    EXPECT_TRUE(plan.groups[0].members.empty());
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    ASSERT_EQ(convs.size(), 1u);
+    EXPECT_TRUE(convs[0].members.empty());
     EXPECT_EQ(plan.absorbed_count, 0);
     const at::Tensor xv = randn({1, 4, 6, 6}, 42);
     const at::Tensor cv = conv_double(xv, wv, {}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
@@ -216,9 +235,10 @@ TEST(CpuFusion, DoesNotFuseWhatWouldChangeTheGraphsValues) {
     const int r = m.node("Relu", {c})[0];
     m.output(m.node("Add", {r, x})[0]);
     m.output(r);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.groups.size(), 1u);
-    EXPECT_EQ(plan.groups[0].members, std::vector<int>{1});
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    ASSERT_EQ(convs.size(), 1u);
+    EXPECT_EQ(convs[0].members, std::vector<int>{1});
   }
   {  // BatchNormalization with training_mode = 1: not folded.
     IrModel m;
@@ -227,10 +247,11 @@ TEST(CpuFusion, DoesNotFuseWhatWouldChangeTheGraphsValues) {
     const at::Tensor ones = at::ones({4}), zeros = at::zeros({4});
     m.output(m.node("BatchNormalization", {c, m.weight("s", ones), m.weight("b", zeros), m.weight("m", zeros),
                                            m.weight("v", ones)}, 1, {{"training_mode", int64_t(1)}})[0]);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.groups.size(), 1u);
-    EXPECT_EQ(plan.groups[0].batch_norm, -1);
-    EXPECT_TRUE(plan.groups[0].members.empty());
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    ASSERT_EQ(convs.size(), 1u);
+    EXPECT_EQ(conv_spec(convs[0]).batch_norm, -1);
+    EXPECT_TRUE(convs[0].members.empty());
   }
   {  // Add of a tensor computed after the Conv: not a residual the kernel can read.
     IrModel m;
@@ -238,7 +259,8 @@ TEST(CpuFusion, DoesNotFuseWhatWouldChangeTheGraphsValues) {
     const int c = m.node("Conv", {x, m.weight("w", wv)}, 1, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
     const int later = m.node("Sigmoid", {x})[0];
     m.output(m.node("Add", {c, later})[0]);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
     EXPECT_EQ(plan.absorbed_count, 0);
     const at::Tensor xv = randn({1, 4, 6, 6}, 43);
     expect_close(run(m.model, {xv}, true),
@@ -267,9 +289,10 @@ TEST(CpuFusion, WeightsThroughIdentityNodesAreConstants) {
   const int c = m.node("Conv", {x, m.weight("w", wv), b})[0];
   m.output(m.node("Relu", {c})[0]);
   EXPECT_EQ(constant_source(m.model.graph, b), m.model.graph.nodes[0].inputs[0]);
-  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-  ASSERT_EQ(plan.groups.size(), 1u);
-  EXPECT_EQ(plan.groups[0].members, std::vector<int>{2});
+  const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0].members, std::vector<int>{2});
   const at::Tensor xv = randn({1, 4, 5, 5}, 53);
   expect_close(run(m.model, {xv}, true), at::relu(conv_double(xv, wv, bv, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1)), "identity");
 }
@@ -305,9 +328,14 @@ TEST(CpuFusion, GeluWrittenOutRunsAsOneKernelOnlyWithItsConstants) {
     const int y = variant == 1 ? m.node("Mul", {x, m.node("Mul", {a, half})[0]})[0]
                                : m.node("Mul", {m.node("Mul", {x, a})[0], half})[0];
     m.output(y);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.gelus.size(), 1u) << variant;  // the structure matches in all three
-    EXPECT_EQ(plan.gelus[0].members, (std::vector<int>{1, 2, 3, 4})) << variant;
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    // The plan checks the constants too: a divisor of 2 is another function.
+    const std::vector<FusedGroup> gelus = groups_of(plan, "gelu");
+    ASSERT_EQ(gelus.size(), variant < 2 ? 1u : 0u) << variant;
+    if (variant < 2) {
+      EXPECT_EQ(gelus[0].members, (std::vector<int>{1, 2, 3, 4})) << variant;
+    }
     Executor exec(m.model, ExecOptions{});
     if (variant < 2) {
       EXPECT_EQ(exec.fused_members(0), (std::vector<std::string>{"Erf_1", "Add_2", "Mul_3", "Mul_4"})) << variant;
@@ -342,11 +370,16 @@ TEST(CpuFusion, LayerNormWrittenOutRunsAsOneKernelOnlyWhenItIsLayerNorm) {
     const int n = m.node("Div", {d, s})[0];
     const int y = m.node("Add", {m.node("Mul", {n, m.weight("gamma", gv)})[0], m.weight("beta", bv)})[0];
     m.output(y);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.layer_norms.size(), 1u) << variant;  // the structure matches in all three
-    EXPECT_EQ(plan.layer_norms[0].head, 0);
-    EXPECT_EQ(plan.layer_norms[0].members, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8})) << variant;
-    EXPECT_EQ(plan.layer_norms[0].output, y);
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    // The plan checks the constants too: an exponent of 3 is another function.
+    const std::vector<FusedGroup> norms = groups_of(plan, "layer_norm");
+    ASSERT_EQ(norms.size(), variant < 2 ? 1u : 0u) << variant;
+    if (variant < 2) {
+      EXPECT_EQ(norms[0].head, 0);
+      EXPECT_EQ(norms[0].members, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8})) << variant;
+      EXPECT_EQ(norms[0].output, y);
+    }
     Executor exec(m.model, ExecOptions{});
     const at::Tensor xd = xv.to(at::kDouble);
     const at::Tensor dd = xd - xd.mean(-1, true);
@@ -372,7 +405,7 @@ TEST(CpuFusion, LayerNormWrittenOutRunsAsOneKernelOnlyWhenItIsLayerNorm) {
   }
 }
 
-// ---- MatMul groups (cpu_fusion.hpp MatMulGroup, profiler/ops/fp32_matmul.hpp)
+// ---- MatMul groups (analyzer/fusion/patterns/matmul_group.cc, profiler/ops/fp32_matmul.hpp)
 
 // IrModel leaves node outputs shapeless: what shape inference would say.
 void set_shape(IrModel& m, int t, std::vector<int64_t> dims) {
@@ -405,15 +438,16 @@ TEST(CpuFusion, MatMulBiasGeluIsOneGroupOnEitherBackendAndMatchesTheDoubleRefere
   const int y = m.node("Mul", {m.node("Mul", {b, a})[0], m.weight("half", at::full({}, 0.5f))})[0];
   m.output(y);
 
-  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-  ASSERT_EQ(plan.matmuls.size(), 1u);
-  EXPECT_TRUE(plan.gelus.empty()) << "the GELU joined the MatMul's group";
-  const MatMulGroup& group = plan.matmuls[0];
+  const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+  ASSERT_EQ(plan.count("matmul_group"), 1);
+  EXPECT_EQ(plan.count("gelu"), 0) << "the GELU joined the MatMul's group";
+  const FusedGroup group = groups_of(plan, "matmul_group")[0];
   EXPECT_EQ(group.head, 0);
-  EXPECT_EQ(group.bias_add, 1);
+  EXPECT_EQ(matmul_spec(group).bias_add, 1);
   EXPECT_EQ(group.members, (std::vector<int>{1, 2, 3, 4, 5, 6}));
-  ASSERT_EQ(group.post_ops.size(), 1u);
-  EXPECT_EQ(group.post_ops[0].kind, FusedPostOp::Kind::Gelu);
+  ASSERT_EQ(matmul_spec(group).post_ops.size(), 1u);
+  EXPECT_EQ(matmul_spec(group).post_ops[0].kind, FusedPostOp::Kind::Gelu);
   EXPECT_EQ(group.output, y);
 
   at::Tensor ref = at::matmul(xv.to(at::kDouble), wv.to(at::kDouble)) + bv.to(at::kDouble);
@@ -456,13 +490,15 @@ TEST(CpuFusion, GemmTransBAlphaBetaResidualReluMatchesTheDoubleReference) {
     set_shape(m, s, {rows, 10});
     const int y = m.node("Relu", {s})[0];
     m.output(y);
-    const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-    ASSERT_EQ(plan.matmuls.size(), 1u);
-    EXPECT_TRUE(plan.matmuls[0].transposed);
-    EXPECT_EQ(plan.matmuls[0].bias_add, -1) << "C is the bias; the Add is the residual";
-    ASSERT_EQ(plan.matmuls[0].post_ops.size(), 2u);
-    EXPECT_EQ(plan.matmuls[0].post_ops[0].kind, FusedPostOp::Kind::AddResidual);
-    EXPECT_EQ(plan.matmuls[0].post_ops[0].residual, r);
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    const std::vector<FusedGroup> matmuls = groups_of(plan, "matmul_group");
+    ASSERT_EQ(matmuls.size(), 1u);
+    EXPECT_TRUE(matmul_spec(matmuls[0]).transposed);
+    EXPECT_EQ(matmul_spec(matmuls[0]).bias_add, -1) << "C is the bias; the Add is the residual";
+    ASSERT_EQ(matmul_spec(matmuls[0]).post_ops.size(), 2u);
+    EXPECT_EQ(matmul_spec(matmuls[0]).post_ops[0].kind, FusedPostOp::Kind::AddResidual);
+    EXPECT_EQ(matmul_spec(matmuls[0]).post_ops[0].residual, r);
     const at::Tensor ref = at::relu(rv.to(at::kDouble) + 0.5 * at::matmul(av.to(at::kDouble), bv.to(at::kDouble).t()) +
                                     2.0 * cv.to(at::kDouble));
     for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::Blas}) {
@@ -493,10 +529,12 @@ TEST(CpuFusion, MatMulGroupsDoNotTakeWhatWouldChangeTheGraphsValues) {
   m.output(relu);
   m.output(computed);
   m.output(t);
-  const CpuFusionPlan plan = plan_cpu_fusion(m.model.graph, m.model);
-  ASSERT_EQ(plan.matmuls.size(), 1u) << "only the first MatMul has a constant weight and no transA";
-  EXPECT_EQ(plan.matmuls[0].head, 0);
-  EXPECT_TRUE(plan.matmuls[0].members.empty());
+  const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+  const std::vector<FusedGroup> matmuls = groups_of(plan, "matmul_group");
+  ASSERT_EQ(matmuls.size(), 1u) << "only the first MatMul has a constant weight and no transA";
+  EXPECT_EQ(matmuls[0].head, 0);
+  EXPECT_TRUE(matmuls[0].members.empty());
   Executor exec(m.model, ExecOptions{});
   const auto out = exec.run({xv});
   const at::Tensor xd = xv.to(at::kDouble), wd = wv.to(at::kDouble);

@@ -1,4 +1,4 @@
-// QDQ fusion (profiler/qdq_fusion.hpp): which nodes the plan fuses and
+// QDQ fusion (analyzer/fusion/patterns/qdq.cc): which nodes the plan fuses and
 // absorbs, and what the fused int8 kernels compute, against the float
 // arithmetic of the dequantized operands written out here in double
 // (x - zero_point) * scale for data and weights, ATen's double convolution /
@@ -11,7 +11,7 @@
 
 #include "profiler/executor.hpp"
 #include "profiler/ops/int8_kernels.hpp"
-#include "profiler/qdq_fusion.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "tests/profiler/ir_model.hpp"
 
 namespace modelstat::profiler {
@@ -41,6 +41,13 @@ struct QdqModel {
   int x = -1, dq_x = -1, dq_w = -1, dq_b = -1, op = -1, y = -1;
   at::Tensor x_scale, x_zp, w_q, w_scale, w_zp, bias_q, bias_scale;
 };
+
+// The fusion plan with only the QDQ pattern on.
+FusionPlan qdq_plan(const Graph& g, const Model& model) {
+  FusionOptions options;
+  options.qdq = true;
+  return plan_fusion(g, model, options);
+}
 
 int set_dtype(IrModel& m, int t, DType d) {
   m.model.graph.tensors[size_t(t)].dtype = d;
@@ -108,10 +115,10 @@ void expect_close(const at::Tensor& actual, const at::Tensor& expected) {
 
 TEST(QdqFusion, PlanFusesConvAndAbsorbsItsDataAndWeightDequantizers) {
   const QdqModel q = conv_model(true, at::kChar);
-  const QdqFusion plan = plan_qdq_fusion(q.m.model.graph, q.m.model);
-  ASSERT_EQ(plan.fused_by_op.count("Conv"), 1u);
-  EXPECT_EQ(plan.fused_by_op.at("Conv"), 1);
-  const std::vector<int>& in = plan.fused_inputs[size_t(q.op)];
+  const FusionPlan plan = qdq_plan(q.m.model.graph, q.m.model);
+  ASSERT_EQ(plan.count("qdq"), 1);
+  ASSERT_NE(plan.headed_by(q.op), nullptr);
+  const std::vector<int>& in = plan.headed_by(q.op)->inputs;
   ASSERT_EQ(in.size(), 7u);
   EXPECT_EQ(in[0], q.x);  // reads the quantized input itself
   EXPECT_TRUE(plan.absorbed[size_t(q.dq_x)]);
@@ -161,8 +168,8 @@ TEST(QdqFusion, ADequantizerAlsoReadByAnotherNodeStillRuns) {
   QdqModel q = conv_model(true, at::kChar, true);
   const int xf = q.m.model.graph.nodes[size_t(q.dq_x)].outputs[0];
   q.m.output(xf);
-  const QdqFusion plan = plan_qdq_fusion(q.m.model.graph, q.m.model);
-  EXPECT_FALSE(plan.fused_inputs[size_t(q.op)].empty());
+  const FusionPlan plan = qdq_plan(q.m.model.graph, q.m.model);
+  EXPECT_NE(plan.headed_by(q.op), nullptr);
   EXPECT_FALSE(plan.absorbed[size_t(q.dq_x)]);
   EXPECT_TRUE(plan.absorbed[size_t(q.dq_w)]);
   // Values a third of a step off the grid: x quantizes to x_q exactly.
@@ -181,24 +188,24 @@ TEST(QdqFusion, FormsTheKernelsDoNotTakeAreNotFused) {
     Graph& g = q.m.model.graph;
     const int per_channel = q.m.weight("x_scale_c", at::full({8}, 0.05, at::kFloat));
     g.nodes[size_t(q.dq_x)].inputs[1] = per_channel;
-    EXPECT_TRUE(plan_qdq_fusion(g, q.m.model).empty());
+    EXPECT_TRUE(qdq_plan(g, q.m.model).groups.empty());
   }
   {  // a weight that is not a constant
     QdqModel q = conv_model(true, at::kChar);
     Graph& g = q.m.model.graph;
     const int w_in = set_dtype(q.m, q.m.input("w_in", {6, 8, 3, 3}, DType::Int8), DType::Int8);
     g.nodes[size_t(q.dq_w)].inputs[0] = w_in;
-    EXPECT_TRUE(plan_qdq_fusion(g, q.m.model).empty());
+    EXPECT_TRUE(qdq_plan(g, q.m.model).groups.empty());
   }
   {  // per-channel weight scales along the wrong axis
     QdqModel q = conv_model(true, at::kChar);
     q.m.model.graph.nodes[size_t(q.dq_w)].attributes["axis"] = int64_t(1);
-    EXPECT_TRUE(plan_qdq_fusion(q.m.model.graph, q.m.model).empty());
+    EXPECT_TRUE(qdq_plan(q.m.model.graph, q.m.model).groups.empty());
   }
   {  // a float16 result
     QdqModel q = conv_model(true, at::kChar);
     set_dtype(q.m, q.y, DType::Float16);
-    EXPECT_TRUE(plan_qdq_fusion(q.m.model.graph, q.m.model).empty());
+    EXPECT_TRUE(qdq_plan(q.m.model.graph, q.m.model).groups.empty());
   }
 }
 

@@ -178,8 +178,12 @@ TEST(JoinProfile, AConvGroupsHeadCarriesItsMembersCostOnTheRoofline) {
   int64_t flops = 0;
   for (const JoinedOpType& t : r.by_op_type) {
     flops += t.flops;
-    if (t.op_type == "Relu") EXPECT_EQ(t.flops, 0);
-    if (t.op_type == "Conv") EXPECT_EQ(t.flops, 6010000);
+    if (t.op_type == "Relu") {
+      EXPECT_EQ(t.flops, 0);
+    }
+    if (t.op_type == "Conv") {
+      EXPECT_EQ(t.flops, 6010000);
+    }
   }
   EXPECT_EQ(flops, 6010000) << "each node's FLOPs counted once";
   // --group-by sums count them once too.
