@@ -1,0 +1,111 @@
+// One row per fusion pattern of the Rewrite kind (analyzer/fusion/patterns/):
+// a small graph with the pattern written out the way exporters write it, the
+// group the plan must make of it (pattern, head, members), and the function
+// it computes in double. Each row checks the plan, the executor's group
+// (fused_members, fused_kernel), and the fused and unfused outputs against
+// the reference; a variant whose constants make it another function must
+// not be planned. A new pattern of this kind is one file and one row here.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "analyzer/fusion/fusion_plan.hpp"
+#include "profiler/executor.hpp"
+#include "tests/profiler/ir_model.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+at::Tensor randn(const std::vector<int64_t>& dims, uint64_t seed) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return at::randn(dims, gen, at::TensorOptions().dtype(at::kFloat));
+}
+
+struct PatternRow {
+  const char* pattern;
+  int64_t opset;
+  // Builds the graph on input x (shape {2, 3, 17}): returns its output.
+  // `exact` false: the same structure with a constant that makes it another
+  // function (must not be planned).
+  std::function<int(IrModel&, int x, bool exact)> build;
+  int members;  // nodes the group absorbs (the head is node 0)
+  std::function<at::Tensor(const at::Tensor&)> reference;  // the exact function, in double
+  std::function<at::Tensor(const at::Tensor&)> variant_reference;  // the variant's, in double
+};
+
+int scalar(IrModel& m, const std::string& name, float v) { return m.weight(name, at::full({}, v)); }
+
+const std::vector<PatternRow>& rows() {
+  static const std::vector<PatternRow> table = {
+      {"gelu", 13,
+       [](IrModel& m, int x, bool exact) {
+         const int d = m.node("Div", {x, scalar(m, "sqrt2", exact ? float(std::sqrt(2.0)) : 2.f)})[0];
+         const int a = m.node("Add", {m.node("Erf", {d})[0], scalar(m, "one", 1.f)})[0];
+         return m.node("Mul", {m.node("Mul", {x, a})[0], scalar(m, "half", 0.5f)})[0];
+       },
+       4, [](const at::Tensor& x) { return 0.5 * x * (1 + at::erf(x / std::sqrt(2.0))); },
+       [](const at::Tensor& x) { return 0.5 * x * (1 + at::erf(x / 2.0)); }},
+      {"layer_norm", 13,
+       [](IrModel& m, int x, bool exact) {
+         const std::map<std::string, AttrValue> last{{"axes", std::vector<int64_t>{-1}}};
+         const int d = m.node("Sub", {x, m.node("ReduceMean", {x}, 1, last)[0]})[0];
+         const int sq = m.node("Pow", {d, scalar(m, "two", exact ? 2.f : 4.f)})[0];
+         const int var = m.node("ReduceMean", {sq}, 1, last)[0];
+         const int s = m.node("Sqrt", {m.node("Add", {var, scalar(m, "eps", 1e-5f)})[0]})[0];
+         return m.node("Div", {d, s})[0];
+       },
+       6,
+       [](const at::Tensor& x) {
+         const at::Tensor d = x - x.mean(-1, true);
+         return d / at::sqrt((d * d).mean(-1, true) + 1e-5);
+       },
+       [](const at::Tensor& x) {
+         const at::Tensor d = x - x.mean(-1, true);
+         return d / at::sqrt((d * d * d * d).mean(-1, true) + 1e-5);
+       }},
+  };
+  return table;
+}
+
+void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
+  const at::Tensor ok = at::isfinite(expected);
+  const at::Tensor a = actual.to(at::kDouble).masked_select(ok), e = expected.masked_select(ok);
+  const double scale = std::max(1.0, e.abs().max().item<double>());
+  EXPECT_LE((a - e).abs().max().item<double>(), 2e-5 * scale) << what;
+}
+
+TEST(FusionPatterns, EachRewritePatternIsPlannedRunsAsOneKernelAndComputesItsFunction) {
+  for (const PatternRow& row : rows()) {
+    for (const bool exact : {true, false}) {
+      const std::string what = std::string(row.pattern) + (exact ? "" : " (variant)");
+      IrModel m;
+      m.model.opsets = {{"", row.opset}};
+      const int x = m.input("x", {2, 3, 17});
+      m.output(row.build(m, x, exact));
+      const FusionPlan plan =
+          plan_fusion(m.model.graph, m.model, inference_fusion_options(true, true, true, false, false));
+      ASSERT_EQ(plan.count(row.pattern), exact ? 1 : 0) << what;
+      Executor fused(m.model, ExecOptions{});
+      if (exact) {
+        ASSERT_NE(plan.headed_by(0), nullptr) << what;
+        EXPECT_EQ(plan.headed_by(0)->members.size(), size_t(row.members)) << what;
+        EXPECT_EQ(fused.fused_members(0).size(), size_t(row.members)) << what;
+        EXPECT_FALSE(fused.fused_kernel(0).empty()) << what;
+      } else {
+        EXPECT_TRUE(fused.fused_members(0).empty()) << what;
+      }
+      ExecOptions off;
+      off.fuse_cpu = false;
+      Executor unfused(m.model, off);
+      const at::Tensor xv = randn({2, 3, 17}, 7) * 2;
+      const at::Tensor expected = (exact ? row.reference : row.variant_reference)(xv.to(at::kDouble));
+      expect_close(fused.run({xv})[0], expected, what + " fused");
+      expect_close(unfused.run({xv})[0], expected, what + " as written");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace modelstat::profiler
