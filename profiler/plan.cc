@@ -214,6 +214,7 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
                                         const GemmChoiceSummary& choices_before) {
   std::map<std::string, int64_t> qdq_by_op, conv_absorbed, matmul_absorbed;
   int64_t qdq_absorbed = 0, convs = 0, matmuls = 0, gelus = 0, layer_norms = 0, onednn = 0, blas = 0;
+  std::map<std::string, std::pair<std::string, int64_t>> rewrites;  // other Rewrite patterns: op, groups
   for (const GraphPlan* plan : plans) {
     const Graph& g = *plan->graph;
     for (const FusedGroup& group : plan->fusion.groups) {
@@ -230,6 +231,10 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
         ++gelus;
       } else if (group.pattern == "layer_norm") {
         ++layer_norms;
+      } else {
+        auto& [op, count] = rewrites[group.pattern];
+        op = std::get<RewriteSpec>(group.spec).op_type;
+        ++count;
       }
     }
     for (size_t i = 0; i < plan->fusion.absorbed.size(); ++i) {
@@ -266,6 +271,9 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
     notices.push_back(std::to_string(gelus) +
                       " GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) ran as one erf-GELU "
                       "kernel each, on its Div's row; --fusion off runs every node as written");
+  for (const auto& [pattern, op_count] : rewrites)
+    notices.push_back(std::to_string(op_count.second) + " " + pattern + " written out ran as one " + op_count.first +
+                      " each, on its first node's row; --fusion off runs every node as written");
   return notices;
 }
 
