@@ -13,6 +13,7 @@ const std::vector<FusionPattern>& fusion_patterns() {
       {"matmul_group", [](const FusionOptions& o) { return o.cpu_groups || o.matmul_kernels; }, match_matmul_group},
       {"gelu", [](const FusionOptions& o) { return o.cpu_groups; }, match_gelu},
       {"layer_norm", [](const FusionOptions& o) { return o.cpu_groups; }, match_layer_norm},
+      {"hard_swish", [](const FusionOptions& o) { return o.cpu_groups; }, match_hard_swish},
   };
   return patterns;
 }

@@ -65,6 +65,13 @@ const std::vector<PatternRow>& rows() {
          const at::Tensor d = x - x.mean(-1, true);
          return d / at::sqrt((d * d * d * d).mean(-1, true) + 1e-5);
        }},
+      {"hard_swish", 13,
+       [](IrModel& m, int x, bool exact) {
+         const std::map<std::string, AttrValue> attrs{{"alpha", exact ? 1.0 / 6.0 : 0.2}, {"beta", 0.5}};
+         return m.node("Mul", {x, m.node("HardSigmoid", {x}, 1, attrs)[0]})[0];
+       },
+       1, [](const at::Tensor& x) { return x * at::clamp(x / 6.0 + 0.5, 0.0, 1.0); },
+       [](const at::Tensor& x) { return x * at::clamp(x * 0.2 + 0.5, 0.0, 1.0); }},
   };
   return table;
 }
