@@ -224,7 +224,8 @@ MS_UNARY(exec_sigmoid, at::sigmoid(x))
 MS_UNARY(exec_softplus, at::softplus(x))
 MS_UNARY(exec_softsign, at::div(x, at::abs(x).add(1)))
 MS_UNARY(exec_mish, at::mish(x))
-MS_UNARY(exec_hardswish, at::mul(x, at::clamp(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)))
+// x * clamp(x / 6 + 0.5, 0, 1), in one pass (ATen's hardswish).
+MS_UNARY(exec_hardswish, at::hardswish(x))
 #undef MS_UNARY
 
 void exec_isinf(ExecContext& ctx) {
