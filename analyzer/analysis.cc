@@ -575,6 +575,12 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   return loader::load_model_file(path, options);
 }
 
+ModelFile::ModelFile(const std::string& path) : path_(path), source_(loader::read_model_file(path)) {}
+
+Model ModelFile::bind(const LoadOptions& options) const { return loader::bind_model_source(*source_, options); }
+
+int64_t model_files_read() { return loader::model_sources_read(); }
+
 AnalysisResult analyze_file(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<Model>(loader::load_model_file(path, options));

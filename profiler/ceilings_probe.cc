@@ -23,6 +23,8 @@
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/op_cost_probe.hpp"
 #include "profiler/device.hpp"
+#include "profiler/run_setup.hpp"
+#include "profiler/torch_errors.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/run_context.hpp"
@@ -178,8 +180,9 @@ constexpr int kChainNodes = 64;
 // modelstat's executor per node: a whole run of the Add chain over its length.
 double measure_node_overhead(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
   const Model model = add_chain_model(kChainNodes);
-  ExecOptions eo;
-  eo.device = device.torch_device();
+  ProfileOptions fp32;
+  fp32.dtype = ComputeDtype::Fp32;
+  const ExecOptions eo = exec_options(fp32, device.torch_device(), ExecPurpose::Inference);
   Executor exec(model, eo);
   const std::vector<at::Tensor> inputs = {at::rand({1}, at::TensorOptions().dtype(at::kFloat).device(eo.device))};
   const Timed t = median_seconds(device, plan, "node overhead", [&] { (void)exec.run(inputs); });
@@ -191,8 +194,7 @@ double measure_node_overhead(Device& device, const CeilingsPlan& plan, std::vect
 // recording (the input requires grad), then backward() through it.
 double measure_train_node_overhead(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
   const Model model = add_chain_model(kChainNodes);
-  ExecOptions eo;
-  eo.device = device.torch_device();
+  ExecOptions eo = exec_options(ProfileOptions{}, device.torch_device(), ExecPurpose::TrainStep);
   eo.in_place = false;  // as in training
   Executor exec(model, eo);
   at::Tensor leaf = at::rand({1}, at::TensorOptions().dtype(at::kFloat).device(eo.device));
@@ -326,11 +328,8 @@ DeviceCeilings measure_ceilings(const CeilingsProbeOptions& options) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    // One line: ATen's messages carry a C++ backtrace after the first.
-    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-    std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
-    what = what.substr(0, what.find('\n'));
-    throw Error(ErrorKind::Runtime, (is_out_of_memory(e) ? "out of memory: " : "") + what);
+    const Error error = error_from(e, "", "");
+    throw Error(ErrorKind::Runtime, error.message());
   }
 }
 

@@ -63,12 +63,5 @@ std::unique_ptr<Device> make_device(const std::string& kind) {
   throw Error(ErrorKind::Usage, "--device must be cpu or cuda, got '" + kind + "'");
 }
 
-bool is_out_of_memory(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
-  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
-  const std::string what = e.what();
-  return what.find("out of memory") != std::string::npos || what.find("can't allocate memory") != std::string::npos ||
-         what.find("not enough memory") != std::string::npos;
-}
 
 }  // namespace modelstat::profiler

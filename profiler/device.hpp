@@ -38,8 +38,6 @@ class Device {
 // (CPU-only build, no CUDA device).
 std::unique_ptr<Device> make_device(const std::string& kind);
 
-// Out-of-memory errors from ATen (CUDA caching allocator, CPU allocator).
-bool is_out_of_memory(const std::exception& e);
 
 #ifdef MODELSTAT_TORCH_CUDA
 std::unique_ptr<Device> make_torch_cuda_device();  // profiler/cuda/torch_cuda_device.cc

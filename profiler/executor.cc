@@ -12,6 +12,7 @@
 
 #include "modelstat/error.hpp"
 #include "profiler/device.hpp"
+#include "profiler/torch_errors.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
 #include "profiler/steps/step.hpp"
@@ -60,8 +61,7 @@ std::vector<std::string> upcast_notices(const Upcasts& upcasts, const at::Device
 }
 
 Error aten_error(const c10::Error& e, const Node& node, const at::Device& device) {
-  std::string what = e.what_without_backtrace();
-  what = what.substr(0, what.find('\n'));
+  const std::string what = first_line(e);
   if (is_out_of_memory(e))
     return Error(ErrorKind::CannotRun, "out of memory: " + what + "; run a smaller batch", {}, node.name, node.op_type);
   // ATen has no kernel for this dtype on this device (its dispatch macros

@@ -24,6 +24,8 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/run_setup.hpp"
+#include "profiler/torch_errors.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/train_step.hpp"
 
@@ -214,16 +216,16 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
       if (tensor.role == TensorRole::Input || trainable[t]) fresh_gradients += bytes;
     }
   }
-  ExecOptions eo;
-  eo.device = device.torch_device();
-  eo.in_place = false;  // the probe's input is the caller's: never written
   // Inference on the kernels a profile runs (a Conv class as a oneDNN Conv
   // group); the training step node by node on ATen, as `profile
   // --train-step` runs it (autograd needs the ops as written).
+  ProfileOptions fp32;
+  fp32.dtype = ComputeDtype::Fp32;
+  ExecOptions eo = exec_options(fp32, device.torch_device(), ExecPurpose::Inference);
+  eo.in_place = false;  // the probe's input is the caller's: never written
   Executor exec(p.model, eo);
-  ExecOptions unfused = eo;
-  unfused.fuse_cpu = false;
-  unfused.gemm = GemmBackend::Blas;
+  ExecOptions unfused = exec_options(fp32, device.torch_device(), ExecPurpose::TrainStep);
+  unfused.in_place = false;
   Executor train_exec(p.model, unfused);
   std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
   const std::string label = "op " + cls.key + " " + std::to_string(c) + "x" + std::to_string(h);
@@ -325,9 +327,7 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, c
       if (large.forward > 0) o.backward_ratio = large_backward / large.forward;
       out.push_back(std::move(o));
     } catch (const std::exception& e) {
-      const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-      std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
-      notes.push_back("op cost " + cls.key + ": not measured (" + what.substr(0, what.find('\n')) + ")");
+      notes.push_back("op cost " + cls.key + ": not measured (" + first_line(e) + ")");
     }
   }
   return out;
@@ -352,10 +352,8 @@ Model mul_chain_model(int64_t n) {
 // Median seconds of the update part of a training step of `model`.
 double median_update_seconds(Device& device, const CeilingsPlan& plan, const Model& model, Optimizer kind,
                              const std::string& label, std::vector<std::string>& notes) {
-  ExecOptions eo;
-  eo.device = device.torch_device();
-  eo.fuse_cpu = false;  // a training step runs the graph as written
-  eo.gemm = GemmBackend::Blas;
+  // A training step runs the graph as written.
+  const ExecOptions eo = exec_options(ProfileOptions{}, device.torch_device(), ExecPurpose::TrainStep);
   Executor exec(model, eo);
   OptimizerConfig config;
   config.kind = kind;
@@ -390,7 +388,7 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
   const Model small = mul_chain_model(kOptimizerSmall);
   const Model large = mul_chain_model(kOptimizerLarge);
   for (Optimizer kind : {Optimizer::Sgd, Optimizer::Momentum, Optimizer::Adam}) {
-    const std::string name = optimizer_name(kind);
+    const std::string name = name_of(kind);
     try {
       const double t_small = median_update_seconds(device, plan, small, kind, "update " + name + " small", notes);
       const double t_large = median_update_seconds(device, plan, large, kind, "update " + name + " large", notes);
@@ -405,9 +403,7 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
                             double(kOptimizerWeights));
       out.push_back(std::move(c));
     } catch (const std::exception& e) {
-      const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-      std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
-      notes.push_back("optimizer cost " + name + ": not measured (" + what.substr(0, what.find('\n')) + ")");
+      notes.push_back("optimizer cost " + name + ": not measured (" + first_line(e) + ")");
     }
   }
   return out;

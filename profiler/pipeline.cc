@@ -22,6 +22,8 @@
 #include "modelstat/error.hpp"
 #include "modelstat/pipeline.hpp"
 #include "profiler/device.hpp"
+#include "profiler/run_setup.hpp"
+#include "profiler/torch_errors.hpp"
 #include "profiler/executor.hpp"
 #include "profiler/pipeline_streams.hpp"
 #include "profiler/run_context.hpp"
@@ -49,14 +51,6 @@ void spin_for(double seconds) {
   }
 }
 
-at::ScalarType float_dtype_of(const std::string& dtype) {
-  if (dtype.empty()) return at::ScalarType::Undefined;
-  if (dtype == "fp32") return at::kFloat;
-  if (dtype == "fp16") return at::kHalf;
-  if (dtype == "bf16") return at::kBFloat16;
-  throw Error(ErrorKind::Usage, "--dtype must be fp32, fp16 or bf16, got '" + dtype + "'");
-}
-
 // One iteration's tensors: the outputs of every stage (empty for a busy host stage).
 using Frame = std::vector<std::vector<at::Tensor>>;
 
@@ -75,13 +69,8 @@ class Path {
       st.device = device.get();
       if (s.is_model()) {
         st.model = std::make_unique<Model>(load_model(s.model, s.load));
-        ExecOptions eo;
-        eo.device = st.device->torch_device();
-        eo.float_dtype = s.device == "cpu" && o.dtype != "fp32" ? at::ScalarType::Undefined : float_dtype_of(o.dtype);
+        ExecOptions eo = exec_options(o, st.device->torch_device(), ExecPurpose::Inference);
         eo.seed = o.seed + uint64_t(k) * 1000;
-        eo.fuse_qdq = o.fuse;
-        eo.fuse_cpu = o.fuse;
-        eo.gemm = parse_gemm_backend(o.gemm);
         try {
           st.exec = std::make_unique<Executor>(*st.model, eo);
         } catch (const Error& e) {
@@ -547,8 +536,9 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
   validate(stopping_config(o));
   bool any_cuda = false;
   for (const auto& s : spec.stages) any_cuda = any_cuda || s.device == "cuda";
-  if (!any_cuda && !o.dtype.empty() && o.dtype != "fp32")
-    throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA stages; on the CPU a model runs in its own dtypes");
+  if (!any_cuda && (o.dtype == ComputeDtype::Fp16 || o.dtype == ComputeDtype::Bf16))
+    throw Error(ErrorKind::Usage, std::string("--dtype ") + name_of(o.dtype) +
+                                      " is for CUDA stages; on the CPU a model runs in its own dtypes");
   PipelineResult result;
   result.source = spec.source;
   result.stages = spec.stages;
@@ -610,14 +600,14 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
     lo.train_step = false;
     for (const auto& s : spec.stages) {
       if (!s.is_model()) continue;
-      lo.device = s.device;
+      lo.device = parse_as<DeviceKind>(s.device, "stage device");
       const ProfileResult p = profile_model(s.model, s.load, lo);
       result.layers.push_back({s.name, p.whole, p.layer_sum, p.layers});
     }
   }
 
   describe_run(device, result.context);
-  result.context.dtype = o.dtype.empty() ? "the models' own" : o.dtype;
+  result.context.dtype = o.dtype == ComputeDtype::Own ? "the models' own" : name_of(o.dtype);
   for (const auto& s : spec.stages)
     if (s.is_model()) {
       const Model m = load_model(s.model, s.load);
@@ -641,12 +631,7 @@ PipelineResult run_pipeline(const PipelineSpec& spec, const PipelineOptions& opt
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-    std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
-    what = what.substr(0, what.find('\n'));
-    if (profiler::is_out_of_memory(e))
-      throw Error(ErrorKind::CannotRun, "out of memory running the pipeline: " + what, spec.source);
-    throw Error(ErrorKind::Runtime, what, spec.source);
+    throw profiler::error_from(e, spec.source, "");
   }
 }
 

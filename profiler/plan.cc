@@ -57,7 +57,7 @@ std::string gemm_notice(int64_t kernels, int64_t onednn, int64_t blas, GemmBacke
             (summary.cache_file.empty() ? " (none: " + summary.cache_error + ")" : " " + summary.cache_file) +
             "; --gemm onednn|blas forces one)";
   } else {
-    text += std::string(" (--gemm ") + gemm_backend_name(backend) + ")";
+    text += std::string(" (--gemm ") + name_of(backend) + ")";
   }
   if (!absorbed_by_op.empty()) {
     std::string list;

@@ -28,6 +28,7 @@
 #include <unordered_set>
 
 #include "modelstat/error.hpp"
+#include "profiler/torch_errors.hpp"
 
 namespace modelstat::profiler {
 
@@ -37,12 +38,6 @@ const char* const kTrainLossDescription =
 namespace {
 
 constexpr uint64_t kNoSequence = std::numeric_limits<uint64_t>::max();  // AccumulateGrad and other leaves
-
-std::string one_line(const std::exception& e) {
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-  std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
-  return what.substr(0, what.find('\n'));
-}
 
 // Records the sequence number of the autograd function the engine enters.
 struct EnteredPreHook final : torch::autograd::FunctionPreHook {
@@ -127,7 +122,7 @@ void BackwardFailureLocator::backward(const at::Tensor& loss,
     // Segment i owns the sequence numbers in [ends_[i], ends_[i + 1]).
     const size_t after = size_t(std::upper_bound(ends_.begin(), ends_.end(), s) - ends_.begin());
     const bool inside = s != kNoSequence && after > 0 && after < ends_.size();
-    on_failure(inside ? int(after) - 1 : -1, one_line(e));
+    on_failure(inside ? int(after) - 1 : -1, first_line(e));
     throw;
   }
 }

@@ -597,7 +597,7 @@ int verify_case(const std::string& case_dir, std::ostream& report, const VerifyO
     exec.float_dtype = at::ScalarType::Undefined;
     exec.fuse_qdq = options.fuse;
     exec.fuse_cpu = options.fuse;
-    exec.gemm = parse_gemm_backend(options.gemm);
+    exec.gemm = parse_as<GemmBackend>(options.gemm, "--gemm");
     Executor executor(model, exec);
 
     Tolerance tolerance = default_tolerance(model);

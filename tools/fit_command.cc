@@ -181,9 +181,9 @@ FitReport fit_decoder(const FitArgs& a, const LoadOptions& base, int64_t batch, 
 FitReport compute_fit(const FitArgs& a) {
   FitOptions options;
   options.train = a.train;
-  options.optimizer = parse_optimizer(a.optimizer);
-  options.precision = parse_train_precision(a.precision);
-  options.checkpointing = parse_checkpointing(a.checkpointing);
+  options.optimizer = parse_as<Optimizer>(a.optimizer, "--optimizer");
+  options.precision = parse_as<TrainPrecision>(a.precision, "--precision");
+  options.checkpointing = parse_as<Checkpointing>(a.checkpointing, "--checkpointing");
   options.shards = a.shards;
   options.zero_stage = a.zero_stage;
   options.compute_dtype = a.dtype;

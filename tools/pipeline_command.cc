@@ -90,7 +90,7 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands) {
                               throw_usage("give either one PIPE.json or ONNX models to chain, not both ('" + s + "')");
                           if (a.sources.size() < 2)
                             throw_usage("a chain needs two models or more (or one PIPE.json description)");
-                          spec = chain_pipeline(a.sources, a.bindings.load_options(), a.options.measure.device,
+                          spec = chain_pipeline(a.sources, a.bindings.load_options(), name_of(a.options.measure.device),
                                                 a.host_busy_ms * 1e-3);
                         }
                         const PipelineResult result = run_pipeline(spec, a.options);

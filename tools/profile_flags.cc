@@ -1,9 +1,20 @@
 // The flags of `modelstat profile`, shared with `modelstat report`.
 #include "tools/profile_flags.hpp"
 
+#include <map>
+
 namespace modelstat::cli {
 
 namespace {
+
+// A typed flag: CLI11 checks the name against the enum's table
+// (include/modelstat/run_config.hpp) and stores the value.
+template <typename E>
+CLI::Option* add_enum_option(CLI::App& cmd, const std::string& flag, E& value, const std::string& help) {
+  std::map<std::string, E> choices;
+  for (const auto& [name, v] : names_of<E>()) choices[name] = v;
+  return cmd.add_option(flag, value, help)->transform(CLI::CheckedTransformer(choices))->default_str(name_of(value));
+}
 
 std::vector<int64_t> parse_batches(const std::string& text) {
   std::vector<int64_t> out;
@@ -25,14 +36,10 @@ void ProfileArgs::finish() {
 }
 
 void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
-  cmd.add_option("--device", o.device, "Where to run: cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->default_val("cpu");
-  cmd.add_option(
-         "--dtype", o.dtype,
-         "Compute dtype: fp32 (every float tensor in fp32); fp16 or bf16 on CUDA (default: the model's own "
-         "dtypes, a float16 node without a kernel on the device in fp32, said in a notice)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  add_enum_option(cmd, "--device", o.device, "Where to run: cpu or cuda");
+  add_enum_option(cmd, "--dtype", o.dtype,
+                  "Compute dtype: own (default: the model's own dtypes, a float16 node without a kernel on the "
+                  "device in fp32, said in a notice); fp32 (every float tensor in fp32); fp16 or bf16 on CUDA");
   cmd.add_option("--threads", o.threads, "CPU intra-op threads (default: all cores)")->check(CLI::Range(0, 4096));
   cmd.add_option("--warmup", o.warmup_iterations, "Warm-up runs, at least")->default_val(5)->check(CLI::Range(0, 1000000));
   cmd.add_option("--warmup-time", o.warmup_seconds, "Warm-up seconds, at least")->default_val(0.5)->check(CLI::Range(0.0, 3600.0));
@@ -68,13 +75,11 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
                  "A training step always runs node by node")
       ->check(CLI::IsMember({"on", "off"}));
   cmd.add_flag("--no-fuse", args.no_fuse, "Same as --fusion off");
-  cmd.add_option("--gemm", o.gemm,
-                 "CPU fp32 Gemm/MatMul with constant weights: auto (default): oneDNN matmul (prepacked weights, bias "
-                 "and the ops after it fused) or BLAS, whichever measures faster for each shape, measured once at "
-                 "load and cached per machine in $MODELSTAT_CACHE_DIR (default ~/.cache/modelstat; none: no file); "
-                 "onednn or blas to force one. Either way with --fusion on or off")
-      ->check(CLI::IsMember({"auto", "onednn", "blas"}))
-      ->default_val("auto");
+  add_enum_option(cmd, "--gemm", o.gemm,
+                  "CPU fp32 Gemm/MatMul with constant weights: auto (default): oneDNN matmul (prepacked weights, bias "
+                  "and the ops after it fused) or BLAS, whichever measures faster for each shape, measured once at "
+                  "load and cached per machine in $MODELSTAT_CACHE_DIR (default ~/.cache/modelstat; none: no file); "
+                  "onednn or blas to force one. Either way with --fusion on or off");
   cmd.add_option("--batch-sweep", args.batch_sweep, "Batch sizes to measure, e.g. 1,2,4,8,16 (latency and throughput each)");
   cmd.add_flag("--max-batch", o.find_max_batch,
                     "Find the largest batch that fits: doubling, then binary search; out-of-memory is caught");
@@ -95,18 +100,15 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
       "stopping rule, with its peak memory. Float initializers are the parameters, except the constants an "
       "export carries (BatchNormalization running statistics, Clip bounds, Pow exponents, one-element "
       "arithmetic constants); weights change, so it runs after every other measurement");
-  cmd.add_option("--optimizer", o.optimizer,
-                 "Optimizer of --train-step, lr 1e-3: sgd; momentum (0.9); adam (betas 0.9, 0.999, eps 1e-8, "
-                 "bias-corrected)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
-      ->default_val("adam")
+  add_enum_option(cmd, "--optimizer", o.optimizer,
+                  "Optimizer of --train-step, lr 1e-3: sgd; momentum (0.9); adam (default; betas 0.9, 0.999, eps "
+                  "1e-8, bias-corrected)")
       ->needs(train);
-  cmd.add_option("--precision", o.train_precision,
-                 "Precision of --train-step: fp32 (default), or bf16 mixed precision on the CPU: the forward and "
-                 "loss under LibTorch's CPU autocast to bfloat16 (matmul, Gemm, Conv in bf16, each weight's bf16 "
-                 "copy cached for the forward), weights, gradients and optimizer state fp32, as PyTorch AMP")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
-      ->default_val("fp32")
+  add_enum_option(cmd, "--precision", o.train_precision,
+                  "Precision of --train-step: fp32 (default), or bf16 mixed precision on the CPU: the forward and "
+                  "loss under LibTorch's CPU autocast to bfloat16 (matmul, Gemm, Conv in bf16, each weight's bf16 "
+                  "copy cached for the forward), weights, gradients and optimizer state fp32, as PyTorch AMP; fp16 is "
+                  "forecast by 'modelstat fit', not measured")
       ->needs(train);
 }
 

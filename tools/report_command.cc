@@ -34,7 +34,7 @@ struct ReportArgs {
 // runs so that a wrong file fails in a second rather than after the profile.
 std::optional<DeviceCeilings> checked_explicit_ceilings(const ReportArgs& a) {
   const std::optional<DeviceCeilings> c = explicit_ceilings(a.ceilings_file, a.datasheet);
-  const std::string& device = a.profile.options.device;
+  const std::string device = name_of(a.profile.options.device);
   if (c && c->device_kind != device)
     throw_usage("the ceilings " + (a.ceilings_file.empty() ? "'" + a.datasheet + "'" : "in '" + a.ceilings_file + "'") +
                 " are for a " + c->device_kind + " device, but --device is " + device);
@@ -58,7 +58,7 @@ std::string mismatch(const DeviceCeilings& c, const RunContext& run) {
 // saved file is said in a notice.
 DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunContext& run,
                                        std::vector<std::string>& notices) {
-  const std::string path = default_ceilings_path(options.device);
+  const std::string path = default_ceilings_path(name_of(options.device));
   const std::optional<DeviceCeilings> saved = load_ceilings(path);
   std::string why;
   if (saved) {
@@ -69,7 +69,7 @@ DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunC
     why = "no ceilings saved for this device (" + path + ")";
   }
   profiler::CeilingsProbeOptions probe;
-  probe.device = options.device;
+  probe.device = name_of(options.device);
   probe.threads = run.threads;
   probe.quick = true;
   probe.op_costs = false;  // the roofline needs the roofs only
@@ -77,7 +77,7 @@ DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunC
   // The CPU probe measures fp32 only (ceilings_probe.cc): a CPU run in fp16
   // (a float16 model in its own dtype) is drawn against the fp32 roof, which
   // join_profile says.
-  if (options.device != "cpu" && (run.dtype == "fp16" || run.dtype == "bf16"))
+  if (options.device != DeviceKind::Cpu && (run.dtype == "fp16" || run.dtype == "bf16"))
     probe.dtypes.push_back(run.dtype);
   DeviceCeilings quick = profiler::measure_ceilings(probe);
   notices.push_back(why + ": measured quick ceilings for this report (a few seconds, less accurate); run "

@@ -151,7 +151,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
         training_workspace_bytes[i] =
             fit::cpu_kernel(training->graph, training->graph.nodes[i], ceilings.threads).workspace_bytes;
     if (options.checkpointing != Checkpointing::None && training->recomputed_regions == 0)
-      r.notices.push_back(std::string("--checkpointing ") + checkpointing_name(options.checkpointing) + " found no " +
+      r.notices.push_back(std::string("--checkpointing ") + name_of(options.checkpointing) + " found no " +
                           (options.checkpointing == Checkpointing::Selective
                                ? "attention core (a MatMul of two activations whose output reaches another through "
                                  "same-sized nodes)"

@@ -156,7 +156,7 @@ void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, Laten
   // fixed cost per weight tensor; where `modelstat device` timed this
   // optimizer's update (on weights past the last-level cache), its measured
   // cost per element and per tensor instead.
-  const OptimizerUpdateCost* measured = ceilings.optimizer_cost(optimizer_name(p.options.optimizer));
+  const OptimizerUpdateCost* measured = ceilings.optimizer_cost(name_of(p.options.optimizer));
   if (measured && (measured->seconds_per_element > 0 || measured->per_tensor_seconds > 0))
     latency.optimizer_seconds = double(weights.params) * measured->seconds_per_element +
                                 double(weights.tensors) * measured->per_tensor_seconds;

@@ -219,9 +219,9 @@ MemoryForecast forecast_memory(const AnalysisResult& analysis, const FitOptions&
     const ModelStateLayout layout = zero_layout(options.precision, options.optimizer, std::max(0, options.zero_stage));
     const int64_t shards = zero ? std::max<int64_t>(1, options.shards) : 1;
     auto per_device = [&](int64_t bytes, bool divided) { return divided ? bytes / shards : bytes; };
-    mem.precision = train_precision_name(options.precision);
+    mem.precision = name_of(options.precision);
     mem.precision_layout = training->layout;
-    mem.checkpointing = checkpointing_name(options.checkpointing);
+    mem.checkpointing = name_of(options.checkpointing);
     mem.recomputed_regions = training->recomputed_regions;
     mem.zero_stage = options.zero_stage;
     mem.shards = shards;

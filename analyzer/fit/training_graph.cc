@@ -214,12 +214,12 @@ TrainingGraph training_graph(const Graph& g, const FitOptions& options) {
     tg.layout = "weights, gradients, optimizer state and activations in fp32";
   } else if (options.zero_stage >= 0) {
     apply_16bit_model(tg.graph, low);
-    tg.layout = std::string("16-bit model (") + train_precision_name(options.precision) +
+    tg.layout = std::string("16-bit model (") + name_of(options.precision) +
                 " weights, gradients and activations) with fp32 master weights and moments in the optimizer, "
                 "as ZeRO and DeepSpeed hold them";
   } else {
     apply_autocast(tg, low);
-    tg.layout = std::string("torch.autocast to ") + train_precision_name(options.precision) +
+    tg.layout = std::string("torch.autocast to ") + name_of(options.precision) +
                 ": fp32 weights (the master weights), gradients and moments; Conv, ConvTranspose, Gemm, MatMul "
                 "and Einsum compute in 16 bits on cast inputs (a weight's cast cached for the step), other ops "
                 "follow type promotion";

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,26 @@ struct StrippedModel {
 // or truncated wire data and on nesting deeper than 64 levels.
 StrippedModel strip_tensor_payloads(const uint8_t* data, size_t size, size_t keep_payload_bytes);
 
-// The whole load. `display_path` names the model in messages; `base_dir` is
-// where external data is resolved ("" = external data is never opened, only
-// its location is validated).
+// Reading, once per model: the file's bytes with the weight payloads
+// stripped (what binding parses), and where the payloads were.
+struct ModelSource {
+  StrippedModel stripped;
+  int64_t file_size = 0;
+  std::string base_dir;      // where external data is resolved ("" = never opened, only validated)
+  std::string display_path;  // names the model in messages
+};
+std::shared_ptr<const ModelSource> read_model_bytes(const uint8_t* data, size_t size, const std::string& base_dir,
+                                                    const std::string& display_path);
+std::shared_ptr<const ModelSource> read_model_file(const std::string& path);
+// How many sources this process has read (a batch sweep reads its model once: tests count).
+int64_t model_sources_read();
+// Binding, once per set of dims: parse, validate, order, bind the inputs,
+// infer shapes, build the IR; the source is not read again.
+Model bind_model_source(const ModelSource& source, const LoadOptions& options);
+
+// The whole load (read + bind). `display_path` names the model in messages;
+// `base_dir` is where external data is resolved ("" = external data is never
+// opened, only its location is validated).
 Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& options,
                        const std::string& base_dir, const std::string& display_path);
 Model load_model_file(const std::string& path, const LoadOptions& options);

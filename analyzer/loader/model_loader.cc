@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -965,14 +966,37 @@ void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<s
 
 }  // namespace
 
-Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& options, const std::string& base_dir,
-                       const std::string& display_path) {
+namespace {
+
+std::atomic<int64_t> g_sources_read{0};
+
+}  // namespace
+
+std::shared_ptr<const ModelSource> read_model_bytes(const uint8_t* data, size_t size, const std::string& base_dir,
+                                                    const std::string& display_path) {
   try {
     if (size == 0) throw Error(ErrorKind::Input, "empty file: not a valid ONNX model");
+    auto source = std::make_shared<ModelSource>();
+    source->stripped = strip_tensor_payloads(data, size, kKeepPayloadBytes);
+    source->file_size = int64_t(size);
+    source->base_dir = base_dir;
+    source->display_path = display_path;
+    ++g_sources_read;
+    return source;
+  } catch (Error& e) {
+    if (e.file().empty() && !display_path.empty())
+      throw Error(e.kind(), e.message(), display_path, e.node(), e.op());
+    throw;
+  }
+}
+
+int64_t model_sources_read() { return g_sources_read.load(); }
+
+Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
+  const std::string& display_path = source.display_path;
+  try {
     StageTimer timer;
-    const StrippedModel stripped_model = strip_tensor_payloads(data, size, kKeepPayloadBytes);
-    const std::string& stripped = stripped_model.bytes;
-    timer.lap("strip payloads");
+    const std::string& stripped = source.stripped.bytes;
     // On an arena: a 100k-node graph is 100k small messages, allocated and
     // freed in bulk instead of one by one.
     google::protobuf::Arena arena;
@@ -984,11 +1008,11 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     if (proto.ir_version() <= 0)
       throw Error(ErrorKind::Input, "not a valid ONNX file: missing or invalid ir_version");
     // Bound before anything reorders nodes; keyed by address from here on.
-    const PayloadTable payloads = bind_payload_table(proto, stripped_model.tensors);
+    const PayloadTable payloads = bind_payload_table(proto, source.stripped.tensors);
 
     Model model;
     model.path = display_path;
-    model.file_size_bytes = int64_t(size);
+    model.file_size_bytes = source.file_size;
     model.ir_version = proto.ir_version();
     model.producer_name = proto.producer_name();
     model.producer_version = proto.producer_version();
@@ -1011,7 +1035,7 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     timer.lap("bind + shape inference");
 
     ExternalDataPolicy policy;
-    policy.base_dir = base_dir;
+    policy.base_dir = source.base_dir;
     policy.notices = &model.notices;
     policy.payloads = &payloads;
     policy.branches = &options.branches;
@@ -1032,12 +1056,24 @@ Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
   }
 }
 
-Model load_model_file(const std::string& path, const LoadOptions& options) {
+Model load_model_bytes(const uint8_t* data, size_t size, const LoadOptions& options, const std::string& base_dir,
+                       const std::string& display_path) {
+  StageTimer timer;
+  const std::shared_ptr<const ModelSource> source = read_model_bytes(data, size, base_dir, display_path);
+  timer.lap("strip payloads");
+  return bind_model_source(*source, options);
+}
+
+std::shared_ptr<const ModelSource> read_model_file(const std::string& path) {
   MappedFile file(path);
   std::error_code ec;
   std::string base = std::filesystem::absolute(std::filesystem::path(path), ec).parent_path().string();
   if (base.empty()) base = ".";
-  return load_model_bytes(file.data(), file.size(), options, base, path);
+  return read_model_bytes(file.data(), file.size(), base, path);
+}
+
+Model load_model_file(const std::string& path, const LoadOptions& options) {
+  return bind_model_source(*read_model_file(path), options);
 }
 
 }  // namespace modelstat::loader

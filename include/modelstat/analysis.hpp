@@ -216,6 +216,28 @@ AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& 
 // Loading alone: file -> validated, shape-bound, shape-inferred IR (what the
 // profiler executes). Throws Error(Input) on a bad model.
 Model load_model(const std::string& path, const LoadOptions& options);
+
+namespace loader {
+struct ModelSource;  // analyzer/loader/loader.hpp
+}
+// A model file read once (its graph without the weight payloads), bound to
+// other dims as often as wanted without reading the file again: a batch
+// sweep rebinds the batch of the model it profiles.
+class ModelFile {
+ public:
+  // Reads `path` (Error(Input) on a bad file).
+  explicit ModelFile(const std::string& path);
+  // load_model(path(), options), from what was read.
+  Model bind(const LoadOptions& options) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::shared_ptr<const loader::ModelSource> source_;
+};
+// How many model files this process has read (ModelFile, load_model,
+// analyze_file each read one): what tests count.
+int64_t model_files_read();
 // Costing on an already-loaded model.
 AnalysisResult analyze_model(const Model& model);
 

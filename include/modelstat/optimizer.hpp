@@ -1,16 +1,6 @@
-// The optimizers of a training step, named once for both sides: the fit
-// forecast prices their update (docs/FIT.md, "Training step") and the
-// profiler runs it (profiler/train_step.hpp has the update rules).
+// The optimizers of a training step: include/modelstat/run_config.hpp names
+// them (Optimizer, name_of, parse_as) for both sides, the fit forecast and the
+// profiler's measured step.
 #pragma once
 
-#include <string>
-
-namespace modelstat {
-
-enum class Optimizer { Sgd, Momentum, Adam };
-
-const char* optimizer_name(Optimizer optimizer);  // "sgd", "momentum", "adam"
-// The inverse of optimizer_name. Throws Error(Usage) naming the accepted values.
-Optimizer parse_optimizer(const std::string& name);
-
-}  // namespace modelstat
+#include "modelstat/run_config.hpp"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "modelstat/analysis.hpp"
+#include "modelstat/run_config.hpp"
 
 namespace modelstat {
 
@@ -28,11 +29,11 @@ struct TimingSummary {
 };
 
 struct ProfileOptions {
-  std::string device = "cpu";  // "cpu" or "cuda"
-  // Compute dtype: "" (the model's own dtypes; a float16 node without a kernel
-  // on the device runs in fp32), "fp32" (every float tensor in fp32), "fp16" /
-  // "bf16" (CUDA).
-  std::string dtype;
+  DeviceKind device = DeviceKind::Cpu;
+  // Compute dtype: Own (the model's own dtypes; a float16 node without a
+  // kernel on the device runs in fp32), Fp32 (every float tensor in fp32),
+  // Fp16 / Bf16 (CUDA).
+  ComputeDtype dtype = ComputeDtype::Own;
   int threads = 0;             // CPU intra-op threads; 0 = all cores
   uint64_t seed = 0x5eed;
   int input_sets = 2;          // rotated between iterations
@@ -57,16 +58,16 @@ struct ProfileOptions {
   // (oneDNN's matmul or BLAS, whichever measures faster for the shape, the
   // choice cached per machine; profiler/ops/fp32_matmul.hpp), "onednn" or
   // "blas". Never in a training step (it runs through ATen).
-  std::string gemm = "auto";
+  GemmBackend gemm = GemmBackend::Auto;
   std::vector<int64_t> batch_sweep;  // batch sizes to measure (empty: none)
   bool find_max_batch = false;
   int64_t max_batch_limit = 4096;
   int concurrency = 0;         // independent requests in flight (0: not measured)
   bool measure_memory = false; // peak allocator bytes of one inference (MemoryMeasurement)
   bool train_step = false;     // measure forward + backward + optimizer step (TrainStepResult)
-  std::string optimizer = "adam";  // for train_step: sgd, momentum or adam
-  // for train_step: "fp32", or "bf16" (CPU autocast, fp32 master weights; profiler/train_step.hpp)
-  std::string train_precision = "fp32";
+  Optimizer optimizer = Optimizer::Adam;  // for train_step
+  // for train_step: Fp32, or Bf16 (CPU autocast, fp32 master weights; profiler/train_step.hpp)
+  TrainPrecision train_precision = TrainPrecision::Fp32;
 };
 
 struct RunContext {

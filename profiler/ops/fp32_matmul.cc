@@ -31,22 +31,6 @@
 
 namespace modelstat::profiler {
 
-GemmBackend parse_gemm_backend(const std::string& name) {
-  if (name == "auto") return GemmBackend::Auto;
-  if (name == "onednn") return GemmBackend::OneDnn;
-  if (name == "blas") return GemmBackend::Blas;
-  throw Error(ErrorKind::Usage, "--gemm must be auto, onednn or blas, not '" + name + "'");
-}
-
-const char* gemm_backend_name(GemmBackend b) {
-  switch (b) {
-    case GemmBackend::Auto: return "auto";
-    case GemmBackend::OneDnn: return "onednn";
-    case GemmBackend::Blas: return "blas";
-  }
-  return "auto";
-}
-
 namespace {
 
 // ---- the per-machine choice cache ------------------------------------------

@@ -25,19 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "modelstat/run_config.hpp"
 #include "profiler/ops/post_ops.hpp"
 
 namespace modelstat::profiler {
-
-// How Gemm / MatMul with constant weights run on the CPU (`--gemm`).
-enum class GemmBackend {
-  Auto,    // the faster of the two for each shape, measured or cached
-  OneDnn,  // oneDNN matmul where it has a native kernel for the shape
-  Blas,    // ATen's mm / addmm (the system BLAS), as before
-};
-// "auto", "onednn", "blas"; throws Error(Usage) on anything else.
-GemmBackend parse_gemm_backend(const std::string& name);
-const char* gemm_backend_name(GemmBackend b);
 
 class Fp32MatmulKernel {
  public:

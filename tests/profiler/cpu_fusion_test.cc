@@ -454,7 +454,7 @@ TEST(CpuFusion, MatMulBiasGeluIsOneGroupOnEitherBackendAndMatchesTheDoubleRefere
   ref = 0.5 * ref * (1.0 + at::erf(ref / std::sqrt(2.0)));
   for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::Blas, GemmBackend::Auto}) {
     Executor exec(m.model, with_gemm(backend));
-    const std::string name = gemm_backend_name(backend);
+    const std::string name = name_of(backend);
     EXPECT_EQ(exec.fused_members(0),
               (std::vector<std::string>{"Add_1", "Div_2", "Erf_3", "Add_4", "Mul_5", "Mul_6"})) << name;
     EXPECT_EQ(exec.fused_into(6), "MatMul_0") << name;
@@ -504,9 +504,9 @@ TEST(CpuFusion, GemmTransBAlphaBetaResidualReluMatchesTheDoubleReference) {
     for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::Blas}) {
       Executor exec(m.model, with_gemm(backend));
       EXPECT_EQ(exec.fused_members(0), (std::vector<std::string>{"Add_1", "Relu_2"}));
-      expect_close(exec.run({av, rv})[0], ref, gemm_backend_name(backend));
+      expect_close(exec.run({av, rv})[0], ref, name_of(backend));
       Executor off(m.model, with_gemm(backend, false));
-      expect_close(off.run({av, rv})[0], ref, gemm_backend_name(backend));
+      expect_close(off.run({av, rv})[0], ref, name_of(backend));
     }
   }
 }

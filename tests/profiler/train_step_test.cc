@@ -292,10 +292,10 @@ TEST(TrainStepTest, ModelsWithNothingToTrainAreInputErrors) {
 }
 
 TEST(TrainStepTest, OptimizerNames) {
-  EXPECT_EQ(parse_optimizer("sgd"), Optimizer::Sgd);
-  EXPECT_STREQ(optimizer_name(parse_optimizer("momentum")), "momentum");
-  EXPECT_STREQ(optimizer_name(parse_optimizer("adam")), "adam");
-  EXPECT_THROW(parse_optimizer("lamb"), Error);
+  EXPECT_EQ(parse_as<Optimizer>("sgd", "--optimizer"), Optimizer::Sgd);
+  EXPECT_STREQ(name_of(parse_as<Optimizer>("momentum", "--optimizer")), "momentum");
+  EXPECT_STREQ(name_of(parse_as<Optimizer>("adam", "--optimizer")), "adam");
+  EXPECT_THROW(parse_as<Optimizer>("lamb", "--optimizer"), Error);
 }
 
 }  // namespace

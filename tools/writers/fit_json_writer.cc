@@ -19,7 +19,7 @@ class FitJsonWriter : public FitWriter {
     j["model"] = r.model_path;
     j["batch"] = r.batch;
     j["mode"] = r.train ? "train" : "inference";
-    j["optimizer"] = r.train ? Json(optimizer_name(r.optimizer)) : Json(nullptr);
+    j["optimizer"] = r.train ? Json(name_of(r.optimizer)) : Json(nullptr);
     j["budgets"] = {{"memory_bytes", optional_value(r.memory_budget_bytes)},
                     {"latency_seconds", optional_value(r.latency_budget_seconds)}};
     j["verdict"] = {{"fits_memory", optional_value(r.fits_memory)},

@@ -34,7 +34,7 @@ class FitTableWriter : public FitWriter {
     const DeviceCeilings& c = r.ceilings;
     out << "modelstat fit: " << r.model_path << "\n";
     KeyValueBlock head;
-    head.add("mode", r.train ? std::string("training step, ") + optimizer_name(r.optimizer) : std::string("inference"));
+    head.add("mode", r.train ? std::string("training step, ") + name_of(r.optimizer) : std::string("inference"));
     head.add("batch", std::to_string(r.batch));
     head.add("device", fmt::format("{} ({}{}), ceilings: {}{}", c.device_name.empty() ? c.device_kind : c.device_name,
                                    c.device_kind, c.threads > 0 ? fmt::format(", {} thread{}", c.threads, c.threads == 1 ? "" : "s") : "",

@@ -71,12 +71,12 @@ AnalysisResult file_analysis(const std::string& relative, int64_t batch = 1) {
 // ------------------------------------------------------------------ parsing
 
 TEST(FitParse, Optimizers) {
-  EXPECT_EQ(parse_optimizer("sgd"), Optimizer::Sgd);
-  EXPECT_EQ(parse_optimizer("momentum"), Optimizer::Momentum);
-  EXPECT_EQ(parse_optimizer("adam"), Optimizer::Adam);
-  EXPECT_EQ(optimizer_name(Optimizer::Momentum), std::string("momentum"));
+  EXPECT_EQ(parse_as<Optimizer>("sgd", "--optimizer"), Optimizer::Sgd);
+  EXPECT_EQ(parse_as<Optimizer>("momentum", "--optimizer"), Optimizer::Momentum);
+  EXPECT_EQ(parse_as<Optimizer>("adam", "--optimizer"), Optimizer::Adam);
+  EXPECT_EQ(name_of(Optimizer::Momentum), std::string("momentum"));
   try {
-    parse_optimizer("adamw");
+    parse_as<Optimizer>("adamw", "--optimizer");
     ADD_FAILURE() << "adamw parsed";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Usage);
@@ -496,7 +496,7 @@ TEST(FitMemory, GemmTrainingWeightsGradientsOptimizerState) {
     o.train = true;
     o.optimizer = c.optimizer;
     const FitReport r = forecast_fit(gemm_analysis(64), hand_ceilings(), o);
-    SCOPED_TRACE(optimizer_name(c.optimizer));
+    SCOPED_TRACE(name_of(c.optimizer));
     EXPECT_EQ(r.memory.trainable_params, 128 * 256 + 256);
     EXPECT_EQ(r.memory.gradient_bytes, 132096);
     EXPECT_EQ(r.memory.gradient_bytes_at_peak, 132096);

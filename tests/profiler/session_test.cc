@@ -1,0 +1,41 @@
+// The protocol's passes over one session (profiler/session.hpp): the model
+// file is read once per profile, however many batch sizes it sweeps.
+#include <gtest/gtest.h>
+
+#include "modelstat/analysis.hpp"
+#include "modelstat/profile.hpp"
+
+namespace modelstat {
+namespace {
+
+const std::string kSamples = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/";
+
+ProfileOptions quick() {
+  ProfileOptions o;
+  o.threads = 1;
+  o.warmup_iterations = 1;
+  o.warmup_seconds = 0;
+  o.min_iterations = 2;
+  o.min_seconds = 0;
+  o.max_seconds = 0.2;
+  o.per_layer = false;
+  return o;
+}
+
+TEST(ProfileSession, BatchSweepAndMaxBatchReadTheModelFileOnce) {
+  ProfileOptions o = quick();
+  o.batch_sweep = {1, 2, 3};
+  o.find_max_batch = true;
+  o.max_batch_limit = 4;
+  const int64_t before = model_files_read();
+  LoadOptions load;
+  load.dim_values["seq"] = 8;
+  const ProfileResult r = profile_model(kSamples + "tiny_bert.onnx", load, o);
+  EXPECT_EQ(model_files_read() - before, 1) << "one read; every batch size rebinds what was read";
+  ASSERT_GE(r.batch_sweep.size(), 3u);
+  for (const BatchPoint& p : r.batch_sweep) EXPECT_TRUE(p.fits) << p.batch;
+  EXPECT_EQ(r.max_batch, 4);
+}
+
+}  // namespace
+}  // namespace modelstat
