@@ -10,11 +10,12 @@
 
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "modelstat/graph.hpp"
+#include "modelstat/run_config.hpp"
+#include "modelstat/verification.hpp"
 
 namespace onnx {
 class ValueInfoProto;
@@ -52,6 +53,11 @@ struct Tolerance {
 // 2^-7: 0.078). bench/RESULTS.md, "Float16 models on the CPU", measures why.
 Tolerance default_tolerance(const Model& model);
 
+// Which criterion judges the outputs (include/modelstat/verification.hpp):
+// auto takes the elementwise one for a single-op case and adds the
+// rounding-sensitivity judgement for a whole model.
+enum class VerifyCriterion { Auto, Elementwise, Model };
+
 struct VerifyOptions {
   // Given tolerances (--rtol / --atol); each one left unset takes
   // default_tolerance()'s value.
@@ -64,8 +70,9 @@ struct VerifyOptions {
   bool allow_custom_domains = false;
   // As profile's --no-fuse when false: every node as written, no QDQ fusion.
   bool fuse = true;
-  // As profile's --gemm: "auto", "onednn" or "blas".
-  std::string gemm = "auto";
+  // As profile's --gemm.
+  GemmBackend gemm = GemmBackend::Auto;
+  VerifyCriterion criterion = VerifyCriterion::Auto;
 };
 
 // What keeps the case's model from running: ops of nodes (those of If, Loop
@@ -85,23 +92,9 @@ std::vector<std::string> case_unsupported_ops(const std::string& case_dir);
 at::Tensor read_case_tensor(const std::string& bytes, const std::string& file, const onnx::ValueInfoProto& v,
                             const std::string& what);
 
-// Runs one case; writes to `report` a line stating the pass criterion (and
-// where its tolerances come from), a notice naming the ops that ran upcast
-// to fp32 for want of a float16/bfloat16 CPU kernel (if any), then
-// one line per output of each data set ("pass" or "MISMATCH", the number of
-// elements outside the tolerance, max abs diff, max rel diff
-// |a - e| / |e| over elements with |e| > atol, norm rel err ||a - e||_2 / ||e||_2; only the
-// elementwise count decides), then "PASS" / "FAIL"; or why it cannot run.
-// A model that requantises activations (QuantizeLinear, DynamicQuantizeLinear,
-// QLinear*) gets one more judgement when outputs differ: per differing output,
-// the share of its differing elements exactly one quantisation step off (1 for
-// an 8-bit output, the scale of the DequantizeLinear that makes a float
-// output), and how far the output moves when the inputs move by one ulp (a
-// second run). When every differing output is all one-step differences or no
-// further from the reference than one-ulp inputs move it, the differences are
-// what requantisation does to any two implementations that round differently
-// anywhere, and the case passes as "PASS (quantised model)", in those words.
-// Returns the status as int (0, 1, 2; see VerifyStatus).
-int verify_case(const std::string& case_dir, std::ostream& report, const VerifyOptions& options = {});
+// Runs one case on the CPU in the model's own dtypes and judges every output
+// of every data set (include/modelstat/verification.hpp has the criterion):
+// the record, never an exception (a case that cannot run says why in it).
+VerifyRecord verify_case(const std::string& case_dir, const VerifyOptions& options = {});
 
 }  // namespace modelstat::profiler

@@ -321,4 +321,46 @@ void to_json(Json& j, const TrainStepResult& t) {
            {"memory_method", t.memory_method}};
 }
 
+// ---- verify
+
+void to_json(Json& j, const OutputCheck& c) {
+  j = {{"data_set", c.data_set}, {"index", c.index}, {"name", c.name}};
+  if (!c.problem.empty()) j["problem"] = c.problem;
+  j["exact"] = c.exact;
+  j["elements"] = c.elements;
+  j["outside"] = c.outside;
+  j["max_abs_diff"] = json_number(c.max_abs_diff);
+  j["max_rel_diff"] = json_optional(c.max_rel_diff);
+  j["norm_rel_err"] = json_number(c.norm_rel_err);
+  if (c.exact) j["decision_flips"] = c.decision_flips;
+  if (!c.judged) return;
+  j["sensitivity"] = json_optional(c.sensitivity);
+  if (c.quant_step) {
+    j["quantisation_step"] = *c.quant_step;
+    j["one_step_off"] = c.one_step_off;
+  }
+  if (c.exact) j["flips_reproduced"] = c.flips_reproduced;
+  j["explained"] = c.explained;
+  j["why"] = c.why;
+}
+
+void to_json(Json& j, const VerifyRecord& r) {
+  j = {{"kind", "verify"}, {"schema_version", "1.0.0"}, {"case", r.case_dir}, {"verdict", r.verdict},
+       {"exit_code", r.exit_code}};
+  if (!r.error.empty()) j["error"] = r.error;
+  if (!r.unsupported.empty()) j["unsupported"] = r.unsupported;
+  if (r.mode.empty()) return;
+  j["criterion"] = {{"mode", r.mode},
+                    {"rtol", r.rtol},
+                    {"atol", r.atol},
+                    {"tolerance_source", r.tolerance_source},
+                    {"sensitivity_factor", kSensitivityFactor}};
+  j["notices"] = r.notices;
+  j["reruns"] = r.reruns;
+  j["quantised"] = r.quantised;
+  j["outside"] = r.outside;
+  j["explained"] = r.explained;
+  j["outputs"] = r.outputs;
+}
+
 }  // namespace modelstat

@@ -25,6 +25,7 @@
 #include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
 #include "modelstat/profile.hpp"
+#include "modelstat/verification.hpp"
 
 namespace modelstat {
 
@@ -46,6 +47,9 @@ Json json_optional(const std::optional<T>& v) {
 // ------------------------------------------------------------------ analysis
 // Written only (no reader needs an analysis back); docs/json-schema.md.
 void to_json(Json& j, const OpsetImport& o);
+// verify (docs/verify.md): written only.
+void to_json(Json& j, const OutputCheck& c);
+void to_json(Json& j, const VerifyRecord& r);
 void to_json(Json& j, const NodeReport& n);
 void to_json(Json& j, const AnalysisTotals& t);
 void to_json(Json& j, const KvCache& c);

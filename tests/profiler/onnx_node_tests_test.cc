@@ -27,6 +27,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_rule.hpp"
 #include "profiler/verify.hpp"
+#include "tests/profiler/verify_summary.hpp"
 
 namespace modelstat::profiler {
 namespace {
@@ -98,14 +99,15 @@ TEST(OnnxNodeTests, ClaimedCasesMatchOnnxReference) {
     const std::string name = dir.filename().string();
     if (!claimed(dir)) continue;
     ++s.claimed;
-    std::ostringstream report;
-    // ONNX's runner's tolerances for every case, float16 and bfloat16 ones
-    // included (verify's default for those is 10 x their epsilon): one op
-    // rounds once.
+    // ONNX's runner's tolerances and criterion for every case, float16 and
+    // bfloat16 ones included (verify's default for those is 10 x their
+    // epsilon): one op rounds once.
     VerifyOptions onnx_runner;
     onnx_runner.rtol = 1e-3;
     onnx_runner.atol = 1e-7;
-    const int status = verify_case(dir.string(), report, onnx_runner);
+    onnx_runner.criterion = VerifyCriterion::Elementwise;
+    const VerifyRecord record = verify_case(dir.string(), onnx_runner);
+    const int status = record.exit_code;
     const bool known = known_failures().count(name) > 0;
     // MODELSTAT_NODE_TESTS_VERBOSE=1 lists every claimed case with its status.
     if (std::getenv("MODELSTAT_NODE_TESTS_VERBOSE")) std::cout << name << " " << status << "\n";
@@ -115,7 +117,7 @@ TEST(OnnxNodeTests, ClaimedCasesMatchOnnxReference) {
     } else if (known) {
       ++s.known;
     } else {
-      s.failures.push_back(name + " (status " + std::to_string(status) + "): " + report.str());
+      s.failures.push_back(name + " (status " + std::to_string(status) + "): " + summary(record));
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -244,11 +246,10 @@ TEST(OnnxNodeTests, AnalyzerShapesMatchExecutorShapes) {
   for (const auto& dir : cases) {
     if (!claimed(dir)) continue;
     const std::string name = dir.filename().string();
-    std::ostringstream report;
     std::vector<OutputShapes> shapes;
     VerifyOptions options;
     options.shapes = &shapes;
-    verify_case(dir.string(), report, options);
+    verify_case(dir.string(), options);
     if (shapes.empty()) continue;  // did not run: ClaimedCasesMatchOnnxReference says why
     ++compared;
     // Every output whose inferred shape is not exactly what ran.

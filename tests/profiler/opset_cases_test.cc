@@ -22,6 +22,7 @@
 
 #include "modelstat/analysis.hpp"
 #include "profiler/verify.hpp"
+#include "tests/profiler/verify_summary.hpp"
 
 namespace modelstat::profiler {
 namespace {
@@ -169,8 +170,8 @@ TEST_P(OpsetCases, AnalyzerAndExecutorFollowTheImportedOpset) {
 
   // (b) The executor, against numpy's outputs.
   at::set_num_threads(1);
-  std::ostringstream report;
-  EXPECT_EQ(verify_case(dir.string(), report), 0) << report.str();
+  const VerifyRecord record = verify_case(dir.string());
+  EXPECT_EQ(record.exit_code, 0) << summary(record);
 }
 
 INSTANTIATE_TEST_SUITE_P(Old, OpsetCases, testing::ValuesIn(kCases),

@@ -15,6 +15,7 @@
 #include "modelstat/fit.hpp"
 #include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
+#include "modelstat/verification.hpp"
 
 namespace modelstat {
 
@@ -85,5 +86,14 @@ class FitWriter {
 
 // "table" or "json" (docs/FIT.md). Throws Error(Usage) for another name.
 std::unique_ptr<FitWriter> make_fit_writer(const std::string& format);
+
+class VerifyWriter {
+ public:
+  virtual ~VerifyWriter() = default;
+  virtual void write(const VerifyRecord& record, std::ostream& out) const = 0;
+};
+
+// "table", "json". Throws Error(Usage) for an unknown name.
+std::unique_ptr<VerifyWriter> make_verify_writer(const std::string& format);
 
 }  // namespace modelstat
