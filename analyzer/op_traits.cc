@@ -25,6 +25,8 @@ BackwardSaves op_backward_saves(const Node& n) { return traits_of(n).backward_sa
 
 DenseFamily op_dense_family(const Node& n) { return traits_of(n).dense_family; }
 
+bool op_is_approximated(const Node& n) { return traits_of(n).approximated; }
+
 bool op_input_is_constant(const Graph& g, const Node& n, size_t k) {
   const cost::OpTraits& t = traits_of(n);
   if (k < 32 && (t.constant_inputs >> k) & 1u) return true;

@@ -32,6 +32,9 @@ bool op_may_run_in_place(const Node& node);
 BackwardSaves op_backward_saves(const Node& node);
 // The node's dense-contraction family (DenseFamily above).
 DenseFamily op_dense_family(const Node& node);
+// A transcendental or composite function runtimes approximate (exp, tanh,
+// erf, sigmoid, softmax...): two correct kernels may differ in its last bits.
+bool op_is_approximated(const Node& node);
 // Whether input `k` of `node` (an initializer of `graph`) is a constant of the
 // op (BatchNormalization's running statistics, Clip's bounds, Pow's exponent,
 // a one-element arithmetic constant) rather than a trainable weight.

@@ -21,6 +21,11 @@ namespace modelstat::profiler {
 
 namespace {
 
+// The subgraphs of a Loop or Scan run once per trip, their shapes free to change between trips.
+bool is_loop_body(const Node& node) {
+  return node.domain.empty() && (node.op_type == "Loop" || node.op_type == "Scan");
+}
+
 // A Constant node whose value the weight store already holds needs no executor.
 bool constant_preloaded(const Graph& g, const Node& node, const WeightStore& weights) {
   return node.op_type == "Constant" && node.domain.empty() && node.outputs.size() == 1 &&
@@ -138,10 +143,10 @@ Executor::Executor(const Model& model, const ExecOptions& options)
   }
 
   const GemmChoiceSummary choices_before = gemm_choice_summary();
-  top_ = plan_graph(g, nullptr, model_, options_, weights_);
+  top_ = plan_graph(g, nullptr, model_, options_, weights_, false);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& [label, sub] : g.nodes[i].named_subgraphs())
-      plan_subgraph(*sub, g, g.nodes[i].name, label, int(i), -1, 1);
+      plan_subgraph(*sub, g, g.nodes[i].name, label, int(i), -1, 1, is_loop_body(g.nodes[i]));
   std::vector<const GraphPlan*> plans{top_.get()};
   for (const auto& [graph, plan] : subplans_) plans.push_back(plan.get());
   fusion_notices_ = profiler::fusion_notices(plans, options_, choices_before);
@@ -181,8 +186,9 @@ std::vector<std::string> Executor::describe_plan() const {
 }
 
 void Executor::plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
-                             const std::string& label, int top_level_node, int enclosing, int depth) {
-  std::unique_ptr<GraphPlan> plan = plan_graph(sub, &parent, model_, options_, weights_);
+                             const std::string& label, int top_level_node, int enclosing, int depth,
+                             bool in_loop_body) {
+  std::unique_ptr<GraphPlan> plan = plan_graph(sub, &parent, model_, options_, weights_, in_loop_body);
   plan->top_level_node = top_level_node;
   // Each node, then the nodes of its own subgraphs: the analysis's row order.
   for (const Node& node : sub.nodes) {
@@ -191,7 +197,8 @@ void Executor::plan_subgraph(const Graph& sub, const Graph& parent, const std::s
     subgraph_nodes_.push_back({path, node.op_type, top_level_node, enclosing, depth});
     plan->subgraph_node_ids.push_back(id);
     for (const auto& [inner_label, inner] : node.named_subgraphs())
-      plan_subgraph(*inner, sub, path, inner_label, top_level_node, id, depth + 1);
+      plan_subgraph(*inner, sub, path, inner_label, top_level_node, id, depth + 1,
+                    in_loop_body || is_loop_body(node));
   }
   subplans_.emplace(&sub, std::move(plan));
 }
@@ -224,15 +231,23 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
     throw Error(ErrorKind::Input, "the graph has " + std::to_string(g.inputs.size()) + " inputs, " +
                                       std::to_string(inputs.size()) + " given");
   std::vector<at::Tensor> env(g.tensors.size());
-  for (size_t i = 0; i < g.inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
+  // The input shapes' signature (FNV-1a over rank and dims): what a folded step's outputs are kept for.
+  uint64_t signature = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) { signature = (signature ^ v) * 1099511628211ull; };
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    env[size_t(g.inputs[i])] = inputs[i].to(options_.device);
+    mix(uint64_t(inputs[i].dim()));
+    for (int64_t d : inputs[i].sizes()) mix(uint64_t(d));
+    mix(uint64_t(inputs[i].scalar_type()));
+  }
   for (int t : g.initializers) env[size_t(t)] = weights_.get(&g, t);
-  run_steps(g, *top_, env, hook ? &hook : nullptr, subgraph_hook ? &subgraph_hook : nullptr);
+  run_steps(g, *top_, env, hook ? &hook : nullptr, subgraph_hook ? &subgraph_hook : nullptr, signature);
   return produced_outputs(g, env, "graph output");
 }
 
 std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
-                                               const std::vector<at::Tensor>& inputs,
-                                               const NodeHook* subgraph_hook) const {
+                                               const std::vector<at::Tensor>& inputs, const NodeHook* subgraph_hook,
+                                               uint64_t shape_signature) const {
   const auto it = subplans_.find(&body);
   if (it == subplans_.end())
     throw Error(ErrorKind::Runtime, "subgraph '" + body.name + "' is not a subgraph of this model");
@@ -249,13 +264,13 @@ std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vec
   }
   for (size_t i = 0; i < body.inputs.size(); ++i) env[size_t(body.inputs[i])] = inputs[i];
   for (int t : body.initializers) env[size_t(t)] = weights_.get(&body, t);
-  run_steps(body, plan, env, subgraph_hook, subgraph_hook);
+  run_steps(body, plan, env, subgraph_hook, subgraph_hook, shape_signature);
   return produced_outputs(body, env, "subgraph '" + body.name + "' output");
 }
 
 void Executor::run_steps(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook,
-                         const NodeHook* subgraph_hook) const {
-  StepRun r{*this, g, env, subgraph_hook};
+                         const NodeHook* subgraph_hook, uint64_t shape_signature) const {
+  StepRun r{*this, g, env, subgraph_hook, shape_signature};
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     // What the hook is called with: the node's index at the top, its id in a subgraph.
     const int id = plan.subgraph_node_ids.empty() ? int(i) : plan.subgraph_node_ids[i];

@@ -58,6 +58,11 @@ struct ExecOptions {
   // seed per node): the smallest difference float rounding in the ops before
   // them makes between two implementations.
   bool nudge_requantisers = false;
+  // For verify's sensitivity rerun: the float outputs of every function
+  // runtimes approximate (op_is_approximated: exp, tanh, erf, sigmoid,
+  // softmax...) move by one unit in the last place of max(|y|, 1), up or
+  // down at random: another runtime's approximation of the same function.
+  bool nudge_approximations = false;
 };
 
 // Loads every constant of the model as a tensor on the device: inline bytes,
@@ -156,8 +161,10 @@ class Executor {
                               const NodeHook& subgraph_hook = {}) const;
   // Runs `body`, a subgraph of a node of the graph whose values are `scope`
   // (a control-flow step's runner); `subgraph_hook` around each of its nodes.
+  // `shape_signature`: the run's (Executor::run), for the folded steps inside.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
-                                       const std::vector<at::Tensor>& inputs, const NodeHook* subgraph_hook) const;
+                                       const std::vector<at::Tensor>& inputs, const NodeHook* subgraph_hook,
+                                       uint64_t shape_signature) const;
   // Every node of every subgraph, whether a run reaches it or not, in the
   // analysis's row order (each node, then the nodes of its own subgraphs).
   const std::vector<SubgraphNodeInfo>& subgraph_nodes() const { return subgraph_nodes_; }
@@ -198,13 +205,13 @@ class Executor {
   // node), and, recursively, the subgraphs of its nodes, which it enters
   // into subgraph_nodes_.
   void plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
-                     const std::string& label, int top_level_node, int enclosing, int depth);
+                     const std::string& label, int top_level_node, int enclosing, int depth, bool in_loop_body);
   // Runs g's steps over env (its tensors; inputs, initializers and outer-scope
   // values already bound). `hook`: for g's own nodes (top-level graph: the
   // run's hook; a subgraph: subgraph_hook); `subgraph_hook`: for the nodes of
   // the subgraphs its nodes run. Either may be null.
   void run_steps(const Graph& g, const GraphPlan& plan, std::vector<at::Tensor>& env, const NodeHook* hook,
-                 const NodeHook* subgraph_hook) const;
+                 const NodeHook* subgraph_hook, uint64_t shape_signature) const;
 
   const Model& model_;
   ExecOptions options_;

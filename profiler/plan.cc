@@ -5,6 +5,7 @@
 #include <set>
 
 #include "modelstat/error.hpp"
+#include "analyzer/run_invariant.hpp"
 #include "modelstat/lifetimes.hpp"
 #include "profiler/ops/exec_rule.hpp"
 #include "profiler/ops/int8_kernels.hpp"
@@ -79,7 +80,7 @@ std::string by_count(const std::map<std::string, int64_t>& counts) {
 }  // namespace
 
 std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const Model& model,
-                                      const ExecOptions& options, WeightStore& weights) {
+                                      const ExecOptions& options, WeightStore& weights, bool in_loop_body) {
   auto plan = std::make_unique<GraphPlan>();
   plan->graph = &g;
   const bool cpu = options.device.is_cpu();
@@ -147,6 +148,15 @@ std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const
       released_at[size_t(t)] = group.head;
     }
 
+  // Run-invariant nodes (analyzer/run_invariant.hpp) run once per set of
+  // input shapes: their outputs are kept, so no later node may take one over.
+  const std::vector<bool> folded = run_invariant_nodes(g, in_loop_body);
+  std::vector<bool> kept_value(g.tensors.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (folded[i] && !fusion.absorbed[i] && !group_steps[i])
+      for (int t : g.nodes[i].outputs)
+        if (t >= 0) kept_value[size_t(t)] = true;
+
   plan->steps.resize(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
@@ -170,10 +180,17 @@ std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const
         for (size_t k = 0; k < node.inputs.size(); ++k) {
           const int t = node.inputs[k];
           handover[k] = t >= 0 && g.tensors[size_t(t)].role == TensorRole::Activation && !kernel_read[size_t(t)] &&
+                        !kept_value[size_t(t)] &&
                         !lifetimes.kept[size_t(t)] && last_use[size_t(t)] == int(i) &&
                         std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
         }
       step = make_op_step(g, int(i), rule, opset, node.inputs, std::move(handover));
+      if (folded[i]) {
+        std::vector<int> outputs;
+        for (int t : node.outputs)
+          if (t >= 0) outputs.push_back(t);
+        step = make_folded_step(std::move(step), std::move(outputs));
+      }
     }
     step->release_after = std::move(release_after[i]);
   }
@@ -215,6 +232,7 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
   std::map<std::string, int64_t> qdq_by_op, conv_absorbed, matmul_absorbed;
   int64_t qdq_absorbed = 0, convs = 0, matmuls = 0, gelus = 0, layer_norms = 0, onednn = 0, blas = 0;
   std::map<std::string, std::pair<std::string, int64_t>> rewrites;  // other Rewrite patterns: op, groups
+  std::map<std::string, int64_t> folded_by_op;
   for (const GraphPlan* plan : plans) {
     const Graph& g = *plan->graph;
     for (const FusedGroup& group : plan->fusion.groups) {
@@ -237,6 +255,8 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
         ++count;
       }
     }
+    for (const auto& step : plan->steps)
+      if (is_folded_step(*step)) ++folded_by_op[g.nodes[size_t(step->node())].op_type];
     for (size_t i = 0; i < plan->fusion.absorbed.size(); ++i) {
       if (!plan->fusion.absorbed[i]) continue;
       const FusedGroup& group = plan->fusion.groups[size_t(plan->fusion.group_of[i])];
@@ -271,6 +291,14 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
     notices.push_back(std::to_string(gelus) +
                       " GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) ran as one erf-GELU "
                       "kernel each, on its Div's row; --fusion off runs every node as written");
+  if (!folded_by_op.empty()) {
+    int64_t n = 0;
+    for (const auto& [op, count] : folded_by_op) n += count;
+    notices.push_back(std::to_string(n) +
+                      " node(s) computed from constants and the input shapes alone ran once per set of input shapes "
+                      "and their outputs were kept, as an inference runtime folds them when it loads (their rows "
+                      "take no time after the first run): " + by_count(folded_by_op));
+  }
   for (const auto& [pattern, op_count] : rewrites)
     notices.push_back(std::to_string(op_count.second) + " " + pattern + " written out ran as one " + op_count.first +
                       " each, on its first node's row; --fusion off runs every node as written");

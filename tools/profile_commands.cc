@@ -68,8 +68,9 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
       "bfloat16 tensors 10 x that dtype's epsilon, 0.0098 / 0.078); each output's max abs diff, max rel diff and "
       "norm-wise relative error are printed too. A single-op case is judged by that alone. A whole model whose "
       "outputs differ is then judged against its own rounding sensitivity: the executor reruns it with its inputs "
-      "one ulp apart, on other kernels (as written on ATen and BLAS; fused on oneDNN) and, for a quantised model, with its requantisers' values a "
-      "few ulps apart; an output no further from the reference than 10 x what those reruns move it differs as two "
+      "one ulp apart, on other kernels (as written on ATen and BLAS, its transcendental functions' outputs one ulp of "
+      "max(|y|, 1) apart as another runtime's approximations; fused on oneDNN) and, for a quantised model, with its "
+      "requantisers' values a few ulps apart; an output no further from the reference than 10 x what those reruns move it differs as two "
       "correct implementations do (PASS (within the model's rounding sensitivity), or PASS (quantised model)), and "
       "integer/bool elements that differ are decision flips, passed when a rerun flips them too. "
       "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.");

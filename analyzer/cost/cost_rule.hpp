@@ -131,6 +131,10 @@ struct OpTraits {
   // attribute, per value, default 4), -1 for none: params and the model size
   // by dtype count its values, not its bytes.
   int packed_weight_input = -1;
+  // A transcendental or composite function that runtimes approximate
+  // (exp, tanh, erf, sigmoid, softmax...): two correct kernels may differ in
+  // its last bits (verify's rounding sensitivity nudges its outputs).
+  bool approximated = false;
 
   // (Defined before its callers: clang evaluates them in constant expressions.)
   template <typename T>
@@ -152,6 +156,7 @@ struct OpTraits {
   constexpr OpTraits shape(ShapeFn f) const { return with(&OpTraits::shape_rule, f); }
   constexpr OpTraits dense(DenseFamily f) const { return with(&OpTraits::dense_family, f); }
   constexpr OpTraits packed_weight(int input) const { return with(&OpTraits::packed_weight_input, input); }
+  constexpr OpTraits approximate() const { return with(&OpTraits::approximated, true); }
 };
 
 // The op's one record (also called its cost rule: `CostRule` is the same type).

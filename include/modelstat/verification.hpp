@@ -9,8 +9,9 @@
 //   - a whole model (more than one op) whose outputs fail it is judged
 //     against its own rounding sensitivity: the executor reruns the model
 //     with its inputs one ulp apart, on other kernels (as written on ATen
-//     and BLAS; fused on oneDNN: other summation orders), and, for a
-//     quantised model, with the values
+//     and BLAS, its transcendental functions' outputs one ulp of max(|y|, 1)
+//     apart as another runtime's approximations; fused on oneDNN: other
+//     summation orders), and, for a quantised model, with the values
 //     its requantisers round a few ulps apart. An output whose distance from
 //     the reference (norm-wise relative error) is within kSensitivityFactor
 //     times the largest distance those reruns move it differs as two correct

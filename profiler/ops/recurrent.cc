@@ -57,14 +57,30 @@ const CellKind kRnn{1, {"Tanh"}};
 // One direction's state and parameters, seen by a cell step.
 struct Direction {
   at::Tensor r, r_bias, peephole;  // r: [gates*H, H]; r_bias: [gates*H] or undefined
+  at::Tensor r_t;                  // r transposed, [H, gates*H]
   std::vector<Activation> act;     // this direction's activations
   double clip = 0;                 // 0: none
+  // An LSTM with ONNX's default activations (Sigmoid, Tanh, Tanh), no
+  // peepholes, clip or input_forget: its step runs as a few fused calls.
+  bool standard_lstm = false;
 };
 
 at::Tensor clipped(const Direction& d, const at::Tensor& x) { return d.clip > 0 ? at::clamp(x, -d.clip, d.clip) : x; }
 
-// LSTM step. xw: this step's X*W^T + Wb, [batch, 4H]. Updates h and c.
+// LSTM step. xw: this step's X*W^T + Wb (+ Rb, folded in when r_bias is
+// undefined), [batch, 4H]. Updates h and c.
 void lstm_step(const ExecContext& ctx, const Direction& d, const at::Tensor& xw, at::Tensor& h, at::Tensor& c) {
+  if (d.standard_lstm && !d.r_bias.defined()) {
+    // g = xw + h R^T in one call; the gates i, o, f are contiguous in ONNX's
+    // order (i, o, f, c): one sigmoid over the three, one tanh for the cell.
+    const int64_t hidden = h.size(1);
+    const at::Tensor g = at::addmm(xw, h, d.r_t);
+    const at::Tensor gates = at::sigmoid(g.narrow(1, 0, 3 * hidden));
+    const at::Tensor cell = at::tanh(g.narrow(1, 3 * hidden, hidden));
+    c = at::addcmul(gates.narrow(1, 2 * hidden, hidden) * c, gates.narrow(1, 0, hidden), cell);
+    h = gates.narrow(1, hidden, hidden) * at::tanh(c);
+    return;
+  }
   at::Tensor g = xw + at::matmul(h, d.r.t());
   if (d.r_bias.defined()) g = g + d.r_bias;
   auto parts = g.chunk(4, 1);  // i, o, f, c
@@ -156,15 +172,29 @@ void run_recurrent(ExecContext& ctx, const CellKind& kind, StepFn step) {
   for (int64_t d = 0; d < dirs; ++d) {
     Direction dir;
     dir.r = r[d];
+    dir.r_t = dir.r.t();
     dir.clip = node.attr_float("clip", 0.0);
     dir.act.assign(acts.begin() + int64_t(per_dir) * d, acts.begin() + int64_t(per_dir) * (d + 1));
-    at::Tensor xw = at::matmul(x, w[d].t());  // [seq, batch, gates*H]
+    if (kind.gates == 4 && ctx.has_input(7)) dir.peephole = ctx.input(7)[d];
+    dir.standard_lstm = kind.gates == 4 && !dir.peephole.defined() && dir.clip == 0 &&
+                        node.attr_int("input_forget", 0) == 0 && dir.act[0].name == "Sigmoid" &&
+                        dir.act[1].name == "Tanh" && dir.act[2].name == "Tanh";
+    // X * W^T for every step at once, [seq, batch, gates*H], with Wb (and,
+    // for the standard LSTM, Rb: one bias add for the whole sequence).
+    const at::Tensor x2 = x.reshape({seq * batch, x.size(2)});
+    at::Tensor xw;
     if (ctx.has_input(3)) {
       auto b = ctx.input(3)[d].chunk(2, 0);  // Wb, Rb
-      xw = xw + b[0];
-      dir.r_bias = b[1];
+      if (dir.standard_lstm) {
+        xw = at::addmm(b[0] + b[1], x2, w[d].t());
+      } else {
+        xw = at::addmm(b[0], x2, w[d].t());
+        dir.r_bias = b[1];
+      }
+    } else {
+      xw = at::mm(x2, w[d].t());
     }
-    if (kind.gates == 4 && ctx.has_input(7)) dir.peephole = ctx.input(7)[d];
+    xw = xw.view({seq, batch, xw.size(1)});
     at::Tensor h = h0[d], c = c0.defined() ? c0[d] : at::Tensor();
     const bool reverse = direction == "reverse" || d == 1;
     std::vector<at::Tensor> y(static_cast<size_t>(seq));
@@ -182,13 +212,17 @@ void run_recurrent(ExecContext& ctx, const CellKind& kind, StepFn step) {
         y[size_t(t)] = h;
       }
     }
-    ys.push_back(at::stack(y, 0));
+    ys.push_back(seq == 1 ? y[0].unsqueeze(0) : at::stack(y, 0));
     hs.push_back(h);
     if (c.defined()) cs.push_back(c);
   }
-  at::Tensor y = at::stack(ys, 1);  // [seq, dirs, batch, H]
-  at::Tensor y_h = at::stack(hs, 0);
-  at::Tensor y_c = cs.empty() ? at::Tensor() : at::stack(cs, 0);
+  // One direction (the common case): views, no copies.
+  auto stacked = [](const std::vector<at::Tensor>& parts, int64_t dim) {
+    return parts.size() == 1 ? parts[0].unsqueeze(dim) : at::stack(parts, dim);
+  };
+  at::Tensor y = stacked(ys, 1);  // [seq, dirs, batch, H]
+  at::Tensor y_h = stacked(hs, 0);
+  at::Tensor y_c = cs.empty() ? at::Tensor() : stacked(cs, 0);
   if (batch_first) {
     y = y.permute({2, 0, 1, 3});
     y_h = y_h.transpose(0, 1);

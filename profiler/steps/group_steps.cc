@@ -13,6 +13,17 @@ namespace modelstat::profiler {
 
 namespace {
 
+// A 1-D window as the 2-D window of height 1 the kernel runs.
+Window as_2d(const Window& w) {
+  Window out;
+  out.kernel = {1, w.kernel[0]};
+  out.strides = {1, w.strides[0]};
+  out.dilations = {1, w.dilations[0]};
+  out.pads_begin = {0, w.pads_begin[0]};
+  out.pads_end = {0, w.pads_end[0]};
+  return out;
+}
+
 // The members' op types, for describe(): "Conv group: jit:avx512_core + BatchNormalization, Relu".
 std::string with_members(const Graph& g, const FusedGroup& group, std::string text) {
   for (size_t k = 0; k < group.members.size(); ++k)
@@ -36,11 +47,21 @@ class ConvGroupStep final : public Step {
     const at::Tensor& x = r.env[size_t(x_)];
     const at::Tensor residual = residual_ >= 0 ? r.env[size_t(residual_)] : at::Tensor();
     ExecContext ctx(r.graph, node_, opset_, {x}, r.executor.options().device, at::kFloat);
-    if (x.dim() != 4) fail_input(ctx, "Conv with a 4-D weight needs a 4-D input");
+    if (x.dim() != (one_d_ ? 3 : 4))
+      fail_input(ctx, std::string("Conv with a ") + (one_d_ ? "3" : "4") + "-D weight needs a " + (one_d_ ? "3" : "4") +
+                          "-D input");
     try {
-      const Window win =
-          resolve_window(ctx, attr_ints_or(node_, "kernel_shape", kernel_->kernel_spatial()), spatial_dims(x));
-      r.env[size_t(output_)] = kernel_->run(x, win, residual);
+      if (!one_d_) {
+        const Window win =
+            resolve_window(ctx, attr_ints_or(node_, "kernel_shape", kernel_->kernel_spatial()), spatial_dims(x));
+        r.env[size_t(output_)] = kernel_->run(x, win, residual);
+        return;
+      }
+      // A 1-D convolution as a 2-D one of height 1.
+      const Window win = resolve_window(ctx, attr_ints_or(node_, "kernel_shape", {kernel_->kernel_spatial()[1]}),
+                                        spatial_dims(x));
+      r.env[size_t(output_)] =
+          kernel_->run(x.unsqueeze(2), as_2d(win), residual.defined() ? residual.unsqueeze(2) : residual).squeeze(2);
     } catch (const c10::OutOfMemoryError&) {
       throw;
     } catch (const c10::Error& e) {
@@ -49,6 +70,7 @@ class ConvGroupStep final : public Step {
   }
   std::string describe() const override { return "Conv group: " + kernel() + members_; }
   std::string kernel() const override { return kernel_->implementation(); }
+  void set_one_d() { one_d_ = true; }
 
  private:
   const Node& node_;
@@ -56,6 +78,7 @@ class ConvGroupStep final : public Step {
   int x_, residual_, output_;
   std::string members_;
   std::shared_ptr<Fp32ConvKernel> kernel_;
+  bool one_d_ = false;  // a 1-D convolution, run with a height of 1
 };
 
 class MatMulGroupStep final : public Step {
@@ -121,31 +144,41 @@ std::unique_ptr<Step> make_conv_group_step(const Graph& g, const Model& model, c
     auto constant = [&](int t) -> const at::Tensor& { return weights.get(&g, t); };
     at::Tensor weight = constant(spec.weight).to(at::kFloat);
     at::Tensor bias = spec.bias >= 0 ? constant(spec.bias).to(at::kFloat) : at::Tensor();
-    if (!weight.defined() || weight.dim() != 4) return nullptr;
+    if (!weight.defined() || (weight.dim() != 4 && weight.dim() != 3)) return nullptr;
     if (spec.batch_norm >= 0) {
       const Node& bn = g.nodes[size_t(spec.batch_norm)];
       auto stat = [&](size_t k) -> const at::Tensor& { return constant(constant_source(g, bn.inputs[k])); };
       fold_batch_norm(weight, bias, stat(1), stat(2), stat(3), stat(4), bn.attr_float("epsilon", 1e-5));
     }
+    if (weight.dim() == 3) weight = weight.unsqueeze(2).contiguous();  // 1-D: O x I/group x 1 x K
     kernel = std::make_shared<Fp32ConvKernel>(std::move(weight), std::move(bias), conv.attr_int("group", 1),
                                               spec.post_ops);
   } catch (const std::exception&) {
     return nullptr;  // a constant the weight store does not hold: the nodes run as written
   }
   // Pack the weights now when the graph binds the input's shape (the run then builds nothing).
+  const bool one_d = g.tensors[size_t(spec.weight)].shape.dims.size() == 3;
   const Tensor& x = g.tensors[size_t(conv.inputs[0])];
-  if (x.shape.fully_known() && x.shape.dims.size() == 4) {
+  if (x.shape.fully_known() && x.shape.dims.size() == (one_d ? 3 : 4)) {
     try {
       const at::Tensor probe = at::empty(known_dims(x.shape, "input of " + conv.name), at::kFloat);
       ExecContext ctx(g, conv, model.opset_version(""), {probe}, at::kCPU, at::kFloat);
-      kernel->prepare(probe.sizes().vec(),
-                      resolve_window(ctx, attr_ints_or(conv, "kernel_shape", kernel->kernel_spatial()),
-                                     spatial_dims(probe)));
+      if (one_d) {
+        const Window win = resolve_window(ctx, attr_ints_or(conv, "kernel_shape", {kernel->kernel_spatial()[1]}),
+                                          spatial_dims(probe));
+        kernel->prepare(probe.unsqueeze(2).sizes().vec(), as_2d(win));
+      } else {
+        kernel->prepare(probe.sizes().vec(),
+                        resolve_window(ctx, attr_ints_or(conv, "kernel_shape", kernel->kernel_spatial()),
+                                       spatial_dims(probe)));
+      }
     } catch (const std::exception&) {
       // A window the node's own run will refuse with its error: built (and refused) then.
     }
   }
-  return std::make_unique<ConvGroupStep>(g, group, model.opset_version(""), std::move(kernel));
+  auto step = std::make_unique<ConvGroupStep>(g, group, model.opset_version(""), std::move(kernel));
+  if (one_d) step->set_one_d();
+  return step;
 }
 
 std::unique_ptr<Step> make_matmul_group_step(const Graph& g, const FusedGroup& group, const ExecOptions& options,

@@ -3,14 +3,17 @@
 // run a node whose kernel lacks its fp16/bf16 inputs' dtype on the device in
 // fp32: its inputs cast up, its outputs cast back, inside its own step
 // (learnt on the first run that reaches it; later runs upcast directly).
+#include <ATen/CPUGeneratorImpl.h>
 #include <c10/util/Exception.h>
 
+#include <cmath>
 #include <cstring>
 #include <optional>
 
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
+#include "analyzer/op_traits.hpp"
 #include "profiler/steps/step.hpp"
 
 namespace modelstat::profiler {
@@ -35,17 +38,32 @@ at::ScalarType reduced_input_dtype(const std::vector<at::Tensor>& args) {
 // of the scope the node runs in, by tensor index.
 class ScopeRunner final : public SubgraphRunner {
  public:
-  ScopeRunner(const Executor& executor, const std::vector<at::Tensor>& scope, const Executor::NodeHook* hook)
-      : executor_(executor), scope_(scope), hook_(hook) {}
+  ScopeRunner(const Executor& executor, const std::vector<at::Tensor>& scope, const Executor::NodeHook* hook,
+              uint64_t shape_signature)
+      : executor_(executor), scope_(scope), hook_(hook), shape_signature_(shape_signature) {}
   std::vector<at::Tensor> run(const Graph& body, const std::vector<at::Tensor>& inputs) const override {
-    return executor_.run_subgraph(body, scope_, inputs, hook_);
+    return executor_.run_subgraph(body, scope_, inputs, hook_, shape_signature_);
   }
 
  private:
   const Executor& executor_;
   const std::vector<at::Tensor>& scope_;
   const Executor::NodeHook* hook_;
+  uint64_t shape_signature_;
 };
+
+// y moved by one unit in the last place of max(|y|, 1), up or down at random
+// per element (a fixed seed): what another runtime's approximation of the
+// same function may differ by (absolute near 0, where bounded functions such
+// as sigmoid and tanh keep an absolute error).
+at::Tensor approximation_apart(const at::Tensor& y, uint64_t seed) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const at::Tensor f = y.to(at::kFloat);
+  const double ulp_of_one = std::ldexp(1.0, -23);
+  const at::Tensor step = at::clamp_min(f.abs(), 1.0) * ulp_of_one;
+  const at::Tensor sign = at::randint(0, 2, f.sizes(), gen, f.options().device(at::kCPU)).to(f.device()) * 2 - 1;
+  return (f + sign * step).to(y.scalar_type());
+}
 
 class OpStep : public Step {
  public:
@@ -57,7 +75,8 @@ class OpStep : public Step {
         opset_(opset),
         inputs_(std::move(inputs)),
         handover_(std::move(handover)),
-        has_subgraphs_(!ir_node->subgraphs().empty()) {
+        has_subgraphs_(!ir_node->subgraphs().empty()),
+        approximated_(op_is_approximated(*ir_node)) {
     handover_.resize(inputs_.size(), false);
     (void)g;
   }
@@ -84,6 +103,9 @@ class OpStep : public Step {
       }
     }
     std::vector<at::Tensor> outputs = execute(r, std::move(args), std::move(reusable));
+    if (approximated_ && r.executor.options().nudge_approximations)
+      for (at::Tensor& y : outputs)
+        if (y.defined() && at::isFloatingType(y.scalar_type())) y = approximation_apart(y, uint64_t(node()) + 0x9e37);
     const Node& node = *node_;
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       if (node.outputs[o] < 0) continue;
@@ -114,7 +136,8 @@ class OpStep : public Step {
       ExecContext ctx(r.graph, node, opset_, std::move(inputs), options.device, float_dtype);
       ctx.set_reusable(std::move(reuse));
       ctx.set_nudge_requantisers(options.nudge_requantisers);
-      if (has_subgraphs_) ctx.set_subgraph_runner(&runner.emplace(r.executor, r.env, r.subgraph_hook));
+      if (has_subgraphs_)
+        ctx.set_subgraph_runner(&runner.emplace(r.executor, r.env, r.subgraph_hook, r.shape_signature));
       return ctx;
     };
     // The node in fp32: its fp16/bf16 inputs cast up (fresh tensors, which it
@@ -180,6 +203,7 @@ class OpStep : public Step {
   std::vector<int> inputs_;
   std::vector<bool> handover_;
   bool has_subgraphs_;
+  bool approximated_;  // op_is_approximated
   // Atomic: runs may overlap (--concurrency).
   mutable std::atomic<ReducedPath> reduced_{ReducedPath::Unknown};
 };
@@ -206,7 +230,46 @@ class RewriteStep final : public OpStep {
   std::string pattern_;
 };
 
+// A run-invariant node: the OpStep it wraps runs on the first run of each
+// set of input shapes; its outputs are kept (shared, read-only: no later node
+// may overwrite them, plan.cc hands none over) and bound on later runs.
+class FoldedStep final : public Step {
+ public:
+  FoldedStep(std::unique_ptr<Step> op, std::vector<int> outputs)
+      : Step(op->node()), op_(std::move(op)), outputs_(std::move(outputs)) {}
+
+  void run(StepRun& r) const override {
+    std::shared_ptr<const Cache> cache = std::atomic_load(&cache_);
+    if (cache && cache->signature == r.shape_signature) {
+      for (size_t k = 0; k < outputs_.size(); ++k) r.env[size_t(outputs_[k])] = cache->values[k];
+      return;
+    }
+    op_->run(r);
+    auto fresh = std::make_shared<Cache>();
+    fresh->signature = r.shape_signature;
+    for (int t : outputs_) fresh->values.push_back(r.env[size_t(t)]);
+    std::atomic_store(&cache_, std::shared_ptr<const Cache>(std::move(fresh)));
+  }
+  std::string describe() const override { return "folded (once per input shapes): " + op_->describe(); }
+  ReducedPath reduced_path() const override { return op_->reduced_path(); }
+
+ private:
+  struct Cache {
+    uint64_t signature = 0;
+    std::vector<at::Tensor> values;
+  };
+  std::unique_ptr<Step> op_;
+  std::vector<int> outputs_;
+  mutable std::shared_ptr<const Cache> cache_;
+};
+
 }  // namespace
+
+bool is_folded_step(const Step& step) { return dynamic_cast<const FoldedStep*>(&step) != nullptr; }
+
+std::unique_ptr<Step> make_folded_step(std::unique_ptr<Step> op, std::vector<int> outputs) {
+  return std::make_unique<FoldedStep>(std::move(op), std::move(outputs));
+}
 
 std::unique_ptr<Step> make_op_step(const Graph& g, int node, const ExecRule* rule, int64_t opset,
                                    std::vector<int> inputs, std::vector<bool> handover) {

@@ -10,6 +10,8 @@
 //                   written out) through that op's executor (op_step.cc)
 //   ConvGroupStep   a Conv group on the prepacked oneDNN convolution
 //   MatMulGroupStep a Gemm/MatMul group on the fp32 matmul kernel (group_steps.cc)
+//   FoldedStep      a run-invariant node (analyzer/run_invariant.hpp): its
+//                   OpStep run once per set of input shapes, its outputs kept
 //   ConstantStep    a Constant node whose value the weight store holds
 //   AbsorbedStep    a member of a group: nothing runs (group_steps.cc)
 //
@@ -39,6 +41,7 @@ struct StepRun {
   const Graph& graph;
   std::vector<at::Tensor>& env;              // the scope's values, by tensor index
   const Executor::NodeHook* subgraph_hook;   // around the nodes of the subgraphs a step runs; may be null
+  uint64_t shape_signature;                  // the run's graph-input shapes (FoldedStep's cache key)
 };
 
 // How a node computes when its inputs include fp16/bf16 tensors: unknown
@@ -80,8 +83,9 @@ struct GraphPlan {
 // kernel per group (a group whose kernel cannot be built runs as written),
 // the release points, and the steps. `weights` drops the constants only
 // packed kernels read. `parent`: the enclosing graph of a subgraph.
+// `in_loop_body`: g is (inside) a Loop or Scan body, where no node folds.
 std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const Model& model,
-                                      const ExecOptions& options, WeightStore& weights);
+                                      const ExecOptions& options, WeightStore& weights, bool in_loop_body);
 
 // The notices of what the plans fused (one per kind of group), after every
 // plan is built (the Gemm notice counts the kernel choices made meanwhile).
@@ -94,6 +98,10 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
 // `handover`: per input, an activation it reads last, which it may overwrite.
 std::unique_ptr<Step> make_op_step(const Graph& g, int node, const ExecRule* rule, int64_t opset,
                                    std::vector<int> inputs, std::vector<bool> handover);
+// A run-invariant node: `op` (its OpStep) run once per input-shape signature,
+// its outputs kept and handed out on later runs.
+std::unique_ptr<Step> make_folded_step(std::unique_ptr<Step> op, std::vector<int> outputs);
+bool is_folded_step(const Step& step);
 // A Rewrite group: its op's executor on the group's inputs, writing its output.
 std::unique_ptr<Step> make_rewrite_step(const Graph& g, const FusedGroup& group, const ExecRule* rule);
 // A Conv / MatMul group's kernel from the weights; nullptr when it cannot be

@@ -280,6 +280,36 @@ TEST(CpuFusion, DoesNotFuseWhatWouldChangeTheGraphsValues) {
   }
 }
 
+// 1-D convolutions (audio front ends, sequence models) run on the same kernel
+// as 2-D ones of height 1: strided, padded, dilated, grouped, with a bias,
+// a residual Add and a Relu, against the arithmetic in double.
+TEST(CpuFusion, OneDimensionalConvGroupsMatchTheReference) {
+  struct Case {
+    int64_t stride, pad, dilation, group;
+  };
+  for (const Case& c : {Case{1, 1, 1, 1}, Case{2, 2, 1, 1}, Case{1, 2, 2, 2}, Case{1, 1, 1, 6}}) {
+    SCOPED_TRACE(c.stride * 1000 + c.pad * 100 + c.dilation * 10 + c.group);
+    IrModel m;
+    const at::Tensor xv = randn({2, 6, 40}, 131), wv = randn({6, 6 / c.group, 3}, 132, 0.3), bv = randn({6}, 133);
+    const int x = m.input("x", {2, 6, 40});
+    const std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{c.stride}},
+                                                    {"pads", std::vector<int64_t>{c.pad, c.pad}},
+                                                    {"dilations", std::vector<int64_t>{c.dilation}},
+                                                    {"group", c.group}};
+    const int y = m.node("Relu", {m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1, attrs)[0]})[0];
+    m.output(y);
+    const FusionPlan plan = cpu_plan(m.model);
+    const std::vector<FusedGroup> convs = groups_of(plan, "conv_group");
+    ASSERT_EQ(convs.size(), 1u);
+    EXPECT_EQ(convs[0].members, std::vector<int>{1});
+    const at::Tensor padded = at::constant_pad_nd(xv.to(at::kDouble), {c.pad, c.pad}, 0.0);
+    const at::Tensor expected = at::relu(at::convolution(padded, wv.to(at::kDouble), bv.to(at::kDouble), {c.stride},
+                                                         {0}, {c.dilation}, false, {0}, c.group));
+    expect_close(run(m.model, {xv}, true), expected, "fused 1-D");
+    expect_close(run(m.model, {xv}, false), expected, "unfused 1-D");
+  }
+}
+
 // Weights an exporter routes through Identity nodes are still constants.
 TEST(CpuFusion, WeightsThroughIdentityNodesAreConstants) {
   IrModel m;

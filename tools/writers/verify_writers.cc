@@ -29,7 +29,8 @@ class VerifyTableWriter : public VerifyWriter {
       if (r.mode == "model")
         out << "whole model: an output outside it passes when its norm rel err is within " << kSensitivityFactor
             << " x the model's own rounding sensitivity (how far reruns with its inputs one ulp apart, on other "
-               "kernels and, if quantised, with its requantisers' values a few ulps apart move it); "
+               "kernels with its transcendental functions one ulp apart and, if quantised, with its requantisers' "
+               "values a few ulps apart move it); "
                "integer/bool elements that differ are decision flips, passed when a rerun flips them too\n";
     }
     for (const auto& n : r.notices) out << "notice: " << n << "\n";

@@ -1,4 +1,4 @@
-// Pattern "conv_group": a float Conv of rank 4 with a constant weight, the
+// Pattern "conv_group": a float 2-D or 1-D Conv with a constant weight, the
 // BatchNormalization an export may leave after it and its activations and a
 // residual Add, as one oneDNN fp32 convolution (profiler/ops/fp32_conv.hpp):
 //
@@ -43,7 +43,9 @@ std::optional<FusedGroup> match_conv_group(const PatternContext& ctx, int i) {
   spec.weight = constant_source(g, w);
   if (spec.weight < 0) return std::nullopt;
   const Tensor& weight = g.tensors[size_t(spec.weight)];
-  if (weight.dtype != DType::Float || !weight.shape.fully_known() || weight.shape.dims.size() != 4) return std::nullopt;
+  // 2-D convolutions, and 1-D ones (audio, sequence models), which run as 2-D with a height of 1.
+  if (weight.dtype != DType::Float || !weight.shape.fully_known()) return std::nullopt;
+  if (weight.shape.dims.size() != 4 && weight.shape.dims.size() != 3) return std::nullopt;
   if (!constant_or_absent(g, conv, 2)) return std::nullopt;
   if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) spec.bias = constant_source(g, conv.inputs[2]);
 
