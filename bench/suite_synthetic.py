@@ -6,11 +6,11 @@ page's headless-Chromium test. Written from the documented format, not by
 modelstat, so `suite collect` reads what the documentation promises.
 
   suite_synthetic.py OUT_DIR --machines 100 --cells 10000 [--samples 10] [--runs 1]
-                     [--failed-every 97] [--async-every 5] [--seed 1] [--manifest FILE]
+                     [--failed-every 97] [--seed 1] [--manifest FILE]
 
-Cells: models of 100 cells each (model000, model001, ...), batch 1, 2, 4, 8, 16
-and threads 1, 2, 4, 8 in turn; every --async-every-th cell is async with 4
-requests. Latency = the model's base x batch^0.8 / threads^0.7 x the machine's
+Cells: models of 100 cells each (model000, model001, ...), each the settings
+batch 1, 2, 4, 8, 16 x threads 1, 2, 4, 8 x mode sync, async:2, async:4,
+async:8, async:16 (batch varying fastest). Latency = the model's base x batch^0.8 / threads^0.7 x the machine's
 speed, samples with 3% noise from a fixed seed. Every --failed-every-th
 (cell, machine) pair failed. --runs R writes R runs per machine, a day apart,
 each 2% faster than the one before. --manifest writes what was generated (JSON:
@@ -37,18 +37,18 @@ def main():
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--failed-every", type=int, default=97)
-    ap.add_argument("--async-every", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--manifest")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    batches, threads = [1, 2, 4, 8, 16], [1, 2, 4, 8]
+    batches, threads, modes = [1, 2, 4, 8, 16], [1, 2, 4, 8], [0, 2, 4, 8, 16]
     cells = []
     for i in range(a.cells):
         model = "model%03d" % (i // 100)
-        batch = batches[i % len(batches)]
-        thr = threads[(i // len(batches)) % len(threads)]
-        requests = 4 if a.async_every and i % a.async_every == a.async_every - 1 else 0
+        j = i % 100
+        batch = batches[j % 5]
+        thr = threads[(j // 5) % 4]
+        requests = modes[(j // 20) % 5]
         cells.append({
             "index": i, "key": fnv1a64("cell %d" % i), "model": model, "model_path": "/models/%s.onnx" % model,
             "model_hash": fnv1a64(model), "task": "inference", "bindings": {}, "inputs": ["x: float32 %dx3x224x224" % batch],
@@ -56,7 +56,8 @@ def main():
             "requests": requests, "device": "cpu", "runtime": "modelstat",
             "base": 0.002 * (1 + (i // 100) % 17),
         })
-    manifest = {"machines": [], "cells": [c["key"] for c in cells], "latest": {}}
+    manifest = {"machines": [], "latest": {},
+                "cells": [{k: c[k] for k in ("key", "model", "batch", "threads", "requests")} for c in cells]}
     for m in range(a.machines):
         name = "machine%03d" % m
         speed = 0.6 + 0.8 * ((m * 37) % 100) / 100.0

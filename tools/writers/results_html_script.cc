@@ -104,7 +104,9 @@ function readHash() {
     const eq = part.indexOf("=");
     const k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq)), v = eq < 0 ? "" : decodeURIComponent(part.slice(eq + 1));
     if (!(k in S)) continue;
-    S[k] = NUMBERS.includes(k) ? (parseInt(v, 10) || (k === "cell" ? -1 : 1)) : v;
+    if (!NUMBERS.includes(k)) { S[k] = v; continue; }
+    const n = parseInt(v, 10);
+    S[k] = Number.isNaN(n) ? DEFAULTS[k] : n;
   }
   if (!METRICS[S.metric]) S.metric = "lat";
 }
@@ -316,7 +318,7 @@ function lineChart(id, title, xlabel, ylabel, series, yfmt, categories) {
   return h + "</svg>";
 }
 function histogram(id, title, values) {
-  const W = 460, H = 280, L = 50, R = 12, T = 28, B = 44, lo = -100, hi = 100, width = 10;
+  const W = 460, H = 280, L = 50, R = 24, T = 28, B = 44, lo = -100, hi = 100, width = 10;
   const bins = new Array((hi - lo) / width).fill(0);
   for (const v of values) bins[Math.min(bins.length - 1, Math.max(0, Math.floor((Math.max(lo, Math.min(hi - 1e-9, v)) - lo) / width)))]++;
   const top = Math.max(1, ...bins);
