@@ -67,18 +67,7 @@ ResultsComparison compare_results(ResultsDb& db, const ResultFilter& common, con
     return rows;
   };
   const std::map<std::string, ResultRow> a = side(base), b = side(next);
-  const auto label = [](const ResultRow& r) {
-    Cell c;
-    c.model = r.model;
-    c.batch = r.batch;
-    c.threads = r.threads;
-    c.requests = r.requests;
-    c.dtype = r.dtype;
-    c.fusion = r.fusion;
-    c.device = r.device;
-    c.runtime = r.runtime;
-    return c.label();
-  };
+  const auto label = [](const ResultRow& r) { return r.cell().label(); };
   for (const auto& [key, rb] : a) {
     const auto it = b.find(key);
     if (it == b.end()) {

@@ -49,12 +49,16 @@ CREATE TABLE results (
   record TEXT NOT NULL,
   UNIQUE (run_id, cell_key, machine_id));
 )sql",
-    // 2: the commit on each row (filters by commit without a join), and the indexes
-    // of the filters and of "the latest result per cell and machine".
+    // 2: the commit on each row (filters by commit without a join), an async cell's
+    // latency per request (the page's sync-vs-async chart), and the indexes of the
+    // filters and of "the latest result per cell and machine".
     R"sql(
 ALTER TABLE results ADD COLUMN modelstat_commit TEXT NOT NULL DEFAULT '';
 UPDATE results SET modelstat_commit =
   COALESCE((SELECT e.modelstat_commit FROM environments e WHERE e.env_id = results.env_id), '');
+ALTER TABLE results ADD COLUMN async_median_s REAL;
+UPDATE results SET async_median_s = json_extract(record, '$.measurement.async_latency.median_s')
+  WHERE json_valid(record);
 CREATE INDEX results_model ON results (model);
 CREATE INDEX results_machine ON results (machine_id);
 CREATE INDEX results_finished ON results (finished_at);
@@ -285,8 +289,9 @@ bool insert_one(sqlite3* db, const std::string& path, const CellResult& r) {
               "model_hash, task, bindings, input_shapes, batch, threads, dtype, fusion, mode, requests, device, runtime, "
               "runtime_version, status, exit_code, error_type, error, started_at, finished_at, wall_s, median_s, mean_s, "
               "p90_s, p99_s, cv, samples, fps, batch_fps, average_pass_s, latency_per_token_s, params, macs, flops, bytes, "
-              "precision, forecast_s, forecast_error, record, modelstat_commit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-              "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              "precision, forecast_s, forecast_error, record, modelstat_commit, async_median_s) VALUES (?, ?, ?, ?, ?, ?, ?, "
+              "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+              "?, ?, ?, ?)",
               path);
   const Value none = nullptr;
   const std::vector<Value> values = {
@@ -301,7 +306,8 @@ bool insert_one(sqlite3* db, const std::string& path, const CellResult& r) {
       m ? optional_value(m->latency_per_token_s) : none, t ? optional_value(t->params) : none,
       t ? optional_value(t->macs) : none, t ? optional_value(t->flops) : none, t ? optional_value(t->bytes) : none,
       t ? t->precision : std::string(), optional_value(r.forecast.latency_s), optional_value(r.forecast.error),
-      cell_result_text(r), r.environment.modelstat_commit};
+      cell_result_text(r), r.environment.modelstat_commit,
+      m && m->async_latency ? Value(m->async_latency->median) : none};
   for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
   s.step();
   return sqlite3_changes(db) > 0;
@@ -419,10 +425,11 @@ std::vector<ResultRow> ResultsDb::query(const ResultFilter& f) {
       "e.modelstat_version, r.modelstat_commit, r.status, r.error_type, r.error, r.exit_code, r.started_at, "
       "r.finished_at, r.wall_s, r.median_s, r.mean_s, r.p90_s, r.p99_s, r.cv, r.fps, r.batch_fps, r.average_pass_s, "
       "r.latency_per_token_s, r.samples, r.params, r.macs, r.flops, r.bytes, r.precision, r.forecast_s, "
-      "r.forecast_error FROM results r JOIN machines m ON m.machine_id = r.machine_id JOIN environments e ON "
+      "r.forecast_error, r.async_median_s FROM results r JOIN machines m ON m.machine_id = r.machine_id JOIN environments e ON "
       "e.env_id = r.env_id WHERE " +
       filtered_where(f, values) +
       " ORDER BY r.model, r.runtime, r.device, r.dtype, r.fusion, r.requests, r.batch, r.threads, r.cell_key, m.name, "
+      "r.machine_id, "
       "r.finished_at, r.result_id";
   if (f.limit > 0 || f.offset > 0) {
     sql += " LIMIT ? OFFSET ?";
@@ -477,6 +484,7 @@ std::vector<ResultRow> ResultsDb::query(const ResultFilter& f) {
     r.precision = s.text(c++);
     r.forecast_s = s.real(c++);
     r.forecast_error = s.real(c++);
+    r.async_median_s = s.real(c++);
     rows.push_back(std::move(r));
   }
   return rows;

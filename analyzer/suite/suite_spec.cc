@@ -23,14 +23,32 @@ namespace modelstat::suite {
 
 namespace fs = std::filesystem;
 
-std::string Cell::label() const {
-  std::string s = model + " b" + std::to_string(batch) + " t" + (threads > 0 ? std::to_string(threads) : "all");
+std::string Cell::label() const { return model + " " + setting(); }
+
+std::string Cell::setting() const {
+  std::string s = "b" + std::to_string(batch) + " t" + (threads > 0 ? std::to_string(threads) : "all");
   s += requests > 0 ? " async" + std::to_string(requests) : " sync";
   if (dtype != "model") s += " " + dtype;
   if (fusion != "on") s += " fusion-" + fusion;
   if (device != "cpu") s += " " + device;
   if (runtime != "modelstat") s += " " + runtime;
   return s;
+}
+
+Cell ResultRow::cell() const {
+  Cell c;
+  c.index = cell_index;
+  c.key = cell_key;
+  c.model = model;
+  c.task = task;
+  c.batch = batch;
+  c.threads = threads;
+  c.requests = requests;
+  c.dtype = dtype;
+  c.fusion = fusion;
+  c.device = device;
+  c.runtime = runtime;
+  return c;
 }
 
 namespace {

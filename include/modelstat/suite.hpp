@@ -84,7 +84,8 @@ struct Cell {
   int requests = 0;  // 0: sync; N: async, N requests in flight
   std::string device = "cpu", runtime = "modelstat";
   std::string mode_name() const { return requests > 0 ? "async" : "sync"; }
-  std::string label() const;  // "tiny_bert b2 t1 sync" for progress lines and messages
+  std::string label() const;    // "tiny_bert b2 t1 sync" for progress lines and messages
+  std::string setting() const;  // the label without the model: "b2 t1 sync", "b1 t4 async4 fp32 ort"
 };
 
 // ------------------------------------------------------------------ a cell's result
@@ -190,6 +191,8 @@ struct ResultRow {
   std::optional<int64_t> params, macs, flops, bytes;
   std::string precision;
   std::optional<double> forecast_s, forecast_error;
+  std::optional<double> async_median_s;  // async cells: latency per request with the requests in flight
+  Cell cell() const;  // the cell's settings as a Cell (for its label())
 };
 
 // What `modelstat results` selects. Patterns are globs (`*`, `?`, `[...]`);

@@ -174,6 +174,12 @@ def main():
         check(svg and len(re.findall(r'<polyline class="series"', svg.group(0))) == 3, "%s: a line per machine" % chart)
     svg = re.search(r'<svg id="chart-forecast".*?</svg>', html, re.S)
     check(svg and len(re.findall(r'class="bin"', svg.group(0))) == 20, "forecast histogram bins")
+    # Seed 004's chart: latency vs threads, a line per mode and batch on one machine.
+    svg = re.search(r'<svg id="chart-threads".*?</svg>', dom(latest_page, "by=setting&chart=model000"), re.S)
+    groups = {(c["requests"], c["batch"]) for c in cells
+              if c["model"] == "model000" and expected(c, machines[0])["status"] == "ok"}
+    check(svg and len(re.findall(r'<polyline class="series"', svg.group(0))) == len(groups),
+          "latency vs threads by setting: %d lines" % len(groups))
 
     # 10. A cell's trend over its two runs (the history page).
     html = dom(history_page, "cell=0")

@@ -336,6 +336,38 @@ TEST_F(SuiteRunTest, TasksByIndexFromTheFlagSlurmOrKubernetesWriteOneFilePerCell
   EXPECT_EQ(keys, expected);
 }
 
+// An array task killed while its cell runs leaves no result file for that cell, and nothing collect would refuse.
+TEST_F(SuiteRunTest, ATaskKilledMidCellLeavesNoPartialResult) {
+  write_file(path("s.yaml"), "models:\n  - path: " + sample_model("tiny_bert.onnx") +
+                                 "\n    bindings: {seq: 4}\naxes:\n  runtime: [slow]\n  batch: [1, 2, 3]\n"
+                                 "fit: off\n" + runners({"slow"}));
+  const pid_t pid = spawn_modelstat({"suite", "cell", path("s.yaml"), "--index", "0", "--cells-per-task", "3", "--results",
+                               path("out")},
+                              path("cell.log"));
+  // The first cell's file, then SIGKILL while the second cell's runner sleeps.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto files = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(path("out"), ec)) n += e.path().filename().string().rfind("cell-", 0) == 0;
+    return n;
+  };
+  while (files() < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGKILL);
+  EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+  EXPECT_EQ(files(), 1u);
+  const CliResult collect = run_modelstat_cli("suite collect " + path("out") + " --into " + path("r.db"));
+  EXPECT_EQ(collect.exit_code, 0) << collect.err;
+  EXPECT_NE(collect.out.find("1 result files"), std::string::npos) << collect.out;
+  // The task run again writes the two cells it lacks.
+  EXPECT_EQ(run_modelstat_cli("suite cell " + path("s.yaml") + " --index 0 --cells-per-task 3 --results " + path("out"), "",
+                              120)
+                .exit_code,
+            0);
+  EXPECT_EQ(files(), 3u);
+}
+
 // --- Slurm, without a cluster: the array's plan and sbatch's failures ---
 
 TEST_F(SuiteRunTest, TenThousandCellsArePackedWithinMaxArraySize) {

@@ -72,6 +72,9 @@ const failure = (c, m) => { const e = D.fail[at(c, m)]; return e === undefined ?
 const fps = (c, m) => { const v = latency(c, m); return v ? cell(c)[2] / (v * 1e-6) : null; };
 const batchFps = (c, m) => { const v = D.bf[at(c, m)]; return v === undefined ? null : v; };
 const throughput = (c, m) => cell(c)[4] > 0 ? batchFps(c, m) : fps(c, m);
+// A request's latency: alone (sync), or with the cell's N requests in flight (async).
+const requestLatency = (c, m) => { if (cell(c)[4] === 0) return latency(c, m); const v = D.al[at(c, m)]; return v === undefined ? null : v; };
+const modeName = (c) => cell(c)[4] > 0 ? "async" + cell(c)[4] : "sync";
 const forecastError = (c, m) => { const v = D.fe[at(c, m)]; return v === null || v === undefined ? null : v / 10; };
 const hasResult = (c, m) => D.run[at(c, m)] !== null && D.run[at(c, m)] !== undefined;
 
@@ -96,7 +99,7 @@ const METRICS = {
 // ---- the state, kept in the URL's #fragment
 const S = {model: "", batch: "", threads: "", mode: "", dtype: "", fusion: "", device: "", runtime: "", status: "",
            machine: "", metric: "lat", page: 1, rows: 50, mpage: 1, mcols: 10, budget: "", chart: "", cb: "", ct: "",
-           cell: -1};
+           by: "machine", cell: -1};
 const NUMBERS = ["page", "rows", "mpage", "mcols", "cell"];
 function readHash() {
   for (const part of location.hash.replace(/^#/, "").split("&")) {
@@ -344,29 +347,52 @@ function renderCharts(cells, allMachines, pageMachines) {
   const threads = Array.from(new Set(mine.map((c) => cell(c)[3]))).sort((a, b) => a - b);
   const cb = batches.includes(parseInt(S.cb, 10)) ? parseInt(S.cb, 10) : batches[0];
   const ct = threads.includes(parseInt(S.ct, 10)) ? parseInt(S.ct, 10) : threads[threads.length - 1];
+  const bySetting = S.by === "setting" && pageMachines.length > 0;
+  const m0 = pageMachines[0];
   let h = '<div class="controls">';
   h += `<label>model<select data-c="chart">${models.map((k) => `<option${k === model ? " selected" : ""}>${esc(D.models[k])}</option>`).join("")}</select></label>`;
+  h += `<label>lines<select data-c="by"><option value="machine"${bySetting ? "" : " selected"}>one per machine</option>` +
+       `<option value="setting"${bySetting ? " selected" : ""}>one per mode and batch (first machine)</option></select></label>`;
   h += `<label>batch (latency vs threads)<select data-c="cb">${batches.map((b) => `<option${b === cb ? " selected" : ""}>${b}</option>`).join("")}</select></label>`;
   h += `<label>threads (throughput vs batch)<select data-c="ct">${threads.map((t) => `<option value="${t}"${t === ct ? " selected" : ""}>${t > 0 ? t : "all"}</option>`).join("")}</select></label>`;
-  $("chart-controls").innerHTML = h + `</div><p class="note">One line per machine of the current machine page (${pageMachines.length} of ${allMachines.length}); ` +
-    "the other settings are the first value of each axis among the cells shown. The forecast-error histogram covers every cell and machine selected.</p>";
+  $("chart-controls").innerHTML = h + "</div><p class=\"note\">" + (bySetting
+    ? `One line per mode and batch on ${esc(D.machines[m0][0])} (seed 004's chart): an async cell's latency is a request's with its requests in flight. `
+    : `One line per machine of the current machine page (${pageMachines.length} of ${allMachines.length}). `) +
+    "The other settings are the first value of each axis among the cells shown. The forecast-error histogram covers every cell and machine selected.</p>";
   for (const el of $("chart-controls").querySelectorAll("select")) el.addEventListener("change", () => { S[el.dataset.c] = el.value; render(); });
   // The other axes held at the first value present, so that each line varies one thing.
   const first = mine.length ? cell(mine[0]) : null;
-  const same = (c, skip) => { const x = cell(c); return [4, 5, 6, 7, 8].every((k) => k === skip || x[k] === first[k]); };
+  const same = (c, keep) => { const x = cell(c); return [4, 5, 6, 7, 8].every((k) => keep.includes(k) || x[k] === first[k]); };
   const seriesOf = (pick, xOf, yOf, tip) => pageMachines.map((m, i) => ({
     name: D.machines[m][0], color: PALETTE[i % PALETTE.length],
     pts: mine.filter(pick).map((c) => [xOf(c), yOf(c, m), tip(c, m)]).filter((p) => p[1] !== null && p[1] !== undefined),
   })).filter((s) => s.pts.length);
+  // Lines of settings on one machine: group the model's cells by `key`.
+  const settingSeries = (cells, key, xOf, yOf, tip) => {
+    const groups = new Map();
+    for (const c of cells) { const k = key(c); if (!groups.has(k)) groups.set(k, []); groups.get(k).push(c); }
+    return Array.from(groups, ([name, list], i) => ({name: name, color: PALETTE[i % PALETTE.length],
+      pts: list.map((c) => [xOf(c), yOf(c, m0), tip(c, m0)]).filter((p) => p[1] !== null && p[1] !== undefined)}))
+      .filter((s) => s.pts.length);
+  };
   const modelName = model === undefined ? "" : D.models[model];
-  let charts = lineChart("chart-threads", `${modelName}: latency vs threads (batch ${cb})`, "threads", "median latency (ms)",
-    seriesOf((c) => cell(c)[2] === cb && same(c), (c) => cell(c)[3], (c, m) => latency(c, m) ? latency(c, m) / 1e3 : null,
-             (c, m) => cellLabel(c) + " " + fmtTime(latency(c, m))), (v) => three(v));
+  const ms = (c, m) => { const v = requestLatency(c, m); return v ? v / 1e3 : null; };
+  let charts = bySetting
+    ? lineChart("chart-threads", `${modelName}: latency vs threads, sync and async`, "threads", "median latency of a request (ms)",
+        settingSeries(mine.filter((c) => same(c, [4])), (c) => modeName(c) + " b" + cell(c)[2], (c) => cell(c)[3], ms,
+                      (c, m) => cellLabel(c) + " " + fmtTime(requestLatency(c, m))), (v) => three(v))
+    : lineChart("chart-threads", `${modelName}: latency vs threads (batch ${cb})`, "threads", "median latency (ms)",
+        seriesOf((c) => cell(c)[2] === cb && same(c, []), (c) => cell(c)[3], (c, m) => latency(c, m) ? latency(c, m) / 1e3 : null,
+                 (c, m) => cellLabel(c) + " " + fmtTime(latency(c, m))), (v) => three(v));
   const asyncCells = first && first[4] > 0;
-  charts += lineChart("chart-batch", `${modelName}: ${asyncCells ? "batch FPS" : "throughput"} vs batch (threads ${ct > 0 ? ct : "all"})`, "batch",
-    asyncCells ? "batch FPS" : "FPS (batch / median)",
-    seriesOf((c) => cell(c)[3] === ct && same(c), (c) => cell(c)[2], (c, m) => throughput(c, m),
-             (c, m) => cellLabel(c) + " " + fmtRate(throughput(c, m)) + " FPS"), (v) => fmtRate(v));
+  charts += bySetting
+    ? lineChart("chart-batch", `${modelName}: throughput vs batch (threads ${ct > 0 ? ct : "all"})`, "batch", "FPS (async: batch FPS)",
+        settingSeries(mine.filter((c) => cell(c)[3] === ct && same(c, [4])), modeName, (c) => cell(c)[2], throughput,
+                      (c, m) => cellLabel(c) + " " + fmtRate(throughput(c, m)) + " FPS"), (v) => fmtRate(v))
+    : lineChart("chart-batch", `${modelName}: ${asyncCells ? "batch FPS" : "throughput"} vs batch (threads ${ct > 0 ? ct : "all"})`, "batch",
+        asyncCells ? "batch FPS" : "FPS (batch / median)",
+        seriesOf((c) => cell(c)[3] === ct && same(c, []), (c) => cell(c)[2], (c, m) => throughput(c, m),
+                 (c, m) => cellLabel(c) + " " + fmtRate(throughput(c, m)) + " FPS"), (v) => fmtRate(v));
   const errors = [];
   for (const c of cells) for (const m of allMachines) { const e = forecastError(c, m); if (e !== null && latency(c, m)) errors.push(e); }
   charts += histogram("chart-forecast", "forecast error: fit's latency / measured median - 1", errors);

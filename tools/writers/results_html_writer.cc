@@ -82,7 +82,7 @@ Json page_data(const ResultsPage& page) {
   const size_t m = machines.size(), n = cells.size() * m;
   Json lat(Json::value_t::array), fe(Json::value_t::array), run(Json::value_t::array);
   std::vector<Json> lat_v(n), fe_v(n), run_v(n);
-  Json bf = Json::object(), fail = Json::object(), hist = Json::array();
+  Json bf = Json::object(), al = Json::object(), fail = Json::object(), hist = Json::array();
   // Rows come ordered by cell, then machine, then finish time: the last of a (cell, machine) is its latest.
   for (size_t i = 0; i < page.rows.size(); ++i) {
     const ResultRow& r = page.rows[i];
@@ -97,6 +97,7 @@ Json page_data(const ResultsPage& page) {
     fe_v[at] = tenths_of_percent(r.forecast_error);
     run_v[at] = run_index[r.run_id];
     if (r.batch_fps) bf[std::to_string(at)] = std::stod(fmt::format("{:.4g}", *r.batch_fps));
+    if (r.async_median_s) al[std::to_string(at)] = micros(r.async_median_s);
     if (r.status != "ok") {
       const std::string text = r.error_type + ": " + r.error;
       if (!error_index.count(text)) {
@@ -125,6 +126,7 @@ Json page_data(const ResultsPage& page) {
   d["fe"] = std::move(fe);
   d["run"] = std::move(run);
   d["bf"] = std::move(bf);
+  d["al"] = std::move(al);
   d["fail"] = std::move(fail);
   d["errors"] = std::move(errors);
   d["hist"] = std::move(hist);

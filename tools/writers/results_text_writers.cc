@@ -32,20 +32,7 @@ std::string opt_csv(const std::optional<int64_t>& v) { return v ? std::to_string
 std::string threads_text(int threads) { return threads > 0 ? std::to_string(threads) : "all"; }
 std::string mode_text(const ResultRow& r) { return r.requests > 0 ? fmt::format("async ({} requests)", r.requests) : "sync"; }
 
-// The cell's settings but the model: "b2 t1 sync", with dtype, fusion, device and runtime when not the defaults.
-std::string setting_text(const ResultRow& r) {
-  suite::Cell c;
-  c.model = r.model;
-  c.batch = r.batch;
-  c.threads = r.threads;
-  c.requests = r.requests;
-  c.dtype = r.dtype;
-  c.fusion = r.fusion;
-  c.device = r.device;
-  c.runtime = r.runtime;
-  const std::string label = c.label();
-  return label.substr(r.model.size() + 1);
-}
+std::string setting_text(const ResultRow& r) { return r.cell().setting(); }
 
 std::string status_text(const ResultRow& r) { return r.status == "ok" ? "ok" : "failed: " + r.error_type; }
 
@@ -162,6 +149,7 @@ void write_results_csv(const ResultsPage& page, std::ostream& out) {
       {"device", [](const ResultRow& r) { return r.device; }},
       {"runtime", [](const ResultRow& r) { return r.runtime; }},
       {"bindings", [](const ResultRow& r) { return r.bindings; }},
+      {"async latency (s)", [](const ResultRow& r) { return opt_csv(r.async_median_s); }},
       {"mean (s)", [](const ResultRow& r) { return opt_csv(r.mean_s); }},
       {"p90 (s)", [](const ResultRow& r) { return opt_csv(r.p90_s); }},
       {"p99 (s)", [](const ResultRow& r) { return opt_csv(r.p99_s); }},
