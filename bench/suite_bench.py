@@ -217,7 +217,10 @@ def step_compare(work):
         ms("suite", "run", suite, "--results", db, "--machine", "vm-busy")
     finally:
         hog.kill()
-    for new in ("vm-quiet-again", "vm-busy"):
+    # A machine of one CPU: the same box with the cells pinned to CPU 0 (taskset), so a 2-thread cell's
+    # threads share one core: its 2-thread cells should regress, its 1-thread ones not.
+    sh(["taskset", "-c", "0", A.modelstat, "suite", "run", suite, "--results", db, "--machine", "vm-one-cpu"])
+    for new in ("vm-quiet-again", "vm-busy", "vm-one-cpu"):
         r = ms("results", "compare", db, "--base", "machine=vm-quiet", "--new", "machine=" + new, check=False)
         print("results compare machine=vm-quiet -> machine=%s: exit %d\n%s%s" % (new, r.returncode, r.stdout, r.stderr))
 
@@ -254,15 +257,18 @@ fit: {{ceilings: {SRC}/tests/data/suite/ceilings-cpu.json}}
 
 def step_scale(work):
     syn, db = os.path.join(work, "syn"), os.path.join(work, "scale.db")
-    shutil.rmtree(syn, ignore_errors=True)
     for f in (db, db + "-wal", db + "-shm"):
         if os.path.exists(f):
             os.remove(f)
-    _, gen = timed(lambda: sh([sys.executable, os.path.join(HERE, "suite_synthetic.py"), syn, "--machines", "100",
-                               "--cells", "10000", "--samples", "10"]))
+    if A.reuse and os.path.isdir(os.path.join(syn, "machine099")):
+        gen = float("nan")
+    else:
+        shutil.rmtree(syn, ignore_errors=True)
+        _, gen = timed(lambda: sh([sys.executable, os.path.join(HERE, "suite_synthetic.py"), syn, "--machines", "100",
+                                   "--cells", "10000", "--samples", "10"]))
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(syn) for f in fs)
-    print("scale: 1,000,000 result files (100 machines x 10,000 cells, 10 samples each), %.2f GB, written in %.0f s" %
-          (size / 1e9, gen))
+    print("scale: 1,000,000 result files (100 machines x 10,000 cells, 10 samples each), %.2f GB, written in %.0f s%s" %
+          (size / 1e9, gen, " (earlier)" if A.reuse else ""))
     out, took, peak = ms_peak("suite", "collect", syn, "--into", db)
     print("collect: %.0f s, peak %.0f MB (%s); database %.2f GB" % (took, peak, out.stdout.strip(), os.path.getsize(db) / 1e9))
     out, took = timed(lambda: ms("suite", "collect", syn, "--into", db))
@@ -325,6 +331,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--models", default="/tmp/suites-models")
     ap.add_argument("--ort-modules", default="/tmp/ortnode/node_modules")
+    ap.add_argument("--reuse", action="store_true", help="scale: keep the synthetic files of an earlier run")
     ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "compare", "overhead", "scale"])
     A = ap.parse_args()
     A.modelstat = os.path.abspath(A.modelstat)

@@ -101,8 +101,8 @@ int run_results(const ResultsArgs& a) {
   f.offset = a.offset;
   page.limit = a.limit;
   page.offset = a.offset;
-  page.rows = db.query(f);
   const std::string& format = a.output.format;
+  if (format != "html") page.rows = db.query(f);
   std::vector<std::string> records;
   if (format == "json") records = db.records(page.rows);
   write_output(a.output.output, [&](std::ostream& out, bool is_tty) {
@@ -110,7 +110,8 @@ int run_results(const ResultsArgs& a) {
     if (format == "csv") report::write_results_csv(page, out);
     if (format == "md") report::write_results_markdown(page, out);
     if (format == "json") report::write_results_json(page, records, out);
-    if (format == "html") report::write_results_html(page, out);
+    if (format == "html")
+      report::write_results_html(page, [&](const std::function<void(const ResultRow&)>& visit) { db.each(f, visit); }, out);
   });
   return 0;
 }

@@ -76,11 +76,13 @@ CollectReport collect_results(const std::string& dir, ResultsDb& db, const std::
     throw Error(ErrorKind::Input, fs::is_symlink(top) ? "a link, not a folder (links are not followed)" : "no such results folder", dir);
   CollectReport report;
   std::vector<CellResult> pending;
+  std::vector<std::string> texts;  // as read: stored as they are
   const auto flush = [&] {
-    const int64_t added = db.insert_many(pending);
+    const int64_t added = db.insert_many(pending, texts);
     report.added += added;
     report.already += static_cast<int64_t>(pending.size()) - added;
     pending.clear();
+    texts.clear();
   };
   // recursive_directory_iterator does not follow directory links unless told to.
   fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
@@ -104,7 +106,9 @@ CollectReport collect_results(const std::string& dir, ResultsDb& db, const std::
     }
     ++report.files;
     try {
-      pending.push_back(read_cell_result(read_no_follow(path), path));
+      std::string text = read_no_follow(path);
+      pending.push_back(read_cell_result(text, path));
+      texts.push_back(std::move(text));
     } catch (const Error& e) {
       report.refused.push_back(e.what());
     }

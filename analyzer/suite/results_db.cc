@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 
 #include <cmath>
+#include <iterator>
+#include <set>
 #include <filesystem>
 #include <variant>
 
@@ -50,8 +52,10 @@ CREATE TABLE results (
   UNIQUE (run_id, cell_key, machine_id));
 )sql",
     // 2: the commit on each row (filters by commit without a join), an async cell's
-    // latency per request (the page's sync-vs-async chart), and the indexes of the
-    // filters and of "the latest result per cell and machine".
+    // latency per request (the page's sync-vs-async chart), the documents moved to a
+    // table of their own (results' rows stay narrow: a scan of a million rows reads
+    // hundreds of MB, not GB), and the indexes of the filters and of "the latest
+    // result per cell and machine".
     R"sql(
 ALTER TABLE results ADD COLUMN modelstat_commit TEXT NOT NULL DEFAULT '';
 UPDATE results SET modelstat_commit =
@@ -59,6 +63,9 @@ UPDATE results SET modelstat_commit =
 ALTER TABLE results ADD COLUMN async_median_s REAL;
 UPDATE results SET async_median_s = json_extract(record, '$.measurement.async_latency.median_s')
   WHERE json_valid(record);
+CREATE TABLE records (result_id INTEGER PRIMARY KEY REFERENCES results, record TEXT NOT NULL);
+INSERT INTO records SELECT result_id, record FROM results;
+ALTER TABLE results DROP COLUMN record;
 CREATE INDEX results_model ON results (model);
 CREATE INDEX results_machine ON results (machine_id);
 CREATE INDEX results_finished ON results (finished_at);
@@ -258,74 +265,98 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
-// One result's rows: its machine, its environment (both kept once) and the result.
-bool insert_one(sqlite3* db, const std::string& path, const CellResult& r) {
-  {
-    Statement m(db, "INSERT OR IGNORE INTO machines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", path);
-    m.bind(1, r.machine.id).bind(2, r.machine.name).bind(3, r.machine.cpu_model).bind(4, r.machine.cores);
-    m.bind(5, r.machine.memory_bytes).bind(6, r.machine.gpu).bind(7, r.machine.gpu_driver).bind(8, r.machine.host);
-    m.step();
+// Adds results, its statements prepared once: a collect of a million files spends its
+// time reading them, not compiling SQL. Machines and environments are added once each.
+class Inserter {
+ public:
+  Inserter(sqlite3* db, const std::string& path)
+      : db_(db),
+        machine_(db, "INSERT OR IGNORE INTO machines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", path),
+        environment_(db, "INSERT OR IGNORE INTO environments VALUES (?, ?, ?, ?, ?, ?)", path),
+        // A result collected from a folder whose run no `suite run` recorded.
+        run_(db, "INSERT OR IGNORE INTO runs VALUES (?, 'collected', ?, ?, ?, ?, 0, ?, ?)", path),
+        result_(db,
+                "INSERT OR IGNORE INTO results (run_id, cell_key, machine_id, env_id, suite_name, cell_index, model, "
+                "model_hash, task, bindings, input_shapes, batch, threads, dtype, fusion, mode, requests, device, runtime, "
+                "runtime_version, status, exit_code, error_type, error, started_at, finished_at, wall_s, median_s, mean_s, "
+                "p90_s, p99_s, cv, samples, fps, batch_fps, average_pass_s, latency_per_token_s, params, macs, flops, "
+                "bytes, precision, forecast_s, forecast_error, modelstat_commit, async_median_s) VALUES (?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?)",
+                path),
+        record_(db, "INSERT INTO records VALUES (?, ?)", path) {}
+
+  // `text`: the document as read (a result file), stored as it is; else the record is written.
+  bool add(const CellResult& r, const std::string* text) {
+    if (machines_.insert(r.machine.id).second) {
+      machine_.reset();
+      machine_.bind(1, r.machine.id).bind(2, r.machine.name).bind(3, r.machine.cpu_model).bind(4, r.machine.cores);
+      machine_.bind(5, r.machine.memory_bytes).bind(6, r.machine.gpu).bind(7, r.machine.gpu_driver).bind(8, r.machine.host);
+      machine_.step();
+    }
+    if (environments_.insert(r.environment.id).second) {
+      const Json j = r.environment;
+      environment_.reset();
+      environment_.bind(1, r.environment.id).bind(2, r.environment.modelstat_version).bind(3, r.environment.modelstat_commit);
+      environment_.bind(4, j["libraries"].dump()).bind(5, j["variables"].dump()).bind(6, r.environment.cpu_affinity);
+      environment_.step();
+    }
+    if (runs_.insert(r.run_id).second) {
+      run_.reset();
+      run_.bind(1, r.run_id).bind(2, r.suite_name).bind(3, r.suite_file).bind(4, r.suite_hash).bind(5, r.machine.id);
+      run_.bind(6, r.started_at).bind(7, r.finished_at);
+      run_.step();
+    }
+    std::string bindings;
+    for (const auto& [k, v] : r.cell.bindings) bindings += (bindings.empty() ? "" : ",") + k + "=" + std::to_string(v);
+    const Measurement* m = r.measurement ? &*r.measurement : nullptr;
+    const StaticTotals* t = r.totals ? &*r.totals : nullptr;
+    const Value none = nullptr;
+    const Value values[] = {
+        r.run_id, r.cell.key, r.machine.id, r.environment.id, r.suite_name, r.cell.index, r.cell.model,
+        r.cell.model_hash, r.cell.task, bindings, t ? joined(t->inputs, "; ") : std::string(), r.cell.batch,
+        int64_t(r.cell.threads), r.cell.dtype, r.cell.fusion, r.cell.mode_name(), int64_t(r.cell.requests),
+        r.cell.device, r.cell.runtime, r.runtime_version, r.status, int64_t(r.exit_code), r.error_type, r.error,
+        r.started_at, r.finished_at, r.wall_s, m ? Value(m->latency.median) : none, m ? Value(m->latency.mean) : none,
+        m ? Value(m->latency.p90) : none, m ? Value(m->latency.p99) : none, m ? Value(m->latency.cv) : none,
+        m ? int64_t(m->latency.samples.size()) : int64_t(0), m ? Value(m->fps) : none,
+        m ? optional_value(m->batch_fps) : none, m ? Value(m->average_pass_s) : none,
+        m ? optional_value(m->latency_per_token_s) : none, t ? optional_value(t->params) : none,
+        t ? optional_value(t->macs) : none, t ? optional_value(t->flops) : none, t ? optional_value(t->bytes) : none,
+        t ? t->precision : std::string(), optional_value(r.forecast.latency_s), optional_value(r.forecast.error),
+        r.environment.modelstat_commit, m && m->async_latency ? Value(m->async_latency->median) : none};
+    result_.reset();
+    for (size_t i = 0; i < std::size(values); ++i) result_.bind(static_cast<int>(i + 1), values[i]);
+    result_.step();
+    if (sqlite3_changes(db_) == 0) return false;  // already there
+    record_.reset();
+    record_.bind(1, int64_t(sqlite3_last_insert_rowid(db_))).bind(2, text ? *text : cell_result_text(r));
+    record_.step();
+    return true;
   }
-  {
-    const Json j = r.environment;
-    Statement e(db, "INSERT OR IGNORE INTO environments VALUES (?, ?, ?, ?, ?, ?)", path);
-    e.bind(1, r.environment.id).bind(2, r.environment.modelstat_version).bind(3, r.environment.modelstat_commit);
-    e.bind(4, j["libraries"].dump()).bind(5, j["variables"].dump()).bind(6, r.environment.cpu_affinity);
-    e.step();
-  }
-  {
-    // A result collected from a folder whose run no `suite run` recorded.
-    Statement run(db, "INSERT OR IGNORE INTO runs VALUES (?, 'collected', ?, ?, ?, ?, 0, ?, ?)", path);
-    run.bind(1, r.run_id).bind(2, r.suite_name).bind(3, r.suite_file).bind(4, r.suite_hash).bind(5, r.machine.id);
-    run.bind(6, r.started_at).bind(7, r.finished_at);
-    run.step();
-  }
-  std::string bindings;
-  for (const auto& [k, v] : r.cell.bindings) bindings += (bindings.empty() ? "" : ",") + k + "=" + std::to_string(v);
-  const Measurement* m = r.measurement ? &*r.measurement : nullptr;
-  const StaticTotals* t = r.totals ? &*r.totals : nullptr;
-  Statement s(db,
-              "INSERT OR IGNORE INTO results (run_id, cell_key, machine_id, env_id, suite_name, cell_index, model, "
-              "model_hash, task, bindings, input_shapes, batch, threads, dtype, fusion, mode, requests, device, runtime, "
-              "runtime_version, status, exit_code, error_type, error, started_at, finished_at, wall_s, median_s, mean_s, "
-              "p90_s, p99_s, cv, samples, fps, batch_fps, average_pass_s, latency_per_token_s, params, macs, flops, bytes, "
-              "precision, forecast_s, forecast_error, record, modelstat_commit, async_median_s) VALUES (?, ?, ?, ?, ?, ?, ?, "
-              "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-              "?, ?, ?, ?)",
-              path);
-  const Value none = nullptr;
-  const std::vector<Value> values = {
-      r.run_id, r.cell.key, r.machine.id, r.environment.id, r.suite_name, r.cell.index, r.cell.model,
-      r.cell.model_hash, r.cell.task, bindings, t ? joined(t->inputs, "; ") : std::string(), r.cell.batch,
-      int64_t(r.cell.threads), r.cell.dtype, r.cell.fusion, r.cell.mode_name(), int64_t(r.cell.requests), r.cell.device,
-      r.cell.runtime, r.runtime_version, r.status, int64_t(r.exit_code), r.error_type, r.error, r.started_at,
-      r.finished_at, r.wall_s, m ? Value(m->latency.median) : none, m ? Value(m->latency.mean) : none,
-      m ? Value(m->latency.p90) : none, m ? Value(m->latency.p99) : none, m ? Value(m->latency.cv) : none,
-      m ? int64_t(m->latency.samples.size()) : int64_t(0), m ? Value(m->fps) : none,
-      m ? optional_value(m->batch_fps) : none, m ? Value(m->average_pass_s) : none,
-      m ? optional_value(m->latency_per_token_s) : none, t ? optional_value(t->params) : none,
-      t ? optional_value(t->macs) : none, t ? optional_value(t->flops) : none, t ? optional_value(t->bytes) : none,
-      t ? t->precision : std::string(), optional_value(r.forecast.latency_s), optional_value(r.forecast.error),
-      cell_result_text(r), r.environment.modelstat_commit,
-      m && m->async_latency ? Value(m->async_latency->median) : none};
-  for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
-  s.step();
-  return sqlite3_changes(db) > 0;
-}
+
+ private:
+  sqlite3* db_;
+  Statement machine_, environment_, run_, result_, record_;
+  std::set<std::string> machines_, environments_, runs_;
+};
 
 }  // namespace
 
 bool ResultsDb::insert(const CellResult& r) {
   Transaction t([this](const std::string& sql) { exec(sql); });
-  const bool added = insert_one(db_, path_, r);
+  const bool added = Inserter(db_, path_).add(r, nullptr);
   t.commit();
   return added;
 }
 
-int64_t ResultsDb::insert_many(const std::vector<CellResult>& results) {
+int64_t ResultsDb::insert_many(const std::vector<CellResult>& results, const std::vector<std::string>& texts) {
   Transaction t([this](const std::string& sql) { exec(sql); });
   int64_t added = 0;
-  for (const CellResult& r : results) added += insert_one(db_, path_, r) ? 1 : 0;
+  {
+    Inserter inserter(db_, path_);
+    for (size_t i = 0; i < results.size(); ++i) added += inserter.add(results[i], i < texts.size() ? &texts[i] : nullptr) ? 1 : 0;
+  }
   t.commit();
   return added;
 }
@@ -417,6 +448,12 @@ std::string filtered_where(const ResultFilter& f, std::vector<Value>& values) {
 }  // namespace
 
 std::vector<ResultRow> ResultsDb::query(const ResultFilter& f) {
+  std::vector<ResultRow> rows;
+  each(f, [&](const ResultRow& r) { rows.push_back(r); });
+  return rows;
+}
+
+void ResultsDb::each(const ResultFilter& f, const std::function<void(const ResultRow&)>& visit) {
   std::vector<Value> values;
   std::string sql =
       "SELECT r.result_id, r.run_id, r.suite_name, r.cell_key, r.cell_index, r.model, r.task, r.bindings, "
@@ -438,9 +475,8 @@ std::vector<ResultRow> ResultsDb::query(const ResultFilter& f) {
   }
   Statement s(db_, sql, path_);
   for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
-  std::vector<ResultRow> rows;
+  ResultRow r;  // one row reused: its strings keep their buffers
   while (s.step()) {
-    ResultRow r;
     int c = 0;
     r.result_id = s.integer(c++);
     r.run_id = s.text(c++);
@@ -485,9 +521,8 @@ std::vector<ResultRow> ResultsDb::query(const ResultFilter& f) {
     r.forecast_s = s.real(c++);
     r.forecast_error = s.real(c++);
     r.async_median_s = s.real(c++);
-    rows.push_back(std::move(r));
+    visit(r);
   }
-  return rows;
 }
 
 int64_t ResultsDb::count(const ResultFilter& f) {
@@ -499,7 +534,7 @@ int64_t ResultsDb::count(const ResultFilter& f) {
 }
 
 std::vector<std::string> ResultsDb::records(const std::vector<ResultRow>& rows) {
-  Statement s(db_, "SELECT record FROM results WHERE result_id = ?", path_);
+  Statement s(db_, "SELECT record FROM records WHERE result_id = ?", path_);
   std::vector<std::string> out;
   out.reserve(rows.size());
   for (const ResultRow& r : rows) {

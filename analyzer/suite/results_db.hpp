@@ -47,8 +47,9 @@ class ResultsDb {
   // Returns false when the database already holds it (same run, cell and
   // machine): adding is idempotent.
   bool insert(const CellResult& r);
-  // Adds many in one transaction each `batch` results (collect); returns how many were new.
-  int64_t insert_many(const std::vector<CellResult>& results);
+  // Adds many in one transaction (collect); returns how many were new. texts[i],
+  // when given, is results[i]'s document as it was read, stored as it is.
+  int64_t insert_many(const std::vector<CellResult>& results, const std::vector<std::string>& texts = {});
 
   void begin_run(const RunInfo& run);  // records a run (kept as it is when already there)
   void finish_run(const std::string& run_id);
@@ -58,6 +59,8 @@ class ResultsDb {
   std::set<std::string> cells_done(const std::string& run_id);  // cell keys with a result in the run
 
   std::vector<ResultRow> query(const ResultFilter& filter);
+  // The same rows, one at a time (the row is reused between calls): a million rows without a million in memory.
+  void each(const ResultFilter& filter, const std::function<void(const ResultRow&)>& visit);
   int64_t count(const ResultFilter& filter);  // rows query() would return without limit/offset
   // The stored documents (cell_json.hpp) of `rows`, in their order.
   std::vector<std::string> records(const std::vector<ResultRow>& rows);

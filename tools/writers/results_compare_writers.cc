@@ -48,15 +48,24 @@ std::string title(const ResultsComparison& c) {
                      threshold_text(c.options.threshold), c.options.alpha);
 }
 
-// Each distinct warning once, with how many cells it concerns.
+// Each distinct warning once, with how many cells it concerns; past kMostWarnings, a count
+// (a suite of noisy cells would bury the table; -f json keeps every cell's warnings).
+constexpr size_t kMostWarnings = 6;
 std::vector<std::string> warnings(const ResultsComparison& c) {
   std::map<std::string, int> count;
   std::vector<std::string> order;
-  for (const CellComparison& x : c.cells)
+  size_t cells_warned = 0;
+  for (const CellComparison& x : c.cells) {
+    cells_warned += x.warnings.empty() ? 0 : 1;
     for (const std::string& w : x.warnings)
       if (count[w]++ == 0) order.push_back(w);
+  }
   std::vector<std::string> out;
-  for (const std::string& w : order) out.push_back(count[w] > 1 ? fmt::format("{} ({} cells)", w, count[w]) : w);
+  for (size_t i = 0; i < order.size() && i < kMostWarnings; ++i)
+    out.push_back(count[order[i]] > 1 ? fmt::format("{} ({} cells)", order[i], count[order[i]]) : order[i]);
+  if (order.size() > kMostWarnings)
+    out.push_back(fmt::format("... and {} more warnings; {} of {} cells have some (-f json lists each cell's)",
+                              order.size() - kMostWarnings, cells_warned, c.cells.size()));
   return out;
 }
 

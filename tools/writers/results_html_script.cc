@@ -75,6 +75,7 @@ const throughput = (c, m) => cell(c)[4] > 0 ? batchFps(c, m) : fps(c, m);
 // A request's latency: alone (sync), or with the cell's N requests in flight (async).
 const requestLatency = (c, m) => { if (cell(c)[4] === 0) return latency(c, m); const v = D.al[at(c, m)]; return v === undefined ? null : v; };
 const modeName = (c) => cell(c)[4] > 0 ? "async" + cell(c)[4] : "sync";
+const runtimeName = (c) => cell(c)[8] === "modelstat" ? "" : cell(c)[8] + " ";
 const forecastError = (c, m) => { const v = D.fe[at(c, m)]; return v === null || v === undefined ? null : v / 10; };
 const hasResult = (c, m) => D.run[at(c, m)] !== null && D.run[at(c, m)] !== undefined;
 
@@ -352,11 +353,11 @@ function renderCharts(cells, allMachines, pageMachines) {
   let h = '<div class="controls">';
   h += `<label>model<select data-c="chart">${models.map((k) => `<option${k === model ? " selected" : ""}>${esc(D.models[k])}</option>`).join("")}</select></label>`;
   h += `<label>lines<select data-c="by"><option value="machine"${bySetting ? "" : " selected"}>one per machine</option>` +
-       `<option value="setting"${bySetting ? " selected" : ""}>one per mode and batch (first machine)</option></select></label>`;
+       `<option value="setting"${bySetting ? " selected" : ""}>one per runtime, mode and batch (first machine)</option></select></label>`;
   h += `<label>batch (latency vs threads)<select data-c="cb">${batches.map((b) => `<option${b === cb ? " selected" : ""}>${b}</option>`).join("")}</select></label>`;
   h += `<label>threads (throughput vs batch)<select data-c="ct">${threads.map((t) => `<option value="${t}"${t === ct ? " selected" : ""}>${t > 0 ? t : "all"}</option>`).join("")}</select></label>`;
   $("chart-controls").innerHTML = h + "</div><p class=\"note\">" + (bySetting
-    ? `One line per mode and batch on ${esc(D.machines[m0][0])} (seed 004's chart): an async cell's latency is a request's with its requests in flight. `
+    ? `One line per runtime, mode and batch on ${esc(D.machines[m0][0])} (seed 004's chart): an async cell's latency is a request's with its requests in flight. `
     : `One line per machine of the current machine page (${pageMachines.length} of ${allMachines.length}). `) +
     "The other settings are the first value of each axis among the cells shown. The forecast-error histogram covers every cell and machine selected.</p>";
   for (const el of $("chart-controls").querySelectorAll("select")) el.addEventListener("change", () => { S[el.dataset.c] = el.value; render(); });
@@ -379,7 +380,7 @@ function renderCharts(cells, allMachines, pageMachines) {
   const ms = (c, m) => { const v = requestLatency(c, m); return v ? v / 1e3 : null; };
   let charts = bySetting
     ? lineChart("chart-threads", `${modelName}: latency vs threads, sync and async`, "threads", "median latency of a request (ms)",
-        settingSeries(mine.filter((c) => same(c, [4])), (c) => modeName(c) + " b" + cell(c)[2], (c) => cell(c)[3], ms,
+        settingSeries(mine.filter((c) => same(c, [4, 8])), (c) => runtimeName(c) + modeName(c) + " b" + cell(c)[2], (c) => cell(c)[3], ms,
                       (c, m) => cellLabel(c) + " " + fmtTime(requestLatency(c, m))), (v) => three(v))
     : lineChart("chart-threads", `${modelName}: latency vs threads (batch ${cb})`, "threads", "median latency (ms)",
         seriesOf((c) => cell(c)[2] === cb && same(c, []), (c) => cell(c)[3], (c, m) => latency(c, m) ? latency(c, m) / 1e3 : null,
@@ -387,7 +388,7 @@ function renderCharts(cells, allMachines, pageMachines) {
   const asyncCells = first && first[4] > 0;
   charts += bySetting
     ? lineChart("chart-batch", `${modelName}: throughput vs batch (threads ${ct > 0 ? ct : "all"})`, "batch", "FPS (async: batch FPS)",
-        settingSeries(mine.filter((c) => cell(c)[3] === ct && same(c, [4])), modeName, (c) => cell(c)[2], throughput,
+        settingSeries(mine.filter((c) => cell(c)[3] === ct && same(c, [4, 8])), (c) => runtimeName(c) + modeName(c), (c) => cell(c)[2], throughput,
                       (c, m) => cellLabel(c) + " " + fmtRate(throughput(c, m)) + " FPS"), (v) => fmtRate(v))
     : lineChart("chart-batch", `${modelName}: ${asyncCells ? "batch FPS" : "throughput"} vs batch (threads ${ct > 0 ? ct : "all"})`, "batch",
         asyncCells ? "batch FPS" : "FPS (batch / median)",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -35,11 +36,14 @@ void write_results_markdown(const ResultsPage& page, std::ostream& out);
 void write_results_csv(const ResultsPage& page, std::ostream& out);
 // records: the stored result documents of page.rows, in order.
 void write_results_json(const ResultsPage& page, const std::vector<std::string>& records, std::ostream& out);
+// Hands each row to its argument, in the database's order (ResultsDb::each).
+using ResultRowSource = std::function<void(const std::function<void(const suite::ResultRow&)>&)>;
 // The page: rows = cells, columns = machines, with filters, paging, the best
 // setting per model and machine, charts of latency vs threads and throughput vs
-// batch, each cell's trend over time and the forecast's error; every row of
-// page.rows is in it (the history too when !latest_only), drawn by its script.
-void write_results_html(const ResultsPage& page, std::ostream& out);
+// batch, each cell's trend over time and the forecast's error; every row `rows`
+// gives is in it (the history too when !page.latest_only), drawn by its script.
+// The rows stream by (page.rows is not read), so a million stay small in memory.
+void write_results_html(const ResultsPage& page, const ResultRowSource& rows, std::ostream& out);
 
 void write_results_comparison(const suite::ResultsComparison& c, const std::string& format, std::ostream& out);
 // "2 regressions beyond 10% (machine=a -> machine=b): resnet18 b1 t1 sync +25.0%, ..."
