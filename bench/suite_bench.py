@@ -190,6 +190,22 @@ runners:
     print(ms("results", db).stdout)
 
 
+def step_models_one_cpu(work):
+    """The six-model suite again on 'a machine of one CPU' (taskset -c 0, recorded as vm-one-cpu), beside the
+    models step's results (machine vm): a second column on the page, and the two machines compared."""
+    suite, db = os.path.join(work, "models.yaml"), os.path.join(work, "models.db")
+    _, took = timed(lambda: sh(["taskset", "-c", "0", A.modelstat, "suite", "run", suite, "--results", db, "--machine",
+                                "vm-one-cpu"], env={"NODE_PATH": A.ort_modules}))
+    print("six-model suite pinned to CPU 0 as vm-one-cpu: %.0f s" % took)
+    for runtime in ("modelstat", "ort"):
+        r = ms("results", "compare", db, "--base", "machine=vm", "--new", "machine=vm-one-cpu", "--runtime", runtime,
+               check=False)
+        print("results compare machine=vm -> machine=vm-one-cpu --runtime %s: exit %d\n%s%s" % (
+            runtime, r.returncode, r.stdout, r.stderr))
+    ms("results", db, "-f", "csv", "-o", os.path.join(work, "models.csv"))
+    ms("results", db, "-f", "html", "-o", os.path.join(work, "models.html"))
+
+
 def tiny_suite(work, name, cells_note=""):
     models = "".join(f"  - path: {SRC}/sample_models/{x}\n" for x in ("tiny_cnn.onnx", "tiny_yolo.onnx"))
     return write(os.path.join(work, name + ".yaml"), f"""name: {name}
@@ -257,8 +273,9 @@ fit: {{ceilings: {SRC}/tests/data/suite/ceilings-cpu.json}}
 
 def step_scale(work):
     syn, db = os.path.join(work, "syn"), os.path.join(work, "scale.db")
+    keep = A.keep_db and os.path.exists(db)
     for f in (db, db + "-wal", db + "-shm"):
-        if os.path.exists(f):
+        if os.path.exists(f) and not keep:
             os.remove(f)
     if A.reuse and os.path.isdir(os.path.join(syn, "machine099")):
         gen = float("nan")
@@ -269,10 +286,12 @@ def step_scale(work):
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(syn) for f in fs)
     print("scale: 1,000,000 result files (100 machines x 10,000 cells, 10 samples each), %.2f GB, written in %.0f s%s" %
           (size / 1e9, gen, " (earlier)" if A.reuse else ""))
-    out, took, peak = ms_peak("suite", "collect", syn, "--into", db)
-    print("collect: %.0f s, peak %.0f MB (%s); database %.2f GB" % (took, peak, out.stdout.strip(), os.path.getsize(db) / 1e9))
-    out, took = timed(lambda: ms("suite", "collect", syn, "--into", db))
-    print("collect again (nothing new): %.0f s (%s)" % (took, out.stdout.strip()))
+    if not keep:
+        out, took, peak = ms_peak("suite", "collect", syn, "--into", db)
+        print("collect: %.0f s, peak %.0f MB (%s); database %.2f GB" % (took, peak, out.stdout.strip(),
+                                                                       os.path.getsize(db) / 1e9))
+        out, took = timed(lambda: ms("suite", "collect", syn, "--into", db))
+        print("collect again (nothing new): %.0f s (%s)" % (took, out.stdout.strip()))
     for args in (["--model", "model01*", "--machine", "machine00*", "-f", "csv"], ["--batch", "8", "--threads", "4", "-f", "csv"],
                  ["--status", "failed", "-f", "csv"]):
         out, took = timed(lambda: ms("results", db, *args))
@@ -332,7 +351,8 @@ def main():
     ap.add_argument("--models", default="/tmp/suites-models")
     ap.add_argument("--ort-modules", default="/tmp/ortnode/node_modules")
     ap.add_argument("--reuse", action="store_true", help="scale: keep the synthetic files of an earlier run")
-    ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "compare", "overhead", "scale"])
+    ap.add_argument("--keep-db", action="store_true", help="scale: keep the database an earlier run collected")
+    ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "models_one_cpu", "compare", "overhead", "scale"])
     A = ap.parse_args()
     A.modelstat = os.path.abspath(A.modelstat)
     os.makedirs(A.work, exist_ok=True)

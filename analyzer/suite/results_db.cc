@@ -70,6 +70,8 @@ CREATE INDEX results_model ON results (model);
 CREATE INDEX results_machine ON results (machine_id);
 CREATE INDEX results_finished ON results (finished_at);
 CREATE INDEX results_latest ON results (cell_key, machine_id, finished_at);
+CREATE INDEX results_order ON results (model, runtime, device, dtype, fusion, requests, batch, threads, cell_key,
+  machine_id, finished_at);
 )sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(sizeof kMigrations / sizeof kMigrations[0]);
@@ -465,9 +467,10 @@ void ResultsDb::each(const ResultFilter& f, const std::function<void(const Resul
       "r.forecast_error, r.async_median_s FROM results r JOIN machines m ON m.machine_id = r.machine_id JOIN environments e ON "
       "e.env_id = r.env_id WHERE " +
       filtered_where(f, values) +
-      " ORDER BY r.model, r.runtime, r.device, r.dtype, r.fusion, r.requests, r.batch, r.threads, r.cell_key, m.name, "
-      "r.machine_id, "
-      "r.finished_at, r.result_id";
+      // results_order's columns, then the rowid: the rows come off the index in order, never sorted
+      // (a million rows sorted with their columns took minutes).
+      " ORDER BY r.model, r.runtime, r.device, r.dtype, r.fusion, r.requests, r.batch, r.threads, r.cell_key, "
+      "r.machine_id, r.finished_at, r.result_id";
   if (f.limit > 0 || f.offset > 0) {
     sql += " LIMIT ? OFFSET ?";
     values.push_back(f.limit > 0 ? f.limit : int64_t(-1));

@@ -127,7 +127,8 @@ TEST_F(ResultsOutputTest, TheHtmlPageIsSelfContainedAndEscapesNames) {
   EXPECT_EQ(data["machines"].size(), 2u);
   EXPECT_EQ(data["cells"].size(), 3u);
   EXPECT_EQ(data["lat"].size(), 6u);
-  EXPECT_EQ(data["fail"].size(), 1u);
+  ASSERT_EQ(data["fail"].size(), 1u);
+  EXPECT_EQ(data["fail"][0][0], 2 * 2 + 1);  // cell 2 on vm-b (machine 1): index cell * machines + machine
   EXPECT_EQ(data["lat"][0], 2000);  // 0.002 s on vm-a (machine 0), cell 0, in µs
 }
 

@@ -8,8 +8,9 @@
 // threads, requests, dtype, fusion, device, runtime]; lat, fe and run: the
 // latest result per cell and machine, cell-major (index cell * machines +
 // machine): median in µs (null: none or failed), the forecast's error in
-// tenths of a percent, the run's index; bf {index: batch FPS} (async cells);
-// fail {index: error}; errors [text]; hist [[index, run, µs]] (older runs).
+// tenths of a percent, the run's index; bf [[index, batch FPS]] and al [[index,
+// µs]] (async cells: batch FPS, a request's latency); fail [[index, error]];
+// errors [text]; hist [[index, run, µs]] (older runs).
 namespace modelstat::report {
 
 extern const char* const kResultsHtmlStyle = R"css(
@@ -50,6 +51,7 @@ extern const char* const kResultsHtmlScript = R"js(
 window.onerror = function (message) { document.body.dataset.error = String(message); };
 const D = JSON.parse(document.getElementById("data").textContent);
 const M = D.machines.length, C = D.cells.length;
+const BF = new Map(D.bf), AL = new Map(D.al), FAIL = new Map(D.fail);
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;"})[c]);
 const PALETTE = ["#2456c9", "#d1495b", "#1b7f3b", "#e09f3e", "#6a4c93", "#00798c", "#8d6346", "#c05299", "#5c6b73", "#9bab2d"];
@@ -68,12 +70,12 @@ const cellLabel = (c) => {
 };
 const at = (c, m) => c * M + m;
 const latency = (c, m) => D.lat[at(c, m)];  // µs, null when none or failed
-const failure = (c, m) => { const e = D.fail[at(c, m)]; return e === undefined ? null : D.errors[e]; };
+const failure = (c, m) => { const e = FAIL.get(at(c, m)); return e === undefined ? null : D.errors[e]; };
 const fps = (c, m) => { const v = latency(c, m); return v ? cell(c)[2] / (v * 1e-6) : null; };
-const batchFps = (c, m) => { const v = D.bf[at(c, m)]; return v === undefined ? null : v; };
+const batchFps = (c, m) => { const v = BF.get(at(c, m)); return v === undefined ? null : v; };
 const throughput = (c, m) => cell(c)[4] > 0 ? batchFps(c, m) : fps(c, m);
 // A request's latency: alone (sync), or with the cell's N requests in flight (async).
-const requestLatency = (c, m) => { if (cell(c)[4] === 0) return latency(c, m); const v = D.al[at(c, m)]; return v === undefined ? null : v; };
+const requestLatency = (c, m) => { if (cell(c)[4] === 0) return latency(c, m); const v = AL.get(at(c, m)); return v === undefined ? null : v; };
 const modeName = (c) => cell(c)[4] > 0 ? "async" + cell(c)[4] : "sync";
 const runtimeName = (c) => cell(c)[8] === "modelstat" ? "" : cell(c)[8] + " ";
 const forecastError = (c, m) => { const v = D.fe[at(c, m)]; return v === null || v === undefined ? null : v / 10; };
@@ -209,7 +211,7 @@ function buildControls() {
 
 // ---- summary
 function renderSummary() {
-  const failures = Object.keys(D.fail).length;
+  const failures = FAIL.size;
   const cards = [["results", D.results.toLocaleString("en-US")], ["machines", M], ["cells", C.toLocaleString("en-US")],
                  ["models", D.models.length], ["runs", D.runs.length], ["failed (latest)", failures]];
   let h = '<div class="cards">' + cards.map(([k, v]) => `<div class="card">${esc(k)}<b>${esc(v)}</b></div>`).join("") + "</div>";

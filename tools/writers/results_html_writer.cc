@@ -93,7 +93,9 @@ class PageData {
     }
     const size_t m = machines_.size(), n = cells_.size() * m;
     std::vector<const Entry*> latest(n, nullptr);
-    Json bf = Json::object(), al = Json::object(), fail = Json::object(), hist = Json::array();
+    // Sparse values as [index, value] pairs (the page makes Maps of them): an ordered_json object
+    // looks its keys up linearly, which a million cells turn quadratic.
+    Json bf = Json::array(), al = Json::array(), fail = Json::array(), hist = Json::array();
     for (size_t i = 0; i < entries_.size(); ++i) {
       const Entry& e = entries_[i];
       const size_t at = e.cell * m + rank[e.machine];
@@ -103,9 +105,9 @@ class PageData {
         continue;
       }
       latest[at] = &e;
-      if (std::isfinite(e.batch_fps)) bf[std::to_string(at)] = std::stod(fmt::format("{:.4g}", e.batch_fps));
-      if (std::isfinite(e.async_latency)) al[std::to_string(at)] = micros(e.async_latency);
-      if (e.error >= 0) fail[std::to_string(at)] = e.error;
+      if (std::isfinite(e.batch_fps)) bf.push_back({at, std::stod(fmt::format("{:.4g}", e.batch_fps))});
+      if (std::isfinite(e.async_latency)) al.push_back({at, micros(e.async_latency)});
+      if (e.error >= 0) fail.push_back({at, e.error});
     }
     Json lat = Json::array(), fe = Json::array(), run = Json::array();
     for (const Entry* e : latest) {
