@@ -78,7 +78,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
-set(_deb_depends "libc6, libstdc++6, libgcc-s1, libonnx1, libprotobuf32, libfmt9")
+set(_deb_depends "libc6, libstdc++6, libgcc-s1, libonnx1, libprotobuf32, libfmt9, libyaml-cpp0.7, libsqlite3-0")
 if(MODELSTAT_WITH_TORCH)
   string(APPEND _deb_depends ", libtorch1.13, libopenblas0-pthread | libopenblas0")
   if(MODELSTAT_DNNL_LIBRARY)
@@ -95,5 +95,5 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_deb_depends}")
 # What more a user may want: DataFrames and from_torch in Python; the -dev
 # packages find_package(modelstat) needs to link against the libraries.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-    "python3-pandas, python3-torch, libonnx-dev, libprotobuf-dev, libfmt-dev, nlohmann-json3-dev, libtorch-dev")
+    "python3-pandas, python3-torch, libonnx-dev, libprotobuf-dev, libfmt-dev, nlohmann-json3-dev, libtorch-dev, slurm-client")
 include(CPack)

@@ -10,9 +10,27 @@
 
 #include "modelstat/compare.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/suite_commands.hpp"
 #include "tools/writers/compare_writers.hpp"
 
 namespace modelstat::cli {
+
+// "5%" -> 0.05, "0.05" -> 0.05. A bare number must be a fraction below 1: "5" is
+// ambiguous (5% or 500%?), so it is refused rather than guessed.
+double parse_threshold(const std::string& text) {
+  std::string number = text;
+  const bool percent = !number.empty() && number.back() == '%';
+  if (percent) number.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || v < 0)
+    throw_usage("--threshold: expected a percentage like 5% or a fraction like 0.05, got '" + text + "'");
+  if (percent) return v / 100.0;
+  if (v >= 1.0)
+    throw_usage("--threshold " + text + " is ambiguous: write " + text +
+                "% for a percentage, or a fraction below 1");
+  return v;
+}
 
 namespace {
 
@@ -41,23 +59,6 @@ const char* const kCompareFooter =
     "above the 2-6% seen between back-to-back runs of one model on a 2-vCPU VM (bench/compare/README.md).\n"
     "\n"
     "Example: modelstat compare main.json branch.json --threshold 5% -f md -o comment.md";
-
-// "5%" -> 0.05, "0.05" -> 0.05. A bare number must be a fraction below 1: "5" is
-// ambiguous (5% or 500%?), so it is refused rather than guessed.
-double parse_threshold(const std::string& text) {
-  std::string number = text;
-  const bool percent = !number.empty() && number.back() == '%';
-  if (percent) number.pop_back();
-  char* end = nullptr;
-  const double v = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || v < 0)
-    throw_usage("--threshold: expected a percentage like 5% or a fraction like 0.05, got '" + text + "'");
-  if (percent) return v / 100.0;
-  if (v >= 1.0)
-    throw_usage("--threshold " + text + " is ambiguous: write " + text +
-                "% for a percentage, or a fraction below 1");
-  return v;
-}
 
 struct CompareArgs {
   std::string base, next;

@@ -12,7 +12,8 @@ JOBS=${JOBS:-$(nproc)}
 # Debian 12 packages the build, the tests and the sample-model scripts need.
 PACKAGES=(cmake g++ make libtorch-dev libdnnl-dev libopenblas0-pthread libonnx-testdata libonnx-dev libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev
           libcli11-dev nlohmann-json3-dev python3-onnx python3-torch python3-torchvision python3-numpy
-          pybind11-dev python3-dev python3-pytest python3-pandas)
+          pybind11-dev python3-dev python3-pytest python3-pandas
+          libyaml-cpp-dev libsqlite3-dev slurm-wlm munge chromium)
 
 install_missing() {
   local missing=()

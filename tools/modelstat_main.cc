@@ -16,6 +16,7 @@
 #include "modelstat/error.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/completion.hpp"
+#include "tools/suite_commands.hpp"
 #include "tools/writers/writers.hpp"
 
 
@@ -40,7 +41,7 @@ int list_ops() {
 // `modelstat model.onnx ...` is `modelstat analyze model.onnx ...`.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const char* const subcommands[] = {"analyze", "ops", "profile", "verify", "report", "device", "fit", "compare", "pipeline"};
+  static const char* const subcommands[] = {"analyze", "ops", "profile", "verify", "report", "device", "fit", "compare", "pipeline", "suite", "results"};
   if (!args.empty() && args[0][0] != '-') {
     bool known = false;
     for (const char* s : subcommands) known = known || args[0] == s;
@@ -111,6 +112,8 @@ int main(int argc, char** argv) {
       "  modelstat pipeline PIPE.json    several models and host work in one path, each stage timed without stalling it\n"
       "  modelstat fit model.onnx        memory and latency forecast for inference or training, against budgets\n"
       "  modelstat compare a.json b.json per-node and total deltas with significance; exit 1 on a regression\n"
+      "  modelstat suite run SUITE.yaml  models x batch x threads x ... one cell per process, into a results database\n"
+      "  modelstat results results.db    the results across machines: table, CSV, JSON, Markdown, HTML; compare\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input."};
   app.name("modelstat");
   app.set_version_flag("--version", std::string("modelstat ") + kVersion);
@@ -122,6 +125,8 @@ int main(int argc, char** argv) {
   modelstat::cli::add_profiler_commands(app, commands);
   modelstat::cli::add_fit_command(app, commands);
   modelstat::cli::add_compare_command(app, commands);
+  modelstat::cli::add_suite_command(app, commands);
+  modelstat::cli::add_results_command(app, commands);
 
   // Hidden: the bash completion script, generated from the apps (tools/completion.hpp).
   if (argc == 2 && std::string(argv[1]) == "--bash-completion") {

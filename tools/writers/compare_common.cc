@@ -27,8 +27,6 @@ using report_detail::ProfileDocument;
 using report_detail::ProfileSection;
 using report_detail::signed_percent;
 
-namespace {
-
 std::string p_text(double p) {
   if (!std::isfinite(p)) return "-";
   if (p < 1e-4) return "<0.0001";
@@ -58,6 +56,8 @@ std::string verdict_text(const SampleDelta& d, const CompareOptions& o) {
   }
   return d.significant ? "within " + threshold_text(o.threshold) : "not significant";
 }
+
+namespace {
 
 std::string run_text(const std::string& origin, const std::string& model, const RunContext& c) {
   std::string s = origin;

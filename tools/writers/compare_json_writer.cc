@@ -8,18 +8,6 @@
 
 namespace modelstat::report {
 
-namespace {
-
-// The run's context record (to_json, record_json.hpp), the fields a comparison shows.
-Json context_json(const RunContext& c) {
-  const Json all = c;
-  Json j = Json::object();
-  for (const char* key : {"device_name", "device_kind", "dtype", "threads", "batch", "torch_version", "timer", "date",
-                          "host"})
-    j[key] = all.at(key);
-  return j;
-}
-
 void put_delta(Json& j, const SampleDelta& d) {
   j["count_base"] = d.count_base;
   j["count_new"] = d.count_new;
@@ -32,6 +20,18 @@ void put_delta(Json& j, const SampleDelta& d) {
   j["p_method"] = d.verdict == Verdict::NoData ? "" : d.exact_p ? "exact" : "normal approximation";
   j["significant"] = d.significant;
   j["verdict"] = verdict_name(d.verdict);
+}
+
+namespace {
+
+// The run's context record (to_json, record_json.hpp), the fields a comparison shows.
+Json context_json(const RunContext& c) {
+  const Json all = c;
+  Json j = Json::object();
+  for (const char* key : {"device_name", "device_kind", "dtype", "threads", "batch", "torch_version", "timer", "date",
+                          "host"})
+    j[key] = all.at(key);
+  return j;
 }
 
 Json unmatched_json(const std::vector<UnmatchedNode>& nodes) {

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "analyzer/measurements/record_json.hpp"
 #include "modelstat/compare.hpp"
 #include "tools/writers/writers.hpp"
 #include "tools/writers/format_util.hpp"
@@ -22,6 +23,16 @@ std::unique_ptr<CompareWriter> make_compare_markdown_writer();
 // One line for logs and the exit message: "regression beyond 5%: whole model +20.0% (1.00 s
 // -> 1.20 s, p <0.0001, ratio CI 1.151-1.249)", or "no regression beyond 5%: ...".
 std::string gate_summary(const Comparison& comparison);
+
+// Pieces of the comparison's text and JSON, shared with `results compare`
+// (results_compare_writers.cc): "<0.0001" / "0.031"; "1.151-1.249"; "REGRESSION",
+// "improvement", "within 10%", "not significant", "no data"; "10%".
+std::string p_text(double p);
+std::string ci_text(const SampleDelta& d);
+std::string verdict_text(const SampleDelta& d, const CompareOptions& o);
+std::string threshold_text(double threshold);
+// A SampleDelta's JSON members (docs/compare-json.md, "whole"), added to j.
+void put_delta(Json& j, const SampleDelta& d);
 
 report_detail::ProfileDocument compare_document(const Comparison& comparison, const ReportOptions& options);
 

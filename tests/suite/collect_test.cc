@@ -1,0 +1,100 @@
+// `suite collect`: result files merged once however often it runs; a corrupt
+// file, a file of another schema or kind reported and not merged while the rest
+// merge; links never followed, in or out of the folder.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "analyzer/suite/cell_json.hpp"
+#include "analyzer/suite/result_files.hpp"
+#include "analyzer/suite/results_db.hpp"
+#include "suite_test_support.hpp"
+
+namespace modelstat::test {
+namespace {
+
+namespace fs = std::filesystem;
+using suite::CellResult;
+
+class CollectTest : public ScratchFolder {};
+
+TEST_F(CollectTest, MergesOnceReportsCorruptFilesAndFollowsNoLink) {
+  const std::string dir = path("results");
+  for (int i = 0; i < 5; ++i) {
+    char key[17];
+    std::snprintf(key, sizeof key, "00000000000001%02x", i);
+    suite::write_result_file(dir + (i < 3 ? "" : "/node2"), hand_result("vm-a", i, key, 0.01 + 0.001 * i));
+  }
+  // Bad files among them, named as results.
+  const CellResult good = hand_result("vm-a", 9, "0000000000000999", 0.02);
+  const std::string text = suite::cell_result_text(good);
+  write_file(dir + "/cell-000010-truncated.json", text.substr(0, text.size() / 2));
+  write_file(dir + "/cell-000011-profile.json", "{\"schema_version\": \"1.7.0\", \"kind\": \"profile\"}\n");
+  std::string newer = text;
+  newer.replace(newer.find("\"1.0.0\""), 7, "\"2.0.0\"");
+  write_file(dir + "/cell-000012-newer.json", newer);
+  std::string negative = text;
+  negative.replace(negative.find("\"samples_s\":[") + 13, 0, "-1.0,");
+  write_file(dir + "/cell-000013-negative.json", negative);
+  write_file(dir + "/notes.txt", "not a result\n");
+  // A valid result outside the folder, reached through links: never read.
+  fs::create_directories(path("outside"));
+  suite::write_result_file(path("outside"), good);
+  const std::string outside_file = path("outside") + "/" + suite::result_file_name(good);
+  fs::create_symlink(outside_file, dir + "/cell-000014-link.json");
+  fs::create_directory_symlink(path("outside"), dir + "/linked-folder");
+
+  suite::ResultsDb db(path("r.db"));
+  const suite::CollectReport first = suite::collect_results(dir, db, {});
+  EXPECT_EQ(first.files, 9);  // 5 good + 4 bad named as results
+  EXPECT_EQ(first.added, 5);
+  EXPECT_EQ(first.already, 0);
+  EXPECT_EQ(first.other_files, 1);
+  ASSERT_EQ(first.refused.size(), 4u);
+  for (const char* name : {"truncated", "profile", "newer", "negative"}) {
+    bool named = false;
+    for (const std::string& why : first.refused) named = named || why.find(name) != std::string::npos;
+    EXPECT_TRUE(named) << name;
+  }
+  EXPECT_EQ(first.links.size(), 2u);
+  EXPECT_EQ(db.count({}), 5);  // not the outside result
+
+  const suite::CollectReport second = suite::collect_results(dir, db, {});
+  EXPECT_EQ(second.added, 0);
+  EXPECT_EQ(second.already, 5);
+  EXPECT_EQ(db.count({}), 5);
+
+  // The command line: the good files merge, the refused ones are named, exit 2.
+  const CliResult r = run_modelstat_cli("suite collect " + dir + " --into " + path("cli.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("9 result files"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("5 added"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("cell-000010-truncated.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("field \"measurement.latency.samples_s[0]\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a link, not followed"), std::string::npos) << r.err;
+  EXPECT_EQ(suite::ResultsDb(path("cli.db")).count({}), 5);
+  const CliResult again = run_modelstat_cli("suite collect " + dir + " --into " + path("cli.db"));
+  EXPECT_NE(again.out.find("0 added"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("5 already there"), std::string::npos) << again.out;
+}
+
+TEST_F(CollectTest, TheFolderItselfMustBeAFolderNotALink) {
+  fs::create_directories(path("real"));
+  fs::create_directory_symlink(path("real"), path("alias"));
+  EXPECT_EQ(run_modelstat_cli("suite collect " + path("alias") + " --into " + path("r.db")).exit_code, 2);
+  EXPECT_EQ(run_modelstat_cli("suite collect " + path("none") + " --into " + path("r.db")).exit_code, 2);
+}
+
+TEST_F(CollectTest, AResultFileReadsBackAsTheRecord) {
+  CellResult r = hand_result("vm-a", 1, "0000000000000abc", 0.003);
+  r.cell.bindings = {{"seq", 8}};
+  r.measurement->tokens = 8;
+  r.measurement->latency_per_token_s = 0.003 / 8;
+  r.notices = {"a notice"};
+  const CellResult back = suite::read_cell_result(suite::cell_result_text(r), "mem");
+  EXPECT_EQ(suite::cell_result_text(back), suite::cell_result_text(r));
+}
+
+}  // namespace
+}  // namespace modelstat::test
