@@ -711,6 +711,7 @@ std::vector<at::Tensor> Executor::run_step(const Graph& g, const Node& node, con
     ExecContext ctx(g, node, step.opset, std::move(inputs), options_.device, float_dtype);
     ctx.set_reusable(std::move(reuse));
     ctx.set_nudge_requantisers(options_.nudge_requantisers);
+    ctx.set_share_kv_buffers(options_.share_kv_buffers);
     if (step.has_subgraphs) ctx.set_subgraph_runner(&runner.emplace(*this, env, subgraph_hook));
     return ctx;
   };

@@ -62,6 +62,12 @@ struct ExecOptions {
   // seed per node): the smallest difference float rounding in the ops before
   // them makes between two implementations.
   bool nudge_requantisers = false;
+  // The caller hands its KV-cache buffers over (a generation loop in ONNX
+  // Runtime GenAI's shared-buffer layout, KvCache::layout): a
+  // com.microsoft GroupQueryAttention whose past_key / past_value already hold
+  // present's rows writes the step's rows into them and returns them as
+  // present, instead of a new copy. Off: graph inputs are never written.
+  bool share_kv_buffers = false;
 };
 
 // Loads every constant of the model as a tensor on the device: inline bytes,
