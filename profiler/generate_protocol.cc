@@ -212,6 +212,8 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
     phase.profile.analysis = analyze_file(path, bound_options(phase.tokens, phase.context - phase.tokens));
     r.phases.push_back(std::move(phase));
   }
+  // The record's cache: as found, sized at the last decode step's bindings.
+  if (const auto& sized = r.phases.back().profile.analysis.kv_cache) r.kv_cache = *sized;
   {
     RunShape shape;
     shape.on_cpu = device->torch_device().is_cpu();
@@ -251,7 +253,7 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
       batch = s.dims.front().known() ? s.dims.front().value : load.default_batch;
     }
   r.batch = batch;
-  GenerationLoop loop(exec, r.kv_cache, io, batch, gen.prompt, gen.generate, gen.tokens, o.seed);
+  GenerationLoop loop(exec, *found, io, batch, gen.prompt, gen.generate, gen.tokens, o.seed);
 
   // Every generation records where it is, for an out-of-memory error.
   LoopPosition progress;

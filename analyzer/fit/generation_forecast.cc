@@ -18,7 +18,9 @@ void forecast_generation(GenerationResult& result, const DeviceCeilings& ceiling
                                : std::nullopt;
   }
   result.forecast_ceilings = ceilings.source + " ceilings of " + ceilings.device_name +
-                             (ceilings.device_kind == "cpu" ? ", " + std::to_string(ceilings.threads) + " threads" : "");
+                             (ceilings.device_kind == "cpu"
+                                  ? ", " + std::to_string(ceilings.threads) + (ceilings.threads == 1 ? " thread" : " threads")
+                                  : "");
 }
 
 }  // namespace modelstat

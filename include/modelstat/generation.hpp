@@ -100,7 +100,7 @@ struct GenerationResult {
   ColdStart cold;              // model load and weight upload; first_inference: the first generation
   int64_t prompt = 0, generate = 0, batch = 1;
   std::string tokens;          // token_choice_name
-  KvCache kv_cache;            // as recognised (tensors, layout, max context)
+  KvCache kv_cache;            // as recognised (tensors, layout, max context), sized at the last decode step
   // How each graph input was fed, e.g. "input_ids: the tokens [batch, new]",
   // "attention_mask: ones [batch, context]", "past_key_values.0.key: KV cache".
   std::vector<std::string> input_roles;
@@ -124,8 +124,9 @@ struct GenerationResult {
   int64_t kv_cache_bytes = 0;  // the present tensors after the last step (a shared buffer: all of it)
   // Per sequence: the prompt and the G generated tokens of the first measured generation.
   std::vector<std::vector<int64_t>> prompt_tokens, generated_tokens;
-  // Prefill and decode steps at a few contexts (first, middle, last), each
-  // measured alone; empty with --no-layers.
+  // The prefill and the decode steps at the first, middle and last context:
+  // their analyses, loop medians and forecasts always; their own clean and
+  // per-node passes unless --no-layers.
   std::vector<GenerationPhase> phases;
   std::string group_by;        // --group-by (phases' profile.groups)
   std::string forecast_ceilings;  // what the forecasts were priced with ("" when none)

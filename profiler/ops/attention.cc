@@ -3,9 +3,12 @@
 // Attention and RotaryEmbedding, as ATen calls. Each op reshapes its inputs
 // to heads ([B, N, S, H]), builds one additive bias of its masks, and runs
 // the one core, softmax(Q K^T * scale + bias) V, with K/V heads shared by
-// groups of query heads (GQA). What the float path of these ops does not
-// cover (quantized KV caches, shared past/present buffers, packed batching,
-// beam-search cache indirection...) is refused with an error naming the node.
+// groups of query heads (GQA). GroupQueryAttention's shared past/present
+// buffer (ONNX Runtime GenAI's) is written in place when the run hands its
+// buffers over (ExecContext::share_kv_buffers). What the float path of these
+// ops does not cover (quantized KV caches, MultiHeadAttention's shared
+// buffers, packed batching, beam-search cache indirection...) is refused with
+// an error naming the node.
 #include <algorithm>
 #include <cmath>
 #include <limits>
