@@ -280,11 +280,16 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
   });
   r.warmup_generations = warmups;
 
-  // Measured generations: one sample each, its end-to-end time.
+  // Measured generations: one sample each, its end-to-end time. A generation
+  // can take longer than --max-time (meant for a pass of short runs): the
+  // time-out never cuts the generations below --iters of them (1.5 x the last
+  // generation's time a generation).
+  ProfileOptions measured = o;
+  measured.max_seconds = std::max(o.max_seconds, 1.5 * double(o.min_iterations) * sum(last.step_seconds));
   std::vector<double> ttft, tpot, itl, e2e, pp, tg;
   std::vector<std::vector<double>> per_step(size_t(gen.generate));
   std::vector<at::Tensor> first_tokens;
-  const TimingSummary whole = sample_until_stable(o, "generations", [&](size_t i) {
+  const TimingSummary whole = sample_until_stable(measured, "generations", [&](size_t i) {
     one_generation();
     const std::vector<double>& s = last.step_seconds;
     const std::vector<double> decode = decode_steps(s);
