@@ -3,8 +3,9 @@
 Runtime (bench/ort_generate.mjs, onnxruntime-node) and, for the torch-exported
 GPT-2, PyTorch eager (the bench module itself, its own KV cache fed back),
 side by side, interleaved: each cell (model, P:G, threads) runs the three in
-one order, then in the reverse order, each under flock /tmp/modelstat-bench.lock
-and pinned with taskset; the figures are the medians of the rounds' medians.
+one order, then in the reverse order, pinned with taskset, the cell holding
+flock /tmp/modelstat-bench.lock throughout; the figures are the medians of the
+rounds' medians.
 
   /usr/bin/python3 bench/generate_bench.py --models DIR [--out results.json] [--rounds 2]
       [--settings 128:128,512:128] [--threads 1,2] [--only gpt2,gpt2.extended,gpt2.all,genai]
@@ -41,7 +42,23 @@ def bench_env():
 
 
 def locked(cmd, threads):
-    return ["flock", LOCK, "taskset", "-c", cpus(threads)] + cmd
+    """Pinned; the bench lock is held by the cell around it (cell_lock)."""
+    return ["taskset", "-c", cpus(threads)] + cmd
+
+
+class cell_lock:
+    """flock /tmp/modelstat-bench.lock around one cell (all its runtimes and rounds), so that no other
+    benchmark overlaps it and its side-by-side figures share their conditions."""
+
+    def __enter__(self):
+        import fcntl
+        self.f = open(LOCK, "a")
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc):
+        import fcntl
+        fcntl.flock(self.f, fcntl.LOCK_UN)
+        self.f.close()
 
 
 def kv_spec(model_path, batch=1):
@@ -173,8 +190,9 @@ def main(argv):
     for t in threads_list:
         path = os.path.join(os.path.abspath(os.path.dirname(a.out) or "."), f"ceilings-cpu-{t}.json")
         if not os.path.exists(path):
-            subprocess.run(locked([MODELSTAT, "device", "--threads", str(t), "--save", path], t), check=True,
-                           env=bench_env(), capture_output=True)
+            with cell_lock():
+                subprocess.run(locked([MODELSTAT, "device", "--threads", str(t), "--save", path], t), check=True,
+                               env=bench_env(), capture_output=True)
         ceilings[t] = path
     results = []
     for name in a.only.split(","):
@@ -186,17 +204,18 @@ def main(argv):
                 torch_too = name == "gpt2"
                 order = ["modelstat", "ort"] + (["torch"] if torch_too else [])
                 prompt = None  # modelstat's (a fixed seed), from its first run: round 0 starts with it
-                for rnd in range(a.rounds):
-                    for who in (order if rnd % 2 == 0 else list(reversed(order))):
-                        print(f"{name} {setting} t{t} round {rnd}: {who}", file=sys.stderr, flush=True)
-                        if who == "modelstat":
-                            r = run_modelstat(model, setting, t, ceilings[t], a.max_time)
-                            prompt = prompt or r["prompt"]
-                        elif who == "ort":
-                            r = run_ort(model, prompt, generate, t, name == "genai", a.iters)
-                        else:
-                            r = run_torch(prompt, generate, t, a.iters, 1024)
-                        cell[who].append(r)
+                with cell_lock():
+                    for rnd in range(a.rounds):
+                        for who in (order if rnd % 2 == 0 else list(reversed(order))):
+                            print(f"{name} {setting} t{t} round {rnd}: {who}", file=sys.stderr, flush=True)
+                            if who == "modelstat":
+                                r = run_modelstat(model, setting, t, ceilings[t], a.max_time)
+                                prompt = prompt or r["prompt"]
+                            elif who == "ort":
+                                r = run_ort(model, prompt, generate, t, name == "genai", a.iters)
+                            else:
+                                r = run_torch(prompt, generate, t, a.iters, 1024)
+                            cell[who].append(r)
                 results.append(cell)
                 with open(a.out, "w") as f:
                     json.dump(results, f, indent=1)
