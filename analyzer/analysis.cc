@@ -566,6 +566,7 @@ AnalysisResult analyze_buffer(const void* data, size_t size, const LoadOptions& 
   auto model = std::make_shared<Model>(
       loader::load_model_bytes(static_cast<const uint8_t*>(data), size, options, base_dir, "<buffer>"));
   AnalysisResult r = analyze_model(*model);
+  if (!options.kv_pairs.empty()) r.kv_cache = find_kv_cache(*model, options.kv_pairs);
   r.model = std::move(model);
   r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
@@ -587,6 +588,7 @@ AnalysisResult analyze_file(const std::string& path, const LoadOptions& options)
   AnalysisResult r;
   try {
     r = analyze_model(*model);
+    if (!options.kv_pairs.empty()) r.kv_cache = find_kv_cache(*model, options.kv_pairs);
   } catch (const Error& e) {
     if (!e.file().empty()) throw;
     throw Error(e.kind(), e.message(), path, e.node(), e.op());

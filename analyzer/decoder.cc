@@ -10,6 +10,12 @@
 
 namespace modelstat {
 
+const char* const kNoKvCacheRecognised =
+    "no KV cache recognised (looked for float graph inputs named past* or *cache* paired with outputs named "
+    "present* (past_key_values.N.key -> present.N.key, past_key -> present_key, past.N -> present.N), and, "
+    "failing that, for two or more input/output pairs of one dtype that differ on one growing axis): name the "
+    "pairs with --kv PAST=PRESENT (repeatable)";
+
 double DecoderView::flops_per_token() const {
   const int64_t n = tokens * batch;
   return n > 0 ? double(totals.flops) / double(n) : 0.0;
@@ -87,17 +93,117 @@ int named_seq_axis(const Shape& in) {
 
 const Tensor& tensor(const Graph& g, int k) { return g.tensors[size_t(k)]; }
 
+std::string names_of(const Graph& g, const std::vector<int>& ids) {
+  std::string list;
+  for (int k : ids) list += (list.empty() ? "" : ", ") + tensor(g, k).name;
+  return list;
+}
+
+// --kv PAST=PRESENT: a float graph input and a graph output of its dtype and rank.
+KvCacheTensor explicit_pair(const Graph& g, const std::string& past, const std::string& present) {
+  const std::string flag = "--kv " + past + "=" + present;
+  const int in = g.find_tensor(past), out = g.find_tensor(present);
+  if (in < 0 || tensor(g, in).role != TensorRole::Input)
+    throw Error(ErrorKind::Usage, flag + ": '" + past + "' is not a graph input (inputs: " + names_of(g, g.inputs) + ")");
+  if (out < 0 || std::find(g.outputs.begin(), g.outputs.end(), out) == g.outputs.end())
+    throw Error(ErrorKind::Usage,
+                flag + ": '" + present + "' is not a graph output (outputs: " + names_of(g, g.outputs) + ")");
+  const Tensor& a = tensor(g, in);
+  const Tensor& b = tensor(g, out);
+  if (!is_float(a.dtype) || a.dtype != b.dtype)
+    throw Error(ErrorKind::Usage, flag + ": a cache pair is two float tensors of one dtype, not " +
+                                      dtype_name(a.dtype) + " and " + dtype_name(b.dtype));
+  if (!a.shape.rank_known || !b.shape.rank_known || a.shape.dims.size() != b.shape.dims.size() ||
+      a.shape.dims.size() < 2)
+    throw Error(ErrorKind::Usage, flag + ": the two must have one rank (at least 2), not " + a.shape.to_string() +
+                                      " and " + b.shape.to_string());
+  int axis = growing_axis(a.shape, b.shape);
+  if (axis < 0) axis = named_seq_axis(a.shape);
+  return {past, present, axis};
+}
+
+// ONNX Runtime GenAI's layout: every cache input is the past_key (input 3) or
+// past_value (input 4) of a com.microsoft GroupQueryAttention, which keeps
+// max(past rows, total_sequence_length) rows in present: the runtime feeds
+// one buffer of the maximum length as past and gets it back as present.
+bool shared_buffer_layout(const Graph& g, const KvCache& cache) {
+  for (const KvCacheTensor& t : cache.tensors) {
+    const int id = g.find_tensor(t.input);
+    bool read_as_past = false;
+    for (int c : tensor(g, id).consumers) {
+      const Node& n = g.nodes[size_t(c)];
+      if (n.op_type != "GroupQueryAttention" || n.domain != "com.microsoft") continue;
+      for (size_t k = 3; k < 5 && k < n.inputs.size(); ++k) read_as_past = read_as_past || n.inputs[k] == id;
+    }
+    if (!read_as_past) return false;
+  }
+  return !cache.tensors.empty();
+}
+
+// Whether tensor t is computed from position ids or a Range (within a few
+// producers, through reshapes, casts and arithmetic): the positions a
+// position table is indexed with, as opposed to the token ids.
+bool from_positions(const Graph& g, int t, const std::set<std::string>& cache_inputs, int depth = 0) {
+  if (t < 0 || depth > 6) return false;
+  const Tensor& x = tensor(g, t);
+  if (x.role == TensorRole::Input)
+    return contains(lower(x.name), "position") && !cache_inputs.count(x.name);
+  if (x.producer < 0) return false;
+  const Node& n = g.nodes[size_t(x.producer)];
+  if (n.op_type == "Range") return true;
+  for (int in : n.inputs)
+    if (from_positions(g, in, cache_inputs, depth + 1)) return true;
+  return false;
+}
+
+// KvCache::max_context: the rows of a learned position table (a Gather of a
+// constant 2-D table indexed by positions) or of a rotary cos cache.
+void find_max_context(const Graph& g, const std::set<std::string>& cache_inputs, KvCache& cache) {
+  auto take = [&](int table, const std::string& what) {
+    const Tensor& t = tensor(g, table);
+    if (!t.is_constant() || !t.shape.rank_known || t.shape.dims.empty() || !t.shape.dims[0].known()) return;
+    const int64_t rows = t.shape.dims[0].value;
+    if (rows <= 0 || (cache.max_context >= 0 && rows >= cache.max_context)) return;
+    cache.max_context = rows;
+    cache.max_context_source = what + " '" + t.name + "' (" + std::to_string(rows) + " rows)";
+  };
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "Gather" && n.domain.empty() && n.inputs.size() == 2 && n.inputs[0] >= 0 &&
+        tensor(g, n.inputs[0]).shape.dims.size() == 2 && from_positions(g, n.inputs[1], cache_inputs))
+      take(n.inputs[0], "position table");
+    if (n.domain != "com.microsoft") continue;
+    if (n.op_type == "GroupQueryAttention" && n.attr_int("do_rotary", 0) != 0 && n.inputs.size() > 7 &&
+        n.inputs[7] >= 0)
+      take(n.inputs[7], "GroupQueryAttention cos_cache");
+    if (n.op_type == "RotaryEmbedding" && n.inputs.size() > 2 && n.inputs[2] >= 0)
+      take(n.inputs[2], "RotaryEmbedding cos_cache");
+  }
+}
+
 }  // namespace
 
-std::optional<KvCache> find_kv_cache(const Model& model) {
+std::map<std::string, int64_t> KvCache::bindings(int64_t seq, int64_t past) const {
+  std::map<std::string, int64_t> b;
+  if (!seq_dim.empty()) b[seq_dim] = seq;
+  if (!past_dim.empty()) b[past_dim] = past;
+  for (const auto& t : total_dims) b[t] = past + seq;
+  return b;
+}
+
+std::optional<KvCache> find_kv_cache(const Model& model,
+                                     const std::vector<std::pair<std::string, std::string>>& explicit_pairs) {
   const Graph& g = model.graph;
   std::map<std::string, int> outputs;
   for (int k : g.outputs) outputs[tensor(g, k).name] = k;
   KvCache cache;
   std::set<int> used_outputs;
+  if (!explicit_pairs.empty()) {
+    cache.recognised_by = "--kv";
+    for (const auto& [past, present] : explicit_pairs) cache.tensors.push_back(explicit_pair(g, past, present));
+  }
   // By name: a float input of rank 3 or more called past* / *cache* with an
   // output named as its present.
-  for (int k : g.inputs) {
+  for (int k : explicit_pairs.empty() ? g.inputs : std::vector<int>{}) {
     const Tensor& in = tensor(g, k);
     const std::string name = lower(in.name);
     if (!is_float(in.dtype) || !in.shape.rank_known || in.shape.dims.size() < 3) continue;
@@ -112,7 +218,7 @@ std::optional<KvCache> find_kv_cache(const Model& model) {
       break;
     }
   }
-  cache.recognised_by = "name";
+  if (explicit_pairs.empty()) cache.recognised_by = "name";
   // By shape: a float input (not the first) whose output of the same dtype
   // and rank differs from it on exactly one axis, where the input's dim is
   // symbolic or smaller.
@@ -172,6 +278,9 @@ std::optional<KvCache> find_kv_cache(const Model& model) {
           &d != &in.shape.dims.front())
         cache.total_dims.push_back(d.symbol);
   }
+
+  cache.layout = shared_buffer_layout(g, cache) ? "shared buffer" : "separate";
+  find_max_context(g, cache_inputs, cache);
 
   // Sizes at the bound shapes.
   int64_t past = 0, present = 0;
@@ -261,11 +370,9 @@ DecoderBindings decoder_bindings(const std::string& path, const LoadOptions& opt
     throw Error(ErrorKind::Usage, "--prompt must be between 1 and --context (" + std::to_string(context) + ")");
   // The cache and its symbols, on the model as the user bound it.
   const Model unbound = load_model(path, options);
-  const std::optional<KvCache> cache = find_kv_cache(unbound);
+  const std::optional<KvCache> cache = find_kv_cache(unbound, options.kv_pairs);
   if (!cache)
-    throw Error(ErrorKind::Usage,
-                "--context: no KV cache recognised (no past*/cache* inputs paired with present* outputs, and no "
-                "input/output pairs that differ on one growing axis): bind the dims with --dim instead");
+    throw Error(ErrorKind::Usage, std::string("--context: ") + kNoKvCacheRecognised + "; or bind the dims with --dim instead");
   if (cache->past_dim.empty())
     throw Error(ErrorKind::Usage, "--context: the KV cache input '" + cache->tensors.front().input +
                                       "' has no symbolic sequence dim to bind: bind the dims with --dim instead");
@@ -274,10 +381,7 @@ DecoderBindings decoder_bindings(const std::string& path, const LoadOptions& opt
                 "--context: no token input with a symbolic sequence dim (input_ids [batch, seq]) to bind: bind "
                 "the dims with --dim instead");
   auto bind = [&](int64_t seq, int64_t past) {
-    std::map<std::string, int64_t> b;
-    b[cache->seq_dim] = seq;
-    b[cache->past_dim] = past;
-    for (const auto& t : cache->total_dims) b[t] = past + seq;
+    const std::map<std::string, int64_t> b = cache->bindings(seq, past);
     for (const auto& [k, v] : b)
       if (options.dim_values.count(k))
         throw Error(ErrorKind::Usage, "--context binds '" + k + "', which --dim binds too: give one of them");

@@ -150,8 +150,10 @@ class Bert(nn.Module):
         return x, torch.tanh(self.pool(x[:, 0]))
 
 
-def export_gpt2(path, layers, positions, d=768, heads=12, vocab=50257):
-    model = GPT2(layers=layers, d=d, heads=heads, vocab=vocab, positions=positions).eval()
+def export_gpt2(path, layers, positions, d=768, heads=12, vocab=50257, model=None):
+    """Exports `model` (a GPT2 of these sizes; a new one when None)."""
+    model = model if model is not None else GPT2(layers=layers, d=d, heads=heads, vocab=vocab, positions=positions)
+    model = model.eval()
     head = d // heads
     ids = torch.randint(0, vocab, (1, 4))
     past = [torch.randn(1, heads, 3, head) for _ in range(2 * layers)]

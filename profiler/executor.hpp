@@ -63,6 +63,12 @@ struct ExecOptions {
   // softmax...) move by one unit in the last place of max(|y|, 1), up or
   // down at random: another runtime's approximation of the same function.
   bool nudge_approximations = false;
+  // The caller hands its KV-cache buffers over (a generation loop in ONNX
+  // Runtime GenAI's shared-buffer layout, KvCache::layout): a
+  // com.microsoft GroupQueryAttention whose past_key / past_value already hold
+  // present's rows writes the step's rows into them and returns them as
+  // present, instead of a new copy. Off: graph inputs are never written.
+  bool share_kv_buffers = false;
 };
 
 // Loads every constant of the model as a tensor on the device: inline bytes,

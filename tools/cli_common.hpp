@@ -20,7 +20,7 @@ namespace modelstat::cli {
 
 struct ModelArgs {
   std::string model;
-  std::vector<std::string> inputs, dims, branches, trip_counts;
+  std::vector<std::string> inputs, dims, branches, trip_counts, kv;
   int64_t default_batch = 1;
   bool allow_custom_domains = false;
 
@@ -30,6 +30,12 @@ struct ModelArgs {
     for (const auto& s : dims) parse_dim_spec(s, o);
     for (const auto& s : branches) parse_branch_spec(s, o);
     for (const auto& s : trip_counts) parse_trip_count_spec(s, o);
+    for (const auto& s : kv) {
+      const size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+        throw_usage("--kv takes PAST=PRESENT (a cache input and the output that returns it), got '" + s + "'");
+      o.kv_pairs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
     if (default_batch < 1) throw_usage("--default-batch must be at least 1");
     o.default_batch = default_batch;
     o.allow_custom_domains = allow_custom_domains;
@@ -96,6 +102,11 @@ inline void add_model_flags(CLI::App& cmd, ModelArgs& m) {
                  "default: the costlier one, with a notice)");
   cmd.add_option("--trip-count", m.trip_counts,
                  "Trip count of a Loop the model does not fix, NODE=N (repeatable; default: one trip, with a notice)");
+  cmd.add_option("--kv", m.kv,
+                 "A KV-cache pair of a decoder, PAST=PRESENT: the graph input holding the cache and the output "
+                 "returning it one step longer (repeatable; all pairs, in place of the cache recognised by name "
+                 "or shape), for --context and --generate")
+      ->type_name("PAST=PRESENT");
 }
 
 // formats: what -f accepts, the first being the default (`report` adds html and trace).
@@ -114,6 +125,10 @@ inline void add_output_flags(CLI::App& cmd, OutputArgs& o,
   cmd.add_flag("--no-nodes", o.no_nodes, "Leave the per-layer rows out of table and Markdown output");
   cmd.add_option("--group-by", o.group_by, kGroupByHelp)->type_name("block|op|re:REGEX");
 }
+
+// A CLI11 transform of a duration with its unit ("10ms", "0.5s", "250us",
+// "µs", "40ns") into seconds (fit_command.cc): fit's budgets, --slo.
+CLI::Validator duration_seconds();
 
 // Ceilings named on the command line: --ceilings FILE (read now, so a wrong
 // file fails before any measurement), else --datasheet NAME; nullopt when

@@ -76,11 +76,15 @@ CLI::Validator byte_size() {
                           "a memory size", "8GiB, 512MiB, 1.5GB, 4096B", /*integral=*/true);
 }
 
+}  // namespace
+
 // "10ms", "0.5s", "250us" (also "µs"), "40ns": a unit is required.
 CLI::Validator duration_seconds() {
   return number_with_unit({{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ns", 1e-9}}, "a duration",
                           "10ms, 0.5s, 250us", /*integral=*/false);
 }
+
+namespace {
 
 // A duration with an optional "/token" suffix (fit --context's per-token
 // budget), which it strips and records in `per_token`.

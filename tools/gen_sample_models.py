@@ -400,6 +400,25 @@ def build_tiny_gpt2_kv(out):
     return [path]
 
 
+def build_tiny_gqa_kv(out):
+    """A 2-layer decoder in ONNX Runtime GenAI's layout (bench/genai_layout_model.py):
+    hidden 64, 4 query heads and 2 KV heads of 16, com.microsoft GroupQueryAttention
+    with rotary inside it (cos / sin caches of 128 positions), RMS norms, SiLU-gated
+    MLP 128, vocabulary 256; inputs input_ids, attention_mask [batch, total] and
+    past_key_values.{i}.key / value [batch, 2, past, 16]."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "genai_layout_model", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
+                                           "genai_layout_model.py"))
+    gm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gm)
+    m = gm.build(layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128, vocab=256, max_positions=128, seed=7,
+                 producer=PRODUCER)
+    path = os.path.join(out, "tiny_gqa_kv.onnx")
+    _save(m, path)
+    return [path]
+
+
 def build_tiny_yolo(out):
     torch.manual_seed(5)
     model = TinyYolo()
@@ -601,6 +620,7 @@ def main():
     written += build_tiny_bert(out)
     written += build_tiny_gpt2(out)
     written += build_tiny_gpt2_kv(out)
+    written += build_tiny_gqa_kv(out)
     written += build_tiny_yolo(out)
     written += build_constant_weights(out)
     written += build_tied_weights(out)

@@ -10,6 +10,7 @@
 #include "modelstat/profile.hpp"
 #include "profiler/verify.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/generate_command.hpp"
 #include "tools/profile_flags.hpp"
 #include "tools/writers/writers.hpp"
 
@@ -23,6 +24,8 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
       "whole-model pass, a separate per-layer pass (layer sum shown next to the whole), copies timed apart, "
       "repeated until the median is stable, cold start reported apart.");
   add_profile_flags(*profile, *args);
+  auto generation = std::make_shared<GenerationArgs>();  // --generate P:G hands over to generate_command.cc
+  add_generation_flags(*profile, *generation);
   auto compute = [args] {
     const std::optional<GroupRule> group_rule = args->output.group_rule();
     ProfileResult result = profile_model(args->model.model, args->model.load_options(), args->options);
@@ -35,8 +38,9 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
     ro.show_all_nodes = !args->output.no_nodes;
     return ro;
   };
-  auto run = [args, compute, report_options] {
+  auto run = [args, generation, compute, report_options] {
     args->finish();
+    if (generation->requested()) return run_generation(*args, *generation, std::nullopt);
     const ProfileResult result = compute();
     auto writer = make_profile_writer(args->output.format);
     ReportOptions ro = report_options();
@@ -46,8 +50,9 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
     });
     return 0;
   };
-  auto render = [args, compute, report_options]() -> Rendered {
+  auto render = [args, generation, compute, report_options]() -> Rendered {
     args->finish();
+    if (generation->requested()) return render_generation(*args, *generation, std::nullopt);
     const ProfileResult result = compute();
     const ReportOptions ro = report_options();
     std::ostringstream json, table;

@@ -15,7 +15,9 @@
 #include "modelstat/profile.hpp"
 #include "profiler/ceilings_probe.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/generate_command.hpp"
 #include "tools/profile_flags.hpp"
+#include "tools/run_ceilings.hpp"
 
 namespace modelstat::cli {
 
@@ -25,6 +27,7 @@ const std::vector<std::string> kReportFormats = {"table", "json", "csv", "md", "
 
 struct ReportArgs {
   ProfileArgs profile;
+  GenerationArgs generation;  // --generate P:G hands over to generate_command.cc
   std::string ceilings_file;           // --ceilings FILE
   std::string datasheet;               // --datasheet NAME
   std::map<std::string, std::string> extra_outputs;  // format -> FILE (--html FILE, --json FILE, ...)
@@ -39,50 +42,6 @@ std::optional<DeviceCeilings> checked_explicit_ceilings(const ReportArgs& a) {
     throw_usage("the ceilings " + (a.ceilings_file.empty() ? "'" + a.datasheet + "'" : "in '" + a.ceilings_file + "'") +
                 " are for a " + c->device_kind + " device, but --device is " + device);
   return c;
-}
-
-// Why saved ceilings do not fit this run ("" when they do): another kind of
-// device, another device of that kind, or (CPU) another thread count.
-std::string mismatch(const DeviceCeilings& c, const RunContext& run) {
-  if (c.device_kind != run.device_kind) return "are for a " + c.device_kind + " device";
-  if (!c.device_name.empty() && !run.device_name.empty() && c.device_name != run.device_name)
-    return "were measured on '" + c.device_name + "', this run is on '" + run.device_name + "'";
-  if (run.device_kind == "cpu" && c.threads != run.threads)
-    return "were measured with " + std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads") +
-           ", this run uses " + std::to_string(run.threads);
-  return {};
-}
-
-// No explicit ceilings: the file `modelstat device` saved when it is of this
-// device, else a quick measurement now. Each choice other than a fitting
-// saved file is said in a notice.
-DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunContext& run,
-                                       std::vector<std::string>& notices) {
-  const std::string path = default_ceilings_path(name_of(options.device));
-  const std::optional<DeviceCeilings> saved = load_ceilings(path);
-  std::string why;
-  if (saved) {
-    why = mismatch(*saved, run);
-    if (why.empty()) return *saved;
-    why = "the saved ceilings (" + path + ") " + why;
-  } else {
-    why = "no ceilings saved for this device (" + path + ")";
-  }
-  profiler::CeilingsProbeOptions probe;
-  probe.device = name_of(options.device);
-  probe.threads = run.threads;
-  probe.quick = true;
-  probe.op_costs = false;  // the roofline needs the roofs only
-  probe.dtypes = {"fp32"};
-  // The CPU probe measures fp32 only (ceilings_probe.cc): a CPU run in fp16
-  // (a float16 model in its own dtype) is drawn against the fp32 roof, which
-  // join_profile says.
-  if (options.device != DeviceKind::Cpu && (run.dtype == "fp16" || run.dtype == "bf16"))
-    probe.dtypes.push_back(run.dtype);
-  DeviceCeilings quick = profiler::measure_ceilings(probe);
-  notices.push_back(why + ": measured quick ceilings for this report (a few seconds, less accurate); run "
-                          "`modelstat device` to measure and save accurate ceilings");
-  return quick;
 }
 
 ReportOptions report_options(const ReportArgs& a) {
@@ -161,6 +120,7 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
       "memory ceiling bounds the node, and its efficiency against that ceiling. Hotspots by time, every node, "
       "a summary by op type. Needs the per-layer pass (--no-layers is refused).");
   add_profile_flags(*cmd, args->profile, kReportFormats);
+  add_generation_flags(*cmd, args->generation);
   cmd->get_option("--top")->description("Hotspot nodes to list, by median time; 0 for none");
   cmd->get_option("--no-layers")->description("Refused: the report needs the per-layer pass");
   cmd->get_option("--no-nodes")->description("Leave the per-node rows out of table and Markdown (JSON and CSV keep them)");
@@ -205,13 +165,21 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
       "(docs/report-json.md). The trace is Chrome Trace Event JSON of the instrumented iteration whose layer\n"
       "sum is the median, nodes back to back; open it in ui.perfetto.dev or chrome://tracing.\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input.");
+  // --generate: the generation report, with the ceilings named here (or the saved or quick ones).
+  auto generation_report = [args] {
+    return GenerationReport{checked_explicit_ceilings(*args), args->extra_outputs};
+  };
   commands.push_back({cmd,
-                      [args] {
+                      [args, generation_report] {
                         args->profile.finish();
+                        if (args->generation.requested())
+                          return run_generation(args->profile, args->generation, generation_report());
                         return run_report(*args);
                       },
-                      [args] {
+                      [args, generation_report] {
                         args->profile.finish();
+                        if (args->generation.requested())
+                          return render_generation(args->profile, args->generation, generation_report());
                         return render_report(*args);
                       }});
 }

@@ -52,6 +52,19 @@ double sample_stddev(const std::vector<double>& x) {
   return std::sqrt(static_cast<double>(ss / static_cast<long double>(x.size() - 1)));
 }
 
+LineFit least_squares_line(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.empty() || x.size() != y.size()) return {kNaN, kNaN};
+  const double mx = mean(x), my = mean(y);
+  long double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += static_cast<long double>(x[i] - mx) * (y[i] - my);
+    sxx += static_cast<long double>(x[i] - mx) * (x[i] - mx);
+  }
+  if (sxx == 0) return {0.0, my};
+  const double slope = static_cast<double>(sxy / sxx);
+  return {slope, my - slope * mx};
+}
+
 double percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return kNaN;
   p = std::clamp(p, 0.0, 1.0);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "modelstat/graph.hpp"
@@ -32,6 +33,9 @@ struct LoadOptions {
   std::map<std::string, bool> branches;
   // --trip-count NODE=N: a Loop's trip count when the model does not fix it.
   std::map<std::string, int64_t> trip_counts;
+  // --kv PAST=PRESENT: the KV cache given by hand, (graph input, graph output)
+  // pairs, in place of the cache find_kv_cache recognises (decoder.cc).
+  std::vector<std::pair<std::string, std::string>> kv_pairs;
 };
 
 // How sure a node's cost is.
@@ -133,7 +137,21 @@ struct KvCacheTensor {
 
 struct KvCache {
   std::vector<KvCacheTensor> tensors;
-  std::string recognised_by;  // "name" or "shape"
+  std::string recognised_by;  // "name", "shape" or "--kv"
+  // How a runtime holds it between steps: "separate" (each step returns a new
+  // present tensor, past + the step's rows, which becomes the next past) or
+  // "shared buffer" (ONNX Runtime GenAI's layout: every cache input is read
+  // by a com.microsoft GroupQueryAttention as its past_key / past_value; the
+  // runtime allocates one buffer of the maximum length per tensor, feeds it as
+  // past and receives it as present, the step's rows written in place).
+  std::string layout = "separate";
+  // The longest context the model holds (tokens), -1 when it sets none: the
+  // rows of its learned position table (a Gather of a constant [N, d] table
+  // whose indices come from position ids or a Range, GPT-2's wpe) or of a
+  // rotary cos cache (GroupQueryAttention / RotaryEmbedding); the smallest
+  // when there are several. max_context_source says which.
+  int64_t max_context = -1;
+  std::string max_context_source;
   // Symbols of the dims that a context length binds: the cache's sequence
   // axis (past), the token input's sequence axis (seq) and the dims equal to
   // past + seq (an attention mask's); empty where the model fixes the dim.
@@ -145,6 +163,10 @@ struct KvCache {
   int64_t past_bytes = -1, present_bytes = -1;
   int64_t past_length = -1, present_length = -1;
   int64_t bytes_per_token = -1;
+
+  // The dims a step of `seq` new tokens after `past` cached ones binds: seq,
+  // past and the totals (past + seq); only the symbols the model has.
+  std::map<std::string, int64_t> bindings(int64_t seq, int64_t past) const;
 };
 
 // One step of a decoder at a context length: prefill (`tokens` = the prompt,
@@ -260,8 +282,16 @@ struct DecoderBindings {
 };
 DecoderBindings decoder_bindings(const std::string& path, const LoadOptions& options, int64_t context, int64_t prompt);
 
-// The KV cache of a loaded model; nullopt when it has none.
-std::optional<KvCache> find_kv_cache(const Model& model);
+// What find_kv_cache looks for, for an error when it finds none: "no KV cache
+// recognised (looked for ...): name the pairs with --kv PAST=PRESENT".
+extern const char* const kNoKvCacheRecognised;
+
+// The KV cache of a loaded model; nullopt when it has none. `explicit_pairs`
+// (--kv PAST=PRESENT), when given, is the cache: each pair must name a float
+// graph input and a graph output of its dtype and rank (Error(Usage) naming
+// the flag otherwise).
+std::optional<KvCache> find_kv_cache(const Model& model,
+                                     const std::vector<std::pair<std::string, std::string>>& explicit_pairs = {});
 
 // Parse "1x3x224x224" (also "1,3,224,224"). Throws Error(Usage).
 std::vector<int64_t> parse_shape_spec(const std::string& text);

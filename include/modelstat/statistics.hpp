@@ -50,6 +50,16 @@ double mean(const std::vector<double>& x);
 // 0 for n = 1, NaN for n = 0.
 double sample_stddev(const std::vector<double>& x);
 
+// Ordinary least-squares line y = slope * x + intercept through (x_i, y_i):
+//   slope = sum_i (x_i - mean x)(y_i - mean y) / sum_i (x_i - mean x)^2,
+//   intercept = mean y - slope * mean x.
+// slope 0 and intercept mean y when every x is the same; NaN both for n = 0 or
+// x and y of different lengths. (A decode step's time against its context.)
+struct LineFit {
+  double slope = 0, intercept = 0;
+};
+LineFit least_squares_line(const std::vector<double>& x, const std::vector<double>& y);
+
 // Percentile of ascending-sorted data, Hyndman-Fan type 7 (NumPy default):
 //   h = (n - 1) * p,   lo = floor(h),
 //   Q(p) = x[lo] + (h - lo) * (x[lo + 1] - x[lo])        (0-based x; x[n] := x[n - 1]).

@@ -3,9 +3,13 @@
 // Attention and RotaryEmbedding, as ATen calls. Each op reshapes its inputs
 // to heads ([B, N, S, H]), builds one additive bias of its masks, and runs
 // the one core, softmax(Q K^T * scale + bias) V, with K/V heads shared by
-// groups of query heads (GQA). What the float path of these ops does not
-// cover (quantized KV caches, shared past/present buffers, packed batching,
-// beam-search cache indirection...) is refused with an error naming the node.
+// groups of query heads (GQA). GroupQueryAttention's shared past/present
+// buffer (ONNX Runtime GenAI's) is written in place when the run hands its
+// buffers over (ExecContext::share_kv_buffers). What the float path of these
+// ops does not cover (quantized KV caches, MultiHeadAttention's shared
+// buffers, packed batching, beam-search cache indirection...) is refused with
+// an error naming the node.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -50,8 +54,23 @@ at::Tensor attend(const ExecContext& ctx, const at::Tensor& q_in, at::Tensor k, 
     fail_input(ctx, "query heads (" + std::to_string(nq) + ") must be a multiple of key/value heads (" +
                         std::to_string(nkv) + ")");
   if (nq != nkv) {
-    k = k.repeat_interleave(nq / nkv, 1);
-    v = v.repeat_interleave(nq / nkv, 1);
+    // Grouped heads: query head j reads key/value head j / g (g = nq / nkv).
+    // The g query heads of a group are stacked as g * S rows of one product
+    // with their shared keys, rather than the keys copied g times (a decode
+    // step would otherwise copy its whole cache (g - 1) times).
+    const int64_t g = nq / nkv, b = q.size(0), s = q.size(2), t = k.size(2);
+    const at::Tensor qg = q.reshape({b, nkv, g * s, q.size(3)});
+    at::Tensor scores = (at::matmul(qg, k.transpose(-1, -2)) * scale).view({b, nkv, g, s, t});
+    if (softcap > 0) scores = at::tanh(scores / softcap) * softcap;
+    if (bias.defined()) {
+      // [B or 1, N or 1, S, T] -> [B or 1, N_kv or 1, g or 1, S, T].
+      at::Tensor b5 = bias.dim() == 4 && bias.size(1) == nq ? bias.reshape({bias.size(0), nkv, g, bias.size(2), bias.size(3)})
+                      : bias.dim() == 4 ? bias.unsqueeze(2)
+                                        : bias;
+      scores = scores + b5.to(scores.device(), scores.scalar_type());
+    }
+    const at::Tensor probs = at::softmax(scores, -1).view({b, nkv, g * s, t});
+    return at::matmul(probs, v).view({b, nq, s, v.size(3)}).to(dtype);
   }
   at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale;
   if (softcap > 0) scores = at::tanh(scores / softcap) * softcap;
@@ -313,23 +332,32 @@ void exec_group_query_attention(ExecContext& ctx) {
     const bool interleaved = node.attr_int("rotary_interleaved", 0) != 0;
     q = rotate(ctx, q, cos, sin, interleaved), k = rotate(ctx, k, cos, sin, interleaved);
   }
-  at::Tensor present_k = at::zeros({b, kv_heads, present_rows, h}, q.options());
-  at::Tensor present_v = at::zeros({b, kv_heads, present_rows, h}, q.options());
+  // ONNX Runtime's shared buffer (ExecContext::share_kv_buffers): a past
+  // buffer that already holds present's rows gets the step's rows written in
+  // place and is returned as present, as the runtime does when IO binding
+  // gives past and present one buffer. Otherwise present is a new tensor.
+  const bool in_place = ctx.share_kv_buffers() && past_k.defined() && present_rows == past_rows &&
+                        ctx.input(3).is_contiguous() && ctx.input(4).is_contiguous();
+  at::Tensor present_k = in_place ? ctx.input(3) : at::zeros({b, kv_heads, present_rows, h}, q.options());
+  at::Tensor present_v = in_place ? ctx.input(4) : at::zeros({b, kv_heads, present_rows, h}, q.options());
   for (int64_t i = 0; i < b; ++i) {
-    if (past_len[i] > 0) {
+    if (past_len[i] > 0 && !in_place) {
       present_k[i].narrow(1, 0, past_len[i]).copy_(past_k[i].narrow(1, 0, past_len[i]));
       present_v[i].narrow(1, 0, past_len[i]).copy_(past_v[i].narrow(1, 0, past_len[i]));
     }
     present_k[i].narrow(1, past_len[i], s).copy_(k[i]);
     present_v[i].narrow(1, past_len[i], s).copy_(v[i]);
   }
+  // Keys from max_b T_b on are masked for every query: attention reads the
+  // first `keys` rows only (a shared buffer's unused tail is never touched).
+  const int64_t keys = *std::max_element(valid.begin(), valid.end());
   // Masked: keys from T_b on; with causal, keys after the query's position
   // P_b + i; with local_window_size W >= 0, keys W or more before it (the
   // window holds W keys, the query's own included, as ONNX Runtime counts it).
   const bool causal = node.attr_int("causal", 1) != 0;
   const int64_t window = node.attr_int("local_window_size", -1);
   const at::Tensor row = at::arange(s, at::kLong).view({1, s, 1}),
-                   col = at::arange(present_rows, at::kLong).view({1, 1, present_rows});
+                   col = at::arange(keys, at::kLong).view({1, 1, keys});
   const at::Tensor query_pos = row + at::tensor(past_len, at::kLong).view({b, 1, 1});
   at::Tensor masked = col >= at::tensor(valid, at::kLong).view({b, 1, 1});
   if (causal) masked = masked | (col > query_pos);
@@ -339,12 +367,12 @@ void exec_group_query_attention(ExecContext& ctx) {
     at::Tensor extra = compute_float(ctx.input(10));
     if (extra.dim() != 4 || extra.size(-1) > present_rows)
       fail_input(ctx, "attention_bias " + c10::str(extra.sizes()) + " is not [B or 1, N or 1, S, total]");
-    if (extra.size(-1) < present_rows)
-      extra = at::constant_pad_nd(extra, {0, present_rows - extra.size(-1)}, 0.0);
+    extra = extra.size(-1) < keys ? at::constant_pad_nd(extra, {0, keys - extra.size(-1)}, 0.0)
+                                  : extra.narrow(-1, 0, keys);
     bias = add_bias(bias, extra);
   }
-  const at::Tensor y =
-      attend(ctx, q, present_k, present_v, bias, scale_or_default(ctx, h), node.attr_float("softcap", 0.0));
+  const at::Tensor y = attend(ctx, q, present_k.narrow(2, 0, keys), present_v.narrow(2, 0, keys), bias,
+                              scale_or_default(ctx, h), node.attr_float("softcap", 0.0));
   const at::ScalarType cache_type = past_k.defined() ? ctx.input(3).scalar_type() : query.scalar_type();
   ctx.outputs = {from_heads(y).to(query.scalar_type())};
   if (ctx.num_outputs() > 1) ctx.outputs.push_back(present_k.to(cache_type));

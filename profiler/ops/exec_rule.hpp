@@ -80,6 +80,11 @@ class ExecContext {
   bool nudge_requantisers() const { return nudge_requantisers_; }
   void set_nudge_requantisers(bool nudge) { nudge_requantisers_ = nudge; }
 
+  // ExecOptions::share_kv_buffers: a GroupQueryAttention whose past buffers
+  // already hold present's rows writes the step's rows into them in place.
+  bool share_kv_buffers() const { return share_kv_buffers_; }
+  void set_share_kv_buffers(bool share) { share_kv_buffers_ = share; }
+
   // Control flow: runs one of this node's subgraphs (see SubgraphRunner).
   // Throws Error(Runtime) when the executor set no runner.
   std::vector<at::Tensor> run_subgraph(const Graph& body, const std::vector<at::Tensor>& inputs) const;
@@ -89,6 +94,7 @@ class ExecContext {
   std::vector<bool> reusable_;
   const SubgraphRunner* runner_ = nullptr;
   bool nudge_requantisers_ = false;
+  bool share_kv_buffers_ = false;
   const Graph& graph_;
   const Node& node_;
   int64_t opset_;

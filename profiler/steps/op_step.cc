@@ -136,6 +136,7 @@ class OpStep : public Step {
       ExecContext ctx(r.graph, node, opset_, std::move(inputs), options.device, float_dtype);
       ctx.set_reusable(std::move(reuse));
       ctx.set_nudge_requantisers(options.nudge_requantisers);
+      ctx.set_share_kv_buffers(options.share_kv_buffers);
       if (has_subgraphs_)
         ctx.set_subgraph_runner(&runner.emplace(r.executor, r.env, r.subgraph_hook, r.shape_signature));
       return ctx;

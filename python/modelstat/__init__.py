@@ -28,7 +28,7 @@ from ._errors import CannotRunError, Error, InputError, RuntimeFailure, UsageErr
 __version__ = _core.version
 __all__ = [
     "analyze", "profile", "report", "fit", "compare", "from_torch",
-    "Result", "Analysis", "Profile", "Report", "Fit", "Comparison",
+    "Result", "Analysis", "Profile", "Report", "Generation", "Fit", "Comparison",
     "Error", "UsageError", "InputError", "CannotRunError", "RuntimeFailure",
 ]
 
@@ -96,6 +96,18 @@ class Report(Result):
     """``modelstat report`` (docs/report-json.md): ``totals`` = ``whole``, ``rows`` = ``nodes``."""
 
     _totals_key = "whole"
+
+
+class Generation(Result):
+    """``modelstat profile|report --generate P:G`` (docs/generation.md): ``totals`` = TTFT, TPOT, ITL and end to
+    end (timing summaries), ``rows`` = ``step_curve`` (decode step time against context); ``exit_code`` is 3
+    when an objective of ``slo=`` is not met."""
+
+    _rows_key = "step_curve"
+
+    @property
+    def totals(self):
+        return {k: self.record[k] for k in ("ttft", "tpot", "itl", "end_to_end")}
 
 
 class Fit(Result):
@@ -181,7 +193,10 @@ class _ModelPath:
 
 def _run(module, subcommand, positional, options, result_type):
     text, table, exit_code = module.run([subcommand] + positional + _flag_args(options))
-    return result_type(json.loads(text), table, exit_code)
+    record = json.loads(text)
+    if record.get("kind") == "generation":  # profile / report with generate="P:G"
+        result_type = Generation
+    return result_type(record, table, exit_code)
 
 
 def _profiler_module():
@@ -210,7 +225,8 @@ def profile(model, dims=None, inputs=None, **options):
     """Measured latency (``modelstat profile``), whole model and per layer, with LibTorch.
 
     Flags as keywords: ``device="cpu"``, ``threads=1``, ``max_time=3``, ``iters=20``, ``batch_sweep=[1, 2, 4]``,
-    ``memory=True``, ``train_step=True``, ``no_layers=True``, ...
+    ``memory=True``, ``train_step=True``, ``no_layers=True``, ... ``generate="128:128"`` runs a decoder's
+    generation loop instead and returns a ``Generation`` (``slo="ttft=500ms,tpot=30ms"``).
     """
     module = _profiler_module()
     with _ModelPath(model) as path:

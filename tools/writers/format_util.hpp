@@ -278,6 +278,8 @@ struct ProfileDocument {
   std::vector<ProfileSection> sections;
 };
 ProfileDocument profile_document(const ProfileResult& result, const ReportOptions& options);
+// The "Context" section every measured report opens with (profile, generation).
+ProfileSection context_section(const RunContext& context);
 
 // Render a document as aligned terminal text (profile_table_writer.cc) or as
 // GitHub-flavoured Markdown (profile_markdown_writer.cc). The joined report

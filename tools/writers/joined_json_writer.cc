@@ -31,7 +31,80 @@ Json context_json(const JoinedReport& r) {
   return j;
 }
 
-Json roofline_json(const JoinedReport& r) {
+Json whole_json(const JoinedReport& r) {
+  const bool whole = r.profile.whole.count > 0 && r.profile.whole.median > 0;
+  Json j;
+  j["median_s"] = real(whole, r.profile.whole.median);
+  j["layer_sum_s"] = real(true, r.layer_sum_seconds);
+  j["flops"] = r.profile.analysis.totals.flops;
+  j["achieved_flops_per_s"] = real(whole, r.whole_achieved_flops_per_second);
+  j["efficiency"] = real(whole && r.peak_flops_per_second > 0, r.whole_efficiency);
+  j["achievable_efficiency"] = real(whole && r.whole_achievable_efficiency > 0, r.whole_achievable_efficiency);
+  return j;
+}
+
+Json op_type_json(const JoinedReport& r, const JoinedOpType& t) {
+  const bool none_known = t.nodes_not_exact == t.count;
+  Json j;
+  j["op_type"] = t.op_type;
+  j["count"] = t.count;
+  j["nodes_not_exact"] = t.nodes_not_exact;
+  j["flops"] = t.flops;
+  j["bytes"] = t.bytes;
+  j["time_s"] = real(true, t.seconds);
+  j["share_of_time"] = real(r.layer_sum_seconds > 0, t.share_of_time);
+  j["share_of_flops"] = real(!none_known && r.profile.analysis.totals.flops > 0, t.share_of_flops);
+  j["achieved_flops_per_s"] = real(!none_known && t.seconds > 0, t.achieved_flops_per_second);
+  return j;
+}
+
+class JoinedJsonWriter final : public JoinedWriter {
+ public:
+  void write(const JoinedReport& r, const ReportOptions& options, std::ostream& out) const override {
+    Json doc;
+    doc["schema_version"] = kJoinedJsonSchemaVersion;
+    doc["tool"] = "modelstat";
+    doc["kind"] = "report";
+    doc["cost_convention"] = kCostConvention ? kCostConvention : "";
+    doc["context"] = context_json(r);
+    doc["ceilings"] = r.ceilings;  // the ceilings file's keys (docs/ceilings.md)
+    doc["roofline"] = joined_roofline_json(r);
+    doc["whole"] = whole_json(r);
+    Json hotspots = Json::array();
+    const size_t top = std::min(r.hotspots.size(), size_t(std::max(options.top, 0)));
+    for (size_t i = 0; i < top; ++i) hotspots.push_back(r.nodes[size_t(r.hotspots[i])].index);
+    doc["hotspots"] = std::move(hotspots);
+    Json nodes = Json::array();
+    for (const JoinedNode& n : r.nodes) nodes.push_back(joined_node_json(r, n));
+    doc["nodes"] = std::move(nodes);
+    Json subgraph_nodes = Json::array();
+    for (const JoinedNode& n : r.subgraph_nodes) subgraph_nodes.push_back(joined_node_json(r, n));
+    doc["subgraph_nodes"] = std::move(subgraph_nodes);
+    // --group-by: the rule (null without one) and the nodes summed per group.
+    doc["group_by"] = r.profile.group_by.empty() ? Json(nullptr) : Json(r.profile.group_by);
+    Json groups = Json::array();
+    for (const LayerGroup& g : r.profile.groups) groups.push_back(joined_group_json(g));
+    doc["groups"] = std::move(groups);
+    Json by_type = Json::array();
+    for (const JoinedOpType& t : r.by_op_type) by_type.push_back(op_type_json(r, t));
+    doc["by_op_type"] = std::move(by_type);
+    doc["notices"] = r.notices;
+
+    // The profile document goes last, written by the profile JSON writer's
+    // own function one level down: it is then exactly the profile output.
+    report_detail::JsonStream json(out);
+    json.begin_object();
+    json.members(doc);
+    json.key("profile");
+    report_detail::write_profile_json(r.profile, options, json);
+    json.end_object();
+    out << '\n';
+  }
+};
+
+}  // namespace
+
+Json joined_roofline_json(const JoinedReport& r) {
   Json j;
   j["compute_dtype"] = r.compute_dtype;
   j["peak_flops_per_s"] = real(r.peak_flops_per_second > 0, r.peak_flops_per_second);
@@ -47,19 +120,7 @@ Json roofline_json(const JoinedReport& r) {
   return j;
 }
 
-Json whole_json(const JoinedReport& r) {
-  const bool whole = r.profile.whole.count > 0 && r.profile.whole.median > 0;
-  Json j;
-  j["median_s"] = real(whole, r.profile.whole.median);
-  j["layer_sum_s"] = real(true, r.layer_sum_seconds);
-  j["flops"] = r.profile.analysis.totals.flops;
-  j["achieved_flops_per_s"] = real(whole, r.whole_achieved_flops_per_second);
-  j["efficiency"] = real(whole && r.peak_flops_per_second > 0, r.whole_efficiency);
-  j["achievable_efficiency"] = real(whole && r.whole_achievable_efficiency > 0, r.whole_achievable_efficiency);
-  return j;
-}
-
-Json node_json(const JoinedReport& r, const JoinedNode& n) {
+Json joined_node_json(const JoinedReport& r, const JoinedNode& n) {
   Json j;
   j["index"] = n.index;
   j["name"] = n.name;
@@ -89,24 +150,9 @@ Json node_json(const JoinedReport& r, const JoinedNode& n) {
   return j;
 }
 
-Json op_type_json(const JoinedReport& r, const JoinedOpType& t) {
-  const bool none_known = t.nodes_not_exact == t.count;
-  Json j;
-  j["op_type"] = t.op_type;
-  j["count"] = t.count;
-  j["nodes_not_exact"] = t.nodes_not_exact;
-  j["flops"] = t.flops;
-  j["bytes"] = t.bytes;
-  j["time_s"] = real(true, t.seconds);
-  j["share_of_time"] = real(r.layer_sum_seconds > 0, t.share_of_time);
-  j["share_of_flops"] = real(!none_known && r.profile.analysis.totals.flops > 0, t.share_of_flops);
-  j["achieved_flops_per_s"] = real(!none_known && t.seconds > 0, t.achieved_flops_per_second);
-  return j;
-}
-
 // A group of the profile (LayerGroup) in the report's units and key names
 // (those of by_op_type: count, time_s, rates per second).
-Json group_json(const LayerGroup& g) {
+Json joined_group_json(const LayerGroup& g) {
   Json j;
   j["key"] = g.key;
   j["first_index"] = g.first_index;
@@ -122,52 +168,6 @@ Json group_json(const LayerGroup& g) {
   j["achieved_bytes_per_s"] = json_optional(g.achieved_bytes_per_second);
   return j;
 }
-
-class JoinedJsonWriter final : public JoinedWriter {
- public:
-  void write(const JoinedReport& r, const ReportOptions& options, std::ostream& out) const override {
-    Json doc;
-    doc["schema_version"] = kJoinedJsonSchemaVersion;
-    doc["tool"] = "modelstat";
-    doc["kind"] = "report";
-    doc["cost_convention"] = kCostConvention ? kCostConvention : "";
-    doc["context"] = context_json(r);
-    doc["ceilings"] = r.ceilings;  // the ceilings file's keys (docs/ceilings.md)
-    doc["roofline"] = roofline_json(r);
-    doc["whole"] = whole_json(r);
-    Json hotspots = Json::array();
-    const size_t top = std::min(r.hotspots.size(), size_t(std::max(options.top, 0)));
-    for (size_t i = 0; i < top; ++i) hotspots.push_back(r.nodes[size_t(r.hotspots[i])].index);
-    doc["hotspots"] = std::move(hotspots);
-    Json nodes = Json::array();
-    for (const JoinedNode& n : r.nodes) nodes.push_back(node_json(r, n));
-    doc["nodes"] = std::move(nodes);
-    Json subgraph_nodes = Json::array();
-    for (const JoinedNode& n : r.subgraph_nodes) subgraph_nodes.push_back(node_json(r, n));
-    doc["subgraph_nodes"] = std::move(subgraph_nodes);
-    // --group-by: the rule (null without one) and the nodes summed per group.
-    doc["group_by"] = r.profile.group_by.empty() ? Json(nullptr) : Json(r.profile.group_by);
-    Json groups = Json::array();
-    for (const LayerGroup& g : r.profile.groups) groups.push_back(group_json(g));
-    doc["groups"] = std::move(groups);
-    Json by_type = Json::array();
-    for (const JoinedOpType& t : r.by_op_type) by_type.push_back(op_type_json(r, t));
-    doc["by_op_type"] = std::move(by_type);
-    doc["notices"] = r.notices;
-
-    // The profile document goes last, written by the profile JSON writer's
-    // own function one level down: it is then exactly the profile output.
-    report_detail::JsonStream json(out);
-    json.begin_object();
-    json.members(doc);
-    json.key("profile");
-    report_detail::write_profile_json(r.profile, options, json);
-    json.end_object();
-    out << '\n';
-  }
-};
-
-}  // namespace
 
 std::unique_ptr<JoinedWriter> make_joined_json_writer() { return std::make_unique<JoinedJsonWriter>(); }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analyzer/measurements/record_json.hpp"
+#include "modelstat/joined.hpp"
 
 namespace modelstat::report_detail {
 
@@ -62,4 +63,17 @@ class JsonStream {
   std::string pending_key_;   // the key of the value about to be written
 };
 
+// Pieces of one document that another nests (the generation document's
+// phases): a layer of the profile document, its record with its join's
+// figures (join_layer) (profile_json_writer.cc).
+Json profile_layer_json(const LayerTiming& layer, const LayerCost& cost);
+
 }  // namespace modelstat::report_detail
+
+namespace modelstat::report {
+// The joined report's pieces (joined_json_writer.cc, docs/report-json.md):
+// its roofline, a node on it, a --group-by group in its units.
+Json joined_roofline_json(const JoinedReport& r);
+Json joined_node_json(const JoinedReport& r, const JoinedNode& n);
+Json joined_group_json(const LayerGroup& g);
+}  // namespace modelstat::report

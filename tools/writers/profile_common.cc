@@ -72,29 +72,6 @@ std::string layer_flops_text(const LayerCost& f) {
   return human_count(*f.flops) + (f.node->cost.status == CostStatus::UnknownShape ? "?" : "");
 }
 
-ProfileSection context_section(const ProfileResult& r) {
-  const RunContext& c = r.context;
-  ProfileSection s;
-  s.title = "Context";
-  std::string device = or_dash(c.device_name);
-  if (!c.device_kind.empty()) device += " (" + c.device_kind + ")";
-  s.fields = {{"device", device},
-              {"runtime / driver", or_dash(c.runtime_version) + " / " + or_dash(c.driver_version)},
-              {"LibTorch", or_dash(c.torch_version)},
-              {"threads", std::to_string(c.threads)},
-              {"dtype", or_dash(c.dtype)},
-              {"batch", std::to_string(c.batch)},
-              {"clocks", c.clocks.empty() ? std::string("not readable") : c.clocks},
-              {"timer", or_dash(c.timer)},
-              {"allocator", or_dash(c.allocator)},
-              {"blas", or_dash(c.blas)},
-              {"oneDNN isa", or_dash(c.onednn_isa)},
-              {"OpenMP", or_dash(c.openmp)},
-              {"date", or_dash(c.date)},
-              {"host", or_dash(c.host)}};
-  return s;
-}
-
 ProfileSection cold_section(const ColdStart& cold) {
   ProfileSection s;
   s.title = "Cold start (paid once; not in the steady-state numbers)";
@@ -358,6 +335,28 @@ ProfileSection train_step_section(const TrainStepResult& t) {
 
 }  // namespace
 
+ProfileSection context_section(const RunContext& c) {
+  ProfileSection s;
+  s.title = "Context";
+  std::string device = or_dash(c.device_name);
+  if (!c.device_kind.empty()) device += " (" + c.device_kind + ")";
+  s.fields = {{"device", device},
+              {"runtime / driver", or_dash(c.runtime_version) + " / " + or_dash(c.driver_version)},
+              {"LibTorch", or_dash(c.torch_version)},
+              {"threads", std::to_string(c.threads)},
+              {"dtype", or_dash(c.dtype)},
+              {"batch", std::to_string(c.batch)},
+              {"clocks", c.clocks.empty() ? std::string("not readable") : c.clocks},
+              {"timer", or_dash(c.timer)},
+              {"allocator", or_dash(c.allocator)},
+              {"blas", or_dash(c.blas)},
+              {"oneDNN isa", or_dash(c.onednn_isa)},
+              {"OpenMP", or_dash(c.openmp)},
+              {"date", or_dash(c.date)},
+              {"host", or_dash(c.host)}};
+  return s;
+}
+
 std::optional<double> giga(const std::optional<double>& per_second) {
   if (!per_second) return std::nullopt;
   return *per_second / 1e9;
@@ -400,7 +399,7 @@ std::optional<double> instrumentation_overhead(const ProfileResult& result) {
 ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& options) {
   ProfileDocument doc;
   doc.title = "modelstat profile: " + or_dash(r.analysis.model_path);
-  doc.sections.push_back(context_section(r));
+  doc.sections.push_back(context_section(r.context));
 
   ProfileSection conventions;
   conventions.lines = {kPercentileMethod, std::string("convention: ") + (kCostConvention ? kCostConvention : "")};

@@ -31,22 +31,6 @@ Json transfer_json(const TimingSummary& t, int64_t bytes) {
   return Json{{"bytes", bytes}, {"gb_per_s", bps ? json_number(*bps / 1e9) : Json(nullptr)}, {"time", t}};
 }
 
-// The layer record with the figures of its join with the analysis cost
-// (join_layer) between its name and its time, as docs/profile-json.md lists them.
-Json layer_json(const LayerTiming& layer, const LayerCost& f) {
-  Json j = layer;
-  j.erase("time");
-  j["cost_status"] = f.node ? Json(cost_status_name(f.node->cost.status)) : Json(nullptr);
-  j["flops"] = json_optional(f.flops);
-  j["macs"] = json_optional(f.macs);
-  j["bytes"] = json_optional(f.bytes);
-  j["share_of_layer_sum"] = json_optional(f.share_of_time);
-  j["achieved_gflops"] = json_optional(giga(f.achieved_flops_per_second));
-  j["achieved_gbps"] = json_optional(giga(f.achieved_bytes_per_second));
-  j["time"] = layer.time;
-  return j;
-}
-
 Json concurrency_json(const ProfileResult& r) {
   if (!r.concurrency) return Json(nullptr);
   const ConcurrencyResult& c = *r.concurrency;
@@ -73,6 +57,22 @@ class ProfileJsonWriter final : public ProfileWriter {
 
 }  // namespace
 
+// The layer record with the figures of its join with the analysis cost
+// (join_layer) between its name and its time, as docs/profile-json.md lists them.
+Json profile_layer_json(const LayerTiming& layer, const LayerCost& f) {
+  Json j = layer;
+  j.erase("time");
+  j["cost_status"] = f.node ? Json(cost_status_name(f.node->cost.status)) : Json(nullptr);
+  j["flops"] = json_optional(f.flops);
+  j["macs"] = json_optional(f.macs);
+  j["bytes"] = json_optional(f.bytes);
+  j["share_of_layer_sum"] = json_optional(f.share_of_time);
+  j["achieved_gflops"] = json_optional(giga(f.achieved_flops_per_second));
+  j["achieved_gbps"] = json_optional(giga(f.achieved_bytes_per_second));
+  j["time"] = layer.time;
+  return j;
+}
+
 void write_profile_json(const ProfileResult& r, const ReportOptions& options, JsonStream& json) {
   Json doc;
   doc["schema_version"] = kProfileJsonSchemaVersion;
@@ -89,12 +89,12 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
       r.whole.count > 0 ? json_optional(rate(double(r.context.batch), r.whole.median)) : Json(nullptr);
   Json layers = Json::array();
   const double sum = layer_median_sum(r);
-  for (const LayerTiming* layer : layers_in_order(r)) layers.push_back(layer_json(*layer, join_layer(r, *layer, sum)));
+  for (const LayerTiming* layer : layers_in_order(r)) layers.push_back(profile_layer_json(*layer, join_layer(r, *layer, sum)));
   doc["layers"] = std::move(layers);
   doc["subgraph_layer_sum"] = r.subgraph_layer_sum;
   Json subgraph_layers = Json::array();
   for (const LayerTiming& layer : r.subgraph_layers)
-    subgraph_layers.push_back(layer_json(layer, join_layer(r, layer, sum)));
+    subgraph_layers.push_back(profile_layer_json(layer, join_layer(r, layer, sum)));
   doc["subgraph_layers"] = std::move(subgraph_layers);
   // --group-by: the rule (null without one) and the layers summed per group.
   doc["group_by"] = r.group_by.empty() ? Json(nullptr) : Json(r.group_by);
