@@ -466,16 +466,17 @@ PayloadTable bind_payload_table(const onnx::ModelProto& model, const std::vector
 namespace {
 
 // A scalar integer/bool value evaluated at load time, if `name` has one.
-std::optional<int64_t> scalar_value(const std::unordered_map<std::string, IntValue>& values, const std::string& name) {
+std::optional<int64_t> scalar_value(const std::unordered_map<std::string, ConstValue>& values, const std::string& name) {
   auto it = values.find(name);
-  if (name.empty() || it == values.end() || it->second.values.size() != 1) return std::nullopt;
+  if (name.empty() || it == values.end() || it->second.values.size() != 1 || is_real_type(it->second.elem_type))
+    return std::nullopt;
   return it->second.values[0];
 }
 
 // What one run of an If / Loop executes, when it is known before running:
 // the user's --branch / --trip-count first, then a condition or count the
 // loader can evaluate (a constant, or shape arithmetic on bound inputs).
-void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std::string, IntValue>& values,
+void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std::string, ConstValue>& values,
                          ExternalDataPolicy& policy, Node& node) {
   if (np.op_type() == "If") {
     if (policy.branches) {
@@ -598,13 +599,13 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   // control flow pays nothing).
   // Subgraphs read this graph's values (and the enclosing graphs') by name:
   // `known` is what they see.
-  std::unordered_map<std::string, IntValue> values;
+  std::unordered_map<std::string, ConstValue> values;
   ScopeValues known;
   const ScopeValues* outer_values = outer ? outer->values : nullptr;
   const ScopeValues* scope_values = outer_values;
   for (const auto& np : gp.node())
     if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop" || np.op_type() == "Scan")) {
-      values = evaluate_int_values(gp, outer_values, &known);
+      values = evaluate_const_values(gp, outer_values, &known);
       scope_values = &known;
       break;
     }

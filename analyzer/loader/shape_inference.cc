@@ -136,7 +136,7 @@ bool take_selected_branch_shapes(onnx::GraphProto& g, const LoadOptions& options
   ScopeValues known;
   const ScopeValues* scope = outer;
   if (any_subgraph) {
-    const auto values = evaluate_int_values(g, outer, &known);
+    const auto values = evaluate_const_values(g, outer, &known);
     scope = &known;
     std::unordered_map<std::string, onnx::ValueInfoProto*> infos;
     for (auto& vi : *g.mutable_value_info()) infos[vi.name()] = &vi;

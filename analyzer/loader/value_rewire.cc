@@ -57,7 +57,7 @@ class ShapeValueFolder {
     ScopeValues known;
     const ScopeValues* scope = outer;
     if (any_unsized || any_subgraph) {
-      const auto values = evaluate_int_values(g, outer, &known);
+      const auto values = evaluate_const_values(g, outer, &known);
       scope = &known;
       if (any_unsized) rewire_nodes(g, path, unsized, values);
     }
@@ -83,7 +83,7 @@ class ShapeValueFolder {
  private:
   template <typename Unsized>
   void rewire_nodes(const onnx::GraphProto& g, const SubgraphPath& path, const Unsized& unsized,
-                    const std::unordered_map<std::string, IntValue>& values) {
+                    const std::unordered_map<std::string, ConstValue>& values) {
     if (values.empty()) return;
     std::unordered_set<std::string> initializer_names;
     for (const auto& t : g.initializer()) initializer_names.insert(t.name());
@@ -101,18 +101,7 @@ class ShapeValueFolder {
         auto [fn, inserted] = folded_name.emplace(in, "__modelstat_folded_" + std::to_string(counter_));
         if (inserted) {
           ++counter_;
-          auto* t = target->add_initializer();
-          t->set_name(fn->second);
-          t->set_data_type(v->second.elem_type);
-          for (int64_t d : v->second.dims) t->add_dims(d);
-          for (int64_t x : v->second.values) {
-            if (v->second.elem_type == onnx::TensorProto::INT64) t->add_int64_data(x);
-            else t->add_int32_data(int32_t(x));  // int32/int16/int8/uint8/uint16/bool are stored as int32_data
-          }
-          if (v->second.elem_type == onnx::TensorProto::UINT32) {
-            t->clear_int32_data();
-            for (int64_t x : v->second.values) t->add_uint64_data(uint64_t(x));
-          }
+          *target->add_initializer() = to_tensor_proto(v->second, fn->second);
         }
         target->mutable_node(i)->set_input(k, fn->second);
       }
