@@ -12,6 +12,8 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/loader.hpp"
+#include "analyzer/stage_timer.hpp"
+#include "analyzer/stage_timer.hpp"
 #include "analyzer/saturating.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/lifetimes.hpp"
@@ -470,6 +472,7 @@ AnalysisResult analyze_model(const Model& model) {
   }
 
   for (auto& n : coster.control_flow_notices()) r.notices.push_back(std::move(n));
+  if (t.nodes_unknown_shape > 0 && !model.unknown_shape_cause.empty()) r.notices.push_back(model.unknown_shape_cause);
 
   // MACs by operand dtype, over the rows that do the work: top-level nodes
   // without subgraphs and the subgraph rows without subgraphs of their own
@@ -584,6 +587,7 @@ int64_t model_files_read() { return loader::model_sources_read(); }
 AnalysisResult analyze_file(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<Model>(loader::load_model_file(path, options));
+  StageTimer timer;
   AnalysisResult r;
   try {
     r = analyze_model(*model);
@@ -591,6 +595,7 @@ AnalysisResult analyze_file(const std::string& path, const LoadOptions& options)
     if (!e.file().empty()) throw;
     throw Error(e.kind(), e.message(), path, e.node(), e.op());
   }
+  timer.lap("analysis");
   r.model = std::move(model);
   r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -1,10 +1,9 @@
-// onnx::GraphProto -> modelstat::Graph, plus the structural checks
-// (undefined tensors, cycles) that must pass before shape inference.
+// onnx::GraphProto -> modelstat::Graph (the structural checks that come
+// before shape inference are in graph_order.cc).
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
-#include <queue>
 #include <unordered_map>
 
 #include "analyzer/loader/loader.hpp"
@@ -22,120 +21,7 @@ namespace {
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxIntValues = 1024;  // integer constants kept for shape math
 
-std::string node_label(const onnx::NodeProto& n, int index) {
-  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
-}
-
-[[noreturn]] void node_error(const onnx::NodeProto& n, int index, const std::string& message) {
-  throw Error(ErrorKind::Input, message, {}, node_label(n, index), n.op_type());
-}
-
-// Names a subgraph may read from its own scope and the enclosing ones.
-void collect_subgraph_outer(const onnx::NodeProto& node, std::vector<const onnx::GraphProto*>& out) {
-  for (const auto& a : node.attribute()) {
-    if (a.has_g()) out.push_back(&a.g());
-    for (const auto& g : a.graphs()) out.push_back(&g);
-  }
-}
-
 }  // namespace
-
-void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std::string>& outer_scope, int depth) {
-  if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
-  std::unordered_set<std::string> available = outer_scope;
-  for (const auto& i : graph.input()) available.insert(i.name());
-  for (const auto& t : graph.initializer()) available.insert(t.name());
-  for (const auto& t : graph.sparse_initializer()) available.insert(t.values().name());
-
-  const int n = graph.node_size();
-  std::unordered_map<std::string, int> producer;
-  producer.reserve(size_t(n) * 2);
-  for (int i = 0; i < n; ++i) {
-    for (const auto& o : graph.node(i).output()) {
-      if (o.empty()) continue;
-      if (available.count(o) && !outer_scope.count(o))
-        node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
-      if (!producer.emplace(o, i).second)
-        node_error(graph.node(i), i, "output '" + o + "' is also produced by node '" +
-                                         node_label(graph.node(producer[o]), producer[o]) + "'");
-    }
-  }
-
-  // Kahn's algorithm, stable: among ready nodes, the one earliest in the file first.
-  std::vector<int> pending(size_t(n), 0);
-  std::vector<std::vector<int>> users;
-  users.resize(size_t(n));
-  for (int i = 0; i < n; ++i) {
-    const auto& node = graph.node(i);
-    for (const auto& in : node.input()) {
-      if (in.empty()) continue;  // omitted optional input
-      auto it = producer.find(in);
-      if (it != producer.end()) {
-        if (it->second == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
-        users[size_t(it->second)].push_back(i);
-        pending[size_t(i)]++;
-      } else if (!available.count(in)) {
-        node_error(node, i, "reads undefined tensor '" + in + "' (no graph input, initializer or node produces it)");
-      }
-    }
-  }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[size_t(i)] == 0) ready.push(i);
-  std::vector<int> order;
-  order.reserve(size_t(n));
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int u : users[size_t(i)])
-      if (--pending[size_t(u)] == 0) ready.push(u);
-  }
-  if (int(order.size()) != n) {
-    for (int i = 0; i < n; ++i)
-      if (pending[size_t(i)] > 0) node_error(graph.node(i), i, "graph has a cycle through this node");
-  }
-  bool sorted = true;
-  for (int i = 0; i < n; ++i)
-    if (order[size_t(i)] != i) sorted = false;
-  if (!sorted) {
-    // Permute by swapping element pointers: every NodeProto (and the
-    // TensorProtos inside it, which the payload table knows by address)
-    // stays where it is in memory.
-    std::vector<int> position(static_cast<size_t>(n)), at(static_cast<size_t>(n));  // node -> slot, slot -> node
-    for (int i = 0; i < n; ++i) position[size_t(i)] = at[size_t(i)] = i;
-    for (int k = 0; k < n; ++k) {
-      const int want = order[size_t(k)];
-      const int from = position[size_t(want)];
-      if (from == k) continue;
-      graph.mutable_node()->SwapElements(k, from);
-      const int displaced = at[size_t(k)];
-      at[size_t(from)] = displaced;
-      position[size_t(displaced)] = from;
-      at[size_t(k)] = want;
-      position[size_t(want)] = k;
-    }
-  }
-
-  // Subgraphs see everything defined in this scope.
-  std::unordered_set<std::string> scope;
-  bool scope_built = false;
-  for (int i = 0; i < n; ++i) {
-    std::vector<const onnx::GraphProto*> subs;
-    collect_subgraph_outer(graph.node(i), subs);
-    if (subs.empty()) continue;
-    if (!scope_built) {
-      scope = available;
-      for (const auto& [name, idx] : producer) scope.insert(name);
-      scope_built = true;
-    }
-    auto* node = graph.mutable_node(i);
-    for (auto& a : *node->mutable_attribute()) {
-      if (a.has_g()) check_and_order_graph(*a.mutable_g(), scope, depth + 1);
-      for (auto& g : *a.mutable_graphs()) check_and_order_graph(g, scope, depth + 1);
-    }
-  }
-}
 
 Shape shape_from_proto(const onnx::TensorShapeProto& shape) {
   Shape s;

@@ -1,12 +1,14 @@
 // Private to analyzer/loader: the stages of a load, one file each, in the
 // order model_loader.cc runs them:
 //   opset_validation.cc  opsets and domains the model imports and uses
-//   (ir_builder.cc)      check_and_order_graph: every input defined, nodes in order
+//   graph_order.cc       check_and_order_graph: every input defined, nodes in order
 //   input_binding.cc     --input / --dim / --default-batch on the graph inputs
 //   guarded_schemas.cc   the schema registry ONNX's shape inference asks
-//   shape_inference.cc   inference rounds: ONNX's inference, Range sizes, the
-//                        selected If branch's shapes, folded shape values
-//   value_rewire.cc      shape values folded (shape_values.hpp) fed back to inference
+//   shape_inference.cc   one pass in node order: each op's shape inference
+//                        (ONNX's functions, called as ONNX's driver calls them)
+//                        and constant folding (shape_values.hpp), the selected
+//                        If branch's shapes
+//   unknown_cause.cc     the first node left unsized, and why
 //   (ir_builder.cc)      build_graph: the inferred proto as modelstat's IR
 #pragma once
 
@@ -14,6 +16,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,22 +42,24 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
 // schemas made from op records for ops ONNX 1.12 does not define.
 const onnx::ISchemaRegistry* guarded_registry();
 
-// Shape inference to a fixed point: ONNX's inference, then rounds of Range
-// sizing, selected-branch shapes and shape-value folding until a round
-// reveals nothing. Node errors become notices.
-void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices);
-
-// One pass of ONNX's shape inference over m (through guarded_registry, data
-// propagation on); node errors land in `errors` (at most 5 lines).
-void run_inference(onnx::ModelProto& m, std::unordered_map<std::string, onnx::TensorShapeProto>* data,
-                   std::vector<std::string>& errors);
+// Shape inference and constant folding in one pass (shape_inference.cc).
+// Node errors become notices; the first node left unsized and why goes to
+// unknown_shape_cause (Model::unknown_shape_cause).
+void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices,
+                  std::string& unknown_shape_cause);
 
 // A tensor type whose every dim has a value.
 bool fully_known(const onnx::TypeProto& type);
 
-// Evaluates integer shape values (shape_values.hpp), re-runs inference on a
-// copy in which still-unsized nodes read them as initializers, and takes the
-// shapes it finds into m. Returns whether any shape became known.
-bool fold_shape_values(onnx::ModelProto& m, std::vector<std::string>& errors);
+class FoldContext;  // shape_fold.hpp
+// When a node output of g has no full shape after inference: one notice
+// naming the first node whose inputs are all sized but whose output is not,
+// and why (the input it reads as data whose value is unknown, and where the
+// chain computing that value stops: an op not folded, a graph input, an
+// initializer not read). nullopt when every node output is sized or every
+// unknown stems from the graph's own unbound inputs.
+std::optional<std::string> first_unknown_notice(
+    const onnx::GraphProto& g, const std::function<const onnx::TypeProto*(const std::string&)>& type_of,
+    const FoldContext& values);
 
 }  // namespace modelstat::loader

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <atomic>
@@ -21,6 +20,7 @@
 #include "analyzer/loader/load_stages.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
+#include "analyzer/stage_timer.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/op_key.hpp"
 
@@ -31,23 +31,6 @@ namespace {
 // Payloads up to this size stay in the parsed model: shape inference needs
 // the values of shape constants, scales and axes. Weights are far larger.
 constexpr size_t kKeepPayloadBytes = 4096;
-
-// MODELSTAT_TIMING=1 prints how long each loading stage took (stderr).
-class StageTimer {
- public:
-  StageTimer() : enabled_(std::getenv("MODELSTAT_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
-  void lap(const char* stage) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "modelstat: timing: %-24s %8.1f ms\n", stage,
-                 std::chrono::duration<double, std::milli>(now - last_).count());
-    last_ = now;
-  }
-
- private:
-  bool enabled_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 class MappedFile {
  public:
@@ -139,7 +122,7 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
 
     timer.lap("parse protobuf");
     validate_opsets(proto, options, model.notices);
-    check_and_order_graph(*proto.mutable_graph(), {}, 0);
+    check_and_order_graph(*proto.mutable_graph());
     timer.lap("validate + order");
     // A node has inference when the registry shape inference asks hands out a
     // schema for it (ONNX's, or one made from a record's shape rule).
@@ -150,8 +133,9 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
         if (o.domain == domain) version = int(o.version);
       return guarded_registry()->GetSchema(n.op_type(), version, domain) != nullptr;
     });
-    infer_shapes(proto, options, model.notices);
-    timer.lap("bind + shape inference");
+    timer.lap("bind inputs");
+    infer_shapes(proto, options, model.notices, model.unknown_shape_cause);
+    timer.lap("shape inference + folding");
 
     ExternalDataPolicy policy;
     policy.base_dir = source.base_dir;

@@ -33,8 +33,13 @@ int max_known_version(const std::string& d) {
 // The first node (main graph, subgraphs, then model-local functions) of each
 // domain a node uses: what decides whether an unknown imported domain matters.
 void collect_used_domains(const onnx::GraphProto& g, std::map<std::string, const onnx::NodeProto*>& used) {
+  const std::string* last = nullptr;  // nodes of one domain come in runs: skip the map for them
   for (const auto& n : g.node()) {
-    used.emplace(normalize_domain(n.domain()), &n);
+    if (!last || n.domain() != *last) {
+      const std::string d = normalize_domain(n.domain());
+      if (!used.count(d)) used.emplace(d, &n);
+      last = &n.domain();
+    }
     for (const auto& a : n.attribute()) {
       if (a.has_g()) collect_used_domains(a.g(), used);
       for (const auto& sub : a.graphs()) collect_used_domains(sub, used);

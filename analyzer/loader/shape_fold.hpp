@@ -99,6 +99,11 @@ class FoldContext {
   std::unordered_map<std::string, Dims> shapes;
   // Dims of a tensor not in `shapes` (the inference driver's types); may be empty.
   std::function<std::optional<Dims>(const std::string&)> dims_of;
+  // The enclosing graph's context (a subgraph reads its values by name), or null.
+  const FoldContext* outer = nullptr;
+
+  // The value of tensor `name` here or in an enclosing graph, or nullptr.
+  const ConstValue* value(const std::string& name) const;
 
   // Input i when present, evaluated and of an integer or bool type, else
   // nullptr: what an op reads as indices, axes, shapes or integer operands.

@@ -390,10 +390,15 @@ onnx::TensorProto to_tensor_proto(const ConstValue& v, const std::string& name) 
   return t;
 }
 
+const ConstValue* FoldContext::value(const std::string& name) const {
+  for (const FoldContext* c = this; c; c = c->outer)
+    if (auto it = c->values.find(name); it != c->values.end()) return &it->second;
+  return nullptr;
+}
+
 const ConstValue* FoldContext::in_any(const onnx::NodeProto& n, int i) const {
   if (i >= n.input_size() || n.input(i).empty()) return nullptr;
-  auto it = values.find(n.input(i));
-  return it == values.end() ? nullptr : &it->second;
+  return value(n.input(i));
 }
 
 const ConstValue* FoldContext::in(const onnx::NodeProto& n, int i) const {
@@ -403,7 +408,7 @@ const ConstValue* FoldContext::in(const onnx::NodeProto& n, int i) const {
 
 std::optional<Dims> FoldContext::shape_of(const onnx::NodeProto& n, int i) const {
   if (!present(n, i)) return std::nullopt;
-  if (auto it = values.find(n.input(i)); it != values.end()) return it->second.dims;
+  if (const ConstValue* v = value(n.input(i))) return v->dims;
   if (auto it = shapes.find(n.input(i)); it != shapes.end()) return it->second;
   if (dims_of) return dims_of(n.input(i));
   return std::nullopt;

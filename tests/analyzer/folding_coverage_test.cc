@@ -116,5 +116,56 @@ TEST(FoldingCoverage, ResizeScalesComputedInFloat) {
   EXPECT_EQ(r.totals.macs, 4 * 18 * 14 * 27);
 }
 
+// Coverage below 100%: one notice names the first node left unsized and the
+// chain behind the value it lacks, ending at an op the folder does not
+// evaluate (CumSum) or at a graph input (data known only at run time).
+TEST(FoldingCoverage, FirstUnknownNodeAndWhy) {
+  enum Source { kCumSum, kGraphInput, kIdentity };
+  auto model = [](Source source) {
+    onnx::ModelProto m = test::new_model(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 3, 8, 8});
+    if (source == kGraphInput) {
+      value_info(g->add_input(), "target", onnx::TensorProto::INT64, {4});
+    } else if (source == kCumSum) {
+      int64_init(g, "steps", {4}, {1, 2, 5, 0});  // cumulative sums 1, 3, 8, 8
+      int64_init(g, "axis", {}, {0});
+      add_node(g, "CumSum", {"steps", "axis"}, {"target"});
+    } else {
+      int64_init(g, "steps", {4}, {1, 3, 8, 8});
+      add_node(g, "Identity", {"steps"}, {"target"});
+    }
+    add_node(g, "Abs", {"target"}, {"shape"});
+    add_node(g, "Reshape", {"x", "shape"}, {"reshaped"});
+    conv4(g, "reshaped", "y");
+    value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {});
+    return m;
+  };
+  const AnalysisResult by_op = analyze(model(kCumSum));
+  EXPECT_LT(by_op.totals.nodes_exact, by_op.totals.nodes);
+  const std::string op_notices = notices(by_op);
+  EXPECT_NE(op_notices.find("first unknown shape: node 2 'Reshape_3' (Reshape) has every input sized, but its "
+                            "output 'reshaped' is not: it reads input 1 'shape' as data"),
+            std::string::npos)
+      << op_notices;
+  EXPECT_NE(op_notices.find("the chain that computes it (node 1 'Abs_2' (Abs)) stops at node 0 'CumSum_1' "
+                            "(CumSum), an op modelstat does not evaluate before running"),
+            std::string::npos)
+      << op_notices;
+
+  const AnalysisResult by_input = analyze(model(kGraphInput));
+  const std::string input_notices = notices(by_input);
+  EXPECT_NE(input_notices.find("stops at graph input 'target': its value is known only at run time"),
+            std::string::npos)
+      << input_notices;
+  EXPECT_EQ(input_notices.find("unbound input dims"), std::string::npos);  // every input dim is known
+
+  // Folded: full coverage, 4 * 6 * 6 * 27 MACs, and no such notice.
+  const AnalysisResult counted = analyze(model(kIdentity));
+  EXPECT_EQ(counted.totals.nodes_exact, counted.totals.nodes) << notices(counted);
+  EXPECT_EQ(counted.totals.macs, 4 * 6 * 6 * 27);
+  EXPECT_EQ(notices(counted).find("first unknown"), std::string::npos) << notices(counted);
+}
+
 }  // namespace
 }  // namespace modelstat

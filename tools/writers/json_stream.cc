@@ -1,6 +1,9 @@
 // JsonStream (json_stream.hpp): nlohmann's dump(2) layout, written as it goes.
 #include "tools/writers/json_stream.hpp"
 
+#include <charconv>
+#include <cmath>
+
 namespace modelstat::report_detail {
 
 namespace {
@@ -8,6 +11,46 @@ namespace {
 std::string scalar(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace
+
+void JsonStream::append_string(std::string& out, const std::string& s) {
+  // Printable ASCII without quote or backslash is written as it is; anything
+  // else (escapes, UTF-8 and its validation) goes through nlohmann's dump.
+  for (const char c : s)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      out += scalar(Json(s));
+      return;
+    }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+void JsonStream::append(std::string& out, int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void JsonStream::append(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  // nlohmann's own shortest round-trip formatting (what dump() calls for a
+  // double), so the text is the DOM path's byte for byte.
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+void JsonStream::append(std::string& out, const std::vector<std::string>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ", ";
+    append_string(out, v[i]);
+  }
+  out += ']';
+}
 
 void JsonStream::next_item() {
   if (after_key_) {  // the value of a member: on the key's line
@@ -48,7 +91,9 @@ void JsonStream::end_array() {
 
 void JsonStream::key(const std::string& name) {
   next_item();
-  out_ << scalar(Json(name)) << ": ";
+  line_.clear();
+  append_string(line_, name);
+  out_ << line_ << ": ";
   pending_key_ = name;
   after_key_ = true;
 }

@@ -48,8 +48,33 @@ class JsonStream {
   void members(const Json& object);
   // An array element.
   void element(const Json& v, Layout layout = Layout::Pretty) { value(v, layout); }
+  // An array element on one line, straight from a record's for_each_field
+  // (record_json.hpp): the same text as element(Json(record), OneLine)
+  // without building the Json.
+  template <typename Record>
+  void element_line(const Record& record) {
+    next_item();
+    line_.assign(1, '{');
+    bool first = true;
+    for_each_field(record, [this, &first](const char* key, const auto& value) {
+      if (!first) line_ += ", ";
+      first = false;
+      append_string(line_, key);
+      line_ += ": ";
+      append(line_, value);
+    });
+    line_ += '}';
+    out_ << line_;
+  }
 
  private:
+  // JSON text of a value as nlohmann's dump() writes it, appended to out.
+  static void append_string(std::string& out, const std::string& s);
+  static void append(std::string& out, const std::string& s) { append_string(out, s); }
+  static void append(std::string& out, int64_t v);
+  static void append(std::string& out, double v);
+  static void append(std::string& out, const std::vector<std::string>& v);
+
   void next_item();  // the separator and line break before an object member or array element
   void pretty(const Json& v, const std::string* key);
   void one_line(const Json& v);
@@ -60,6 +85,7 @@ class JsonStream {
   std::vector<bool> levels_;  // per open object/array: does it have an item yet
   bool after_key_ = false;
   std::string pending_key_;   // the key of the value about to be written
+  std::string line_;          // element_line's text, reused
 };
 
 }  // namespace modelstat::report_detail

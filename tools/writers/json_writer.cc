@@ -49,13 +49,13 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
   // One at a time, one a line (json_stream.hpp says why).
   json.key("nodes");
   json.begin_array();
-  for (const NodeReport& n : r.nodes) json.element(n, Layout::OneLine);
+  for (const NodeReport& n : r.nodes) json.element_line(n);
   json.end_array();
   // Nodes inside If / Loop / Scan that one run executes, named by path;
   // "index" is the top-level parent's (AnalysisResult::subgraph_nodes).
   json.key("subgraph_nodes");
   json.begin_array();
-  for (const NodeReport& n : r.subgraph_nodes) json.element(n, Layout::OneLine);
+  for (const NodeReport& n : r.subgraph_nodes) json.element_line(n);
   json.end_array();
   // --group-by: the rule (null without one) and the nodes' sums per group,
   // in order of first appearance, one a line (empty without a rule).
