@@ -101,10 +101,11 @@ class GraphCoster {
     bool sizes_known = true;
     std::string unknown_tensor;
     int64_t read = 0, weight = 0, written = 0;
-    std::unordered_set<int> seen;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int in = node.inputs[k];
-      if (in < 0 || !seen.insert(in).second) continue;
+      // Each tensor once, however many inputs read it (x * x).
+      if (in < 0 || std::find(node.inputs.begin(), node.inputs.begin() + long(k), in) != node.inputs.begin() + long(k))
+        continue;
       const Tensor& t = g.tensors[size_t(in)];
       auto size = t.size_bytes();
       if (!size) {
@@ -343,6 +344,8 @@ class GraphCoster {
     row.name = name;
     row.op_type = node.op_type;
     row.domain = node.domain;
+    row.input_shapes.reserve(node.inputs.size());
+    row.output_shapes.reserve(node.outputs.size());
     for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : g.tensors[size_t(in)].shape.to_string());
     for (int out : node.outputs) row.output_shapes.push_back(out < 0 ? "-" : g.tensors[size_t(out)].shape.to_string());
     for (int out : node.outputs)

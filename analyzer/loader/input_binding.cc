@@ -156,10 +156,15 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
   // domain modelstat has no records for, admitted by --allow-custom-domains)
   // are kept, their symbolic dims bound as the inputs' are, so that shapes
   // flow past such nodes; every other declared shape is recomputed.
-  std::set<std::string> uninferable;
-  for (const auto& node : g.node())
-    if (!has_inference(node))
+  std::set<std::string> declared, uninferable;
+  for (const auto& vi : g.value_info()) declared.insert(vi.name());
+  for (const auto& vi : g.output()) declared.insert(vi.name());
+  for (const auto& node : g.node()) {
+    bool writes_declared = false;  // only those outputs' declared shapes could be kept
+    for (const auto& out : node.output()) writes_declared = writes_declared || declared.count(out);
+    if (writes_declared && !has_inference(node))
       for (const auto& out : node.output()) uninferable.insert(out);
+  }
   auto bind_declared = [&](onnx::ValueInfoProto& vi) {
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
     for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {

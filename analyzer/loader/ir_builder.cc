@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "analyzer/loader/loader.hpp"
@@ -411,9 +412,12 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
   g.name = gp.name();
-  g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + size_t(gp.node_size()) * 2);
-  std::unordered_map<std::string, int> index;
-  index.reserve(size_t(gp.node_size()) * 2 + size_t(gp.input_size() + gp.initializer_size()));
+  size_t node_outputs = 0;
+  for (const auto& np : gp.node()) node_outputs += size_t(np.output_size());
+  g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + node_outputs);
+  // By view into the proto's strings, which outlive the build.
+  std::unordered_map<std::string_view, int> index;
+  index.reserve(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
   auto add = [&](const std::string& name) -> Tensor& {
     auto [it, inserted] = index.emplace(name, int(g.tensors.size()));
     if (inserted) {

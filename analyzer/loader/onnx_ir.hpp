@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <map>
 #include <set>
@@ -52,7 +53,7 @@ std::string node_label(const onnx::NodeProto& n, int index);
 struct ScopeValues;  // analyzer/loader/shape_values.hpp
 
 struct Scope {
-  const std::unordered_map<std::string, int>* index = nullptr;
+  const std::unordered_map<std::string_view, int>* index = nullptr;
   const Graph* graph = nullptr;
   const Scope* parent = nullptr;
   // Integer values and shapes known in this graph and its enclosing ones (a

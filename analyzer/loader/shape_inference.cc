@@ -49,15 +49,50 @@ struct ModelState {
   // Data propagation's partial values (ONNX's generated_shape_data_by_name), by tensor name.
   std::unordered_map<std::string, onnx::TensorShapeProto> symbolic;
   int ir_version = onnx::IR_VERSION;
+
+  // What a node's op resolves to, looked up once per (domain, op type): a
+  // graph has few op types and many nodes.
+  struct Op {
+    bool imported = false;  // the model imports the node's domain
+    const onnx::OpSchema* schema = nullptr;
+    bool experimental = false;
+    const cost::OpRecord* record = nullptr;  // for folding; null unless it folds
+  };
+  const Op& op(const onnx::NodeProto& n) {
+    auto& by_type = ops[n.domain()];
+    auto it = by_type.find(n.op_type());
+    if (it != by_type.end()) return it->second;
+    Op op;
+    auto domain = opsets.find(n.domain());
+    if (domain == opsets.end() && n.domain().empty()) domain = opsets.find("ai.onnx");
+    if (domain != opsets.end()) {
+      op.imported = true;
+      op.schema = registry->GetSchema(n.op_type(), domain->second, n.domain());
+    }
+    op.experimental = onnx::checker::check_is_experimental_op(n.op_type());
+    if (n.domain().empty() || n.domain() == "ai.onnx")
+      if (const cost::OpRecord* r = cost::find_op("", n.op_type()); r && r->fold) op.record = r;
+    return by_type.emplace(n.op_type(), op).first->second;
+  }
+  std::unordered_map<std::string_view, std::unordered_map<std::string_view, Op>> ops;
 };
 
 class GraphRun;
+
+// The vectors a NodeContext fills, kept by its graph and reused node after
+// node (a node's context lives while the graph processes that node only).
+struct ContextScratch {
+  std::vector<const onnx::TypeProto*> inputs;
+  std::vector<const onnx::TensorProto*> data;
+  std::vector<const onnx::TensorShapeProto*> symbolic;
+  std::vector<onnx::TypeProto*> outputs;
+};
 
 // ONNX's InferenceContext over one node, reading types, data and
 // propagated values through the graph's scope chain.
 class NodeContext final : public onnx::InferenceContext {
  public:
-  NodeContext(onnx::NodeProto& node, GraphRun& graph);
+  NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch);
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     for (const auto& a : node_.attribute())
@@ -73,16 +108,21 @@ class NodeContext final : public onnx::InferenceContext {
   }
   const onnx::TensorShapeProto* getSymbolicInput(size_t i) const override { return symbolic_.at(i); }
   size_t getNumOutputs() const override { return outputs_.size(); }
-  onnx::TypeProto* getOutputType(size_t i) override { return &outputs_.at(i); }
+  onnx::TypeProto* getOutputType(size_t i) override { return outputs_.at(i); }
   onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& name) override;
+
+  // On the model's arena: an output type a new value_info entry adopts
+  // without a copy (GraphRun::update_type).
+  google::protobuf::Arena* arena() const { return node_.GetArena(); }
 
  private:
   onnx::NodeProto& node_;
   GraphRun& graph_;
-  std::vector<const onnx::TypeProto*> inputs_;
-  std::vector<const onnx::TensorProto*> data_;
-  std::vector<const onnx::TensorShapeProto*> symbolic_;
-  std::vector<onnx::TypeProto> outputs_;
+  std::vector<const onnx::TypeProto*>& inputs_;
+  std::vector<const onnx::TensorProto*>& data_;
+  std::vector<const onnx::TensorShapeProto*>& symbolic_;
+  std::vector<onnx::TypeProto*>& outputs_;  // on arena(), or owned_ without one
+  std::vector<std::unique_ptr<onnx::TypeProto>> owned_;
   std::unordered_map<std::string, std::unique_ptr<onnx::GraphInferencer>> inferencers_;
 };
 
@@ -91,7 +131,7 @@ class NodeContext final : public onnx::InferenceContext {
 // does not carry).
 class PropagationContext final : public onnx::DataPropagationContext {
  public:
-  PropagationContext(onnx::NodeProto& node, GraphRun& graph, const std::vector<onnx::TypeProto>& outputs);
+  PropagationContext(onnx::NodeProto& node, GraphRun& graph);
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     for (const auto& a : node_.attribute())
       if (a.name() == name) return &a;
@@ -108,7 +148,7 @@ class PropagationContext final : public onnx::DataPropagationContext {
   onnx::NodeProto& node_;
   GraphRun& graph_;
   std::vector<const onnx::TypeProto*> inputs_;
-  const std::vector<onnx::TypeProto>& outputs_;
+  std::vector<onnx::TypeProto> outputs_;  // empty, as ONNX's propagation context has them
 };
 
 class GraphRun {
@@ -149,7 +189,7 @@ class GraphRun {
 
  private:
   void process(onnx::NodeProto& n);
-  void update_type(const std::string& name, onnx::TypeProto* inferred);
+  void update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
   void take_folded(const onnx::NodeProto& n);
   void take_selected_branch(const onnx::NodeProto& n);
 
@@ -163,6 +203,7 @@ class GraphRun {
   std::unordered_map<std::string_view, const onnx::TensorProto*> data_;
   std::list<onnx::TypeProto> initializer_types_;
   std::deque<onnx::TensorProto> folded_;  // data_ of folded values points here
+  ContextScratch scratch_;
 };
 
 // A subgraph (If branch, Loop/Scan body) inferred when its node's inference
@@ -218,9 +259,26 @@ class SubgraphInferencer final : public onnx::GraphInferencer {
   GraphRun& outer_;
 };
 
-NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph)
-    : node_(node), graph_(graph), outputs_(size_t(node.output_size())) {
+NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch)
+    : node_(node),
+      graph_(graph),
+      inputs_(scratch.inputs),
+      data_(scratch.data),
+      symbolic_(scratch.symbolic),
+      outputs_(scratch.outputs) {
   const auto& symbolic = graph.model().symbolic;
+  inputs_.clear();
+  data_.clear();
+  symbolic_.clear();
+  outputs_.clear();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (arena()) {
+      outputs_.push_back(google::protobuf::Arena::CreateMessage<onnx::TypeProto>(arena()));
+    } else {
+      owned_.push_back(std::make_unique<onnx::TypeProto>());
+      outputs_.push_back(owned_.back().get());
+    }
+  }
   for (const auto& in : node.input()) {
     inputs_.push_back(in.empty() ? nullptr : graph.type_of(in));
     const onnx::TensorProto* data = in.empty() ? nullptr : graph.data_of(in);
@@ -242,9 +300,8 @@ onnx::GraphInferencer* NodeContext::getGraphAttributeInferencer(const std::strin
   fail_type_inference("Attribute ", name, " does not contain a graph.");
 }
 
-PropagationContext::PropagationContext(onnx::NodeProto& node, GraphRun& graph,
-                                       const std::vector<onnx::TypeProto>& outputs)
-    : node_(node), graph_(graph), outputs_(outputs) {
+PropagationContext::PropagationContext(onnx::NodeProto& node, GraphRun& graph)
+    : node_(node), graph_(graph), outputs_(size_t(node.output_size())) {
   for (const auto& in : node.input()) inputs_.push_back(in.empty() ? nullptr : graph.type_of(in));
 }
 
@@ -300,7 +357,7 @@ void GraphRun::run() {
     if (Opt v = shape_math::read_tensor(t)) fold.values[t.name()] = std::move(*v);
   }
   for (const auto& n : g_.node()) {
-    if (onnx::checker::check_is_experimental_op(n.op_type())) {
+    if (model_.op(n).experimental) {
       has_experimental_op_ = true;
     } else if (n.op_type() == "Constant" && n.output_size() == 1) {
       for (const auto& a : n.attribute())
@@ -311,14 +368,13 @@ void GraphRun::run() {
 }
 
 void GraphRun::process(onnx::NodeProto& n) {
-  auto domain = model_.opsets.find(n.domain());
-  if (domain == model_.opsets.end() && n.domain().empty()) domain = model_.opsets.find("ai.onnx");
-  if (domain == model_.opsets.end()) {
+  const ModelState::Op& op = model_.op(n);
+  if (!op.imported) {
     fail_type_inference("Cannot infer type and shape for node name ", n.name(), ". No opset import for domain",
                         n.domain(), " optype ", n.op_type());
   }
-  const onnx::OpSchema* schema = model_.registry->GetSchema(n.op_type(), domain->second, n.domain());
-  NodeContext ctx(n, *this);
+  const onnx::OpSchema* schema = op.schema;
+  NodeContext ctx(n, *this, scratch_);
   const onnx::ShapeInferenceOptions options(false, top_level_ ? 1 : 0, top_level_);
   bool inferred = true;
   try {
@@ -345,11 +401,9 @@ void GraphRun::process(onnx::NodeProto& n) {
   if (inferred) {
     try {
       for (int i = 0; i < n.output_size(); ++i)
-        if (!n.output(i).empty()) update_type(n.output(i), ctx.getOutputType(size_t(i)));
+        if (!n.output(i).empty()) update_type(n.output(i), ctx.getOutputType(size_t(i)), ctx.arena());
       if (top_level_ && schema && schema->has_data_propagation_function()) {
-        std::vector<onnx::TypeProto> outputs;
-        for (int i = 0; i < n.output_size(); ++i) outputs.push_back(*ctx.getOutputType(size_t(i)));
-        PropagationContext propagation(n, *this, outputs);
+        PropagationContext propagation(n, *this);
         schema->GetDataPropagationFunction()(propagation);
       }
     } catch (const std::runtime_error& e) {
@@ -357,12 +411,14 @@ void GraphRun::process(onnx::NodeProto& n) {
     }
   }
   if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
-  take_folded(n);
+  if (op.record) take_folded(n);
 }
 
 // ONNX's updateType: a symbol for each unknown dim, then merged into the
 // declared type (a new value_info entry when there is none).
-void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred) {
+// `inferred` on the graph's arena is adopted by a new entry: merging into an
+// empty type makes a copy of it.
+void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena) {
   if (inferred->value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
   MaterializeSymbolicShape(inferred, model_.symbols);
   onnx::TypeProto* existing = nullptr;
@@ -373,8 +429,13 @@ void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred) {
   } else {
     auto* vi = g_.add_value_info();
     vi->set_name(name);
-    existing = vi->mutable_type();
     if (auto u = undefined_.find(name); u != undefined_.end()) *u->second = *inferred;
+    if (arena && arena == vi->GetArena()) {
+      vi->unsafe_arena_set_allocated_type(inferred);
+      types_[name] = inferred;
+      return;
+    }
+    existing = vi->mutable_type();
   }
   mergeShapesAndTypes(*inferred, existing);
   types_[name] = existing;
@@ -382,8 +443,6 @@ void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred) {
 
 // The node's outputs as folded values, readable as data by later nodes.
 void GraphRun::take_folded(const onnx::NodeProto& n) {
-  const cost::OpRecord* record = n.domain().empty() || n.domain() == "ai.onnx" ? cost::find_op("", n.op_type()) : nullptr;
-  if (!record || !record->fold) return;
   fold_node(fold, n);
   for (const auto& out : n.output()) {
     if (out.empty()) continue;

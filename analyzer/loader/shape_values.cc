@@ -435,6 +435,12 @@ void fold_node(FoldContext& c, const onnx::NodeProto& n) noexcept {
     for (const auto& o : n.output()) c.values.erase(o);
     if (n.output_size() == 0) return;
     if (!n.domain().empty() && n.domain() != "ai.onnx") return;
+    // Every fold computes from the values of all the inputs the node gives,
+    // but Shape and Size, which read dims instead: a node with an input of
+    // unknown value (most nodes: they read activations) is not folded.
+    if (n.op_type() != "Shape" && n.op_type() != "Size")
+      for (int i = 0; i < n.input_size(); ++i)
+        if (!n.input(i).empty() && !c.value(n.input(i))) return;
     const cost::OpRecord* record = cost::find_op("", n.op_type());
     if (!record || !record->fold) return;
     Folded out = record->fold(c, n);

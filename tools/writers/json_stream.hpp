@@ -17,6 +17,8 @@
 // profile's "analysis", the profile inside the report's "profile").
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -54,26 +56,49 @@ class JsonStream {
   template <typename Record>
   void element_line(const Record& record) {
     next_item();
-    line_.assign(1, '{');
+    line_.clear();
+    line_.put('{');
     bool first = true;
     for_each_field(record, [this, &first](const char* key, const auto& value) {
-      if (!first) line_ += ", ";
+      if (!first) line_.put(", ", 2);
       first = false;
-      append_string(line_, key);
-      line_ += ": ";
+      // Keys are record_json.hpp's own identifiers: plain ASCII, no escapes.
+      line_.put('"');
+      line_.put(key, std::strlen(key));
+      line_.put("\": ", 3);
       append(line_, value);
     });
-    line_ += '}';
-    out_ << line_;
+    line_.put('}');
+    out_.write(line_.data(), std::streamsize(line_.size()));
   }
 
  private:
+  // A line's text, grown as needed and reused from line to line.
+  class LineBuffer {
+   public:
+    void clear() { size_ = 0; }
+    char* extend(size_t n) {
+      if (size_ + n > buf_.size()) buf_.resize(std::max(2 * buf_.size(), size_ + n + 256));
+      char* at = &buf_[size_];
+      size_ += n;
+      return at;
+    }
+    void put(const char* p, size_t n) { std::memcpy(extend(n), p, n); }
+    void put(char c) { *extend(1) = c; }
+    const char* data() const { return buf_.data(); }
+    size_t size() const { return size_; }
+
+   private:
+    std::string buf_;
+    size_t size_ = 0;
+  };
+
   // JSON text of a value as nlohmann's dump() writes it, appended to out.
-  static void append_string(std::string& out, const std::string& s);
-  static void append(std::string& out, const std::string& s) { append_string(out, s); }
-  static void append(std::string& out, int64_t v);
-  static void append(std::string& out, double v);
-  static void append(std::string& out, const std::vector<std::string>& v);
+  static void append_string(LineBuffer& out, const std::string& s);
+  static void append(LineBuffer& out, const std::string& s) { append_string(out, s); }
+  static void append(LineBuffer& out, int64_t v);
+  static void append(LineBuffer& out, double v);
+  static void append(LineBuffer& out, const std::vector<std::string>& v);
 
   void next_item();  // the separator and line break before an object member or array element
   void pretty(const Json& v, const std::string* key);
@@ -85,7 +110,7 @@ class JsonStream {
   std::vector<bool> levels_;  // per open object/array: does it have an item yet
   bool after_key_ = false;
   std::string pending_key_;   // the key of the value about to be written
-  std::string line_;          // element_line's text, reused
+  LineBuffer line_;           // element_line's and key's text
 };
 
 }  // namespace modelstat::report_detail
