@@ -37,6 +37,8 @@ const char* cost_status_name(CostStatus s) {
   return "unknown";
 }
 
+std::string GraphValue::to_string() const { return name + ": " + dtype + " " + shape.to_string(); }
+
 double NodeCost::arithmetic_intensity() const {
   const int64_t b = bytes();
   return b > 0 ? double(flops) / double(b) : 0.0;
@@ -47,14 +49,12 @@ namespace {
 constexpr size_t kMaxListedConsumers = 16;  // names listed per shared weight
 
 // Params: float and 8-bit constant tensors. Every initializer counts (the
-// file's own count); a Constant node counts when it holds a tensor, not a
-// scalar literal (exporters emit GELU's 0.5 and sqrt(2) as scalar Constants).
+// file's own count); a Constant node counts when it holds a tensor (of any
+// rank from 1 up: a [1]-shaped bias too), not a scalar literal (rank 0:
+// exporters emit GELU's 0.5 and sqrt(2) as scalar Constants).
 bool counts_as_weight(const Tensor& t) {
   if (!t.is_constant() || !dtype_counts_as_params(t.dtype)) return false;
-  if (t.role == TensorRole::Constant) {
-    auto n = t.shape.element_count();
-    return n && *n > 1;
-  }
+  if (t.role == TensorRole::Constant) return t.shape.rank_known && !t.shape.dims.empty() && t.shape.element_count();
   return true;
 }
 
@@ -378,9 +378,7 @@ class GraphCoster {
   const Model& model_;
 };
 
-std::string describe(const Tensor& t) {
-  return t.name + ": " + dtype_name(t.dtype) + " " + t.shape.to_string();
-}
+GraphValue describe(const Tensor& t) { return GraphValue{t.name, dtype_name(t.dtype), t.shape}; }
 
 // A bit-packed weight is listed as its values' type, e.g. "uint4 (packed in
 // uint8)", with its values as elements and its bytes as they are.

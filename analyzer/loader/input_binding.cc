@@ -80,6 +80,18 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
   for (const auto& t : g.initializer()) initializer_names.insert(t.name());
   std::set<std::string> input_names, used_dims;
   std::map<std::string, std::vector<std::string>> defaulted_batch;  // symbol -> inputs
+  // A symbol that leads an input's dims and --dim leaves unbound is the batch:
+  // --default-batch binds it wherever it occurs, in every input (a recurrent
+  // state 2 x batch x 128 beside an input batch x 512).
+  std::map<std::string, int64_t> batch_symbols;
+  for (const auto& in : g.input()) {
+    if (initializer_names.count(in.name()) || options.input_shapes.count(in.name())) continue;
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const auto& shape = in.type().tensor_type().shape();
+    if (shape.dim_size() > 0 && shape.dim(0).has_dim_param() && !shape.dim(0).dim_param().empty() &&
+        !options.dim_values.count(shape.dim(0).dim_param()))
+      batch_symbols.emplace(shape.dim(0).dim_param(), options.default_batch);
+  }
   for (auto& in : *g.mutable_input()) {
     if (initializer_names.count(in.name())) continue;
     input_names.insert(in.name());
@@ -128,8 +140,10 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
           continue;
         }
       }
-      if (i == 0) {
-        defaulted_batch[d->has_dim_param() ? d->dim_param() : std::string()].push_back(in.name());
+      const bool batch = d->has_dim_param() && batch_symbols.count(d->dim_param());
+      if (batch || i == 0) {
+        auto& inputs = defaulted_batch[d->has_dim_param() ? d->dim_param() : std::string()];
+        if (inputs.empty() || inputs.back() != in.name()) inputs.push_back(in.name());
         d->set_dim_value(options.default_batch);
       }
     }
@@ -169,8 +183,10 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
     for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
       if (!d.has_dim_param()) continue;
-      auto bound = options.dim_values.find(d.dim_param());
-      if (bound != options.dim_values.end()) d.set_dim_value(bound->second);
+      if (auto bound = options.dim_values.find(d.dim_param()); bound != options.dim_values.end())
+        d.set_dim_value(bound->second);
+      else if (auto batch = batch_symbols.find(d.dim_param()); batch != batch_symbols.end())
+        d.set_dim_value(batch->second);
     }
   };
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;

@@ -13,6 +13,19 @@ namespace modelstat {
 
 void to_json(Json& j, const OpsetImport& o) { j = Json{{"domain", o.domain}, {"version", o.version}}; }
 
+void to_json(Json& j, const GraphValue& v) {
+  Json dims = nullptr;  // unknown rank
+  if (v.shape.rank_known) {
+    dims = Json::array();
+    for (const Dim& d : v.shape.dims) {
+      if (d.known()) dims.push_back(d.value);
+      else if (!d.symbol.empty()) dims.push_back(d.symbol);
+      else dims.push_back(nullptr);
+    }
+  }
+  j = Json{{"name", v.name}, {"dtype", v.dtype}, {"dims", dims}};
+}
+
 void to_json(Json& j, const NodeReport& n) {
   j = Json::object();
   for_each_field(n, [&j](const char* key, const auto& value) {

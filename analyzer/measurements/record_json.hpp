@@ -46,6 +46,7 @@ Json json_optional(const std::optional<T>& v) {
 // ------------------------------------------------------------------ analysis
 // Written only (no reader needs an analysis back); docs/json-schema.md.
 void to_json(Json& j, const OpsetImport& o);
+void to_json(Json& j, const GraphValue& v);  // analysis 2.0: {"name", "dtype", "dims"}
 
 // A node row's fields in document order, each passed to f(key, value) with
 // value an int64_t, a double (null in JSON when not finite), a std::string

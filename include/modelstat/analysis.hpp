@@ -172,13 +172,24 @@ struct DecoderAnalysis {
   DecoderView prefill, decode;
 };
 
+// A graph input or output as bound and inferred: JSON {"name", "dtype",
+// "dims"}, dims an integer, a symbol (string) or null each, null when the
+// rank is unknown.
+struct GraphValue {
+  std::string name;
+  std::string dtype;  // dtype_name()
+  Shape shape;
+  // "name: dtype dims", the human formats' line.
+  std::string to_string() const;
+};
+
 struct AnalysisResult {
   std::string model_path;
   std::string producer;
   int64_t ir_version = 0;
   std::vector<OpsetImport> opsets;
   int64_t file_size_bytes = 0;
-  std::vector<std::string> inputs, outputs;  // "name: dtype shape"
+  std::vector<GraphValue> inputs, outputs;
   std::vector<NodeReport> nodes;             // execution order
   // The nodes inside If / Loop / Scan subgraphs that one run executes (the
   // If's selected or costlier branch), each named by its path

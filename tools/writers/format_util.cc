@@ -98,6 +98,12 @@ std::string join_some(const std::vector<std::string>& parts, const std::string& 
   return join(head, sep) + sep + "... and " + std::to_string(parts.size() - most) + " more (-f json lists all)";
 }
 
+std::vector<std::string> graph_value_lines(const std::vector<GraphValue>& values) {
+  std::vector<std::string> lines;
+  for (const GraphValue& v : values) lines.push_back(v.to_string());
+  return lines;
+}
+
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -59,6 +59,8 @@ std::string ellipsize(const std::string& text, size_t max_width);
 
 // Joins strings with sep.
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+// Graph inputs or outputs as the human formats list them, "name: dtype dims" each.
+std::vector<std::string> graph_value_lines(const std::vector<GraphValue>& values);
 // Rows in reading order: each top-level row, then the subgraph rows whose
 // `index` is its own (a list grouped by index, in index order), flagged true;
 // subgraph rows whose parent is not among `top` come last. One rule for the

@@ -34,8 +34,8 @@ class TableWriter final : public AnalysisWriter {
       for (const OpsetImport& o : r.opsets) opsets.push_back(opset_text(o));
       header.add("opsets", join(opsets, ", "));
       header.add("file size", bytes_with_exact(r.file_size_bytes));
-      header.add("inputs", r.inputs);
-      header.add("outputs", r.outputs);
+      header.add("inputs", graph_value_lines(r.inputs));
+      header.add("outputs", graph_value_lines(r.outputs));
       header.print(out);
     }
     out << '\n';

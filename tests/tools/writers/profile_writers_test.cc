@@ -80,8 +80,8 @@ ProfileResult sample_profile() {
   a.producer = "pytorch 2.1.0";
   a.ir_version = 8;
   a.opsets = {{"", 17}};
-  a.inputs = {"input: float32 1x3x224x224"};
-  a.outputs = {"scores: float32 1x100"};
+  a.inputs = {GraphValue{"input", "float32", test::make_shape({1, 3, 224, 224})}};
+  a.outputs = {GraphValue{"scores", "float32", test::make_shape({1, 100})}};
   a.nodes = {cost_node(0, "/conv1/Conv", "Conv", CostStatus::Exact, 118013952, 236027904, 639744, 3211264),
              cost_node(1, kNastyName, "MatMul", CostStatus::Exact, kBeyondDouble, 2 * kBeyondDouble, 5046272, 117440512),
              cost_node(2, "nms", "NonMaxSuppression", CostStatus::UnknownOp, 0, 0, 0, 0)};

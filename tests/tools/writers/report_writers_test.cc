@@ -41,8 +41,9 @@ AnalysisResult sample_result() {
   r.ir_version = 8;
   r.opsets = {{"", 17}, {"com.microsoft", 1}};
   r.file_size_bytes = 46827520;
-  r.inputs = {"input: float32 1x3x224x224"};
-  r.outputs = {"boxes: float32 ?x4", "scores: float32 batchx100"};
+  r.inputs = {GraphValue{"input", "float32", test::make_shape({1, 3, 224, 224})}};
+  r.outputs = {GraphValue{"boxes", "float32", Shape{true, {Dim{-1, {}}, Dim{4, {}}}}},
+               GraphValue{"scores", "float32", Shape{true, {Dim{-1, "batch"}, Dim{100, {}}}}}};
 
   NodeReport conv = cost_node(0, kLongName, "Conv", CostStatus::Exact);
   conv.input_shapes = {"1x3x224x224", "64x3x7x7"};
@@ -229,8 +230,12 @@ TEST(ReportWriterTest, JsonHasEveryFieldWithExactIntegers) {
 
   EXPECT_EQ(doc.begin().key(), "schema_version");  // ordered keys
   EXPECT_EQ(doc["schema_version"], kAnalysisJsonSchemaVersion);
-  EXPECT_EQ(std::string(kAnalysisJsonSchemaVersion).rfind("1.", 0), 0u)
-      << "docs/analysis.schema.json describes major version 1";
+  EXPECT_EQ(std::string(kAnalysisJsonSchemaVersion).rfind("2.", 0), 0u)
+      << "docs/analysis.schema.json describes major version 2";
+  // 2.0: inputs and outputs as objects; a dim is a number, a symbol or null.
+  EXPECT_EQ(doc["model"]["inputs"][0].dump(), R"({"name":"input","dtype":"float32","dims":[1,3,224,224]})");
+  EXPECT_EQ(doc["model"]["outputs"][0].dump(), R"({"name":"boxes","dtype":"float32","dims":[null,4]})");
+  EXPECT_EQ(doc["model"]["outputs"][1].dump(), R"({"name":"scores","dtype":"float32","dims":["batch",100]})");
   EXPECT_EQ(doc["tool"], "modelstat");
   EXPECT_EQ(doc["kind"], "analysis");
   EXPECT_EQ(doc["model"]["opsets"][1]["domain"], "com.microsoft");
