@@ -558,6 +558,7 @@ AnalysisResult analyze_model(const Model& model) {
   const PeakMemory peak = peak_activation_memory(g);
   t.peak_activation_bytes = peak.peak_bytes;
   t.peak_at_node = peak.peak_node >= 0 ? g.nodes[size_t(peak.peak_node)].name : std::string("(inputs)");
+  t.peak_at_index = peak.peak_node;
   t.peak_is_lower_bound = peak.lower_bound;
   t.input_bytes = peak.input_bytes;
   t.output_bytes = peak.output_bytes;

@@ -2,6 +2,9 @@
 // and the hint naming what is left unbound (load_stages.hpp).
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -28,45 +31,76 @@ std::string join_shape(const std::vector<int64_t>& v) {
   return out.empty() ? "scalar" : out;
 }
 
-// One line naming what is left unbound once the inputs are bound: for a
-// named dim the --dim to give, for an input with unnamed (`?`) dims, which
-// only --input can bind, the input, the positions and the --input to give
-// (`--input images:1x3xD2xD3`). Nothing when every input dim is known.
-void unbound_dims_hint(const onnx::GraphProto& g, const std::set<std::string>& initializer_names,
-                       const LoadOptions& options, std::vector<std::string>& notices) {
-  std::vector<std::string> parts;
+// A command-line argument as a shell takes it: as it is when it holds only
+// characters no shell treats specially, else in single quotes (a tf2onnx
+// input is "input:0"; other exporters use spaces and brackets).
+std::string shell_arg(const std::string& arg) {
+  const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:=,+-@%", c) != nullptr;
+  });
+  if (plain) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// What is left unbound once the inputs are bound: each input with an
+// unknown dim as it stands ("'x' (batchx3)"), and the flags that bind them:
+// for a named dim the --dim to give, for an input with unnamed (`?`) dims,
+// which only --input can bind, the --input to give with the positions
+// (`--input images:1x3xD2xD3`), for an input without a shape an --input.
+struct Unbound {
+  std::vector<std::string> inputs, flags;
+};
+
+Unbound unbound_inputs(const onnx::GraphProto& g, const std::set<std::string>& initializer_names,
+                       const LoadOptions& options) {
+  Unbound u;
   std::set<std::string> named;
   for (const auto& in : g.input()) {
     if (initializer_names.count(in.name()) || options.input_shapes.count(in.name())) continue;
-    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    if (!in.type().has_tensor_type()) continue;
+    if (!in.type().tensor_type().has_shape()) {
+      u.inputs.push_back("'" + in.name() + "' (no shape)");
+      u.flags.push_back("--input " + shell_arg(in.name() + ":DIMS"));
+      continue;
+    }
     const auto& shape = in.type().tensor_type().shape();
     std::vector<int> unnamed;
     std::string example;
+    bool unknown = false;
     for (int i = 0; i < shape.dim_size(); ++i) {
       const auto& d = shape.dim(i);
       example += i ? "x" : "";
       if (d.has_dim_value()) {
         example += std::to_string(d.dim_value());
-      } else if (d.has_dim_param() && !d.dim_param().empty()) {
+        continue;
+      }
+      unknown = true;
+      if (d.has_dim_param() && !d.dim_param().empty()) {
         example += d.dim_param();
-        if (named.insert(d.dim_param()).second) parts.push_back("--dim " + d.dim_param() + "=N");
+        if (named.insert(d.dim_param()).second) u.flags.push_back("--dim " + shell_arg(d.dim_param() + "=N"));
       } else {
         example += "D" + std::to_string(i);
         unnamed.push_back(i);
       }
     }
+    if (unknown) u.inputs.push_back("'" + in.name() + "' (" + dims_text(shape) + ")");
     if (unnamed.empty()) continue;
     std::string positions;
     for (size_t k = 0; k < unnamed.size(); ++k)
       positions += (k == 0 ? "" : k + 1 == unnamed.size() ? " and " : ", ") + std::to_string(unnamed[k]);
-    parts.push_back("--input " + in.name() + ":" + example + " (dim" + (unnamed.size() > 1 ? "s " : " ") +
-                    positions + " of input '" + in.name() + "' " + (unnamed.size() > 1 ? "have" : "has") +
-                    " no name: only --input binds " + (unnamed.size() > 1 ? "them" : "it") + ")");
+    u.flags.push_back("--input " + shell_arg(in.name() + ":" + example) + " (dim" + (unnamed.size() > 1 ? "s " : " ") +
+                      positions + " of input '" + in.name() + "' " + (unnamed.size() > 1 ? "have" : "has") +
+                      " no name: only --input binds " + (unnamed.size() > 1 ? "them" : "it") + ")");
   }
-  if (parts.empty()) return;
-  std::string line = "unbound input dims leave the nodes they feed uncounted: bind them with ";
-  for (size_t k = 0; k < parts.size(); ++k) line += (k ? "; " : "") + parts[k];
-  notices.push_back(line);
+  return u;
+}
+
+std::string joined(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (size_t k = 0; k < parts.size(); ++k) out += (k ? sep : "") + parts[k];
+  return out;
 }
 
 }  // namespace
@@ -120,8 +154,8 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
       continue;
     }
     if (!tt->has_shape()) {
-      notices.push_back("input '" + in.name() + "' has no shape in the model: pass --input " + in.name() +
-                        ":DIMS to count the nodes it feeds");
+      notices.push_back("input '" + in.name() + "' has no shape in the model: pass --input " +
+                        shell_arg(in.name() + ":DIMS") + " to count the nodes it feeds");
       continue;
     }
     for (int i = 0; i < tt->shape().dim_size(); ++i) {
@@ -157,7 +191,21 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
                       " is unbound: using " + std::to_string(options.default_batch) +
                       (symbol.empty() ? std::string() : " (set it with --dim " + symbol + "=N)"));
   }
-  unbound_dims_hint(g, initializer_names, options, notices);
+  const Unbound unbound = unbound_inputs(g, initializer_names, options);
+  // Running the model (profile, report) needs every input dim: all of them
+  // named at once, with the flags, before anything is loaded further.
+  if (options.require_bound_inputs && !unbound.inputs.empty())
+    throw Error(ErrorKind::Input,
+                "graph input" + std::string(unbound.inputs.size() > 1 ? "s " : " ") + joined(unbound.inputs, ", ") +
+                    (unbound.inputs.size() > 1 ? " have" : " has") +
+                    " unknown dims, and running the model needs them all: bind them with " +
+                    joined(unbound.flags, "; "));
+  // Without a shape an input has its own notice (above).
+  std::vector<std::string> flags;
+  for (const auto& f : unbound.flags)
+    if (f.rfind("--input ", 0) != 0 || f.find(":DIMS") == std::string::npos) flags.push_back(f);
+  if (!flags.empty())
+    notices.push_back("unbound input dims leave the nodes they feed uncounted: bind them with " + joined(flags, "; "));
   for (const auto& [name, shape] : options.input_shapes)
     if (!input_names.count(name)) {
       std::string list;

@@ -32,6 +32,10 @@ struct LoadOptions {
   std::map<std::string, bool> branches;
   // --trip-count NODE=N: a Loop's trip count when the model does not fix it.
   std::map<std::string, int64_t> trip_counts;
+  // Refuse a model whose graph inputs keep an unknown dim after binding
+  // (Error(Input) naming every such input and the flags that bind them):
+  // what running it needs (profile, report); the analysis counts around them.
+  bool require_bound_inputs = false;
 };
 
 // How sure a node's cost is.
@@ -117,6 +121,8 @@ struct AnalysisTotals {
   int64_t weight_bytes = 0;                 // model size: all constant data, every dtype
   int64_t peak_activation_bytes = 0;        // max live activation bytes over the order
   std::string peak_at_node;                 // node at which the peak occurs
+  int peak_at_index = -1;                   // its index (-1: the inputs); the human formats
+                                            // name an elided long name by it
   bool peak_is_lower_bound = false;         // some activation sizes were unknown
   int64_t input_bytes = 0, output_bytes = 0;
   double coverage() const { return nodes ? double(nodes_exact) / double(nodes) : 1.0; }

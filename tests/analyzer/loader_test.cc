@@ -397,4 +397,57 @@ TEST(Params, OneElementConstantTensorIsAWeightAScalarIsNot) {
   EXPECT_EQ(r.totals.params, 4);
 }
 
+// Running a model needs every input dim: a command that runs it (profile,
+// report: require_bound_inputs) refuses the model once, naming every input
+// left unknown and the flags that bind them, shell-quoted where a name needs
+// it. The analysis counts around them and says so in a notice.
+TEST(InputBinding, RunningNeedsEveryInputDimAndNamesThemAllAtOnce) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto input = [g](const std::string& name, std::initializer_list<const char*> dims) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const char* d : dims) {
+      auto* dim = tt->mutable_shape()->add_dim();
+      if (d[0] >= '0' && d[0] <= '9') dim->set_dim_value(std::stoll(d));
+      else if (d[0] != '?') dim->set_dim_param(d);
+    }
+    auto* n = g->add_node();
+    n->set_op_type("Relu");
+    n->add_input(name);
+    n->add_output(name + "_out");
+    g->add_output()->set_name(name + "_out");
+  };
+  input("x", {"1", "seq"});
+  input("image in", {"1", "?"});
+  const std::string bytes = m.SerializeAsString();
+  modelstat::LoadOptions options;
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), options);
+  std::string notices;
+  for (const auto& n : r.notices) notices += n + "\n";
+  EXPECT_NE(notices.find("bind them with --dim seq=N; --input 'image in:1xD1' (dim 1 of input 'image in' has no name"),
+            std::string::npos)
+      << notices;
+
+  options.require_bound_inputs = true;
+  try {
+    modelstat::analyze_buffer(bytes.data(), bytes.size(), options);
+    ADD_FAILURE() << "an input dim left unknown must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), modelstat::ErrorKind::Input);
+    EXPECT_EQ(std::string(e.message()),
+              "graph inputs 'x' (1xseq), 'image in' (1x?) have unknown dims, and running the model needs them all: "
+              "bind them with --dim seq=N; --input 'image in:1xD1' (dim 1 of input 'image in' has no name: only "
+              "--input binds it)");
+  }
+  options.dim_values["seq"] = 7;
+  options.input_shapes["image in"] = {1, 5};
+  EXPECT_NO_THROW(modelstat::analyze_buffer(bytes.data(), bytes.size(), options));
+}
+
 }  // namespace

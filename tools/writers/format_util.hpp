@@ -56,6 +56,10 @@ size_t display_width(const std::string& text);
 // putting "…" there: ONNX node names carry the most information at both ends
 // ("/encoder/layer.11/…/attention/MatMul"). Never splits a UTF-8 sequence.
 std::string ellipsize(const std::string& text, size_t max_width);
+// A node named in a line of text: its name, or when wider than max_width,
+// "#<index> " and the name ellipsized (the index tells apart two names that
+// elide alike; the per-node tables list it in their "#" column).
+std::string node_ref(const std::string& name, int index, size_t max_width);
 
 // Joins strings with sep.
 std::string join(const std::vector<std::string>& parts, const std::string& sep);

@@ -452,6 +452,41 @@ TEST(ReportWriterTest, TableHasEverySection) {
             report_detail::display_width(lines[header].substr(0, flops_end)));
 }
 
+// The widest line of a text, in display columns.
+size_t widest_line(const std::string& text) {
+  size_t widest = 0, start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    widest = std::max(widest, report_detail::display_width(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return widest;
+}
+
+// A tf2onnx node name runs to hundreds of characters: the table shows it
+// elided, with the node's index where it elides (two long names that
+// share a head and a tail stay apart), and no line grows with it.
+TEST(ReportWriterTest, LongNodeNamesAreElidedWithTheirIndex) {
+  // The widest the table gets with names at the elision width (40 columns)...
+  auto with_name = [](const std::string& name) {
+    AnalysisResult r = sample_result();
+    r.nodes[1].name = name;
+    r.totals.peak_at_node = name;
+    r.totals.peak_at_index = 1;
+    r.notices.push_back("first unknown shape: node 1 '" + name + "' (MatMul) has every input sized");
+    return r;
+  };
+  const size_t width = widest_line(render("table", with_name(std::string(40, 'a'))));
+  // ... is the widest it gets with a name of 292.
+  const std::string long_name = "WireFrameModel_with_alpha/" + std::string(260, 'b') + "/Relu6";
+  const AnalysisResult r = with_name(long_name);
+  const std::string text = render("table", r);
+  EXPECT_LE(widest_line(text), width + 3) << text;  // + "#1 "
+  EXPECT_TRUE(contains(text, "at node #1 WireFrameModel_with_\xE2\x80\xA6bbbbbbbbbbbbb/Relu6")) << text;
+  // The JSON keeps the whole name.
+  EXPECT_TRUE(contains(render("json", r), long_name));
+}
+
 TEST(ReportWriterTest, TableHonoursOptions) {
   ReportOptions options;
   options.show_all_nodes = false;
