@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
