@@ -186,6 +186,7 @@ class GraphRun {
 
   FoldContext fold;
   std::vector<std::string> errors;  // ONNX's node error lines (top level only)
+  int64_t unsized_outputs = 0;      // node outputs left without a full tensor shape
 
  private:
   void process(onnx::NodeProto& n);
@@ -402,16 +403,29 @@ void GraphRun::process(onnx::NodeProto& n) {
     try {
       for (int i = 0; i < n.output_size(); ++i)
         if (!n.output(i).empty()) update_type(n.output(i), ctx.getOutputType(size_t(i)), ctx.arena());
-      if (top_level_ && schema && schema->has_data_propagation_function()) {
-        PropagationContext propagation(n, *this);
-        schema->GetDataPropagationFunction()(propagation);
-      }
     } catch (const std::runtime_error& e) {
       fail_shape_inference(onnx::shape_inference::GetErrorWithNodeInfo(n, e));
+    }
+    // Data propagation only adds knowledge: where it fails, the node's
+    // partial values stay unknown and inference goes on. (ONNX's driver stops
+    // the whole graph there; its Concat propagator reads an empty 1-D value,
+    // the Slice of a shape to nothing, as rank 0 and fails, and every node
+    // after it went unsized in LayerNormalization's expanded function.)
+    if (top_level_ && schema && schema->has_data_propagation_function()) {
+      try {
+        PropagationContext propagation(n, *this);
+        schema->GetDataPropagationFunction()(propagation);
+      } catch (const std::runtime_error&) {
+      }
     }
   }
   if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
   if (op.record) take_folded(n);
+  for (const auto& out : n.output()) {
+    if (out.empty()) continue;
+    const onnx::TypeProto* t = type_of(out);
+    unsized_outputs += !t || (t->has_tensor_type() && !fully_known(*t));
+  }
 }
 
 // ONNX's updateType: a symbol for each unknown dim, then merged into the
@@ -532,6 +546,7 @@ void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<s
     if (nl == std::string::npos) break;
     pos = nl + 1;
   }
+  if (graph.unsized_outputs == 0) return;
   if (auto why = first_unknown_notice(m.graph(), [&graph](const std::string& name) { return graph.type_of(name); },
                                       graph.fold))
     unknown_shape_cause = *why;
