@@ -3,9 +3,8 @@
 // defined twice, no cycle; nodes put in topological order.
 #include <queue>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
 #include "modelstat/error.hpp"
 
@@ -17,8 +16,8 @@ constexpr int kMaxDepth = 64;
 
 // Names by view into the parsed model's own strings: nodes are reordered by
 // swapping pointers, so the strings stay where they are.
-using NameSet = std::unordered_set<std::string_view>;
-using Producers = std::unordered_map<std::string_view, int>;
+using NameSet = NameMap<bool>;
+using Producers = NameMap<int>;
 
 // What a subgraph may read from the graphs around it, innermost first.
 struct OuterScope {
@@ -27,7 +26,7 @@ struct OuterScope {
   const OuterScope* parent;
   bool contains(std::string_view name) const {
     for (const OuterScope* s = this; s; s = s->parent)
-      if (s->defined->count(name) || s->produced->count(name)) return true;
+      if (s->defined->contains(name) || s->produced->contains(name)) return true;
     return false;
   }
 };
@@ -58,25 +57,24 @@ void permute(onnx::GraphProto& graph, const std::vector<int>& order) {
 
 void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth) {
   if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
-  NameSet defined;
-  for (const auto& i : graph.input()) defined.insert(i.name());
-  for (const auto& t : graph.initializer()) defined.insert(t.name());
-  for (const auto& t : graph.sparse_initializer()) defined.insert(t.values().name());
-  auto available = [&](std::string_view name) { return defined.count(name) || (outer && outer->contains(name)); };
+  NameSet defined(size_t(graph.input_size() + graph.initializer_size()));
+  for (const auto& i : graph.input()) defined.try_emplace(i.name(), true);
+  for (const auto& t : graph.initializer()) defined.try_emplace(t.name(), true);
+  for (const auto& t : graph.sparse_initializer()) defined.try_emplace(t.values().name(), true);
+  auto available = [&](std::string_view name) { return defined.contains(name) || (outer && outer->contains(name)); };
 
   const int n = graph.node_size();
-  Producers producer;
-  producer.reserve(size_t(n) * 2);
+  Producers producer(size_t(n) * 2);
   for (int i = 0; i < n; ++i) {
     for (const auto& o : graph.node(i).output()) {
       if (o.empty()) continue;
       // A subgraph may reuse an enclosing graph's name; not its own input's.
-      if (defined.count(o) && !(outer && outer->contains(o)))
+      if (defined.contains(o) && !(outer && outer->contains(o)))
         node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
-      auto [it, inserted] = producer.emplace(o, i);
+      auto [first, inserted] = producer.try_emplace(o, i);
       if (!inserted)
         node_error(graph.node(i), i, "output '" + o + "' is also produced by node '" +
-                                         node_label(graph.node(it->second), it->second) + "'");
+                                         node_label(graph.node(*first), *first) + "'");
     }
   }
 
@@ -87,10 +85,9 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
     const auto& node = graph.node(i);
     for (const auto& in : node.input()) {
       if (in.empty()) continue;  // omitted optional input
-      auto it = producer.find(in);
-      if (it != producer.end()) {
-        if (it->second == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
-        sorted = sorted && it->second < i;
+      if (const int* p = producer.find(in)) {
+        if (*p == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
+        sorted = sorted && *p < i;
       } else if (!available(in)) {
         node_error(node, i, "reads undefined tensor '" + in + "' (no graph input, initializer or node produces it)");
       }
@@ -103,8 +100,8 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
     for (int i = 0; i < n; ++i)
       for (const auto& in : graph.node(i).input()) {
         if (in.empty()) continue;
-        if (auto it = producer.find(in); it != producer.end()) {
-          users[size_t(it->second)].push_back(i);
+        if (const int* p = producer.find(in)) {
+          users[size_t(*p)].push_back(i);
           pending[size_t(i)]++;
         }
       }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analyzer/loader/loader.hpp"
+#include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
 #include "analyzer/loader/shape_values.hpp"
 #include "modelstat/error.hpp"
@@ -260,8 +261,7 @@ AttrValue convert_attribute(const onnx::AttributeProto& a, ExternalDataPolicy& p
 
 const Tensor* Scope::find(const std::string& name) const {
   for (const Scope* s = this; s; s = s->parent) {
-    auto it = s->index->find(name);
-    if (it != s->index->end()) return &s->graph->tensors[size_t(it->second)];
+    if (const int* id = s->index->find(name)) return &s->graph->tensors[size_t(*id)];
   }
   return nullptr;
 }
@@ -416,22 +416,20 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   for (const auto& np : gp.node()) node_outputs += size_t(np.output_size());
   g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + node_outputs);
   // By view into the proto's strings, which outlive the build.
-  std::unordered_map<std::string_view, int> index;
-  index.reserve(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
+  NameMap<int> index(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
   auto add = [&](const std::string& name) -> Tensor& {
-    auto [it, inserted] = index.emplace(name, int(g.tensors.size()));
+    auto [id, inserted] = index.try_emplace(name, int(g.tensors.size()));
     if (inserted) {
       g.tensors.emplace_back();
       g.tensors.back().name = name;
     }
-    return g.tensors[size_t(it->second)];
+    return g.tensors[size_t(*id)];
   };
   // A name this graph does not define comes from an enclosing scope (checked
   // by check_and_order_graph): known dtype and shape, but not a constant of
   // this graph (its params are counted where it is defined).
   auto find_or_import = [&](const std::string& name) -> int {
-    auto it = index.find(name);
-    if (it != index.end()) return it->second;
+    if (const int* id = index.find(name)) return *id;
     const Tensor* source = outer ? outer->find(name) : nullptr;
     Tensor& t = add(name);
     t.role = TensorRole::Input;
@@ -440,7 +438,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       t.shape = source->shape;
     }
     g.outer_scope_inputs.push_back(name);
-    return index.at(name);
+    return *index.find(name);
   };
 
   for (const auto& init : gp.initializer()) {
@@ -458,7 +456,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     g.initializers.push_back(index[sp.values().name()]);
   }
   for (const auto& in : gp.input()) {
-    const bool is_init = index.count(in.name()) > 0;
+    const bool is_init = index.contains(in.name());
     Tensor& t = add(in.name());
     if (is_init) continue;  // IR<4 style: initializers listed as inputs too
     t.role = TensorRole::Input;
@@ -468,19 +466,19 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   // Inferred (and declared) types of intermediate values and outputs: the
   // tensors are created here, their producers fill in the rest below.
   for (const auto& vi : gp.value_info()) {
-    if (index.count(vi.name())) continue;
+    if (index.contains(vi.name())) continue;
     type_into(vi.type(), add(vi.name()));
   }
   for (const auto& vi : gp.output()) {
-    auto it = index.find(vi.name());
-    if (it == index.end()) {
+    const int* id = index.find(vi.name());
+    if (!id) {
       type_into(vi.type(), add(vi.name()));
-    } else if (!g.tensors[size_t(it->second)].shape.fully_known() && vi.type().has_tensor_type() &&
+    } else if (!g.tensors[size_t(*id)].shape.fully_known() && vi.type().has_tensor_type() &&
                vi.type().tensor_type().has_shape()) {
       // A value_info entry inference left stale while it sized the output itself.
       Tensor probe;
       type_into(vi.type(), probe);
-      if (probe.shape.fully_known()) g.tensors[size_t(it->second)].shape = probe.shape;
+      if (probe.shape.fully_known()) g.tensors[size_t(*id)].shape = probe.shape;
     }
   }
 
@@ -534,15 +532,15 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
         node.outputs.push_back(-1);
         continue;
       }
-      auto [it, inserted] = index.emplace(out, int(g.tensors.size()));
+      auto [id, inserted] = index.try_emplace(out, int(g.tensors.size()));
       if (inserted) {
         g.tensors.emplace_back();
         g.tensors.back().name = out;
       }
-      Tensor& t = g.tensors[size_t(it->second)];
+      Tensor& t = g.tensors[size_t(*id)];
       t.producer = i;
       t.role = node.op_type == "Constant" && node.domain.empty() ? TensorRole::Constant : TensorRole::Activation;
-      node.outputs.push_back(it->second);
+      node.outputs.push_back(*id);
     }
     // A Constant's tensor: dtype, shape and data location come from its attribute.
     if (node.op_type == "Constant" && node.domain.empty() && np.output_size() == 1) {
@@ -558,9 +556,9 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     g.nodes.push_back(std::move(node));
   }
   for (const auto& out : gp.output()) {
-    auto it = index.find(out.name());
-    if (it == index.end()) throw Error(ErrorKind::Input, "graph output '" + out.name() + "' is never produced");
-    g.outputs.push_back(it->second);
+    const int* id = index.find(out.name());
+    if (!id) throw Error(ErrorKind::Input, "graph output '" + out.name() + "' is never produced");
+    g.outputs.push_back(*id);
   }
   return g;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyzer/loader/loader.hpp"
+#include "analyzer/loader/name_map.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::loader {
@@ -53,7 +54,7 @@ std::string node_label(const onnx::NodeProto& n, int index);
 struct ScopeValues;  // analyzer/loader/shape_values.hpp
 
 struct Scope {
-  const std::unordered_map<std::string_view, int>* index = nullptr;
+  const NameMap<int>* index = nullptr;
   const Graph* graph = nullptr;
   const Scope* parent = nullptr;
   // Integer values and shapes known in this graph and its enclosing ones (a

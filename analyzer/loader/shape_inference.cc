@@ -29,6 +29,7 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/load_stages.hpp"
+#include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::loader {
@@ -173,12 +174,12 @@ class GraphRun {
 
   onnx::TypeProto* type_of(std::string_view name) const {
     for (const GraphRun* s = this; s; s = s->outer_)
-      if (auto it = s->types_.find(name); it != s->types_.end()) return it->second;
+      if (onnx::TypeProto* const* t = s->types_.find(name)) return *t;
     return nullptr;
   }
   const onnx::TensorProto* data_of(std::string_view name) const {
     for (const GraphRun* s = this; s; s = s->outer_)
-      if (auto it = s->data_.find(name); it != s->data_.end()) return it->second;
+      if (const onnx::TensorProto* const* d = s->data_.find(name)) return *d;
     return nullptr;
   }
   ModelState& model() { return model_; }
@@ -200,8 +201,8 @@ class GraphRun {
   bool top_level_;
   int ir_version_;
   bool has_unsupported_op_ = false, has_experimental_op_ = false;
-  std::unordered_map<std::string_view, onnx::TypeProto*> types_, undefined_;
-  std::unordered_map<std::string_view, const onnx::TensorProto*> data_;
+  NameMap<onnx::TypeProto*> types_, undefined_;
+  NameMap<const onnx::TensorProto*> data_;
   std::list<onnx::TypeProto> initializer_types_;
   std::deque<onnx::TensorProto> folded_;  // data_ of folded values points here
   ContextScratch scratch_;
@@ -349,8 +350,8 @@ void GraphRun::run() {
     tensor->set_elem_type(t.data_type());
     auto* shape = tensor->mutable_shape();
     for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
-    if (auto it = types_.find(t.name()); it != types_.end()) {
-      onnx::shape_inference::checkShapesAndTypes(type, *it->second);
+    if (onnx::TypeProto** declared = types_.find(t.name())) {
+      onnx::shape_inference::checkShapesAndTypes(type, **declared);
     } else if (ir_version_ >= 4) {
       initializer_types_.push_back(std::move(type));
       types_[t.name()] = &initializer_types_.back();
@@ -436,14 +437,14 @@ void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, g
   if (inferred->value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
   MaterializeSymbolicShape(inferred, model_.symbols);
   onnx::TypeProto* existing = nullptr;
-  if (auto it = types_.find(name); it != types_.end()) {
-    existing = it->second;
+  if (onnx::TypeProto** declared = types_.find(name)) {
+    existing = *declared;
   } else if (outer_ && (existing = outer_->type_of(name))) {
     // A subgraph's output named as an enclosing graph's value (ONNX merges into it too).
   } else {
     auto* vi = g_.add_value_info();
     vi->set_name(name);
-    if (auto u = undefined_.find(name); u != undefined_.end()) *u->second = *inferred;
+    if (onnx::TypeProto** u = undefined_.find(name)) **u = *inferred;
     if (arena && arena == vi->GetArena()) {
       vi->unsafe_arena_set_allocated_type(inferred);
       types_[name] = inferred;
