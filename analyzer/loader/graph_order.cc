@@ -64,7 +64,9 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   auto available = [&](std::string_view name) { return defined.contains(name) || (outer && outer->contains(name)); };
 
   const int n = graph.node_size();
-  Producers producer(size_t(n) * 2);
+  size_t outputs = 0;
+  for (const auto& node : graph.node()) outputs += size_t(node.output_size());
+  Producers producer(outputs);
   for (int i = 0; i < n; ++i) {
     for (const auto& o : graph.node(i).output()) {
       if (o.empty()) continue;

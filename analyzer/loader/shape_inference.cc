@@ -334,8 +334,9 @@ void PropagationContext::addOutputData(size_t i, onnx::TensorShapeProto&& tsp) {
 
 void GraphRun::run() {
   onnx::shape_inference::TraverseGraphsToAddExistingSymbols(g_, model_.symbols);
-  types_.reserve(size_t(g_.value_info_size() + g_.input_size() + g_.output_size() + g_.initializer_size() +
-                        2 * g_.node_size()));
+  size_t outputs = 0;
+  for (const auto& n : g_.node()) outputs += size_t(n.output_size());
+  types_.reserve(size_t(g_.value_info_size() + g_.input_size() + g_.output_size() + g_.initializer_size()) + outputs);
   auto declare = [this](onnx::ValueInfoProto& vi) {
     if (vi.has_type()) types_[vi.name()] = vi.mutable_type();
     else undefined_[vi.name()] = vi.mutable_type();
