@@ -12,6 +12,8 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/loader.hpp"
+#include "analyzer/stage_timer.hpp"
+#include "analyzer/stage_timer.hpp"
 #include "analyzer/saturating.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/lifetimes.hpp"
@@ -35,6 +37,8 @@ const char* cost_status_name(CostStatus s) {
   return "unknown";
 }
 
+std::string GraphValue::to_string() const { return name + ": " + dtype + " " + shape.to_string(); }
+
 double NodeCost::arithmetic_intensity() const {
   const int64_t b = bytes();
   return b > 0 ? double(flops) / double(b) : 0.0;
@@ -45,14 +49,12 @@ namespace {
 constexpr size_t kMaxListedConsumers = 16;  // names listed per shared weight
 
 // Params: float and 8-bit constant tensors. Every initializer counts (the
-// file's own count); a Constant node counts when it holds a tensor, not a
-// scalar literal (exporters emit GELU's 0.5 and sqrt(2) as scalar Constants).
+// file's own count); a Constant node counts when it holds a tensor (of any
+// rank from 1 up: a [1]-shaped bias too), not a scalar literal (rank 0:
+// exporters emit GELU's 0.5 and sqrt(2) as scalar Constants).
 bool counts_as_weight(const Tensor& t) {
   if (!t.is_constant() || !dtype_counts_as_params(t.dtype)) return false;
-  if (t.role == TensorRole::Constant) {
-    auto n = t.shape.element_count();
-    return n && *n > 1;
-  }
+  if (t.role == TensorRole::Constant) return t.shape.rank_known && !t.shape.dims.empty() && t.shape.element_count();
   return true;
 }
 
@@ -99,10 +101,11 @@ class GraphCoster {
     bool sizes_known = true;
     std::string unknown_tensor;
     int64_t read = 0, weight = 0, written = 0;
-    std::unordered_set<int> seen;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int in = node.inputs[k];
-      if (in < 0 || !seen.insert(in).second) continue;
+      // Each tensor once, however many inputs read it (x * x).
+      if (in < 0 || std::find(node.inputs.begin(), node.inputs.begin() + long(k), in) != node.inputs.begin() + long(k))
+        continue;
       const Tensor& t = g.tensors[size_t(in)];
       auto size = t.size_bytes();
       if (!size) {
@@ -341,6 +344,8 @@ class GraphCoster {
     row.name = name;
     row.op_type = node.op_type;
     row.domain = node.domain;
+    row.input_shapes.reserve(node.inputs.size());
+    row.output_shapes.reserve(node.outputs.size());
     for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : g.tensors[size_t(in)].shape.to_string());
     for (int out : node.outputs) row.output_shapes.push_back(out < 0 ? "-" : g.tensors[size_t(out)].shape.to_string());
     for (int out : node.outputs)
@@ -373,9 +378,7 @@ class GraphCoster {
   const Model& model_;
 };
 
-std::string describe(const Tensor& t) {
-  return t.name + ": " + dtype_name(t.dtype) + " " + t.shape.to_string();
-}
+GraphValue describe(const Tensor& t) { return GraphValue{t.name, dtype_name(t.dtype), t.shape}; }
 
 // A bit-packed weight is listed as its values' type, e.g. "uint4 (packed in
 // uint8)", with its values as elements and its bytes as they are.
@@ -470,6 +473,7 @@ AnalysisResult analyze_model(const Model& model) {
   }
 
   for (auto& n : coster.control_flow_notices()) r.notices.push_back(std::move(n));
+  if (t.nodes_unknown_shape > 0 && !model.unknown_shape_cause.empty()) r.notices.push_back(model.unknown_shape_cause);
 
   // MACs by operand dtype, over the rows that do the work: top-level nodes
   // without subgraphs and the subgraph rows without subgraphs of their own
@@ -554,6 +558,7 @@ AnalysisResult analyze_model(const Model& model) {
   const PeakMemory peak = peak_activation_memory(g);
   t.peak_activation_bytes = peak.peak_bytes;
   t.peak_at_node = peak.peak_node >= 0 ? g.nodes[size_t(peak.peak_node)].name : std::string("(inputs)");
+  t.peak_at_index = peak.peak_node;
   t.peak_is_lower_bound = peak.lower_bound;
   t.input_bytes = peak.input_bytes;
   t.output_bytes = peak.output_bytes;
@@ -585,6 +590,7 @@ int64_t model_files_read() { return loader::model_sources_read(); }
 AnalysisResult analyze_file(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<Model>(loader::load_model_file(path, options));
+  StageTimer timer;
   AnalysisResult r;
   try {
     r = analyze_model(*model);
@@ -593,6 +599,7 @@ AnalysisResult analyze_file(const std::string& path, const LoadOptions& options)
     if (!e.file().empty()) throw;
     throw Error(e.kind(), e.message(), path, e.node(), e.op());
   }
+  timer.lap("analysis");
   r.model = std::move(model);
   r.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

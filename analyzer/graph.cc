@@ -1,5 +1,7 @@
 #include "modelstat/graph.hpp"
 
+#include <charconv>
+
 #include "analyzer/op_traits.hpp"
 
 #include "modelstat/error.hpp"
@@ -81,14 +83,26 @@ std::optional<int64_t> Shape::element_count() const {
 std::string Shape::to_string() const {
   if (!rank_known) return "?";
   if (dims.empty()) return "scalar";
+  // Built in a stack buffer and copied once: most shapes fit the string's
+  // own small buffer and never touch the heap.
+  char buf[256];
+  size_t n = 0;
   std::string s;
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += 'x';
-    if (dims[i].known())
-      s += std::to_string(dims[i].value);
-    else
+    if (n + 48 > sizeof buf) {  // room for 'x', a 20-digit value or a flush
+      s.append(buf, n);
+      n = 0;
+    }
+    if (i) buf[n++] = 'x';
+    if (dims[i].known()) {
+      n = size_t(std::to_chars(buf + n, buf + sizeof buf, dims[i].value).ptr - buf);
+    } else {
+      s.append(buf, n);
+      n = 0;
       s += dims[i].symbol.empty() ? "?" : dims[i].symbol;
+    }
   }
+  s.append(buf, n);
   return s;
 }
 

@@ -11,20 +11,27 @@ namespace {
 
 bool is_activation(const Tensor& t) { return t.role == TensorRole::Input || t.role == TensorRole::Activation; }
 
+// The last node that reads each tensor (TensorLifetimes::last_use).
+std::vector<int> last_uses(const Graph& g) {
+  std::vector<int> last(g.tensors.size(), -1);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    for (int c : g.tensors[t].consumers) last[t] = std::max(last[t], c);
+    if (last[t] < 0) last[t] = g.tensors[t].producer;  // unread: released right after its producer
+  }
+  return last;
+}
+
 }  // namespace
 
 TensorLifetimes tensor_lifetimes(const Graph& g) {
   TensorLifetimes l;
-  l.last_use.assign(g.tensors.size(), -1);
+  l.last_use = last_uses(g);
   l.kept.assign(g.tensors.size(), false);
   l.release_after.resize(g.nodes.size());
   for (int o : g.outputs)
     if (o >= 0) l.kept[size_t(o)] = true;
-  for (size_t t = 0; t < g.tensors.size(); ++t) {
-    for (int c : g.tensors[t].consumers) l.last_use[t] = std::max(l.last_use[t], c);
-    if (l.last_use[t] < 0) l.last_use[t] = g.tensors[t].producer;  // unread: released right after its producer
+  for (size_t t = 0; t < g.tensors.size(); ++t)
     if (!l.kept[t] && l.last_use[t] >= 0) l.release_after[size_t(l.last_use[t])].push_back(int(t));
-  }
   return l;
 }
 
@@ -37,7 +44,7 @@ const char* buffer_sharing_rule(BufferSharing sharing) {
 Buffers map_buffers(const Graph& g, BufferSharing sharing, bool keep_graph_inputs) {
   Buffers m;
   m.of_tensor.assign(g.tensors.size(), -1);
-  const std::vector<int> last = tensor_lifetimes(g).last_use;
+  const std::vector<int> last = last_uses(g);
   auto new_buffer = [&](int t, int node) {
     m.of_tensor[size_t(t)] = int(m.bytes.size());
     const auto size = g.tensors[size_t(t)].size_bytes();
@@ -82,20 +89,21 @@ Buffers map_buffers(const Graph& g, BufferSharing sharing, bool keep_graph_input
 }
 
 LivePeak forward_peak(const Buffers& m, size_t num_nodes, const std::vector<int64_t>& workspace) {
-  std::vector<std::vector<int>> allocs(num_nodes), frees(num_nodes);
+  // Only the bytes each node allocates and frees matter, summed per node.
+  std::vector<int64_t> allocated(num_nodes, 0), freed(num_nodes, 0);
   int64_t live = 0;
   for (size_t b = 0; b < m.bytes.size(); ++b) {
     if (m.first_node[b] < 0) live += m.bytes[b];
-    else allocs[size_t(m.first_node[b])].push_back(int(b));
-    if (!m.kept[b] && m.last_use[b] >= 0) frees[size_t(m.last_use[b])].push_back(int(b));
+    else allocated[size_t(m.first_node[b])] += m.bytes[b];
+    if (!m.kept[b] && m.last_use[b] >= 0) freed[size_t(m.last_use[b])] += m.bytes[b];
   }
   LivePeak peak;
   peak.activation_bytes = live;
   for (size_t i = 0; i < num_nodes; ++i) {
-    for (int b : allocs[i]) live += m.bytes[size_t(b)];
+    live += allocated[i];
     const int64_t scratch = i < workspace.size() ? workspace[i] : 0;
     if (live + scratch > peak.activation_bytes + peak.workspace_bytes) peak = {live, scratch, int(i)};
-    for (int b : frees[i]) live -= m.bytes[size_t(b)];
+    live -= freed[i];
   }
   return peak;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <sstream>
 
+#include "analyzer/stage_timer.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/grouping.hpp"
 #include "tools/cli_common.hpp"
@@ -52,10 +53,12 @@ void add_analyze_command(CLI::App& app, std::vector<Command>& commands, bool exi
     const std::unique_ptr<AnalysisWriter> writer = make_analysis_writer(args->output.format);
     const AnalysisResult result = args->compute();
     ReportOptions ro = args->report_options();
+    StageTimer timer;
     write_output(args->output.output, [&](std::ostream& out, bool is_tty) {
       ro.color = args->output.format == "table" && is_tty && std::getenv("NO_COLOR") == nullptr;
       writer->write(result, ro, out);
     });
+    timer.lap("write");
     if (exit_fast) {
       // Done: leave without tearing down a model of maybe 100k nodes node by
       // node (a fifth of the run time on such graphs); the OS reclaims it.

@@ -41,6 +41,13 @@ struct ModelArgs {
     o.allow_custom_domains = allow_custom_domains;
     return o;
   }
+  // For a command that runs the model (profile, report): an input dim left
+  // unknown is an error naming every such input and the flags to give.
+  LoadOptions run_load_options() const {
+    LoadOptions o = load_options();
+    o.require_bound_inputs = true;
+    return o;
+  }
 };
 
 // --context / --prompt: a decoder's prefill and decode views (analyze, fit).

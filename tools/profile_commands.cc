@@ -28,7 +28,7 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   add_generation_flags(*profile, *generation);
   auto compute = [args] {
     const std::optional<GroupRule> group_rule = args->output.group_rule();
-    ProfileResult result = profile_model(args->model.model, args->model.load_options(), args->options);
+    ProfileResult result = profile_model(args->model.model, args->model.run_load_options(), args->options);
     if (group_rule) apply_grouping(result, *group_rule);
     return result;
   };

@@ -65,7 +65,7 @@ JoinedReport build_report(const ReportArgs& a) {
   make_joined_writer(p.output.format);
   const std::optional<GroupRule> group_rule = p.output.group_rule();
 
-  ProfileResult profile = profile_model(p.model.model, p.model.load_options(), p.options);
+  ProfileResult profile = profile_model(p.model.model, p.model.run_load_options(), p.options);
   if (group_rule) apply_grouping(profile, *group_rule);
   std::vector<std::string> notices;
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);

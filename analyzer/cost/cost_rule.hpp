@@ -34,7 +34,7 @@ class NodeProto;
 struct InferenceContext;
 }
 namespace modelstat::loader {
-struct IntValue;
+struct Folded;
 class FoldContext;
 }  // namespace modelstat::loader
 
@@ -98,9 +98,9 @@ struct RuleResult {
 
 using CostFn = RuleResult (*)(const CostContext&);
 
-// Integer shape-value folding of one node (analyzer/loader/shape_fold.hpp):
-// its output 0 from its evaluated inputs, nullopt when unknown.
-using FoldFn = std::optional<loader::IntValue> (*)(loader::FoldContext&, const onnx::NodeProto&);
+// Constant folding of one node (analyzer/loader/shape_fold.hpp): the values
+// of its outputs from its evaluated inputs, where they can be computed.
+using FoldFn = loader::Folded (*)(loader::FoldContext&, const onnx::NodeProto&);
 
 // Type and shape inference of an op ONNX 1.12 has no schema for (ONNX
 // Runtime's contrib ops, standard ops of later opsets): the loader hands it to
@@ -165,7 +165,7 @@ struct CostRule {
   CostFn fn;
   const char* doc;  // one line: the formula and its constants (shown by `modelstat ops`)
   OpTraits traits;
-  FoldFn fold = nullptr;  // integer shape-value folding; nullptr: never folded
+  FoldFn fold = nullptr;  // constant folding of small values; nullptr: never folded
 };
 using OpRecord = CostRule;
 

@@ -71,7 +71,7 @@ void add_shape_ops_rules(std::vector<CostRule>& rules) {
   static const OpRow kRows[] = {
       // Copies: inputs read, outputs written.
       {"Concat", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::concat},
-      {"Split", 1, move, "data movement: 0 FLOPs", kSavesNothing},
+      {"Split", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::split},
       {"Slice", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::slice},
       {"Transpose", 1, move, "data movement: 0 FLOPs", kSavesNothing, fold::transpose},
       {"Gather", 1, gather, "data movement: 0 FLOPs; reads the selected elements (output size) + indices", kSavesNothing,

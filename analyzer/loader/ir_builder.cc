@@ -1,13 +1,14 @@
-// onnx::GraphProto -> modelstat::Graph, plus the structural checks
-// (undefined tensors, cycles) that must pass before shape inference.
+// onnx::GraphProto -> modelstat::Graph (the structural checks that come
+// before shape inference are in graph_order.cc).
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
-#include <queue>
+#include <string_view>
 #include <unordered_map>
 
 #include "analyzer/loader/loader.hpp"
+#include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
 #include "analyzer/loader/shape_values.hpp"
 #include "modelstat/error.hpp"
@@ -22,120 +23,7 @@ namespace {
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxIntValues = 1024;  // integer constants kept for shape math
 
-std::string node_label(const onnx::NodeProto& n, int index) {
-  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
-}
-
-[[noreturn]] void node_error(const onnx::NodeProto& n, int index, const std::string& message) {
-  throw Error(ErrorKind::Input, message, {}, node_label(n, index), n.op_type());
-}
-
-// Names a subgraph may read from its own scope and the enclosing ones.
-void collect_subgraph_outer(const onnx::NodeProto& node, std::vector<const onnx::GraphProto*>& out) {
-  for (const auto& a : node.attribute()) {
-    if (a.has_g()) out.push_back(&a.g());
-    for (const auto& g : a.graphs()) out.push_back(&g);
-  }
-}
-
 }  // namespace
-
-void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std::string>& outer_scope, int depth) {
-  if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
-  std::unordered_set<std::string> available = outer_scope;
-  for (const auto& i : graph.input()) available.insert(i.name());
-  for (const auto& t : graph.initializer()) available.insert(t.name());
-  for (const auto& t : graph.sparse_initializer()) available.insert(t.values().name());
-
-  const int n = graph.node_size();
-  std::unordered_map<std::string, int> producer;
-  producer.reserve(size_t(n) * 2);
-  for (int i = 0; i < n; ++i) {
-    for (const auto& o : graph.node(i).output()) {
-      if (o.empty()) continue;
-      if (available.count(o) && !outer_scope.count(o))
-        node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
-      if (!producer.emplace(o, i).second)
-        node_error(graph.node(i), i, "output '" + o + "' is also produced by node '" +
-                                         node_label(graph.node(producer[o]), producer[o]) + "'");
-    }
-  }
-
-  // Kahn's algorithm, stable: among ready nodes, the one earliest in the file first.
-  std::vector<int> pending(size_t(n), 0);
-  std::vector<std::vector<int>> users;
-  users.resize(size_t(n));
-  for (int i = 0; i < n; ++i) {
-    const auto& node = graph.node(i);
-    for (const auto& in : node.input()) {
-      if (in.empty()) continue;  // omitted optional input
-      auto it = producer.find(in);
-      if (it != producer.end()) {
-        if (it->second == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
-        users[size_t(it->second)].push_back(i);
-        pending[size_t(i)]++;
-      } else if (!available.count(in)) {
-        node_error(node, i, "reads undefined tensor '" + in + "' (no graph input, initializer or node produces it)");
-      }
-    }
-  }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[size_t(i)] == 0) ready.push(i);
-  std::vector<int> order;
-  order.reserve(size_t(n));
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int u : users[size_t(i)])
-      if (--pending[size_t(u)] == 0) ready.push(u);
-  }
-  if (int(order.size()) != n) {
-    for (int i = 0; i < n; ++i)
-      if (pending[size_t(i)] > 0) node_error(graph.node(i), i, "graph has a cycle through this node");
-  }
-  bool sorted = true;
-  for (int i = 0; i < n; ++i)
-    if (order[size_t(i)] != i) sorted = false;
-  if (!sorted) {
-    // Permute by swapping element pointers: every NodeProto (and the
-    // TensorProtos inside it, which the payload table knows by address)
-    // stays where it is in memory.
-    std::vector<int> position(static_cast<size_t>(n)), at(static_cast<size_t>(n));  // node -> slot, slot -> node
-    for (int i = 0; i < n; ++i) position[size_t(i)] = at[size_t(i)] = i;
-    for (int k = 0; k < n; ++k) {
-      const int want = order[size_t(k)];
-      const int from = position[size_t(want)];
-      if (from == k) continue;
-      graph.mutable_node()->SwapElements(k, from);
-      const int displaced = at[size_t(k)];
-      at[size_t(from)] = displaced;
-      position[size_t(displaced)] = from;
-      at[size_t(k)] = want;
-      position[size_t(want)] = k;
-    }
-  }
-
-  // Subgraphs see everything defined in this scope.
-  std::unordered_set<std::string> scope;
-  bool scope_built = false;
-  for (int i = 0; i < n; ++i) {
-    std::vector<const onnx::GraphProto*> subs;
-    collect_subgraph_outer(graph.node(i), subs);
-    if (subs.empty()) continue;
-    if (!scope_built) {
-      scope = available;
-      for (const auto& [name, idx] : producer) scope.insert(name);
-      scope_built = true;
-    }
-    auto* node = graph.mutable_node(i);
-    for (auto& a : *node->mutable_attribute()) {
-      if (a.has_g()) check_and_order_graph(*a.mutable_g(), scope, depth + 1);
-      for (auto& g : *a.mutable_graphs()) check_and_order_graph(g, scope, depth + 1);
-    }
-  }
-}
 
 Shape shape_from_proto(const onnx::TensorShapeProto& shape) {
   Shape s;
@@ -373,8 +261,7 @@ AttrValue convert_attribute(const onnx::AttributeProto& a, ExternalDataPolicy& p
 
 const Tensor* Scope::find(const std::string& name) const {
   for (const Scope* s = this; s; s = s->parent) {
-    auto it = s->index->find(name);
-    if (it != s->index->end()) return &s->graph->tensors[size_t(it->second)];
+    if (const int* id = s->index->find(name)) return &s->graph->tensors[size_t(*id)];
   }
   return nullptr;
 }
@@ -466,16 +353,17 @@ PayloadTable bind_payload_table(const onnx::ModelProto& model, const std::vector
 namespace {
 
 // A scalar integer/bool value evaluated at load time, if `name` has one.
-std::optional<int64_t> scalar_value(const std::unordered_map<std::string, IntValue>& values, const std::string& name) {
+std::optional<int64_t> scalar_value(const std::unordered_map<std::string, ConstValue>& values, const std::string& name) {
   auto it = values.find(name);
-  if (name.empty() || it == values.end() || it->second.values.size() != 1) return std::nullopt;
+  if (name.empty() || it == values.end() || it->second.values.size() != 1 || is_real_type(it->second.elem_type))
+    return std::nullopt;
   return it->second.values[0];
 }
 
 // What one run of an If / Loop executes, when it is known before running:
 // the user's --branch / --trip-count first, then a condition or count the
 // loader can evaluate (a constant, or shape arithmetic on bound inputs).
-void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std::string, IntValue>& values,
+void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std::string, ConstValue>& values,
                          ExternalDataPolicy& policy, Node& node) {
   if (np.op_type() == "If") {
     if (policy.branches) {
@@ -524,23 +412,24 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
   g.name = gp.name();
-  g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + size_t(gp.node_size()) * 2);
-  std::unordered_map<std::string, int> index;
-  index.reserve(size_t(gp.node_size()) * 2 + size_t(gp.input_size() + gp.initializer_size()));
+  size_t node_outputs = 0;
+  for (const auto& np : gp.node()) node_outputs += size_t(np.output_size());
+  g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + node_outputs);
+  // By view into the proto's strings, which outlive the build.
+  NameMap<int> index(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
   auto add = [&](const std::string& name) -> Tensor& {
-    auto [it, inserted] = index.emplace(name, int(g.tensors.size()));
+    auto [id, inserted] = index.try_emplace(name, int(g.tensors.size()));
     if (inserted) {
       g.tensors.emplace_back();
       g.tensors.back().name = name;
     }
-    return g.tensors[size_t(it->second)];
+    return g.tensors[size_t(*id)];
   };
   // A name this graph does not define comes from an enclosing scope (checked
   // by check_and_order_graph): known dtype and shape, but not a constant of
   // this graph (its params are counted where it is defined).
   auto find_or_import = [&](const std::string& name) -> int {
-    auto it = index.find(name);
-    if (it != index.end()) return it->second;
+    if (const int* id = index.find(name)) return *id;
     const Tensor* source = outer ? outer->find(name) : nullptr;
     Tensor& t = add(name);
     t.role = TensorRole::Input;
@@ -549,7 +438,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       t.shape = source->shape;
     }
     g.outer_scope_inputs.push_back(name);
-    return index.at(name);
+    return *index.find(name);
   };
 
   for (const auto& init : gp.initializer()) {
@@ -567,7 +456,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     g.initializers.push_back(index[sp.values().name()]);
   }
   for (const auto& in : gp.input()) {
-    const bool is_init = index.count(in.name()) > 0;
+    const bool is_init = index.contains(in.name());
     Tensor& t = add(in.name());
     if (is_init) continue;  // IR<4 style: initializers listed as inputs too
     t.role = TensorRole::Input;
@@ -577,19 +466,19 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   // Inferred (and declared) types of intermediate values and outputs: the
   // tensors are created here, their producers fill in the rest below.
   for (const auto& vi : gp.value_info()) {
-    if (index.count(vi.name())) continue;
+    if (index.contains(vi.name())) continue;
     type_into(vi.type(), add(vi.name()));
   }
   for (const auto& vi : gp.output()) {
-    auto it = index.find(vi.name());
-    if (it == index.end()) {
+    const int* id = index.find(vi.name());
+    if (!id) {
       type_into(vi.type(), add(vi.name()));
-    } else if (!g.tensors[size_t(it->second)].shape.fully_known() && vi.type().has_tensor_type() &&
+    } else if (!g.tensors[size_t(*id)].shape.fully_known() && vi.type().has_tensor_type() &&
                vi.type().tensor_type().has_shape()) {
       // A value_info entry inference left stale while it sized the output itself.
       Tensor probe;
       type_into(vi.type(), probe);
-      if (probe.shape.fully_known()) g.tensors[size_t(it->second)].shape = probe.shape;
+      if (probe.shape.fully_known()) g.tensors[size_t(*id)].shape = probe.shape;
     }
   }
 
@@ -598,13 +487,13 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   // control flow pays nothing).
   // Subgraphs read this graph's values (and the enclosing graphs') by name:
   // `known` is what they see.
-  std::unordered_map<std::string, IntValue> values;
+  std::unordered_map<std::string, ConstValue> values;
   ScopeValues known;
   const ScopeValues* outer_values = outer ? outer->values : nullptr;
   const ScopeValues* scope_values = outer_values;
   for (const auto& np : gp.node())
     if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop" || np.op_type() == "Scan")) {
-      values = evaluate_int_values(gp, outer_values, &known);
+      values = evaluate_const_values(gp, outer_values, &known);
       scope_values = &known;
       break;
     }
@@ -643,15 +532,15 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
         node.outputs.push_back(-1);
         continue;
       }
-      auto [it, inserted] = index.emplace(out, int(g.tensors.size()));
+      auto [id, inserted] = index.try_emplace(out, int(g.tensors.size()));
       if (inserted) {
         g.tensors.emplace_back();
         g.tensors.back().name = out;
       }
-      Tensor& t = g.tensors[size_t(it->second)];
+      Tensor& t = g.tensors[size_t(*id)];
       t.producer = i;
       t.role = node.op_type == "Constant" && node.domain.empty() ? TensorRole::Constant : TensorRole::Activation;
-      node.outputs.push_back(it->second);
+      node.outputs.push_back(*id);
     }
     // A Constant's tensor: dtype, shape and data location come from its attribute.
     if (node.op_type == "Constant" && node.domain.empty() && np.output_size() == 1) {
@@ -667,9 +556,9 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     g.nodes.push_back(std::move(node));
   }
   for (const auto& out : gp.output()) {
-    auto it = index.find(out.name());
-    if (it == index.end()) throw Error(ErrorKind::Input, "graph output '" + out.name() + "' is never produced");
-    g.outputs.push_back(it->second);
+    const int* id = index.find(out.name());
+    if (!id) throw Error(ErrorKind::Input, "graph output '" + out.name() + "' is never produced");
+    g.outputs.push_back(*id);
   }
   return g;
 }

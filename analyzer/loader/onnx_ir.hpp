@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "analyzer/loader/loader.hpp"
+#include "analyzer/loader/name_map.hpp"
 #include "modelstat/graph.hpp"
 
 namespace modelstat::loader {
@@ -40,16 +42,19 @@ struct ExternalDataPolicy {
 // Checks that every node input is defined (graph input, initializer, an
 // earlier node's output or, in a subgraph, a name of an enclosing scope) and
 // reorders the nodes topologically (ONNX requires it; some files are not).
-// Descends into subgraphs. Throws Error(Input) naming the node for an
-// undefined tensor or a cycle.
-void check_and_order_graph(onnx::GraphProto& graph, const std::unordered_set<std::string>& outer_scope,
-                           int depth);
+// Descends into subgraphs (graph_order.cc). Throws Error(Input) naming the
+// node for an undefined tensor, a name defined twice or a cycle.
+void check_and_order_graph(onnx::GraphProto& graph);
+
+// A node's name in modelstat's IR and messages: its own, or "<op>_<index>"
+// when it has none.
+std::string node_label(const onnx::NodeProto& n, int index);
 
 // The enclosing scopes of a subgraph, innermost first.
 struct ScopeValues;  // analyzer/loader/shape_values.hpp
 
 struct Scope {
-  const std::unordered_map<std::string, int>* index = nullptr;
+  const NameMap<int>* index = nullptr;
   const Graph* graph = nullptr;
   const Scope* parent = nullptr;
   // Integer values and shapes known in this graph and its enclosing ones (a

@@ -1,10 +1,11 @@
-// Private to analyzer/loader: the pieces of integer shape-value folding
-// (shape_values.hpp). shape_values.cc holds the evaluator, which walks the
-// graph and asks each node's op record (analyzer/cost/cost_rule.hpp, field
-// `fold`) how to fold it; the fold functions themselves live by kind in
-// shape_fold_movement.cc (Shape, Gather, Slice, Reshape, Concat, ... : values
-// moved, not computed) and shape_fold_arith.cc (arithmetic, comparison, logic,
-// reductions, Where). A new op folds by naming one of these in its record.
+// Private to analyzer/loader: the pieces of constant folding (shape_values.hpp).
+// shape_values.cc holds the evaluator, which walks the graph and asks each
+// node's op record (analyzer/cost/cost_rule.hpp, field `fold`) how to fold it;
+// the fold functions themselves live by kind in shape_fold_movement.cc (Shape,
+// Gather, Slice, Split, Reshape, Concat, ... : values moved, not computed; any
+// element type) and shape_fold_arith.cc (arithmetic, comparison, logic,
+// rounding, reductions, Cast: integer and float). A new op folds by naming one
+// of these in its record.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -22,22 +23,35 @@
 namespace modelstat::loader {
 
 using Dims = std::vector<int64_t>;
-using Opt = std::optional<IntValue>;
+using Opt = std::optional<ConstValue>;
+
+// What a fold function gives: the value of each output it could evaluate
+// (outputs[k] for node output k; missing or empty entries stay unknown).
+struct Folded {
+  std::vector<Opt> outputs;
+  Folded() = default;
+  Folded(std::nullopt_t) {}  // NOLINT: a fold that found nothing
+  Folded(Opt v) { outputs.push_back(std::move(v)); }  // NOLINT: output 0
+  Folded(ConstValue v) { outputs.emplace_back(std::move(v)); }  // NOLINT: output 0
+};
 
 // Bounds, checked arithmetic, broadcasting and attribute reading shared by the
 // fold functions (defined in shape_values.cc).
 namespace shape_math {
 
-constexpr int64_t kMaxElems = kMaxIntValueElements;
+constexpr int64_t kMaxElems = kMaxConstValueElements;
 constexpr size_t kMaxRank = 64;
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr int32_t kInt64 = onnx::TensorProto::INT64;
 constexpr int32_t kBool = onnx::TensorProto::BOOL;
 
-bool is_int_type(int32_t t);
-// v converted to type t the way a C cast (and ONNX Cast) does: wrap modulo 2^bits.
+bool is_int_type(int32_t t);  // integer types and BOOL
+// v converted to integer type t the way a C cast (and ONNX Cast) does: wrap modulo 2^bits.
 int64_t wrap_to(int32_t t, int64_t v);
+// x rounded to float type t (FLOAT: to the nearest float, FLOAT16 / BFLOAT16:
+// to the nearest half / bfloat16, ties to even; DOUBLE: unchanged).
+double round_to(int32_t t, double x);
 // Element count of dims, or nullopt when a dim is negative, the rank is absurd
 // or the count exceeds kMaxElems. Zero dims count as 1 for the bound, so every
 // partial product of accepted dims is <= kMaxElems too.
@@ -69,10 +83,11 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name
 int64_t attr_int(const onnx::NodeProto& n, const char* name, int64_t dflt);
 std::optional<Dims> attr_ints(const onnx::NodeProto& n, const char* name);
 
-IntValue scalar(int64_t x, int32_t type = kInt64);
-IntValue vec(Dims xs, int32_t type = kInt64);
+ConstValue scalar(int64_t x, int32_t type = kInt64);
+ConstValue vec(Dims xs, int32_t type = kInt64);
+ConstValue real_scalar(double x, int32_t type);
 // A well-formed value: consistent size, bounded, values representable.
-bool valid(const IntValue& v);
+bool valid(const ConstValue& v);
 
 }  // namespace shape_math
 
@@ -80,11 +95,21 @@ bool valid(const IntValue& v);
 // of tensors whose values are unknown.
 class FoldContext {
  public:
-  std::unordered_map<std::string, IntValue> values;
+  std::unordered_map<std::string, ConstValue> values;
   std::unordered_map<std::string, Dims> shapes;
+  // Dims of a tensor not in `shapes` (the inference driver's types); may be empty.
+  std::function<std::optional<Dims>(const std::string&)> dims_of;
+  // The enclosing graph's context (a subgraph reads its values by name), or null.
+  const FoldContext* outer = nullptr;
 
-  // Input i when present and evaluated, else nullptr.
-  const IntValue* in(const onnx::NodeProto& n, int i) const;
+  // The value of tensor `name` here or in an enclosing graph, or nullptr.
+  const ConstValue* value(const std::string& name) const;
+
+  // Input i when present, evaluated and of an integer or bool type, else
+  // nullptr: what an op reads as indices, axes, shapes or integer operands.
+  const ConstValue* in(const onnx::NodeProto& n, int i) const;
+  // Input i when present and evaluated, of any type: the data an op moves.
+  const ConstValue* in_any(const onnx::NodeProto& n, int i) const;
   static bool present(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
   std::optional<Dims> shape_of(const onnx::NodeProto& n, int i) const;
   // Records the dims of output 0 when its values stay unknown.
@@ -94,55 +119,66 @@ class FoldContext {
   std::optional<Dims> axes_of(const onnx::NodeProto& n, const char* name, int idx, bool* given) const;
 };
 
+// Folds one node through its op record (default-domain ops whose record
+// names a fold function): sets or erases the values of its outputs in c.
+// Never throws.
+void fold_node(FoldContext& c, const onnx::NodeProto& n) noexcept;
+
 // The fold functions op records name (one per op semantics).
 namespace fold {
 
 // shape_fold_movement.cc
-Opt constant(FoldContext& c, const onnx::NodeProto& n);
-Opt identity(FoldContext& c, const onnx::NodeProto& n);
-Opt shape(FoldContext& c, const onnx::NodeProto& n);
-Opt size(FoldContext& c, const onnx::NodeProto& n);
-Opt gather(FoldContext& c, const onnx::NodeProto& n);
-Opt unsqueeze(FoldContext& c, const onnx::NodeProto& n);
-Opt squeeze(FoldContext& c, const onnx::NodeProto& n);
-Opt concat(FoldContext& c, const onnx::NodeProto& n);
-Opt slice(FoldContext& c, const onnx::NodeProto& n);
-Opt cast(FoldContext& c, const onnx::NodeProto& n);
-Opt reshape(FoldContext& c, const onnx::NodeProto& n);
-Opt flatten(FoldContext& c, const onnx::NodeProto& n);
-Opt transpose(FoldContext& c, const onnx::NodeProto& n);
-Opt constant_of_shape(FoldContext& c, const onnx::NodeProto& n);
-Opt range(FoldContext& c, const onnx::NodeProto& n);
-Opt expand(FoldContext& c, const onnx::NodeProto& n);
-Opt tile(FoldContext& c, const onnx::NodeProto& n);
+Folded constant(FoldContext& c, const onnx::NodeProto& n);
+Folded identity(FoldContext& c, const onnx::NodeProto& n);
+Folded shape(FoldContext& c, const onnx::NodeProto& n);
+Folded size(FoldContext& c, const onnx::NodeProto& n);
+Folded gather(FoldContext& c, const onnx::NodeProto& n);
+Folded unsqueeze(FoldContext& c, const onnx::NodeProto& n);
+Folded squeeze(FoldContext& c, const onnx::NodeProto& n);
+Folded concat(FoldContext& c, const onnx::NodeProto& n);
+Folded slice(FoldContext& c, const onnx::NodeProto& n);
+Folded reshape(FoldContext& c, const onnx::NodeProto& n);
+Folded flatten(FoldContext& c, const onnx::NodeProto& n);
+Folded transpose(FoldContext& c, const onnx::NodeProto& n);
+Folded constant_of_shape(FoldContext& c, const onnx::NodeProto& n);
+Folded range(FoldContext& c, const onnx::NodeProto& n);
+Folded expand(FoldContext& c, const onnx::NodeProto& n);
+Folded tile(FoldContext& c, const onnx::NodeProto& n);
+Folded split(FoldContext& c, const onnx::NodeProto& n);
 
 // shape_fold_arith.cc
-Opt integer_noop(FoldContext& c, const onnx::NodeProto& n);  // Floor, Ceil, Round on integers
-Opt where(FoldContext& c, const onnx::NodeProto& n);
-Opt reduce_sum(FoldContext& c, const onnx::NodeProto& n);
-Opt reduce_prod(FoldContext& c, const onnx::NodeProto& n);
-Opt reduce_max(FoldContext& c, const onnx::NodeProto& n);
-Opt reduce_min(FoldContext& c, const onnx::NodeProto& n);
-Opt abs(FoldContext& c, const onnx::NodeProto& n);
-Opt neg(FoldContext& c, const onnx::NodeProto& n);
-Opt sign(FoldContext& c, const onnx::NodeProto& n);
-Opt logical_not(FoldContext& c, const onnx::NodeProto& n);
-Opt max(FoldContext& c, const onnx::NodeProto& n);
-Opt min(FoldContext& c, const onnx::NodeProto& n);
-Opt sum(FoldContext& c, const onnx::NodeProto& n);
-Opt add(FoldContext& c, const onnx::NodeProto& n);
-Opt sub(FoldContext& c, const onnx::NodeProto& n);
-Opt mul(FoldContext& c, const onnx::NodeProto& n);
-Opt div(FoldContext& c, const onnx::NodeProto& n);
-Opt mod(FoldContext& c, const onnx::NodeProto& n);
-Opt equal(FoldContext& c, const onnx::NodeProto& n);
-Opt less(FoldContext& c, const onnx::NodeProto& n);
-Opt less_or_equal(FoldContext& c, const onnx::NodeProto& n);
-Opt greater(FoldContext& c, const onnx::NodeProto& n);
-Opt greater_or_equal(FoldContext& c, const onnx::NodeProto& n);
-Opt logical_and(FoldContext& c, const onnx::NodeProto& n);
-Opt logical_or(FoldContext& c, const onnx::NodeProto& n);
-Opt logical_xor(FoldContext& c, const onnx::NodeProto& n);
+Folded cast(FoldContext& c, const onnx::NodeProto& n);
+Folded floor(FoldContext& c, const onnx::NodeProto& n);
+Folded ceil(FoldContext& c, const onnx::NodeProto& n);
+Folded round(FoldContext& c, const onnx::NodeProto& n);
+Folded sqrt(FoldContext& c, const onnx::NodeProto& n);
+Folded reciprocal(FoldContext& c, const onnx::NodeProto& n);
+Folded pow(FoldContext& c, const onnx::NodeProto& n);
+Folded where(FoldContext& c, const onnx::NodeProto& n);
+Folded reduce_sum(FoldContext& c, const onnx::NodeProto& n);
+Folded reduce_prod(FoldContext& c, const onnx::NodeProto& n);
+Folded reduce_max(FoldContext& c, const onnx::NodeProto& n);
+Folded reduce_min(FoldContext& c, const onnx::NodeProto& n);
+Folded abs(FoldContext& c, const onnx::NodeProto& n);
+Folded neg(FoldContext& c, const onnx::NodeProto& n);
+Folded sign(FoldContext& c, const onnx::NodeProto& n);
+Folded logical_not(FoldContext& c, const onnx::NodeProto& n);
+Folded max(FoldContext& c, const onnx::NodeProto& n);
+Folded min(FoldContext& c, const onnx::NodeProto& n);
+Folded sum(FoldContext& c, const onnx::NodeProto& n);
+Folded add(FoldContext& c, const onnx::NodeProto& n);
+Folded sub(FoldContext& c, const onnx::NodeProto& n);
+Folded mul(FoldContext& c, const onnx::NodeProto& n);
+Folded div(FoldContext& c, const onnx::NodeProto& n);
+Folded mod(FoldContext& c, const onnx::NodeProto& n);
+Folded equal(FoldContext& c, const onnx::NodeProto& n);
+Folded less(FoldContext& c, const onnx::NodeProto& n);
+Folded less_or_equal(FoldContext& c, const onnx::NodeProto& n);
+Folded greater(FoldContext& c, const onnx::NodeProto& n);
+Folded greater_or_equal(FoldContext& c, const onnx::NodeProto& n);
+Folded logical_and(FoldContext& c, const onnx::NodeProto& n);
+Folded logical_or(FoldContext& c, const onnx::NodeProto& n);
+Folded logical_xor(FoldContext& c, const onnx::NodeProto& n);
 
 }  // namespace fold
 

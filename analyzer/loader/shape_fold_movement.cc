@@ -1,8 +1,11 @@
-// Folding of ops that move integer values without computing new ones:
-// Constant, Identity, Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Slice,
-// Cast, Reshape, Flatten, Transpose, ConstantOfShape, Range, Expand, Tile.
-// Each op's record (analyzer/cost/shape_ops.cc) names its function here.
+// Folding of ops that move values without computing new ones: Constant,
+// Identity, Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Split, Slice,
+// Reshape, Flatten, Transpose, ConstantOfShape, Range, Expand, Tile. The data
+// they move may be of any type (FoldContext::in_any); what they read as
+// indices, axes or shapes is integer (FoldContext::in). Each op's record
+// (analyzer/cost/shape_ops.cc) names its function here.
 #include <algorithm>
+#include <cmath>
 
 #include "analyzer/loader/shape_fold.hpp"
 
@@ -10,22 +13,29 @@ namespace modelstat::loader::fold {
 
 using namespace shape_math;
 
-Opt constant(FoldContext& c, const onnx::NodeProto& n) {
+Folded constant(FoldContext& c, const onnx::NodeProto& n) {
   if (n.attribute_size() != 1) return std::nullopt;
   const auto& a = n.attribute(0);
   if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) return read_tensor(a.t());
   if (a.name() == "value_int" && a.type() == onnx::AttributeProto::INT) return scalar(a.i());
   if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS && a.ints_size() <= kMaxElems)
     return vec(Dims(a.ints().begin(), a.ints().end()));
+  if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT)
+    return real_scalar(a.f(), onnx::TensorProto::FLOAT);
+  if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS && a.floats_size() <= kMaxElems) {
+    Dims bits;
+    for (float f : a.floats()) bits.push_back(real_bits(f));
+    return vec(std::move(bits), onnx::TensorProto::FLOAT);
+  }
   return std::nullopt;
 }
 
-Opt identity(FoldContext& c, const onnx::NodeProto& n) {
-  if (const IntValue* x = c.in(n, 0)) return *x;
+Folded identity(FoldContext& c, const onnx::NodeProto& n) {
+  if (const ConstValue* x = c.in_any(n, 0)) return *x;
   return std::nullopt;
 }
 
-Opt shape(FoldContext& c, const onnx::NodeProto& n) {
+Folded shape(FoldContext& c, const onnx::NodeProto& n) {
   const auto d = c.shape_of(n, 0);
   if (!d) return std::nullopt;
   const auto r = int64_t(d->size());
@@ -39,7 +49,7 @@ Opt shape(FoldContext& c, const onnx::NodeProto& n) {
   return vec(Dims(d->begin() + start, d->begin() + end));
 }
 
-Opt size(FoldContext& c, const onnx::NodeProto& n) {
+Folded size(FoldContext& c, const onnx::NodeProto& n) {
   const auto d = c.shape_of(n, 0);
   if (!d) return std::nullopt;
   int64_t p = 1;
@@ -51,16 +61,16 @@ Opt size(FoldContext& c, const onnx::NodeProto& n) {
   return scalar(p);
 }
 
-Opt gather(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* data = c.in(n, 0);
-  const IntValue* idx = c.in(n, 1);
+Folded gather(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* data = c.in_any(n, 0);
+  const ConstValue* idx = c.in(n, 1);
   if (!data || !idx || data->dims.empty() || idx->elem_type == kBool) return std::nullopt;
   const auto r = int64_t(data->dims.size());
   const auto axis = norm_axis(attr_int(n, "axis", 0), r);
   if (!axis) return std::nullopt;
   const auto ax = size_t(*axis);
   const int64_t len = data->dims[ax];
-  IntValue out;
+  ConstValue out;
   out.elem_type = data->elem_type;
   out.dims.assign(data->dims.begin(), data->dims.begin() + *axis);
   out.dims.insert(out.dims.end(), idx->dims.begin(), idx->dims.end());
@@ -77,8 +87,8 @@ Opt gather(FoldContext& c, const onnx::NodeProto& n) {
   return out;
 }
 
-Opt unsqueeze(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
+Folded unsqueeze(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
   bool given = false;
   auto axes = c.axes_of(n, "axes", 1, &given);
   if (!x || !axes || !given || axes->empty()) return std::nullopt;
@@ -90,15 +100,15 @@ Opt unsqueeze(FoldContext& c, const onnx::NodeProto& n) {
     if (!na || is_new[size_t(*na)]) return std::nullopt;
     is_new[size_t(*na)] = true;
   }
-  IntValue out = *x;
+  ConstValue out = *x;
   out.dims.clear();
   size_t next = 0;
   for (int64_t i = 0; i < r; ++i) out.dims.push_back(is_new[size_t(i)] ? 1 : x->dims[next++]);
   return out;
 }
 
-Opt squeeze(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
+Folded squeeze(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
   bool given = false;
   auto axes = c.axes_of(n, "axes", 1, &given);
   if (!x || !axes) return std::nullopt;
@@ -113,18 +123,18 @@ Opt squeeze(FoldContext& c, const onnx::NodeProto& n) {
       drop[size_t(*na)] = true;
     }
   }
-  IntValue out = *x;
+  ConstValue out = *x;
   out.dims.clear();
   for (int64_t i = 0; i < r; ++i)
     if (!drop[size_t(i)]) out.dims.push_back(x->dims[size_t(i)]);
   return out;
 }
 
-Opt concat(FoldContext& c, const onnx::NodeProto& n) {
+Folded concat(FoldContext& c, const onnx::NodeProto& n) {
   if (n.input_size() == 0 || !find_attr(n, "axis")) return std::nullopt;
-  std::vector<const IntValue*> xs;
+  std::vector<const ConstValue*> xs;
   for (int i = 0; i < n.input_size(); ++i) {
-    const IntValue* x = c.in(n, i);
+    const ConstValue* x = c.in_any(n, i);
     if (!x) return std::nullopt;
     xs.push_back(x);
   }
@@ -132,11 +142,11 @@ Opt concat(FoldContext& c, const onnx::NodeProto& n) {
   const auto axis = norm_axis(attr_int(n, "axis", 0), int64_t(d0.size()));
   if (!axis) return std::nullopt;
   const auto ax = size_t(*axis);
-  IntValue out;
+  ConstValue out;
   out.elem_type = xs[0]->elem_type;
   out.dims = d0;
   out.dims[ax] = 0;
-  for (const IntValue* x : xs) {
+  for (const ConstValue* x : xs) {
     if (x->dims.size() != d0.size() || x->elem_type != out.elem_type) return std::nullopt;
     for (size_t k = 0; k < d0.size(); ++k)
       if (k != ax && x->dims[k] != d0[k]) return std::nullopt;
@@ -145,7 +155,7 @@ Opt concat(FoldContext& c, const onnx::NodeProto& n) {
   if (!numel(out.dims)) return std::nullopt;
   const int64_t outer = prod(d0, 0, ax);
   for (int64_t o = 0; o < outer; ++o)
-    for (const IntValue* x : xs) {
+    for (const ConstValue* x : xs) {
       const int64_t chunk = prod(x->dims, ax, x->dims.size());
       const auto begin = x->values.begin() + o * chunk;
       out.values.insert(out.values.end(), begin, begin + chunk);
@@ -153,8 +163,8 @@ Opt concat(FoldContext& c, const onnx::NodeProto& n) {
   return out;
 }
 
-Opt slice(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
+Folded slice(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
   if (!x) return std::nullopt;
   std::optional<Dims> starts, ends, axes, steps;
   if (find_attr(n, "starts") || find_attr(n, "ends")) {  // opset 1-9
@@ -166,7 +176,7 @@ Opt slice(FoldContext& c, const onnx::NodeProto& n) {
     }
   } else {  // opset 10+
     auto vals = [&](int i) -> std::optional<Dims> {
-      const IntValue* v = c.in(n, i);
+      const ConstValue* v = c.in(n, i);
       if (!v || v->dims.size() != 1 || v->elem_type == kBool) return std::nullopt;
       return v->values;
     };
@@ -214,7 +224,7 @@ Opt slice(FoldContext& c, const onnx::NodeProto& n) {
     step[a] = st;
     count[a] = c;
   }
-  IntValue out;
+  ConstValue out;
   out.elem_type = x->elem_type;
   out.dims = count;
   if (!numel(out.dims)) return std::nullopt;
@@ -227,29 +237,19 @@ Opt slice(FoldContext& c, const onnx::NodeProto& n) {
   return out;
 }
 
-Opt cast(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
-  const auto to = int32_t(attr_int(n, "to", 0));
-  if (!x || !is_int_type(to)) return std::nullopt;
-  IntValue out = *x;
-  out.elem_type = to;
-  for (int64_t& v : out.values) v = wrap_to(to, v);
-  return out;
-}
-
-Opt reshape(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
+Folded reshape(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
   if (!x) return std::nullopt;
   std::optional<Dims> shape;
   if (FoldContext::present(n, 1)) {  // opset 5+: the shape input
-    const IntValue* s = c.in(n, 1);
+    const ConstValue* s = c.in(n, 1);
     if (s && s->dims.size() == 1) shape = s->values;
   } else {  // opsets 1-4: the shape attribute
     shape = attr_ints(n, "shape");
   }
   if (!shape || shape->size() > kMaxRank) return std::nullopt;
   const bool allowzero = attr_int(n, "allowzero", 0) != 0;
-  IntValue out = *x;
+  ConstValue out = *x;
   out.dims = *shape;
   int64_t infer = -1, known = 1;
   for (size_t i = 0; i < out.dims.size(); ++i) {
@@ -277,20 +277,20 @@ Opt reshape(FoldContext& c, const onnx::NodeProto& n) {
   return out;
 }
 
-Opt flatten(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
+Folded flatten(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
   if (!x) return std::nullopt;
   const auto r = int64_t(x->dims.size());
   int64_t axis = attr_int(n, "axis", 1);
   if (axis < -r || axis > r) return std::nullopt;
   if (axis < 0) axis += r;
-  IntValue out = *x;
+  ConstValue out = *x;
   out.dims = {prod(x->dims, 0, size_t(axis)), prod(x->dims, size_t(axis), x->dims.size())};
   return out;
 }
 
-Opt transpose(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
+Folded transpose(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
   if (!x) return std::nullopt;
   const size_t r = x->dims.size();
   Dims perm(r);
@@ -306,7 +306,7 @@ Opt transpose(FoldContext& c, const onnx::NodeProto& n) {
     if (p < 0 || size_t(p) >= r || seen[size_t(p)]) return std::nullopt;
     seen[size_t(p)] = true;
   }
-  IntValue out;
+  ConstValue out;
   out.elem_type = x->elem_type;
   for (int64_t p : perm) out.dims.push_back(x->dims[size_t(p)]);
   const Dims in_strides = strides_of(x->dims);
@@ -318,38 +318,67 @@ Opt transpose(FoldContext& c, const onnx::NodeProto& n) {
   return out;
 }
 
-Opt constant_of_shape(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* s = c.in(n, 0);
+Folded constant_of_shape(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* s = c.in(n, 0);
   if (!s || s->dims.size() != 1 || s->elem_type == kBool || s->values.size() > kMaxRank) return std::nullopt;
   for (int64_t d : s->values)
     if (d < 0) return std::nullopt;
   const Dims& dims = s->values;
   const auto count = numel(dims);
-  IntValue fill = scalar(0, onnx::TensorProto::FLOAT);  // the default value is float 0
+  ConstValue fill = real_scalar(0, onnx::TensorProto::FLOAT);  // the default value is float 0
   if (const auto* a = find_attr(n, "value")) {
     if (a->type() != onnx::AttributeProto::TENSOR) return std::nullopt;
     Opt t = read_tensor(a->t());
-    if (t && t->values.size() == 1) fill = *t;
-    else if (t || is_int_type(a->t().data_type())) return std::nullopt;
+    if (t && t->values.size() != 1) return std::nullopt;  // ill-formed
+    if (!t) {  // a type the folder does not hold (string) or a stripped payload: the shape only
+      c.note_shape(n, dims);
+      return std::nullopt;
+    }
+    fill = *t;
   }
-  if (!count || !is_int_type(fill.elem_type)) {
+  if (!count) {
     c.note_shape(n, dims);
     return std::nullopt;
   }
-  IntValue out;
+  ConstValue out;
   out.elem_type = fill.elem_type;
   out.dims = dims;
   out.values.assign(size_t(*count), fill.values[0]);
   return out;
 }
 
-Opt range(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* start = c.in(n, 0);
-  const IntValue* limit = c.in(n, 1);
-  const IntValue* delta = c.in(n, 2);
+namespace {
+
+// Range over a float type: ceil((limit - start) / delta) elements, each the
+// previous plus delta in the type (ONNX's function body and ONNX Runtime
+// accumulate; they do not multiply).
+Folded real_range(const ConstValue& start, const ConstValue& limit, const ConstValue& delta) {
+  const int32_t t = start.elem_type;
+  const double s = real_value(start.values[0]), d = real_value(delta.values[0]);
+  const double span = round_to(t, real_value(limit.values[0]) - s);
+  if (d == 0 || !std::isfinite(s) || !std::isfinite(d) || !std::isfinite(span)) return std::nullopt;
+  const double q = std::ceil(span / d);
+  if (q > double(kMaxElems)) return std::nullopt;
+  const auto count = std::max<int64_t>(int64_t(q), 0);
+  ConstValue out;
+  out.elem_type = t;
+  out.dims = {count};
+  double v = s;
+  for (int64_t i = 0; i < count; ++i, v = round_to(t, v + d)) out.values.push_back(real_bits(v));
+  return out;
+}
+
+}  // namespace
+
+Folded range(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* start = c.in_any(n, 0);
+  const ConstValue* limit = c.in_any(n, 1);
+  const ConstValue* delta = c.in_any(n, 2);
   if (!start || !limit || !delta) return std::nullopt;
-  for (const IntValue* v : {start, limit, delta})
-    if (v->values.size() != 1 || v->dims.size() > 1 || v->elem_type == kBool) return std::nullopt;
+  for (const ConstValue* v : {start, limit, delta})
+    if (v->values.size() != 1 || v->dims.size() > 1 || v->elem_type == kBool || v->elem_type != start->elem_type)
+      return std::nullopt;
+  if (is_real_type(start->elem_type)) return real_range(*start, *limit, *delta);
   const int64_t s = start->values[0], l = limit->values[0], d = delta->values[0];
   if (d == 0) return std::nullopt;
   const auto diff = checked_sub(l, s);
@@ -359,7 +388,7 @@ Opt range(FoldContext& c, const onnx::NodeProto& n) {
   if (*diff % d != 0 && ((*diff > 0) == (d > 0))) ++q;
   const int64_t count = std::max<int64_t>(q, 0);
   if (count > kMaxElems) return std::nullopt;
-  IntValue out;
+  ConstValue out;
   out.elem_type = start->elem_type;
   out.dims = {count};
   int64_t v = s;
@@ -374,9 +403,9 @@ Opt range(FoldContext& c, const onnx::NodeProto& n) {
   return out;
 }
 
-Opt expand(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
-  const IntValue* s = c.in(n, 1);
+Folded expand(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
+  const ConstValue* s = c.in(n, 1);
   if (!x || !s || s->dims.size() != 1 || s->elem_type == kBool || s->values.size() > kMaxRank) return std::nullopt;
   const auto dims = broadcast_dims(x->dims, s->values);
   if (!dims) return std::nullopt;
@@ -386,18 +415,18 @@ Opt expand(FoldContext& c, const onnx::NodeProto& n) {
     c.note_shape(n, *dims);
     return std::nullopt;
   }
-  IntValue out;
+  ConstValue out;
   out.elem_type = x->elem_type;
   out.dims = *dims;
   for (int64_t i : broadcast_index(x->dims, *dims)) out.values.push_back(x->values[size_t(i)]);
   return out;
 }
 
-Opt tile(FoldContext& c, const onnx::NodeProto& n) {
-  const IntValue* x = c.in(n, 0);
-  const IntValue* reps = c.in(n, 1);
+Folded tile(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
+  const ConstValue* reps = c.in(n, 1);
   if (!x || !reps || reps->dims.size() != 1 || reps->values.size() != x->dims.size()) return std::nullopt;
-  IntValue out;
+  ConstValue out;
   out.elem_type = x->elem_type;
   for (size_t i = 0; i < x->dims.size(); ++i) {
     const int64_t rep = reps->values[i];
@@ -411,6 +440,61 @@ Opt tile(FoldContext& c, const onnx::NodeProto& n) {
     for (size_t a = 0; a < idx.size(); ++a) flat += (idx[a] % x->dims[a]) * in_strides[a];
     out.values.push_back(x->values[size_t(flat)]);
   });
+  return out;
+}
+
+// Split into the outputs' sizes along `axis`: from input 1 (opset 13+; also
+// opset 1's optional input), the `split` attribute (2-12), `num_outputs` (18+:
+// ceil(len / n) each, the last one what remains), or equal parts.
+Folded split(FoldContext& c, const onnx::NodeProto& n) {
+  const ConstValue* x = c.in_any(n, 0);
+  const int outputs = n.output_size();
+  if (!x || x->dims.empty() || outputs < 1) return std::nullopt;
+  const auto axis = norm_axis(attr_int(n, "axis", 0), int64_t(x->dims.size()));
+  if (!axis) return std::nullopt;
+  const auto ax = size_t(*axis);
+  const int64_t len = x->dims[ax];
+  Dims sizes;
+  if (FoldContext::present(n, 1)) {
+    const ConstValue* s = c.in(n, 1);
+    if (!s || s->dims.size() != 1 || s->elem_type == kBool) return std::nullopt;
+    sizes = s->values;
+  } else if (find_attr(n, "split")) {
+    auto a = attr_ints(n, "split");
+    if (!a) return std::nullopt;
+    sizes = *a;
+  } else if (find_attr(n, "num_outputs")) {
+    if (attr_int(n, "num_outputs", 0) != outputs) return std::nullopt;
+    const int64_t chunk = (len + outputs - 1) / outputs;
+    sizes.assign(size_t(outputs), chunk);
+    sizes.back() = len - chunk * (outputs - 1);
+  } else {
+    if (len % outputs != 0) return std::nullopt;
+    sizes.assign(size_t(outputs), len / outputs);
+  }
+  if (sizes.size() != size_t(outputs)) return std::nullopt;
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > len) return std::nullopt;
+    total += s;
+  }
+  if (total != len) return std::nullopt;
+  const int64_t outer = prod(x->dims, 0, ax);
+  const int64_t inner = prod(x->dims, ax + 1, x->dims.size());
+  Folded out;
+  int64_t offset = 0;
+  for (int64_t s : sizes) {
+    ConstValue part;
+    part.elem_type = x->elem_type;
+    part.dims = x->dims;
+    part.dims[ax] = s;
+    for (int64_t o = 0; o < outer; ++o) {
+      const auto begin = x->values.begin() + (o * len + offset) * inner;
+      part.values.insert(part.values.end(), begin, begin + s * inner);
+    }
+    offset += s;
+    out.outputs.emplace_back(std::move(part));
+  }
   return out;
 }
 

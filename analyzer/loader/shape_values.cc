@@ -1,9 +1,13 @@
-// Integer constant folding for shape computations; see shape_values.hpp. This
-// file holds the evaluator and the shared arithmetic (shape_fold.hpp); which
-// ops fold, and how, comes from each op's record (analyzer/cost/cost_rule.hpp,
-// field `fold`), whose fold functions live in shape_fold_movement.cc and
-// shape_fold_arith.cc.
+// Constant folding of small tensors; see shape_values.hpp. This file holds
+// the evaluator, the element types (integer wrapping, float rounding, reading
+// and writing TensorProto data) and the shared arithmetic (shape_fold.hpp);
+// which ops fold, and how, comes from each op's record
+// (analyzer/cost/cost_rule.hpp, field `fold`), whose fold functions live in
+// shape_fold_movement.cc and shape_fold_arith.cc.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <utility>
 
 #include "analyzer/cost/cost_rule.hpp"
@@ -19,16 +23,98 @@ namespace {
 
 size_t elem_size(int32_t t) {
   switch (t) {
-    case TensorProto::INT64: return 8;
+    case TensorProto::INT64:
+    case TensorProto::DOUBLE: return 8;
     case TensorProto::INT32:
-    case TensorProto::UINT32: return 4;
+    case TensorProto::UINT32:
+    case TensorProto::FLOAT: return 4;
     case TensorProto::INT16:
-    case TensorProto::UINT16: return 2;
+    case TensorProto::UINT16:
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16: return 2;
     default: return 1;
   }
 }
 
+// x rounded to a binary float format with `fraction` fraction bits and normal
+// exponents [emin, emax] (subnormals below), ties to even; beyond the largest
+// finite value: infinity. IEEE half: 10, -14, 15; bfloat16: 7, -126, 127.
+double round_binary(double x, int fraction, int emin, int emax) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int e = 0;
+  std::frexp(x, &e);  // |x| = m * 2^e, m in [0.5, 1)
+  const int quantum = std::max(e - 1, emin) - fraction;
+  const double r = std::ldexp(std::nearbyint(std::ldexp(x, -quantum)), quantum);
+  const double largest = std::ldexp(2.0 - std::ldexp(1.0, -fraction), emax);
+  return std::fabs(r) > largest ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
+}
+
+double half_value(uint16_t h) {
+  const int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v = exp == 0    ? std::ldexp(mant, -24)
+             : exp == 31 ? (mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity())
+                         : std::ldexp(1024 + mant, exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+// Bits of a value already rounded to half (round_to).
+uint16_t half_bits(double r) {
+  const uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+  const double a = std::fabs(r);
+  if (std::isnan(r)) return sign | 0x7e00;
+  if (std::isinf(r)) return sign | 0x7c00;
+  if (a < std::ldexp(1.0, -14)) return sign | uint16_t(a * std::ldexp(1.0, 24));  // subnormal (or 0)
+  int e = 0;
+  std::frexp(a, &e);
+  return sign | uint16_t((e - 1 + 15) << 10) | uint16_t((std::ldexp(a, -(e - 1)) - 1.0) * 1024);
+}
+
+double bfloat16_value(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t bfloat16_bits(double r) {  // r already rounded to bfloat16: its float's upper half
+  const float f = float(r);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return uint16_t(u >> 16);
+}
+
+// The value of one element stored little-endian in `bytes` as type t.
+int64_t element_from_bytes(int32_t t, const uint8_t* bytes) {
+  uint64_t u = 0;
+  for (size_t b = 0; b < elem_size(t); ++b) u |= uint64_t(bytes[b]) << (8 * b);
+  switch (t) {
+    case TensorProto::FLOAT: {
+      float f;
+      const auto u32 = uint32_t(u);
+      std::memcpy(&f, &u32, 4);
+      return real_bits(f);
+    }
+    case TensorProto::DOUBLE: {
+      double d;
+      std::memcpy(&d, &u, 8);
+      return real_bits(d);
+    }
+    case TensorProto::FLOAT16: return real_bits(half_value(uint16_t(u)));
+    case TensorProto::BFLOAT16: return real_bits(bfloat16_value(uint16_t(u)));
+    default: return wrap_to(t, static_cast<int64_t>(u));
+  }
+}
+
 }  // namespace
+
+double round_to(int32_t t, double x) {
+  switch (t) {
+    case TensorProto::FLOAT: return double(float(x));
+    case TensorProto::FLOAT16: return round_binary(x, 10, -14, 15);
+    case TensorProto::BFLOAT16: return round_binary(x, 7, -126, 127);
+    default: return x;
+  }
+}
 
 bool is_int_type(int32_t t) {
   switch (t) {
@@ -177,10 +263,10 @@ std::vector<int64_t> broadcast_index(const Dims& in_dims, const Dims& out_dims) 
 
 Opt read_tensor(const onnx::TensorProto& t) {
   const int32_t type = t.data_type();
-  if (!is_int_type(type)) return std::nullopt;
+  if (!is_int_type(type) && !is_real_type(type)) return std::nullopt;
   if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0 || t.has_segment())
     return std::nullopt;
-  IntValue v;
+  ConstValue v;
   v.elem_type = type;
   v.dims.assign(t.dims().begin(), t.dims().end());
   const auto n = numel(v.dims);
@@ -191,11 +277,18 @@ Opt read_tensor(const onnx::TensorProto& t) {
   if (!raw.empty()) {
     const size_t es = elem_size(type);
     if (raw.size() != count * es) return std::nullopt;
-    for (size_t i = 0; i < count; ++i) {
-      uint64_t u = 0;
-      for (size_t b = 0; b < es; ++b) u |= uint64_t(static_cast<uint8_t>(raw[i * es + b])) << (8 * b);
-      v.values.push_back(wrap_to(type, static_cast<int64_t>(u)));
-    }
+    const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data());
+    for (size_t i = 0; i < count; ++i) v.values.push_back(element_from_bytes(type, bytes + i * es));
+  } else if (type == TensorProto::FLOAT) {
+    if (size_t(t.float_data_size()) != count) return std::nullopt;
+    for (float x : t.float_data()) v.values.push_back(real_bits(x));
+  } else if (type == TensorProto::DOUBLE) {
+    if (size_t(t.double_data_size()) != count) return std::nullopt;
+    for (double x : t.double_data()) v.values.push_back(real_bits(x));
+  } else if (type == TensorProto::FLOAT16 || type == TensorProto::BFLOAT16) {  // bits in int32_data
+    if (size_t(t.int32_data_size()) != count) return std::nullopt;
+    for (int32_t x : t.int32_data())
+      v.values.push_back(real_bits(type == TensorProto::FLOAT16 ? half_value(uint16_t(x)) : bfloat16_value(uint16_t(x))));
   } else if (type == TensorProto::INT64) {
     if (size_t(t.int64_data_size()) != count) return std::nullopt;
     v.values.assign(t.int64_data().begin(), t.int64_data().end());
@@ -237,19 +330,22 @@ std::optional<Dims> attr_ints(const onnx::NodeProto& n, const char* name) {
   return Dims(a->ints().begin(), a->ints().end());
 }
 
-IntValue scalar(int64_t x, int32_t type) { return IntValue{{}, {x}, type}; }
-IntValue vec(Dims xs, int32_t type) {
-  IntValue v;
+ConstValue scalar(int64_t x, int32_t type) { return ConstValue{{}, {x}, type}; }
+ConstValue vec(Dims xs, int32_t type) {
+  ConstValue v;
   v.dims = {int64_t(xs.size())};
   v.values = std::move(xs);
   v.elem_type = type;
   return v;
 }
+ConstValue real_scalar(double x, int32_t type) { return ConstValue{{}, {real_bits(round_to(type, x))}, type}; }
 
 // A well-formed value: consistent size, bounded, values representable.
-bool valid(const IntValue& v) {
+bool valid(const ConstValue& v) {
   const auto n = numel(v.dims);
-  if (!n || size_t(*n) != v.values.size() || !is_int_type(v.elem_type)) return false;
+  if (!n || size_t(*n) != v.values.size()) return false;
+  if (is_real_type(v.elem_type)) return true;
+  if (!is_int_type(v.elem_type)) return false;
   for (int64_t x : v.values)
     if (wrap_to(v.elem_type, x) != x) return false;
   return true;
@@ -258,16 +354,63 @@ bool valid(const IntValue& v) {
 
 using namespace shape_math;
 
-const IntValue* FoldContext::in(const onnx::NodeProto& n, int i) const {
+bool is_real_type(int32_t t) {
+  return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16 ||
+         t == TensorProto::BFLOAT16;
+}
+
+double real_value(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+int64_t real_bits(double x) {
+  int64_t bits;
+  std::memcpy(&bits, &x, 8);
+  return bits;
+}
+
+onnx::TensorProto to_tensor_proto(const ConstValue& v, const std::string& name) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(v.elem_type);
+  for (int64_t d : v.dims) t.add_dims(d);
+  for (int64_t x : v.values) {
+    switch (v.elem_type) {
+      case TensorProto::INT64: t.add_int64_data(x); break;
+      case TensorProto::UINT32: t.add_uint64_data(uint64_t(x)); break;
+      case TensorProto::FLOAT: t.add_float_data(float(real_value(x))); break;
+      case TensorProto::DOUBLE: t.add_double_data(real_value(x)); break;
+      case TensorProto::FLOAT16: t.add_int32_data(half_bits(real_value(x))); break;
+      case TensorProto::BFLOAT16: t.add_int32_data(bfloat16_bits(real_value(x))); break;
+      default: t.add_int32_data(int32_t(x));  // int32/int16/int8/uint8/uint16/bool are stored as int32_data
+    }
+  }
+  return t;
+}
+
+const ConstValue* FoldContext::value(const std::string& name) const {
+  for (const FoldContext* c = this; c; c = c->outer)
+    if (auto it = c->values.find(name); it != c->values.end()) return &it->second;
+  return nullptr;
+}
+
+const ConstValue* FoldContext::in_any(const onnx::NodeProto& n, int i) const {
   if (i >= n.input_size() || n.input(i).empty()) return nullptr;
-  auto it = values.find(n.input(i));
-  return it == values.end() ? nullptr : &it->second;
+  return value(n.input(i));
+}
+
+const ConstValue* FoldContext::in(const onnx::NodeProto& n, int i) const {
+  const ConstValue* v = in_any(n, i);
+  return v && is_int_type(v->elem_type) ? v : nullptr;
 }
 
 std::optional<Dims> FoldContext::shape_of(const onnx::NodeProto& n, int i) const {
   if (!present(n, i)) return std::nullopt;
-  if (auto it = values.find(n.input(i)); it != values.end()) return it->second.dims;
+  if (const ConstValue* v = value(n.input(i))) return v->dims;
   if (auto it = shapes.find(n.input(i)); it != shapes.end()) return it->second;
+  if (dims_of) return dims_of(n.input(i));
   return std::nullopt;
 }
 
@@ -279,7 +422,7 @@ std::optional<Dims> FoldContext::axes_of(const onnx::NodeProto& n, const char* n
   *given = true;
   if (find_attr(n, name)) return attr_ints(n, name);
   if (present(n, idx)) {
-    const IntValue* a = in(n, idx);
+    const ConstValue* a = in(n, idx);
     if (!a || a->dims.size() > 1) return std::nullopt;
     return a->values;
   }
@@ -287,23 +430,32 @@ std::optional<Dims> FoldContext::axes_of(const onnx::NodeProto& n, const char* n
   return Dims{};
 }
 
-namespace {
-
-// Folds one node through its op record: default-domain ops whose record names a fold function.
-void run(FoldContext& c, const onnx::NodeProto& n) {
-  for (const auto& o : n.output()) c.values.erase(o);
-  if (n.output_size() == 0 || n.output(0).empty()) return;
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return;
-  const cost::OpRecord* record = cost::find_op("", n.op_type());
-  if (!record || !record->fold) return;
-  Opt out = record->fold(c, n);
-  if (out && valid(*out)) c.values[n.output(0)] = std::move(*out);
+void fold_node(FoldContext& c, const onnx::NodeProto& n) noexcept {
+  try {
+    for (const auto& o : n.output()) c.values.erase(o);
+    if (n.output_size() == 0) return;
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return;
+    // Every fold computes from the values of all the inputs the node gives,
+    // but Shape and Size, which read dims instead: a node with an input of
+    // unknown value (most nodes: they read activations) is not folded.
+    if (n.op_type() != "Shape" && n.op_type() != "Size")
+      for (int i = 0; i < n.input_size(); ++i)
+        if (!n.input(i).empty() && !c.value(n.input(i))) return;
+    const cost::OpRecord* record = cost::find_op("", n.op_type());
+    if (!record || !record->fold) return;
+    Folded out = record->fold(c, n);
+    for (size_t k = 0; k < out.outputs.size() && int(k) < n.output_size(); ++k)
+      if (out.outputs[k] && !n.output(int(k)).empty() && valid(*out.outputs[k]))
+        c.values[n.output(int(k))] = std::move(*out.outputs[k]);
+  } catch (...) {
+    // bad_alloc or the like: this node stays unknown.
+    for (const auto& o : n.output()) c.values.erase(o);
+  }
 }
 
-}  // namespace
-
-std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphProto& graph, const ScopeValues* outer,
-                                                              ScopeValues* scope) noexcept {
+std::unordered_map<std::string, ConstValue> evaluate_const_values(const onnx::GraphProto& graph,
+                                                                  const ScopeValues* outer,
+                                                                  ScopeValues* scope) noexcept {
   FoldContext ev;
   try {
     if (outer) {
@@ -336,14 +488,7 @@ std::unordered_map<std::string, IntValue> evaluate_int_values(const onnx::GraphP
   } catch (...) {
     return {};
   }
-  for (const auto& node : graph.node()) {
-    try {
-      run(ev, node);
-    } catch (...) {
-      // bad_alloc or the like: this node stays unknown.
-      for (const auto& o : node.output()) ev.values.erase(o);
-    }
-  }
+  for (const auto& node : graph.node()) fold_node(ev, node);
   if (scope) {
     try {
       scope->shapes = ev.shapes;

@@ -13,28 +13,27 @@ namespace modelstat {
 
 void to_json(Json& j, const OpsetImport& o) { j = Json{{"domain", o.domain}, {"version", o.version}}; }
 
+void to_json(Json& j, const GraphValue& v) {
+  Json dims = nullptr;  // unknown rank
+  if (v.shape.rank_known) {
+    dims = Json::array();
+    for (const Dim& d : v.shape.dims) {
+      if (d.known()) dims.push_back(d.value);
+      else if (!d.symbol.empty()) dims.push_back(d.symbol);
+      else dims.push_back(nullptr);
+    }
+  }
+  j = Json{{"name", v.name}, {"dtype", v.dtype}, {"dims", dims}};
+}
+
 void to_json(Json& j, const NodeReport& n) {
-  // cost_status_name() spells the schema's status enum; the writer tests
-  // validate every status against docs/analysis.schema.json.
-  j = Json{{"index", n.index},
-           {"name", n.name},
-           {"op_type", n.op_type},
-           {"domain", n.domain},
-           {"input_shapes", n.input_shapes},
-           {"output_shapes", n.output_shapes},
-           {"output_dtype", n.output_dtype},
-           {"status", cost_status_name(n.cost.status)},
-           {"params", n.cost.params},
-           {"macs", n.cost.macs},
-           {"flops", n.cost.flops},
-           {"bytes_read", n.cost.bytes_read},
-           {"bytes_written", n.cost.bytes_written},
-           {"weight_bytes", n.cost.weight_bytes},
-           // null rather than an invalid JSON token should the ratio ever be non-finite.
-           {"arithmetic_intensity", json_number(n.cost.arithmetic_intensity())},
-           {"rule", n.cost.rule},
-           {"note", n.cost.note},
-           {"subgraph_nodes", n.subgraph_nodes}};
+  j = Json::object();
+  for_each_field(n, [&j](const char* key, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>)
+      j[key] = json_number(value);  // null rather than an invalid JSON token
+    else
+      j[key] = value;
+  });
 }
 
 void to_json(Json& j, const KvCache& c) {

@@ -50,6 +50,37 @@ void to_json(Json& j, const OpsetImport& o);
 // verify (docs/verify.md): written only.
 void to_json(Json& j, const OutputCheck& c);
 void to_json(Json& j, const VerifyRecord& r);
+void to_json(Json& j, const GraphValue& v);  // analysis 2.0: {"name", "dtype", "dims"}
+
+// A node row's fields in document order, each passed to f(key, value) with
+// value an int64_t, a double (null in JSON when not finite), a std::string
+// or a std::vector<std::string>. to_json(NodeReport) builds its object from
+// it, and the writers stream the analysis's rows straight from it (a
+// 100,000-node model's rows would otherwise be 2M small JSON values built and
+// freed): the keys are spelled here only.
+template <typename F>
+void for_each_field(const NodeReport& n, F&& f) {
+  f("index", int64_t(n.index));
+  f("name", n.name);
+  f("op_type", n.op_type);
+  f("domain", n.domain);
+  f("input_shapes", n.input_shapes);
+  f("output_shapes", n.output_shapes);
+  f("output_dtype", n.output_dtype);
+  // cost_status_name() spells the schema's status enum; the writer tests
+  // validate every status against docs/analysis.schema.json.
+  f("status", std::string(cost_status_name(n.cost.status)));
+  f("params", n.cost.params);
+  f("macs", n.cost.macs);
+  f("flops", n.cost.flops);
+  f("bytes_read", n.cost.bytes_read);
+  f("bytes_written", n.cost.bytes_written);
+  f("weight_bytes", n.cost.weight_bytes);
+  f("arithmetic_intensity", n.cost.arithmetic_intensity());
+  f("rule", n.cost.rule);
+  f("note", n.cost.note);
+  f("subgraph_nodes", int64_t(n.subgraph_nodes));
+}
 void to_json(Json& j, const NodeReport& n);
 void to_json(Json& j, const AnalysisTotals& t);
 void to_json(Json& j, const KvCache& c);

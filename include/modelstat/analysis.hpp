@@ -36,6 +36,10 @@ struct LoadOptions {
   // --kv PAST=PRESENT: the KV cache given by hand, (graph input, graph output)
   // pairs, in place of the cache find_kv_cache recognises (decoder.cc).
   std::vector<std::pair<std::string, std::string>> kv_pairs;
+  // Refuse a model whose graph inputs keep an unknown dim after binding
+  // (Error(Input) naming every such input and the flags that bind them):
+  // what running it needs (profile, report); the analysis counts around them.
+  bool require_bound_inputs = false;
 };
 
 // How sure a node's cost is.
@@ -121,6 +125,8 @@ struct AnalysisTotals {
   int64_t weight_bytes = 0;                 // model size: all constant data, every dtype
   int64_t peak_activation_bytes = 0;        // max live activation bytes over the order
   std::string peak_at_node;                 // node at which the peak occurs
+  int peak_at_index = -1;                   // its index (-1: the inputs); the human formats
+                                            // name an elided long name by it
   bool peak_is_lower_bound = false;         // some activation sizes were unknown
   int64_t input_bytes = 0, output_bytes = 0;
   double coverage() const { return nodes ? double(nodes_exact) / double(nodes) : 1.0; }
@@ -194,13 +200,24 @@ struct DecoderAnalysis {
   DecoderView prefill, decode;
 };
 
+// A graph input or output as bound and inferred: JSON {"name", "dtype",
+// "dims"}, dims an integer, a symbol (string) or null each, null when the
+// rank is unknown.
+struct GraphValue {
+  std::string name;
+  std::string dtype;  // dtype_name()
+  Shape shape;
+  // "name: dtype dims", the human formats' line.
+  std::string to_string() const;
+};
+
 struct AnalysisResult {
   std::string model_path;
   std::string producer;
   int64_t ir_version = 0;
   std::vector<OpsetImport> opsets;
   int64_t file_size_bytes = 0;
-  std::vector<std::string> inputs, outputs;  // "name: dtype shape"
+  std::vector<GraphValue> inputs, outputs;
   std::vector<NodeReport> nodes;             // execution order
   // The nodes inside If / Loop / Scan subgraphs that one run executes (the
   // If's selected or costlier branch), each named by its path

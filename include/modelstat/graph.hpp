@@ -176,6 +176,11 @@ struct Model {
   // Things the user should know about how the model was read (skeleton
   // weights, defaulted batch dims, shape inference warnings...).
   std::vector<std::string> notices;
+  // When a node output is left without a full shape: the first node that is
+  // the cause and why (the loader's one line). The analysis adds it to its
+  // notices when coverage is below 100%; "" when every shape is known or the
+  // unknowns stem only from unbound input dims (a notice of their own).
+  std::string unknown_shape_cause;
 
   int64_t opset_version(const std::string& domain) const;  // 0 when not imported
 };

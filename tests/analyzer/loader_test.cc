@@ -301,4 +301,153 @@ TEST(ShapeSpec, RejectsBadValues) {
     EXPECT_THROW(modelstat::parse_dim_spec(bad, o), Error) << bad;
 }
 
+// --default-batch binds the symbol that leads an input's dims wherever it
+// occurs: x is batch x 4, a recurrent state 2 x batch x 8 (batch not
+// leading) and a mask seq x batch, whose leading seq is a batch symbol of
+// its own. Each input is named once in the notice.
+TEST(InputBinding, DefaultBatchBindsTheSymbolInEveryInput) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto input = [g](const char* name, std::initializer_list<const char*> dims) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const char* d : dims) {
+      auto* dim = tt->mutable_shape()->add_dim();
+      if (d[0] >= '0' && d[0] <= '9') dim->set_dim_value(std::stoll(d));
+      else dim->set_dim_param(d);
+    }
+    auto* n = g->add_node();
+    n->set_op_type("Relu");
+    n->add_input(name);
+    n->add_output(std::string(name) + "_out");
+    g->add_output()->set_name(std::string(name) + "_out");
+  };
+  input("x", {"batch", "4"});
+  input("state", {"2", "batch", "8"});
+  input("mask", {"seq", "batch"});
+  const std::string bytes = m.SerializeAsString();
+  modelstat::LoadOptions options;
+  options.default_batch = 3;
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), options);
+  ASSERT_EQ(r.nodes.size(), 3u);
+  EXPECT_EQ(r.nodes[0].output_shapes.at(0), "3x4");
+  EXPECT_EQ(r.nodes[1].output_shapes.at(0), "2x3x8");
+  EXPECT_EQ(r.nodes[2].output_shapes.at(0), "3x3");  // seq leads mask: a batch symbol too
+  EXPECT_EQ(r.totals.nodes_exact, 3);
+  std::string notices;
+  for (const auto& n : r.notices) notices += n + "\n";
+  EXPECT_NE(notices.find("batch dim 'batch' of 3 inputs ('x', ...) is unbound: using 3 (set it with --dim batch=N)"),
+            std::string::npos)
+      << notices;
+  EXPECT_NE(notices.find("batch dim 'seq' of input 'mask' is unbound: using 3"), std::string::npos) << notices;
+
+  // --dim binds one symbol; the other still defaults.
+  options.dim_values["batch"] = 5;
+  const modelstat::AnalysisResult bound = modelstat::analyze_buffer(bytes.data(), bytes.size(), options);
+  EXPECT_EQ(bound.nodes[1].output_shapes.at(0), "2x5x8");
+  EXPECT_EQ(bound.nodes[2].output_shapes.at(0), "3x5");
+}
+
+// Params count Constant tensors of rank 1 and up, a one-element [1] bias
+// included; a scalar (rank 0) Constant is a literal, not a weight. Here:
+// [1] (1) + [3] (3) = 4 params; the scalar 0.5 adds none.
+TEST(Params, OneElementConstantTensorIsAWeightAScalarIsNot) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  auto constant = [g](const char* name, std::vector<int64_t> dims, std::vector<float> values) {
+    auto* n = g->add_node();
+    n->set_op_type("Constant");
+    n->add_output(name);
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) a->mutable_t()->add_dims(d);
+    for (float v : values) a->mutable_t()->add_float_data(v);
+  };
+  constant("one", {1}, {2.0f});
+  constant("three", {3}, {1.0f, 2.0f, 3.0f});
+  constant("half", {}, {0.5f});
+  const char* prev = "x";
+  int k = 0;
+  for (const char* c : {"one", "three", "half"}) {
+    auto* n = g->add_node();
+    n->set_op_type("Mul");
+    n->add_input(prev);
+    n->add_input(c);
+    n->add_output("y" + std::to_string(k));
+    prev = n->output(0).c_str();
+    ++k;
+  }
+  g->add_output()->set_name("y2");
+  const std::string bytes = m.SerializeAsString();
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), {});
+  EXPECT_EQ(r.totals.params, 4);
+}
+
+// Running a model needs every input dim: a command that runs it (profile,
+// report: require_bound_inputs) refuses the model once, naming every input
+// left unknown and the flags that bind them, shell-quoted where a name needs
+// it. The analysis counts around them and says so in a notice.
+TEST(InputBinding, RunningNeedsEveryInputDimAndNamesThemAllAtOnce) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto input = [g](const std::string& name, std::initializer_list<const char*> dims) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const char* d : dims) {
+      auto* dim = tt->mutable_shape()->add_dim();
+      if (d[0] >= '0' && d[0] <= '9') dim->set_dim_value(std::stoll(d));
+      else if (d[0] != '?') dim->set_dim_param(d);
+    }
+    auto* n = g->add_node();
+    n->set_op_type("Relu");
+    n->add_input(name);
+    n->add_output(name + "_out");
+    g->add_output()->set_name(name + "_out");
+  };
+  input("x", {"1", "seq"});
+  input("image in", {"1", "?"});
+  const std::string bytes = m.SerializeAsString();
+  modelstat::LoadOptions options;
+  const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), options);
+  std::string notices;
+  for (const auto& n : r.notices) notices += n + "\n";
+  EXPECT_NE(notices.find("bind them with --dim seq=N; --input 'image in:1xD1' (dim 1 of input 'image in' has no name"),
+            std::string::npos)
+      << notices;
+
+  options.require_bound_inputs = true;
+  try {
+    modelstat::analyze_buffer(bytes.data(), bytes.size(), options);
+    ADD_FAILURE() << "an input dim left unknown must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), modelstat::ErrorKind::Input);
+    EXPECT_EQ(std::string(e.message()),
+              "graph inputs 'x' (1xseq), 'image in' (1x?) have unknown dims, and running the model needs them all: "
+              "bind them with --dim seq=N; --input 'image in:1xD1' (dim 1 of input 'image in' has no name: only "
+              "--input binds it)");
+  }
+  options.dim_values["seq"] = 7;
+  options.input_shapes["image in"] = {1, 5};
+  EXPECT_NO_THROW(modelstat::analyze_buffer(bytes.data(), bytes.size(), options));
+}
+
 }  // namespace

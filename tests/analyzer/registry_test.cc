@@ -414,7 +414,7 @@ std::string traits_text(const cost::OpRecord& r) {
     t.push_back("input " + std::to_string(r.traits.packed_weight_input) + " packed bits-bit weights");
   if (r.traits.dense_family == DenseFamily::Conv) t.push_back("dense: Conv classes");
   if (r.traits.dense_family == DenseFamily::Gemm) t.push_back("dense: Gemm classes");
-  if (r.fold) t.push_back("folds shape values");
+  if (r.fold) t.push_back("folds constants");
   std::string out;
   for (const auto& s : t) out += (out.empty() ? "" : ", ") + s;
   return out;

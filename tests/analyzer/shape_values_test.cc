@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -37,6 +38,15 @@ TensorProto tensor(const std::string& name, const V& dims, const V& vals,
   } else {
     for (int64_t v : vals) t.add_int32_data(int32_t(v));
   }
+  return t;
+}
+
+TensorProto float_tensor(const std::string& name, const V& dims, const std::vector<float>& vals) {
+  TensorProto t;
+  t.set_name(name);
+  t.set_data_type(TensorProto::FLOAT);
+  for (int64_t d : dims) t.add_dims(d);
+  for (float v : vals) t.add_float_data(v);
   return t;
 }
 
@@ -99,13 +109,13 @@ void attr(onnx::NodeProto& n, const std::string& name, const TensorProto& t) {
   *a->mutable_t() = t;
 }
 
-using Values = std::unordered_map<std::string, IntValue>;
+using Values = std::unordered_map<std::string, ConstValue>;
 
 ::testing::AssertionResult has(const Values& m, const std::string& name, const V& dims, const V& vals,
                                int32_t type = TensorProto::INT64) {
   auto it = m.find(name);
   if (it == m.end()) return ::testing::AssertionFailure() << name << " was not evaluated";
-  const IntValue& v = it->second;
+  const ConstValue& v = it->second;
   if (v.dims != dims || v.values != vals || v.elem_type != type) {
     auto str = [](const V& xs) {
       std::string s = "[";
@@ -115,6 +125,24 @@ using Values = std::unordered_map<std::string, IntValue>;
     return ::testing::AssertionFailure() << name << ": dims " << str(v.dims) << " values " << str(v.values)
                                          << " type " << v.elem_type << "; expected dims " << str(dims)
                                          << " values " << str(vals) << " type " << type;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// A float value: dims, type and each element as a double (exact comparison:
+// the expected values are representable in the type).
+::testing::AssertionResult has_real(const Values& m, const std::string& name, const V& dims,
+                                    const std::vector<double>& vals, int32_t type = TensorProto::FLOAT) {
+  auto it = m.find(name);
+  if (it == m.end()) return ::testing::AssertionFailure() << name << " was not evaluated";
+  const ConstValue& v = it->second;
+  std::vector<double> got;
+  for (int64_t bits : v.values) got.push_back(real_value(bits));
+  if (v.dims != dims || got != vals || v.elem_type != type) {
+    std::string s;
+    for (double x : got) s += std::to_string(x) + ",";
+    return ::testing::AssertionFailure() << name << ": values [" << s << "] type " << v.elem_type << ", "
+                                         << v.dims.size() << " dims";
   }
   return ::testing::AssertionSuccess();
 }
@@ -136,7 +164,7 @@ TEST(ShapeValues, TorchExpandPattern) {
   b.node("Where", {"is_keep", "ones", "target"}, {"expand_shape"});
   b.node("Expand", {"cls", "expand_shape"}, {"cls_expanded"});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "shape", {3}, {2, 197, 768}));
   EXPECT_TRUE(has(m, "n", {}, {2}));
   EXPECT_TRUE(has(m, "n1", {1}, {2}));
@@ -166,7 +194,7 @@ TEST(ShapeValues, VitAttentionSliceFromShapeArithmetic) {
   b.node("Slice", {"s", "start", "end", "axes"}, {"slice_of_shape"});  // a 1-D slice [768:1536] of [3] -> []
   b.node("Slice", {"iota", "one", "three"}, {"mid"});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "e3", {1}, {2304}));
   EXPECT_TRUE(has(m, "e", {1}, {768}));
   EXPECT_TRUE(has(m, "start", {1}, {768}));
@@ -195,7 +223,7 @@ TEST(ShapeValues, SliceNegativeIndicesStepsAndClamping) {
   b.node("Slice", {"d", "zero", "big", "ax0", "zero"}, {"zero_step"});
   b.node("Slice", {"d", "zero", "big", "two"}, {"bad_axis"});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "tail", {3}, {7, 8, 9}));
   EXPECT_TRUE(has(m, "reversed", {10}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
   EXPECT_TRUE(has(m, "rev_part", {1}, {8}));
@@ -223,7 +251,7 @@ TEST(ShapeValues, RangeForPositionIds) {
   b.init("huge", {}, {int64_t(1) << 40});
   b.node("Range", {"zero", "huge", "one"}, {"too_long"});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "seq", {}, {7}));
   EXPECT_TRUE(has(m, "pos", {7}, {0, 1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(has(m, "pos2", {1, 7}, {0, 1, 2, 3, 4, 5, 6}));
@@ -254,7 +282,7 @@ TEST(ShapeValues, IntegerDivTruncatesAndModFollowsFmod) {
   b.init("imax", {}, {kI64Max});
   b.node("Add", {"imax", "imax"}, {"overflow"});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   const auto kB = TensorProto::BOOL;
   EXPECT_TRUE(has(m, "q", {4}, {-3, -3, 3, 3}));
   EXPECT_TRUE(has(m, "r_py", {4}, {1, -1, -1, 1}));
@@ -298,7 +326,7 @@ TEST(ShapeValues, ShapeStartEndAndSize) {
   b.node("Shape", {"w"}, {"w_shape"});
   b.node("Shape", {"last2"}, {"shape_of_shape"});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "last2", {2}, {197, 768}));
   EXPECT_TRUE(has(m, "mid", {1}, {197}));
   EXPECT_TRUE(has(m, "past_end", {0}, {}));
@@ -351,7 +379,7 @@ TEST(ShapeValues, ReshapeTransposeTileReduceSqueezeCast) {
   ci->set_i(-9);
   attr(b.node("Concat", {"cints", "cint"}, {"cat_rank_mismatch"}), "axis", int64_t{0});
 
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "m", {2, 3}, {1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(has(m, "r", {3, 2}, {1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(has(m, "r0", {2, 3, 1}, {1, 2, 3, 4, 5, 6}));
@@ -369,7 +397,7 @@ TEST(ShapeValues, ReshapeTransposeTileReduceSqueezeCast) {
   EXPECT_TRUE(has(m, "i32", {3}, {5, -1, 0}, TensorProto::INT32));
   EXPECT_TRUE(has(m, "to64", {3}, {5, -1, 0}));
   EXPECT_TRUE(has(m, "tobool", {3}, {1, 1, 0}, TensorProto::BOOL));
-  EXPECT_EQ(m.count("tofloat"), 0u);
+  EXPECT_TRUE(has_real(m, "tofloat", {3}, {5, -1, 0}));
   EXPECT_TRUE(has(m, "id", {3}, {1, 1, 0}, TensorProto::BOOL));
   EXPECT_TRUE(has(m, "ex", {2, 1}, {1, 1}));
   EXPECT_TRUE(has(m, "col1", {2, 1}, {2, 5}));
@@ -395,7 +423,7 @@ TEST(ShapeValues, OldOpsetBroadcastAndReshapeAttribute) {
   attr(misaligned, "axis", int64_t{0});
   attr(b.node("Add", {"row", "a"}, {"b_onto_a_only"}), "broadcast", int64_t{1});
   attr(b.node("Reshape", {"a"}, {"reshaped"}), "shape", V{3, -1});
-  const Values m = evaluate_int_values(b.g);
+  const Values m = evaluate_const_values(b.g);
   EXPECT_TRUE(has(m, "by_axis", {2, 3}, {11, 12, 13, 24, 25, 26}));
   EXPECT_TRUE(has(m, "trailing", {2, 3}, {100, 400, 900, 400, 1000, 1800}));
   EXPECT_EQ(m.count("unequal"), 0u);
@@ -467,33 +495,37 @@ TEST(ShapeValues, GarbageStaysUnknownWithoutCrashing) {
   branch->mutable_g()->add_node()->set_op_type("Constant");
 
   Values m;
-  ASSERT_NO_THROW(m = evaluate_int_values(b.g));
+  ASSERT_NO_THROW(m = evaluate_const_values(b.g));
   for (const char* name :
        {"one_input", "three_inputs", "missing_input", "empty_input", "cat_missing", "cat_no_axis", "cat_bad_axis",
-        "gather_oob", "gather_one_input", "huge", "neg", "float_fill", "unsq_dup", "unsq_no_axes", "sq_not_one",
+        "gather_oob", "gather_one_input", "huge", "neg", "unsq_dup", "unsq_no_axes", "sq_not_one",
         "reshape_bad", "reshape_one_input", "range_vectors", "slice_no_bounds", "tile_huge", "expand_huge",
         "transpose_bad", "no_attr", "", "custom_domain", "unsupported", "uses_later", "shadowed", "stripped",
         "no_data", "short_raw", "ext", "big", "negdim", "cast_bad_to", "const_float", "if_out"})
     EXPECT_EQ(m.count(name), 0u) << name;
   EXPECT_TRUE(has(m, "huge_shape_out", {2}, {100000, 100000}));
+  EXPECT_TRUE(has_real(m, "float_fill", {1, 2, 3}, std::vector<double>(6, 0.0)));
   EXPECT_TRUE(has(m, "float_fill_shape", {3}, {1, 2, 3}));
   EXPECT_TRUE(has(m, "transpose_ok", {3}, {1, 2, 3}));
   EXPECT_TRUE(has(m, "later", {3}, {1, 2, 3}));
 }
 
 TEST(ShapeValues, EmptyAndRandomGraphsDoNotCrash) {
-  EXPECT_TRUE(evaluate_int_values(onnx::GraphProto()).empty());
+  EXPECT_TRUE(evaluate_const_values(onnx::GraphProto()).empty());
   // Every supported op with every combination of a few odd inputs.
   const std::vector<std::string> ops = {
       "Constant", "Identity", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast",
       "Add", "Sub", "Mul", "Div", "Mod", "Equal", "Less", "Greater", "Not", "And", "Or", "Where", "Max", "Min",
       "Abs", "Neg", "ConstantOfShape", "Range", "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "Expand",
-      "Tile", "Reshape", "Transpose", "Floor", "Ceil", "Flatten", "Sign", "Sum", "Xor"};
+      "Tile", "Reshape", "Transpose", "Floor", "Ceil", "Flatten", "Sign", "Sum", "Xor", "Split", "Round", "Sqrt",
+      "Reciprocal", "Pow"};
   G b;
   b.init("s", {}, {kI64Min}).init("v", {2}, {kI64Max, -1}).init("e", {0}, {}).init("m", {2, 2}, {0, 1, 1, 0});
   b.init("b", {2}, {1, 0}, TensorProto::BOOL);
+  *b.g.add_initializer() = float_tensor("f", {2}, {std::numeric_limits<float>::infinity(), -0.0f});
+  *b.g.add_initializer() = float_tensor("nan", {}, {std::numeric_limits<float>::quiet_NaN()});
   b.input("x", {2, 2});
-  const std::vector<std::string> names = {"s", "v", "e", "m", "b", "x", ""};
+  const std::vector<std::string> names = {"s", "v", "e", "m", "b", "f", "nan", "x", ""};
   int k = 0;
   for (const auto& op : ops)
     for (const auto& i0 : names)
@@ -502,7 +534,151 @@ TEST(ShapeValues, EmptyAndRandomGraphsDoNotCrash) {
         attr(n, "axis", int64_t{-1});
         attr(n, "axes", V{0});
       }
-  ASSERT_NO_THROW(evaluate_int_values(b.g));
+  ASSERT_NO_THROW(evaluate_const_values(b.g));
+}
+
+// Split in each opset's form: input 1 (13+), attribute (2-12), num_outputs
+// (18: ceil(7 / 3) = 3 each, the last gets 1), equal parts; values by hand.
+TEST(ShapeValues, SplitEveryForm) {
+  G b;
+  b.init("m", {2, 3}, {1, 2, 3, 4, 5, 6}).init("v", {7}, {0, 1, 2, 3, 4, 5, 6}).init("sizes", {2}, {2, 1});
+  attr(b.node("Split", {"m", "sizes"}, {"c01", "c2"}), "axis", int64_t{1});
+  auto& by_attr = b.node("Split", {"v"}, {"a", "b", "c"});
+  attr(by_attr, "split", V{4, 0, 3});
+  attr(b.node("Split", {"v"}, {"n0", "n1", "n2"}), "num_outputs", int64_t{3});
+  b.node("Split", {"m"}, {"row0", "row1"});          // equal parts along axis 0
+  b.node("Split", {"v"}, {"half0", "half1"});        // 7 does not split in 2: unknown
+  auto& bad = b.node("Split", {"v"}, {"bad0", "bad1"});
+  attr(bad, "split", V{4, 4});                       // sums to 8, not 7
+  b.node("Split", {"m", "sizes"}, {"", "skipped1"});  // axis 0 has 2, sizes sum to 3: unknown
+  *b.g.add_initializer() = float_tensor("fv", {4}, {0.5f, 1.5f, 2.5f, 3.5f});
+  b.node("Split", {"fv"}, {"f0", "f1"});
+
+  const Values m = evaluate_const_values(b.g);
+  EXPECT_TRUE(has(m, "c01", {2, 2}, {1, 2, 4, 5}));
+  EXPECT_TRUE(has(m, "c2", {2, 1}, {3, 6}));
+  EXPECT_TRUE(has(m, "a", {4}, {0, 1, 2, 3}));
+  EXPECT_TRUE(has(m, "b", {0}, {}));
+  EXPECT_TRUE(has(m, "c", {3}, {4, 5, 6}));
+  EXPECT_TRUE(has(m, "n0", {3}, {0, 1, 2}));
+  EXPECT_TRUE(has(m, "n1", {3}, {3, 4, 5}));
+  EXPECT_TRUE(has(m, "n2", {1}, {6}));
+  EXPECT_TRUE(has(m, "row0", {1, 3}, {1, 2, 3}));
+  EXPECT_TRUE(has(m, "row1", {1, 3}, {4, 5, 6}));
+  for (const char* name : {"half0", "half1", "bad0", "bad1", "skipped1"}) EXPECT_EQ(m.count(name), 0u) << name;
+  EXPECT_TRUE(has_real(m, "f0", {2}, {0.5, 1.5}));
+  EXPECT_TRUE(has_real(m, "f1", {2}, {2.5, 3.5}));
+}
+
+// Float values: read from float_data, raw_data and attributes, computed in
+// the element type (float32 rounding after each op), and converted back to
+// integers by truncation. Expected values by hand or by C++'s own float
+// arithmetic on the same operands.
+TEST(ShapeValues, FloatArithmeticCastsAndRounding) {
+  G b;
+  b.input("x", {1, 3, 21, 30});
+  b.init("starts", {1}, {2}).init("ends", {1}, {4});
+  *b.g.add_initializer() = float_tensor("scale", {}, {1.5f});
+  *b.g.add_initializer() = float_tensor("tenth", {}, {0.1f});
+  *b.g.add_initializer() = float_tensor("fifth", {}, {0.2f});
+  TensorProto raw = float_tensor("raw", {2}, {});
+  const float raw_vals[2] = {-2.75f, 3.25f};
+  raw.set_raw_data(std::string(reinterpret_cast<const char*>(raw_vals), sizeof raw_vals));
+  *b.g.add_initializer() = raw;
+  TensorProto d;
+  d.set_name("dbl");
+  d.set_data_type(TensorProto::DOUBLE);
+  d.add_dims(1);
+  d.add_double_data(0.1);
+  *b.g.add_initializer() = d;
+  b.node("Shape", {"x"}, {"shape"});
+  b.node("Slice", {"shape", "starts", "ends"}, {"hw"});                     // [21, 30]
+  attr(b.node("Cast", {"hw"}, {"hw_f"}), "to", int64_t{TensorProto::FLOAT});
+  b.node("Mul", {"hw_f", "scale"}, {"scaled"});                             // [31.5, 45]
+  b.node("Floor", {"scaled"}, {"floored"});
+  b.node("Ceil", {"scaled"}, {"ceiled"});
+  b.node("Round", {"scaled"}, {"rounded"});                                 // 31.5 -> 32 (halves to even)
+  attr(b.node("Cast", {"floored"}, {"floored_i"}), "to", int64_t{TensorProto::INT64});
+  b.node("Add", {"tenth", "fifth"}, {"sum"});                               // float32 0.1 + 0.2
+  attr(b.node("Cast", {"raw"}, {"truncated"}), "to", int64_t{TensorProto::INT32});
+  attr(b.node("Cast", {"raw"}, {"as_bool"}), "to", int64_t{TensorProto::BOOL});
+  attr(b.node("Cast", {"dbl"}, {"dbl_to_float"}), "to", int64_t{TensorProto::FLOAT});
+  b.node("Sqrt", {"scaled"}, {"roots"});
+  b.node("Reciprocal", {"scale"}, {"recip"});
+  b.node("Pow", {"scale", "starts"}, {"squared"});                          // 1.5^2 (integer exponent)
+  b.node("Less", {"raw", "scale"}, {"less"});
+  b.node("Equal", {"scaled", "scaled"}, {"eq"});
+  b.node("Where", {"less", "raw", "scale"}, {"picked"});
+  b.node("ReduceSum", {"raw"}, {"raw_sum"});
+  *b.g.add_initializer() = float_tensor("zero_f", {}, {0.0f});
+  b.node("Div", {"scale", "zero_f"}, {"inf"});  // IEEE division, as at run time
+  *b.g.add_initializer() = float_tensor("big", {1}, {3e9f});
+  attr(b.node("Cast", {"big"}, {"big_i32"}), "to", int64_t{TensorProto::INT32});  // out of range: unknown
+  attr(b.node("Cast", {"big"}, {"big_i64"}), "to", int64_t{TensorProto::INT64});
+  auto* cf = b.node("Constant", {}, {"cfloat"}).add_attribute();
+  cf->set_name("value_float");
+  cf->set_type(onnx::AttributeProto::FLOAT);
+  cf->set_f(0.25f);
+  auto& cos = b.node("ConstantOfShape", {"starts"}, {"filled"});
+  attr(cos, "value", float_tensor("", {1}, {0.5f}));
+  b.node("Range", {"zero_f", "scale", "cfloat"}, {"range"});                // 0, .25, ..., 1.25
+
+  const Values m = evaluate_const_values(b.g);
+  EXPECT_TRUE(has_real(m, "hw_f", {2}, {21, 30}));
+  EXPECT_TRUE(has_real(m, "scaled", {2}, {31.5, 45}));
+  EXPECT_TRUE(has_real(m, "floored", {2}, {31, 45}));
+  EXPECT_TRUE(has_real(m, "ceiled", {2}, {32, 45}));
+  EXPECT_TRUE(has_real(m, "rounded", {2}, {32, 45}));
+  EXPECT_TRUE(has(m, "floored_i", {2}, {31, 45}));
+  EXPECT_TRUE(has_real(m, "sum", {}, {double(0.1f + 0.2f)}));
+  EXPECT_NE(double(0.1f + 0.2f), double(0.1f) + double(0.2f));  // the case tells float32 from double
+  EXPECT_TRUE(has(m, "truncated", {2}, {-2, 3}, TensorProto::INT32));
+  EXPECT_TRUE(has(m, "as_bool", {2}, {1, 1}, TensorProto::BOOL));
+  EXPECT_TRUE(has_real(m, "dbl_to_float", {1}, {double(0.1f)}));
+  EXPECT_TRUE(has_real(m, "roots", {2}, {double(std::sqrt(31.5f)), double(std::sqrt(45.0f))}));
+  EXPECT_TRUE(has_real(m, "recip", {}, {double(1.0f / 1.5f)}));
+  EXPECT_TRUE(has_real(m, "squared", {1}, {2.25}));
+  EXPECT_TRUE(has(m, "less", {2}, {1, 0}, TensorProto::BOOL));
+  EXPECT_TRUE(has(m, "eq", {2}, {1, 1}, TensorProto::BOOL));
+  EXPECT_TRUE(has_real(m, "picked", {2}, {-2.75, 1.5}));
+  EXPECT_TRUE(has_real(m, "raw_sum", {1}, {0.5}));  // keepdims defaults to 1
+  EXPECT_TRUE(has_real(m, "inf", {}, {std::numeric_limits<double>::infinity()}));
+  EXPECT_EQ(m.count("big_i32"), 0u);
+  EXPECT_TRUE(has(m, "big_i64", {1}, {3000000000}));
+  EXPECT_TRUE(has_real(m, "filled", {2}, {0.5, 0.5}));
+  EXPECT_TRUE(has_real(m, "range", {6}, {0, 0.25, 0.5, 0.75, 1, 1.25}));
+}
+
+// Half and bfloat16 round to nearest, ties to even: 2049 lies halfway between
+// the halves 2048 and 2050 (11 significant bits) and goes to 2048; 2051 to
+// 2052; 65520 rounds past the largest half (65504) to infinity. bfloat16 keeps
+// 8 significant bits: 257 -> 256, 259 -> 260.
+TEST(ShapeValues, HalfPrecisionRoundsToNearestEven) {
+  G b;
+  b.init("ints", {4}, {2049, 2051, 65520, -3});
+  b.init("bints", {2}, {257, 259});
+  attr(b.node("Cast", {"ints"}, {"half"}), "to", int64_t{TensorProto::FLOAT16});
+  attr(b.node("Cast", {"bints"}, {"bf"}), "to", int64_t{TensorProto::BFLOAT16});
+  attr(b.node("Cast", {"half"}, {"back"}), "to", int64_t{TensorProto::FLOAT});
+  TensorProto h;  // half bits of 1.5 (0x3e00) and -0.5 (0xb800) in int32_data
+  h.set_name("h");
+  h.set_data_type(TensorProto::FLOAT16);
+  h.add_dims(2);
+  h.add_int32_data(0x3e00);
+  h.add_int32_data(0xb800);
+  *b.g.add_initializer() = h;
+  b.node("Add", {"h", "h"}, {"h2"});
+  const Values m = evaluate_const_values(b.g);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(has_real(m, "half", {4}, {2048, 2052, inf, -3}, TensorProto::FLOAT16));
+  EXPECT_TRUE(has_real(m, "bf", {2}, {256, 260}, TensorProto::BFLOAT16));
+  EXPECT_TRUE(has_real(m, "back", {4}, {2048, 2052, inf, -3}));
+  EXPECT_TRUE(has_real(m, "h2", {2}, {3, -1}, TensorProto::FLOAT16));
+  // Written back as ONNX stores a half (bits in int32_data) for shape inference.
+  const TensorProto out = to_tensor_proto(m.at("h2"), "h2");
+  ASSERT_EQ(out.int32_data_size(), 2);
+  EXPECT_EQ(out.int32_data(0), 0x4200);  // 3.0
+  EXPECT_EQ(out.int32_data(1), 0xbc00);  // -1.0
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ std::string gate_summary(const Comparison& c) {
   if (c.whole_regressed) parts.push_back(one("whole model", c.whole));
   for (int k : c.gated_node_regressions) {
     const NodeDelta& n = c.nodes[static_cast<size_t>(k)];
-    parts.push_back(one("node " + n.name, n.time));
+    parts.push_back(one("node " + report_detail::node_ref(n.name, n.index_new, 48), n.time));
   }
   return fmt::format("regression beyond {}: {}", threshold_text(o.threshold),
                      report_detail::join(parts, "; "));

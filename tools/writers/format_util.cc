@@ -92,10 +92,21 @@ std::string ellipsize(const std::string& text, size_t max_width) {
   return text.substr(0, head_end) + kEllipsis + text.substr(tail_begin);
 }
 
+std::string node_ref(const std::string& name, int index, size_t max_width) {
+  if (display_width(name) <= max_width || index < 0) return ellipsize(name, max_width);
+  return "#" + std::to_string(index) + " " + ellipsize(name, max_width);
+}
+
 std::string join_some(const std::vector<std::string>& parts, const std::string& sep, size_t most) {
   if (parts.size() <= most) return join(parts, sep);
   const std::vector<std::string> head(parts.begin(), parts.begin() + long(most));
   return join(head, sep) + sep + "... and " + std::to_string(parts.size() - most) + " more (-f json lists all)";
+}
+
+std::vector<std::string> graph_value_lines(const std::vector<GraphValue>& values) {
+  std::vector<std::string> lines;
+  for (const GraphValue& v : values) lines.push_back(v.to_string());
+  return lines;
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -250,8 +261,8 @@ std::string word_wrap(const std::string& text, size_t width, const std::string& 
     if (start == std::string::npos) break;
     size_t end = text.find_first_of(" \n\t", start);
     if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(start, end - start);
-    const size_t w = display_width(word);
+    std::string word = text.substr(start, end - start);
+    size_t w = display_width(word);
     if (line_has_word && column + 1 + w > width) {
       out += '\n' + indent;
       column = display_width(indent);
@@ -260,6 +271,20 @@ std::string word_wrap(const std::string& text, size_t width, const std::string& 
     if (line_has_word) {
       out += ' ';
       ++column;
+    }
+    // A word wider than what is left of a fresh line (a long node name) is
+    // broken across lines at the width, between UTF-8 sequences.
+    while (column + w > width && width > column + 1) {
+      size_t cut = 0, cols = 0;
+      while (cut < word.size() && cols < width - column) {
+        ++cut;
+        while (cut < word.size() && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) ++cut;
+        ++cols;
+      }
+      out += word.substr(0, cut) + '\n' + indent;
+      word.erase(0, cut);
+      w = display_width(word);
+      column = display_width(indent);
     }
     out += word;
     column += w;

@@ -56,9 +56,15 @@ size_t display_width(const std::string& text);
 // putting "…" there: ONNX node names carry the most information at both ends
 // ("/encoder/layer.11/…/attention/MatMul"). Never splits a UTF-8 sequence.
 std::string ellipsize(const std::string& text, size_t max_width);
+// A node named in a line of text: its name, or when wider than max_width,
+// "#<index> " and the name ellipsized (the index tells apart two names that
+// elide alike; the per-node tables list it in their "#" column).
+std::string node_ref(const std::string& name, int index, size_t max_width);
 
 // Joins strings with sep.
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+// Graph inputs or outputs as the human formats list them, "name: dtype dims" each.
+std::vector<std::string> graph_value_lines(const std::vector<GraphValue>& values);
 // Rows in reading order: each top-level row, then the subgraph rows whose
 // `index` is its own (a list grouped by index, in index order), flagged true;
 // subgraph rows whose parent is not among `top` come last. One rule for the

@@ -1,6 +1,10 @@
 // JsonStream (json_stream.hpp): nlohmann's dump(2) layout, written as it goes.
 #include "tools/writers/json_stream.hpp"
 
+#include <charconv>
+#include <cstring>
+#include <cmath>
+
 namespace modelstat::report_detail {
 
 namespace {
@@ -8,6 +12,61 @@ namespace {
 std::string scalar(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace
+
+namespace {
+
+// Bytes JSON takes as they are: printable ASCII but the quote and the backslash.
+struct PlainBytes {
+  bool plain[256] = {};
+  constexpr PlainBytes() {
+    for (int c = 0x20; c < 0x7f; ++c) plain[c] = c != '"' && c != '\\';
+  }
+};
+constexpr PlainBytes kPlain;
+
+}  // namespace
+
+void JsonStream::append_string(LineBuffer& out, const std::string& s) {
+  // Plain text is written as it is; anything else (escapes, UTF-8 and its
+  // validation) goes through nlohmann's dump.
+  for (const char c : s)
+    if (!kPlain.plain[static_cast<unsigned char>(c)]) {
+      const std::string text = scalar(Json(s));
+      out.put(text.data(), text.size());
+      return;
+    }
+  char* p = out.extend(s.size() + 2);
+  *p = '"';
+  std::memcpy(p + 1, s.data(), s.size());
+  p[s.size() + 1] = '"';
+}
+
+void JsonStream::append(LineBuffer& out, int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.put(buf, size_t(r.ptr - buf));
+}
+
+void JsonStream::append(LineBuffer& out, double v) {
+  if (!std::isfinite(v)) {
+    out.put("null", 4);
+    return;
+  }
+  // nlohmann's own shortest round-trip formatting (what dump() calls for a
+  // double), so the text is the DOM path's byte for byte.
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+  out.put(buf, size_t(end - buf));
+}
+
+void JsonStream::append(LineBuffer& out, const std::vector<std::string>& v) {
+  out.put('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out.put(", ", 2);
+    append_string(out, v[i]);
+  }
+  out.put(']');
+}
 
 void JsonStream::next_item() {
   if (after_key_) {  // the value of a member: on the key's line
@@ -48,7 +107,10 @@ void JsonStream::end_array() {
 
 void JsonStream::key(const std::string& name) {
   next_item();
-  out_ << scalar(Json(name)) << ": ";
+  line_.clear();
+  append_string(line_, name);
+  line_.put(": ", 2);
+  out_.write(line_.data(), std::streamsize(line_.size()));
   pending_key_ = name;
   after_key_ = true;
 }

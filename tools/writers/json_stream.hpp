@@ -17,6 +17,8 @@
 // profile's "analysis", the profile inside the report's "profile").
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -49,8 +51,56 @@ class JsonStream {
   void members(const Json& object);
   // An array element.
   void element(const Json& v, Layout layout = Layout::Pretty) { value(v, layout); }
+  // An array element on one line, straight from a record's for_each_field
+  // (record_json.hpp): the same text as element(Json(record), OneLine)
+  // without building the Json.
+  template <typename Record>
+  void element_line(const Record& record) {
+    next_item();
+    line_.clear();
+    line_.put('{');
+    bool first = true;
+    for_each_field(record, [this, &first](const char* key, const auto& value) {
+      if (!first) line_.put(", ", 2);
+      first = false;
+      // Keys are record_json.hpp's own identifiers: plain ASCII, no escapes.
+      line_.put('"');
+      line_.put(key, std::strlen(key));
+      line_.put("\": ", 3);
+      append(line_, value);
+    });
+    line_.put('}');
+    out_.write(line_.data(), std::streamsize(line_.size()));
+  }
 
  private:
+  // A line's text, grown as needed and reused from line to line.
+  class LineBuffer {
+   public:
+    void clear() { size_ = 0; }
+    char* extend(size_t n) {
+      if (size_ + n > buf_.size()) buf_.resize(std::max(2 * buf_.size(), size_ + n + 256));
+      char* at = &buf_[size_];
+      size_ += n;
+      return at;
+    }
+    void put(const char* p, size_t n) { std::memcpy(extend(n), p, n); }
+    void put(char c) { *extend(1) = c; }
+    const char* data() const { return buf_.data(); }
+    size_t size() const { return size_; }
+
+   private:
+    std::string buf_;
+    size_t size_ = 0;
+  };
+
+  // JSON text of a value as nlohmann's dump() writes it, appended to out.
+  static void append_string(LineBuffer& out, const std::string& s);
+  static void append(LineBuffer& out, const std::string& s) { append_string(out, s); }
+  static void append(LineBuffer& out, int64_t v);
+  static void append(LineBuffer& out, double v);
+  static void append(LineBuffer& out, const std::vector<std::string>& v);
+
   void next_item();  // the separator and line break before an object member or array element
   void pretty(const Json& v, const std::string* key);
   void one_line(const Json& v);
@@ -61,6 +111,7 @@ class JsonStream {
   std::vector<bool> levels_;  // per open object/array: does it have an item yet
   bool after_key_ = false;
   std::string pending_key_;   // the key of the value about to be written
+  LineBuffer line_;           // element_line's and key's text
 };
 
 // Pieces of one document that another nests (the generation document's

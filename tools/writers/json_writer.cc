@@ -13,8 +13,10 @@ namespace modelstat {
 // Semantic versioning of the document: major for incompatible changes
 // (a field removed, renamed or given another meaning or unit), minor for
 // added fields, patch for clarifications. See docs/json-schema.md.
-// 1.1: subgraph_nodes; 1.2: macs_by_dtype; 1.3: kv_cache, decoder; 1.4: group_by, groups
-const char* const kAnalysisJsonSchemaVersion = "1.4.0";
+// 1.1: subgraph_nodes; 1.2: macs_by_dtype; 1.3: kv_cache, decoder; 1.4: group_by, groups;
+// 2.0: model.inputs / model.outputs as objects {name, dtype, dims} (were
+// "name: dtype dims" strings, ambiguous when a name holds ": ").
+const char* const kAnalysisJsonSchemaVersion = "2.0.0";
 
 namespace report_detail {
 namespace {
@@ -36,26 +38,34 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
   json.member("tool", "modelstat");
   json.member("kind", "analysis");
   json.member("convention", kCostConvention ? kCostConvention : "");
-  json.member("model", Json{{"path", r.model_path},
-                            {"producer", r.producer},
-                            {"ir_version", r.ir_version},
-                            {"opsets", r.opsets},
-                            {"file_size_bytes", r.file_size_bytes},
-                            {"inputs", r.inputs},
-                            {"outputs", r.outputs}});
+  json.key("model");
+  json.begin_object();
+  json.members(Json{{"path", r.model_path},
+                    {"producer", r.producer},
+                    {"ir_version", r.ir_version},
+                    {"opsets", r.opsets},
+                    {"file_size_bytes", r.file_size_bytes}});
+  // One input or output a line: {"name": ..., "dtype": ..., "dims": [...]}.
+  for (const auto& [key, values] : {std::pair{"inputs", &r.inputs}, std::pair{"outputs", &r.outputs}}) {
+    json.key(key);
+    json.begin_array();
+    for (const GraphValue& v : *values) json.element(Json(v), Layout::OneLine);
+    json.end_array();
+  }
+  json.end_object();
   json.member("totals", r.totals);
 
   // Every node, whatever options.show_all_nodes says: the JSON loses nothing.
   // One at a time, one a line (json_stream.hpp says why).
   json.key("nodes");
   json.begin_array();
-  for (const NodeReport& n : r.nodes) json.element(n, Layout::OneLine);
+  for (const NodeReport& n : r.nodes) json.element_line(n);
   json.end_array();
   // Nodes inside If / Loop / Scan that one run executes, named by path;
   // "index" is the top-level parent's (AnalysisResult::subgraph_nodes).
   json.key("subgraph_nodes");
   json.begin_array();
-  for (const NodeReport& n : r.subgraph_nodes) json.element(n, Layout::OneLine);
+  for (const NodeReport& n : r.subgraph_nodes) json.element_line(n);
   json.end_array();
   // --group-by: the rule (null without one) and the nodes' sums per group,
   // in order of first appearance, one a line (empty without a rule).

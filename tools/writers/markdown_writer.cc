@@ -37,8 +37,8 @@ class MarkdownWriter final : public AnalysisWriter {
         << "- IR version: " << r.ir_version << '\n'
         << "- opsets: " << md_text(join(opsets, ", ")) << '\n'
         << "- file size: " << bytes_with_exact(r.file_size_bytes) << '\n';
-    out << "- inputs: " << md_text(r.inputs.empty() ? "-" : join(r.inputs, "; ")) << '\n'
-        << "- outputs: " << md_text(r.outputs.empty() ? "-" : join(r.outputs, "; ")) << '\n';
+    out << "- inputs: " << md_text(r.inputs.empty() ? "-" : join(graph_value_lines(r.inputs), "; ")) << '\n'
+        << "- outputs: " << md_text(r.outputs.empty() ? "-" : join(graph_value_lines(r.outputs), "; ")) << '\n';
     out << '\n';
     if (kCostConvention && *kCostConvention) out << "> " << md_text(kCostConvention) << "\n\n";
 

@@ -34,8 +34,8 @@ class TableWriter final : public AnalysisWriter {
       for (const OpsetImport& o : r.opsets) opsets.push_back(opset_text(o));
       header.add("opsets", join(opsets, ", "));
       header.add("file size", bytes_with_exact(r.file_size_bytes));
-      header.add("inputs", r.inputs);
-      header.add("outputs", r.outputs);
+      header.add("inputs", graph_value_lines(r.inputs));
+      header.add("outputs", graph_value_lines(r.outputs));
       header.print(out);
     }
     out << '\n';
@@ -111,7 +111,7 @@ class TableWriter final : public AnalysisWriter {
       totals.add("bytes written", bytes_with_exact(t.bytes_written));
       totals.add("weight size", bytes_with_exact(t.weight_bytes));
       std::string peak = bytes_with_exact(t.peak_activation_bytes);
-      if (!t.peak_at_node.empty()) peak += " at node " + t.peak_at_node;
+      if (!t.peak_at_node.empty()) peak += " at node " + node_ref(t.peak_at_node, t.peak_at_index, kNameWidth);
       if (t.peak_is_lower_bound) peak += " (lower bound: some activation sizes unknown)";
       peak += " (no buffer sharing)";
       totals.add("peak activations", peak);
@@ -207,7 +207,10 @@ class TableWriter final : public AnalysisWriter {
     const std::string coverage = "coverage: " + coverage_summary(r);
     out << (t.nodes_exact < t.nodes ? style.yellow(coverage) : coverage) << '\n';
     if (!r.unknown_dims.empty()) out << "unknown dims: " << join_some(r.unknown_dims, ", ", 8) << '\n';
-    for (const std::string& notice : r.notices) out << style.yellow("note: " + notice) << '\n';
+    // Wrapped as the profile's notes are; a word wider than a line (a long
+    // node name) is broken, never left to make a line hundreds of columns wide.
+    for (const std::string& notice : r.notices)
+      out << style.yellow(word_wrap(notice, kWrapWidth, "note: ", "      ")) << '\n';
     out << "analysis time: " << human_seconds(r.analysis_seconds) << '\n';
   }
 };

@@ -80,8 +80,8 @@ ProfileResult sample_profile() {
   a.producer = "pytorch 2.1.0";
   a.ir_version = 8;
   a.opsets = {{"", 17}};
-  a.inputs = {"input: float32 1x3x224x224"};
-  a.outputs = {"scores: float32 1x100"};
+  a.inputs = {GraphValue{"input", "float32", test::make_shape({1, 3, 224, 224})}};
+  a.outputs = {GraphValue{"scores", "float32", test::make_shape({1, 100})}};
   a.nodes = {cost_node(0, "/conv1/Conv", "Conv", CostStatus::Exact, 118013952, 236027904, 639744, 3211264),
              cost_node(1, kNastyName, "MatMul", CostStatus::Exact, kBeyondDouble, 2 * kBeyondDouble, 5046272, 117440512),
              cost_node(2, "nms", "NonMaxSuppression", CostStatus::UnknownOp, 0, 0, 0, 0)};
@@ -554,6 +554,32 @@ TEST(ProfileWriterTest, MarkdownTablesHaveConsistentColumns) {
 }
 
 // ---------------------------------------------------------------------- table
+
+// A node name of hundreds of characters (tf2onnx) widens no line of the
+// profile's table: the node columns elide it, notes wrap.
+TEST(ProfileWriterTest, LongNodeNamesWidenNoLine) {
+  auto widest = [](const std::string& text) {
+    size_t w = 0, start = 0;
+    while (start <= text.size()) {
+      const size_t end = std::min(text.find('\n', start), text.size());
+      w = std::max(w, report_detail::display_width(text.substr(start, end - start)));
+      start = end + 1;
+    }
+    return w;
+  };
+  auto with_name = [](const std::string& name) {
+    ProfileResult r = sample_profile();
+    r.analysis.nodes[1].name = name;
+    r.layers[1].name = name;
+    r.notices.push_back("a note naming " + name);
+    return r;
+  };
+  // Names at the elision width (40 columns) set the table's width...
+  const size_t width = widest(render("table", with_name(std::string(40, 'a'))));
+  // ... which a name of 292 does not pass.
+  const ProfileResult r = with_name("WireFrameModel_with_alpha/" + std::string(260, 'b') + "/Relu6");
+  EXPECT_LE(widest(render("table", r)), width) << render("table", r);
+}
 
 TEST(ProfileWriterTest, TableHasTheKeyLines) {
   const ProfileResult r = sample_profile();

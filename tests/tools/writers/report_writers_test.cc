@@ -41,8 +41,9 @@ AnalysisResult sample_result() {
   r.ir_version = 8;
   r.opsets = {{"", 17}, {"com.microsoft", 1}};
   r.file_size_bytes = 46827520;
-  r.inputs = {"input: float32 1x3x224x224"};
-  r.outputs = {"boxes: float32 ?x4", "scores: float32 batchx100"};
+  r.inputs = {GraphValue{"input", "float32", test::make_shape({1, 3, 224, 224})}};
+  r.outputs = {GraphValue{"boxes", "float32", Shape{true, {Dim{-1, {}}, Dim{4, {}}}}},
+               GraphValue{"scores", "float32", Shape{true, {Dim{-1, "batch"}, Dim{100, {}}}}}};
 
   NodeReport conv = cost_node(0, kLongName, "Conv", CostStatus::Exact);
   conv.input_shapes = {"1x3x224x224", "64x3x7x7"};
@@ -229,8 +230,12 @@ TEST(ReportWriterTest, JsonHasEveryFieldWithExactIntegers) {
 
   EXPECT_EQ(doc.begin().key(), "schema_version");  // ordered keys
   EXPECT_EQ(doc["schema_version"], kAnalysisJsonSchemaVersion);
-  EXPECT_EQ(std::string(kAnalysisJsonSchemaVersion).rfind("1.", 0), 0u)
-      << "docs/analysis.schema.json describes major version 1";
+  EXPECT_EQ(std::string(kAnalysisJsonSchemaVersion).rfind("2.", 0), 0u)
+      << "docs/analysis.schema.json describes major version 2";
+  // 2.0: inputs and outputs as objects; a dim is a number, a symbol or null.
+  EXPECT_EQ(doc["model"]["inputs"][0].dump(), R"({"name":"input","dtype":"float32","dims":[1,3,224,224]})");
+  EXPECT_EQ(doc["model"]["outputs"][0].dump(), R"({"name":"boxes","dtype":"float32","dims":[null,4]})");
+  EXPECT_EQ(doc["model"]["outputs"][1].dump(), R"({"name":"scores","dtype":"float32","dims":["batch",100]})");
   EXPECT_EQ(doc["tool"], "modelstat");
   EXPECT_EQ(doc["kind"], "analysis");
   EXPECT_EQ(doc["model"]["opsets"][1]["domain"], "com.microsoft");
@@ -445,6 +450,41 @@ TEST(ReportWriterTest, TableHasEverySection) {
   EXPECT_NE(lines[header + 3].find("18.01 P"), std::string::npos);
   EXPECT_EQ(report_detail::display_width(lines[header + 3].substr(0, lines[header + 3].find("18.01 P") + 7)),
             report_detail::display_width(lines[header].substr(0, flops_end)));
+}
+
+// The widest line of a text, in display columns.
+size_t widest_line(const std::string& text) {
+  size_t widest = 0, start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    widest = std::max(widest, report_detail::display_width(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return widest;
+}
+
+// A tf2onnx node name runs to hundreds of characters: the table shows it
+// elided, with the node's index where it elides (two long names that
+// share a head and a tail stay apart), and no line grows with it.
+TEST(ReportWriterTest, LongNodeNamesAreElidedWithTheirIndex) {
+  // The widest the table gets with names at the elision width (40 columns)...
+  auto with_name = [](const std::string& name) {
+    AnalysisResult r = sample_result();
+    r.nodes[1].name = name;
+    r.totals.peak_at_node = name;
+    r.totals.peak_at_index = 1;
+    r.notices.push_back("first unknown shape: node 1 '" + name + "' (MatMul) has every input sized");
+    return r;
+  };
+  const size_t width = widest_line(render("table", with_name(std::string(40, 'a'))));
+  // ... is the widest it gets with a name of 292.
+  const std::string long_name = "WireFrameModel_with_alpha/" + std::string(260, 'b') + "/Relu6";
+  const AnalysisResult r = with_name(long_name);
+  const std::string text = render("table", r);
+  EXPECT_LE(widest_line(text), width + 3) << text;  // + "#1 "
+  EXPECT_TRUE(contains(text, "at node #1 WireFrameModel_with_\xE2\x80\xA6" "bbbbbbbbbbbbb/Relu6")) << text;
+  // The JSON keeps the whole name.
+  EXPECT_TRUE(contains(render("json", r), long_name));
 }
 
 TEST(ReportWriterTest, TableHonoursOptions) {

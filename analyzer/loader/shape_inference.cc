@@ -1,0 +1,557 @@
+// Load stage: shape inference and constant folding in one pass over the
+// graph in node order (load_stages.hpp, infer_shapes).
+//
+// Each node's types come from the op's inference function in the registry
+// (guarded_schemas.cc), called as ONNX 1.12's own driver calls it
+// (onnx/shape_inference/implementation.cc: symbols for unknown dims, inferred
+// types merged into declared ones, data propagation, function bodies, node
+// errors collected); then the node is folded (shape_values.hpp), so the next
+// node that reads its value as data (Reshape's shape, Pad's pads, Resize's
+// sizes, Range's bounds) sees it. One pass replaces ONNX's inference run
+// again and again on a copy of the model with folded values spliced in as
+// initializers: that was a full pass per transformer layer, and each pass
+// cost ~2 us a node. Differences from ONNX's driver, all of them additions:
+// folded values (and, in a subgraph, the enclosing graphs' data) are
+// inputs' data; an If whose condition is known (or chosen with --branch)
+// takes the selected branch's output types where the merge of both left
+// them unknown; subgraphs are inferred by this same driver.
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <deque>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/loader/load_stages.hpp"
+#include "analyzer/loader/name_map.hpp"
+#include "analyzer/loader/shape_fold.hpp"
+
+namespace modelstat::loader {
+
+namespace {
+
+using onnx::shape_inference::MaterializeSymbolicShape;
+using onnx::shape_inference::mergeShapesAndTypes;
+
+// What every graph of one model shares.
+struct ModelState {
+  explicit ModelState(const LoadOptions& o) : options(o) {}
+  const LoadOptions& options;
+  const onnx::ISchemaRegistry* registry = guarded_registry();
+  std::unordered_map<std::string, int> opsets;
+  onnx::shape_inference::ModelLocalFunctionsMap functions;
+  onnx::shape_inference::SymbolTableImpl symbols;
+  // Data propagation's partial values (ONNX's generated_shape_data_by_name), by tensor name.
+  std::unordered_map<std::string, onnx::TensorShapeProto> symbolic;
+  int ir_version = onnx::IR_VERSION;
+
+  // What a node's op resolves to, looked up once per (domain, op type): a
+  // graph has few op types and many nodes.
+  struct Op {
+    bool imported = false;  // the model imports the node's domain
+    const onnx::OpSchema* schema = nullptr;
+    bool experimental = false;
+    const cost::OpRecord* record = nullptr;  // for folding; null unless it folds
+  };
+  const Op& op(const onnx::NodeProto& n) {
+    auto& by_type = ops[n.domain()];
+    auto it = by_type.find(n.op_type());
+    if (it != by_type.end()) return it->second;
+    Op op;
+    auto domain = opsets.find(n.domain());
+    if (domain == opsets.end() && n.domain().empty()) domain = opsets.find("ai.onnx");
+    if (domain != opsets.end()) {
+      op.imported = true;
+      op.schema = registry->GetSchema(n.op_type(), domain->second, n.domain());
+    }
+    op.experimental = onnx::checker::check_is_experimental_op(n.op_type());
+    if (n.domain().empty() || n.domain() == "ai.onnx")
+      if (const cost::OpRecord* r = cost::find_op("", n.op_type()); r && r->fold) op.record = r;
+    return by_type.emplace(n.op_type(), op).first->second;
+  }
+  std::unordered_map<std::string_view, std::unordered_map<std::string_view, Op>> ops;
+};
+
+class GraphRun;
+
+// The vectors a NodeContext fills, kept by its graph and reused node after
+// node (a node's context lives while the graph processes that node only).
+struct ContextScratch {
+  std::vector<const onnx::TypeProto*> inputs;
+  std::vector<const onnx::TensorProto*> data;
+  std::vector<const onnx::TensorShapeProto*> symbolic;
+  std::vector<onnx::TypeProto*> outputs;
+};
+
+// ONNX's InferenceContext over one node, reading types, data and
+// propagated values through the graph's scope chain.
+class NodeContext final : public onnx::InferenceContext {
+ public:
+  NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch);
+
+  const onnx::AttributeProto* getAttribute(const std::string& name) const override {
+    for (const auto& a : node_.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  size_t getNumInputs() const override { return size_t(node_.input_size()); }
+  const onnx::TypeProto* getInputType(size_t i) const override { return inputs_.at(i); }
+  const onnx::TensorProto* getInputData(size_t i) const override { return data_.at(i); }
+  const onnx::SparseTensorProto* getInputSparseData(size_t i) const override {
+    (void)inputs_.at(i);
+    return nullptr;  // sparse initializers are not read
+  }
+  const onnx::TensorShapeProto* getSymbolicInput(size_t i) const override { return symbolic_.at(i); }
+  size_t getNumOutputs() const override { return outputs_.size(); }
+  onnx::TypeProto* getOutputType(size_t i) override { return outputs_.at(i); }
+  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& name) override;
+
+  // On the model's arena: an output type a new value_info entry adopts
+  // without a copy (GraphRun::update_type).
+  google::protobuf::Arena* arena() const { return node_.GetArena(); }
+
+ private:
+  onnx::NodeProto& node_;
+  GraphRun& graph_;
+  std::vector<const onnx::TypeProto*>& inputs_;
+  std::vector<const onnx::TensorProto*>& data_;
+  std::vector<const onnx::TensorShapeProto*>& symbolic_;
+  std::vector<onnx::TypeProto*>& outputs_;  // on arena(), or owned_ without one
+  std::vector<std::unique_ptr<onnx::TypeProto>> owned_;
+  std::unordered_map<std::string, std::unique_ptr<onnx::GraphInferencer>> inferencers_;
+};
+
+// ONNX's DataPropagationContext over one node (Shape -> Gather -> Concat
+// chains with symbolic dims, which the folder, holding only known values,
+// does not carry).
+class PropagationContext final : public onnx::DataPropagationContext {
+ public:
+  PropagationContext(onnx::NodeProto& node, GraphRun& graph);
+  const onnx::AttributeProto* getAttribute(const std::string& name) const override {
+    for (const auto& a : node_.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  size_t getNumInputs() const override { return size_t(node_.input_size()); }
+  const onnx::TypeProto* getInputType(size_t i) const override { return inputs_.at(i); }
+  size_t getNumOutputs() const override { return outputs_.size(); }
+  const onnx::TypeProto* getOutputType(size_t i) const override { return &outputs_.at(i); }
+  const onnx::TensorShapeProto* getInputData(size_t i) override;
+  void addOutputData(size_t i, onnx::TensorShapeProto&& tsp) override;
+
+ private:
+  onnx::NodeProto& node_;
+  GraphRun& graph_;
+  std::vector<const onnx::TypeProto*> inputs_;
+  std::vector<onnx::TypeProto> outputs_;  // empty, as ONNX's propagation context has them
+};
+
+class GraphRun {
+ public:
+  // `top_level`: node errors are collected (ONNX's error_mode 1) and data
+  // propagation runs; subgraphs run as ONNX runs them, with neither.
+  GraphRun(onnx::GraphProto& g, ModelState& model, GraphRun* outer, bool top_level, int ir_version)
+      : g_(g), model_(model), outer_(outer), top_level_(top_level), ir_version_(ir_version) {
+    fold.outer = outer ? &outer->fold : nullptr;
+    fold.dims_of = [this](const std::string& name) -> std::optional<Dims> {
+      const onnx::TypeProto* t = type_of(name);
+      if (!t || !fully_known(*t)) return std::nullopt;
+      Dims dims;
+      for (const auto& d : t->tensor_type().shape().dim()) dims.push_back(d.dim_value());
+      return dims;
+    };
+  }
+
+  // Runs every node. Throws onnx::InferenceError where ONNX's driver stops a
+  // graph (an inferred type that contradicts a declared one).
+  void run();
+
+  onnx::TypeProto* type_of(std::string_view name) const {
+    for (const GraphRun* s = this; s; s = s->outer_)
+      if (onnx::TypeProto* const* t = s->types_.find(name)) return *t;
+    return nullptr;
+  }
+  const onnx::TensorProto* data_of(std::string_view name) const {
+    for (const GraphRun* s = this; s; s = s->outer_)
+      if (const onnx::TensorProto* const* d = s->data_.find(name)) return *d;
+    return nullptr;
+  }
+  ModelState& model() { return model_; }
+  bool top_level() const { return top_level_; }
+
+  FoldContext fold;
+  std::vector<std::string> errors;  // ONNX's node error lines (top level only)
+  int64_t unsized_outputs = 0;      // node outputs left without a full tensor shape
+
+ private:
+  void process(onnx::NodeProto& n);
+  void update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
+  void take_folded(const onnx::NodeProto& n);
+  void take_selected_branch(const onnx::NodeProto& n);
+
+  onnx::GraphProto& g_;
+  ModelState& model_;
+  GraphRun* outer_;
+  bool top_level_;
+  int ir_version_;
+  bool has_unsupported_op_ = false, has_experimental_op_ = false;
+  NameMap<onnx::TypeProto*> types_, undefined_;
+  NameMap<const onnx::TensorProto*> data_;
+  std::list<onnx::TypeProto> initializer_types_;
+  std::deque<onnx::TensorProto> folded_;  // data_ of folded values points here
+  ContextScratch scratch_;
+};
+
+// A subgraph (If branch, Loop/Scan body) inferred when its node's inference
+// function asks, as ONNX's GraphInferencerImpl does, by this driver.
+class SubgraphInferencer final : public onnx::GraphInferencer {
+ public:
+  SubgraphInferencer(onnx::GraphProto& g, GraphRun& outer) : g_(g), outer_(outer) {}
+  std::vector<const onnx::TypeProto*> doInferencing(const std::vector<const onnx::TypeProto*>& input_types,
+                                                    const std::vector<const onnx::TensorProto*>&) override {
+    ModelState& model = outer_.model();
+    const int num_inputs = int(input_types.size());
+    std::unordered_set<std::string> initializers;
+    for (const auto& t : g_.initializer()) initializers.insert(t.name());
+    if (model.ir_version >= 4) {
+      if (g_.input_size() != num_inputs) {
+        fail_shape_inference("Graph has ", g_.input_size(), " inputs but ", num_inputs, " were provided");
+      }
+      for (const auto& in : g_.input()) {
+        if (initializers.count(in.name())) {
+          fail_shape_inference("Cannot use the same name as both a subgraph initializer and subgraph input: ",
+                               in.name());
+        }
+      }
+    } else if (num_inputs > g_.input_size()) {
+      fail_shape_inference("Graph has ", g_.input_size(), " inputs but ", num_inputs, " were provided.",
+                           "The number of graph input cannot be smaller than the number of node input");
+    } else if (num_inputs < g_.input_size()) {
+      for (int i = 0; i < g_.input_size(); ++i) {
+        if (i < num_inputs && initializers.count(g_.input(i).name())) {
+          fail_shape_inference("Graph initializer names must appear after the actual inputs: ", g_.input(i).name());
+        } else if (i >= num_inputs && !initializers.count(g_.input(i).name())) {
+          fail_shape_inference("Cannot find missing input: ", g_.input(i).name(), "in initializers. ");
+        }
+      }
+    }
+    for (int i = 0; i < num_inputs; ++i) {
+      if (!input_types[size_t(i)]) continue;
+      onnx::TypeProto* graph_input = g_.mutable_input(i)->mutable_type();
+      mergeShapesAndTypes(*input_types[size_t(i)], graph_input);
+      MaterializeSymbolicShape(graph_input, model.symbols);
+    }
+    // ONNX infers a subgraph at its newest IR version (initializers not
+    // listed as inputs have types).
+    GraphRun sub(g_, model, &outer_, false, onnx::IR_VERSION);
+    sub.run();
+    std::vector<const onnx::TypeProto*> out;
+    for (const auto& o : g_.output()) out.push_back(&o.type());
+    return out;
+  }
+
+ private:
+  onnx::GraphProto& g_;
+  GraphRun& outer_;
+};
+
+NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch)
+    : node_(node),
+      graph_(graph),
+      inputs_(scratch.inputs),
+      data_(scratch.data),
+      symbolic_(scratch.symbolic),
+      outputs_(scratch.outputs) {
+  const auto& symbolic = graph.model().symbolic;
+  inputs_.clear();
+  data_.clear();
+  symbolic_.clear();
+  outputs_.clear();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (arena()) {
+      outputs_.push_back(google::protobuf::Arena::CreateMessage<onnx::TypeProto>(arena()));
+    } else {
+      owned_.push_back(std::make_unique<onnx::TypeProto>());
+      outputs_.push_back(owned_.back().get());
+    }
+  }
+  for (const auto& in : node.input()) {
+    inputs_.push_back(in.empty() ? nullptr : graph.type_of(in));
+    const onnx::TensorProto* data = in.empty() ? nullptr : graph.data_of(in);
+    data_.push_back(data);
+    const onnx::TensorShapeProto* propagated = nullptr;
+    if (!data && !in.empty() && !symbolic.empty())
+      if (auto it = symbolic.find(in); it != symbolic.end()) propagated = &it->second;
+    symbolic_.push_back(propagated);
+  }
+}
+
+onnx::GraphInferencer* NodeContext::getGraphAttributeInferencer(const std::string& name) {
+  if (auto it = inferencers_.find(name); it != inferencers_.end()) return it->second.get();
+  for (auto& a : *node_.mutable_attribute())
+    if (a.name() == name && a.has_g()) {
+      auto inferencer = std::make_unique<SubgraphInferencer>(*a.mutable_g(), graph_);
+      return inferencers_.emplace(name, std::move(inferencer)).first->second.get();
+    }
+  fail_type_inference("Attribute ", name, " does not contain a graph.");
+}
+
+PropagationContext::PropagationContext(onnx::NodeProto& node, GraphRun& graph)
+    : node_(node), graph_(graph), outputs_(size_t(node.output_size())) {
+  for (const auto& in : node.input()) inputs_.push_back(in.empty() ? nullptr : graph.type_of(in));
+}
+
+// ONNX's rule: a value propagated earlier, else a 0-D or 1-D int64/int32
+// tensor's values (stored for the next reader).
+const onnx::TensorShapeProto* PropagationContext::getInputData(size_t i) {
+  const std::string& name = node_.input(int(i));  // throws out_of_range as ONNX's .at() does
+  auto& symbolic = graph_.model().symbolic;
+  if (auto it = symbolic.find(name); it != symbolic.end()) return &it->second;
+  const onnx::TensorProto* data = name.empty() ? nullptr : graph_.data_of(name);
+  if (!data || data->dims_size() > 1) return nullptr;
+  if (data->data_type() != onnx::TensorProto::INT64 && data->data_type() != onnx::TensorProto::INT32) return nullptr;
+  const auto values = shape_math::read_tensor(*data);
+  if (!values) return nullptr;
+  onnx::TensorShapeProto tsp;
+  for (int64_t v : values->values) tsp.add_dim()->set_dim_value(v);
+  return &symbolic.emplace(name, std::move(tsp)).first->second;
+}
+
+void PropagationContext::addOutputData(size_t i, onnx::TensorShapeProto&& tsp) {
+  if (i >= size_t(node_.output_size())) {
+    fail_shape_inference("Input ", i, " is out of bounds.");
+  }
+  if (!graph_.model().symbolic.emplace(node_.output(int(i)), std::move(tsp)).second) {
+    fail_shape_inference("Data for input  " + std::to_string(i) + " already exists.");
+  }
+}
+
+void GraphRun::run() {
+  onnx::shape_inference::TraverseGraphsToAddExistingSymbols(g_, model_.symbols);
+  size_t outputs = 0;
+  for (const auto& n : g_.node()) outputs += size_t(n.output_size());
+  types_.reserve(size_t(g_.value_info_size() + g_.input_size() + g_.output_size() + g_.initializer_size()) + outputs);
+  auto declare = [this](onnx::ValueInfoProto& vi) {
+    if (vi.has_type()) types_[vi.name()] = vi.mutable_type();
+    else undefined_[vi.name()] = vi.mutable_type();
+  };
+  for (auto& vi : *g_.mutable_value_info()) declare(vi);
+  for (auto& vi : *g_.mutable_input()) declare(vi);
+  for (auto& vi : *g_.mutable_output()) declare(vi);
+  for (const auto& t : g_.initializer()) {
+    data_[t.name()] = &t;
+    onnx::TypeProto type;
+    auto* tensor = type.mutable_tensor_type();
+    tensor->set_elem_type(t.data_type());
+    auto* shape = tensor->mutable_shape();
+    for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+    if (onnx::TypeProto** declared = types_.find(t.name())) {
+      onnx::shape_inference::checkShapesAndTypes(type, **declared);
+    } else if (ir_version_ >= 4) {
+      initializer_types_.push_back(std::move(type));
+      types_[t.name()] = &initializer_types_.back();
+    }
+    if (Opt v = shape_math::read_tensor(t)) fold.values[t.name()] = std::move(*v);
+  }
+  for (const auto& n : g_.node()) {
+    if (model_.op(n).experimental) {
+      has_experimental_op_ = true;
+    } else if (n.op_type() == "Constant" && n.output_size() == 1) {
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR && a.has_t()) data_[n.output(0)] = &a.t();
+    }
+  }
+  for (auto& n : *g_.mutable_node()) process(n);
+}
+
+void GraphRun::process(onnx::NodeProto& n) {
+  const ModelState::Op& op = model_.op(n);
+  if (!op.imported) {
+    fail_type_inference("Cannot infer type and shape for node name ", n.name(), ". No opset import for domain",
+                        n.domain(), " optype ", n.op_type());
+  }
+  const onnx::OpSchema* schema = op.schema;
+  NodeContext ctx(n, *this, scratch_);
+  const onnx::ShapeInferenceOptions options(false, top_level_ ? 1 : 0, top_level_);
+  bool inferred = true;
+  try {
+    if (schema && schema->has_type_and_shape_inference_function()) {
+      schema->GetTypeAndShapeInferenceFunction()(ctx);
+    } else if (schema && schema->HasFunction()) {
+      onnx::shape_inference::InferShapeForFunctionNode(*schema->GetFunction(), model_.registry, ctx, options,
+                                                       model_.functions, &model_.symbols, &model_.symbolic);
+    } else if (schema) {
+      inferred = false;
+    } else if (auto f = model_.functions.find(n.domain() + ":" + n.op_type()); f != model_.functions.end()) {
+      onnx::shape_inference::InferShapeForFunctionNode(*f->second, model_.registry, ctx, options, model_.functions,
+                                                       &model_.symbols, &model_.symbolic);
+    } else {
+      has_unsupported_op_ = true;
+      inferred = false;
+    }
+  } catch (const onnx::InferenceError& e) {
+    // ONNX does not report errors once a node without a schema was met.
+    if (top_level_ && !has_unsupported_op_ && !has_experimental_op_)
+      errors.push_back(onnx::shape_inference::GetErrorWithNodeInfo(n, e));
+    inferred = false;
+  }
+  if (inferred) {
+    try {
+      for (int i = 0; i < n.output_size(); ++i)
+        if (!n.output(i).empty()) update_type(n.output(i), ctx.getOutputType(size_t(i)), ctx.arena());
+    } catch (const std::runtime_error& e) {
+      fail_shape_inference(onnx::shape_inference::GetErrorWithNodeInfo(n, e));
+    }
+    // Data propagation only adds knowledge: where it fails, the node's
+    // partial values stay unknown and inference goes on. (ONNX's driver stops
+    // the whole graph there; its Concat propagator reads an empty 1-D value,
+    // the Slice of a shape to nothing, as rank 0 and fails, and every node
+    // after it went unsized in LayerNormalization's expanded function.)
+    if (top_level_ && schema && schema->has_data_propagation_function()) {
+      try {
+        PropagationContext propagation(n, *this);
+        schema->GetDataPropagationFunction()(propagation);
+      } catch (const std::runtime_error&) {
+      }
+    }
+  }
+  if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
+  if (op.record) take_folded(n);
+  for (const auto& out : n.output()) {
+    if (out.empty()) continue;
+    const onnx::TypeProto* t = type_of(out);
+    unsized_outputs += !t || (t->has_tensor_type() && !fully_known(*t));
+  }
+}
+
+// ONNX's updateType: a symbol for each unknown dim, then merged into the
+// declared type (a new value_info entry when there is none).
+// `inferred` on the graph's arena is adopted by a new entry: merging into an
+// empty type makes a copy of it.
+void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena) {
+  if (inferred->value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
+  MaterializeSymbolicShape(inferred, model_.symbols);
+  onnx::TypeProto* existing = nullptr;
+  if (onnx::TypeProto** declared = types_.find(name)) {
+    existing = *declared;
+  } else if (outer_ && (existing = outer_->type_of(name))) {
+    // A subgraph's output named as an enclosing graph's value (ONNX merges into it too).
+  } else {
+    auto* vi = g_.add_value_info();
+    vi->set_name(name);
+    if (onnx::TypeProto** u = undefined_.find(name)) **u = *inferred;
+    if (arena && arena == vi->GetArena()) {
+      vi->unsafe_arena_set_allocated_type(inferred);
+      types_[name] = inferred;
+      return;
+    }
+    existing = vi->mutable_type();
+  }
+  mergeShapesAndTypes(*inferred, existing);
+  types_[name] = existing;
+}
+
+// The node's outputs as folded values, readable as data by later nodes.
+void GraphRun::take_folded(const onnx::NodeProto& n) {
+  fold_node(fold, n);
+  for (const auto& out : n.output()) {
+    if (out.empty()) continue;
+    auto it = fold.values.find(out);
+    if (it == fold.values.end()) continue;
+    folded_.push_back(to_tensor_proto(it->second, out));
+    data_[out] = &folded_.back();
+  }
+}
+
+// An If whose condition is known before running (folded, or chosen with
+// --branch) produces what that branch produces: its output types where
+// ONNX's merge of both branches left them unknown (Silero VAD's decoder
+// squeezes in one branch only).
+void GraphRun::take_selected_branch(const onnx::NodeProto& n) {
+  if (n.input_size() < 1) return;
+  std::optional<bool> then_branch;
+  if (auto it = model_.options.branches.find(n.name()); !n.name().empty() && it != model_.options.branches.end())
+    then_branch = it->second;
+  else if (const ConstValue* cond = fold.value(n.input(0));
+           cond && cond->values.size() == 1 && !is_real_type(cond->elem_type))
+    then_branch = cond->values[0] != 0;
+  if (!then_branch) return;
+  const onnx::GraphProto* branch = nullptr;
+  for (const auto& a : n.attribute())
+    if (a.name() == (*then_branch ? "then_branch" : "else_branch") && a.has_g()) branch = &a.g();
+  if (!branch) return;
+  for (int k = 0; k < n.output_size() && k < branch->output_size(); ++k) {
+    const std::string& out = n.output(k);
+    // A branch output's type: on the output itself, or (an output declared
+    // without a type) where inference put it, in the branch's value_info.
+    const onnx::TypeProto* found = nullptr;
+    const auto& o = branch->output(k);
+    if (o.has_type() && fully_known(o.type())) found = &o.type();
+    for (const auto& vi : branch->value_info())
+      if (!found && vi.name() == o.name() && fully_known(vi.type())) found = &vi.type();
+    if (out.empty() || !found) continue;
+    onnx::TypeProto* current = type_of(out);
+    if (current && fully_known(*current)) continue;
+    if (!current) {
+      auto* vi = g_.add_value_info();
+      vi->set_name(out);
+      current = vi->mutable_type();
+      types_[out] = current;
+    }
+    *current = *found;
+  }
+}
+
+}  // namespace
+
+bool fully_known(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
+  for (const auto& d : type.tensor_type().shape().dim())
+    if (!d.has_dim_value()) return false;
+  return true;
+}
+
+void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices,
+                  std::string& unknown_shape_cause) {
+  ModelState model(options);
+  for (const auto& o : m.opset_import()) model.opsets[o.domain()] = int(o.version());
+  for (const auto& f : m.functions()) model.functions.emplace(f.domain() + ":" + f.name(), &f);
+  model.ir_version = int(m.ir_version());
+  GraphRun graph(*m.mutable_graph(), model, nullptr, true, int(m.ir_version()));
+  std::string stopped;
+  try {
+    graph.run();
+  } catch (const std::exception& e) {
+    stopped = e.what();  // ONNX's driver stops the graph here; what it inferred stays
+  }
+  // ONNX's report: one message, "Shape inference error(s): " and a line per
+  // node error (or the error that stopped the graph); its first five lines.
+  std::string message = stopped;
+  if (message.empty() && !graph.errors.empty()) {
+    message = "[ShapeInferenceError] Shape inference error(s): ";
+    for (const auto& e : graph.errors) message += e + "\n";
+  }
+  size_t pos = 0, lines = 0;
+  while (pos < message.size() && lines < 5) {
+    const size_t nl = message.find('\n', pos);
+    const std::string line = message.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    if (!line.empty()) {
+      notices.push_back("shape inference: " + line);
+      ++lines;
+    }
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  if (graph.unsized_outputs == 0) return;
+  if (auto why = first_unknown_notice(m.graph(), [&graph](const std::string& name) { return graph.type_of(name); },
+                                      graph.fold))
+    unknown_shape_cause = *why;
+}
+
+}  // namespace modelstat::loader
