@@ -131,6 +131,24 @@ std::optional<int64_t> tokens_of(const std::vector<std::string>& inputs) {
   return tokens;
 }
 
+// A model input of an analysis document as "NAME: dtype AxB" (parse_input's
+// form, the one result files keep): analysis 2.0 writes {"name", "dtype",
+// "dims"} (a symbolic or unknown dim leaves the dims unparsed, as before);
+// 1.x wrote that string itself.
+std::string input_text(const Json& v) {
+  if (v.is_string()) return json_string_value(v);
+  std::string text = json_string(v, "name") + ": " + json_string(v, "dtype");
+  const Json* dims = json_field_if(v, "dims");
+  if (dims && dims->is_array()) {
+    std::string shape;
+    for (const Json& d : *dims)
+      shape += (shape.empty() ? "" : "x") + (d.is_number_integer() ? std::to_string(d.get<int64_t>())
+                                                                   : d.is_string() ? d.get<std::string>() : "?");
+    text += " " + shape;
+  }
+  return text;
+}
+
 // The static totals of an analysis document (docs/json-schema.md).
 StaticTotals totals_of(const Json& analysis) {
   StaticTotals t;
@@ -145,7 +163,7 @@ StaticTotals totals_of(const Json& analysis) {
   const auto read = count("bytes_read"), written = count("bytes_written");
   if (read && written) t.bytes = *read + *written;
   t.model_bytes = count("weight_bytes").value_or(0);
-  for (const Json& v : json_array(json_object(analysis, "model"), "inputs")) t.inputs.push_back(json_string_value(v));
+  for (const Json& v : json_array(json_object(analysis, "model"), "inputs")) t.inputs.push_back(input_text(v));
   return t;
 }
 

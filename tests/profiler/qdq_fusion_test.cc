@@ -127,6 +127,15 @@ TEST(QdqFusion, PlanFusesConvAndAbsorbsItsDataAndWeightDequantizers) {
   EXPECT_EQ(plan.absorbed_count, 2);
 }
 
+// The QDQ notices among an executor's (another says which constant-only
+// nodes, such as a weight's DequantizeLinear, ran once).
+std::vector<std::string> qdq_notices(const std::vector<std::string>& notices) {
+  std::vector<std::string> out;
+  for (const std::string& n : notices)
+    if (n.find("QDQ") != std::string::npos) out.push_back(n);
+  return out;
+}
+
 TEST(QdqFusion, AbsorbedDequantizersNameTheNodeTheyAreFusedInto) {
   if (!int8_kernels_available()) GTEST_SKIP() << "no oneDNN in this build: nothing is fused";
   const QdqModel q = conv_model(true, at::kChar);
@@ -140,7 +149,7 @@ TEST(QdqFusion, AbsorbedDequantizersNameTheNodeTheyAreFusedInto) {
   as_written.fuse_qdq = false;
   const Executor unfused(q.m.model, as_written);
   EXPECT_EQ(unfused.fused_into(q.dq_x), "");
-  EXPECT_TRUE(unfused.fusion_notices().empty());
+  EXPECT_TRUE(qdq_notices(unfused.fusion_notices()).empty()) << ::testing::PrintToString(unfused.fusion_notices());
 }
 
 TEST(QdqFusion, FusedConvEqualsTheFloatConvOfTheDequantizedOperands) {
@@ -152,12 +161,13 @@ TEST(QdqFusion, FusedConvEqualsTheFloatConvOfTheDequantizedOperands) {
       const at::Tensor x_q = random_8bit({1, 8, 9, 9}, at::kByte, 11);
       std::vector<std::string> notices;
       const at::Tensor fused = run_one(q.m.model, x_q, true, &notices);
+      notices = qdq_notices(notices);
       ASSERT_EQ(notices.size(), 1u);
       EXPECT_NE(notices[0].find("QDQ: 1 Conv ran as int8 kernels"), std::string::npos) << notices[0];
       expect_close(fused, reference_conv(q, x_q));
       std::vector<std::string> none;
       expect_close(run_one(q.m.model, x_q, false, &none), reference_conv(q, x_q));
-      EXPECT_TRUE(none.empty());
+      EXPECT_TRUE(qdq_notices(none).empty()) << ::testing::PrintToString(none);
     }
 }
 

@@ -2,7 +2,9 @@
 // codes, on results built by hand (so every expected figure is known).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "analyzer/suite/results_compare.hpp"
 #include "analyzer/suite/results_db.hpp"
@@ -104,7 +106,15 @@ TEST_F(ResultsOutputTest, TableMarkdownJsonAndTheFilters) {
   ASSERT_EQ(doc["results"].size(), 1u);
   EXPECT_EQ(doc["results"][0]["kind"], "suite-cell");
   EXPECT_EQ(doc["results"][0]["cell"]["model"], "net1");
-  EXPECT_EQ(doc["results"][0]["machine"]["name"], "vm-b");
+  // A cell's rows come by machine id (the results_order index, not the machine's name): the page
+  // before this one holds net1's other machine.
+  const CliResult first = run_modelstat_cli("results " + path("r.db") + " -f json --model 'net*' --limit 1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const json before = json::parse(first.out);
+  ASSERT_EQ(before["results"].size(), 1u);
+  EXPECT_EQ(before["results"][0]["cell"]["model"], "net1");
+  std::set<std::string> machines = {doc["results"][0]["machine"]["name"], before["results"][0]["machine"]["name"]};
+  EXPECT_EQ(machines, (std::set<std::string>{"vm-a", "vm-b"}));
 }
 
 TEST_F(ResultsOutputTest, TheHtmlPageIsSelfContainedAndEscapesNames) {
