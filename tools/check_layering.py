@@ -45,9 +45,11 @@ ANALYZER_LAYERS = [
 ANALYZER_CORE = ("analyzer/loader/", "analyzer/cost/", "analyzer/fusion/")
 
 # The tools/ files the LibTorch-free `modelstat` binary is built from
-# (tools/CMakeLists.txt: modelstat_writers, modelstat_cli).
+# (tools/CMakeLists.txt: modelstat_writers, modelstat_cli, modelstat_suite_cli).
 TOOLS_WITHOUT_TORCH = ("tools/writers/", "tools/cli_common.", "tools/analyze_command.cc",
-                       "tools/fit_command.cc", "tools/compare_command.cc", "tools/completion.")
+                       "tools/fit_command.cc", "tools/compare_command.cc", "tools/completion.",
+                       "tools/suite_command", "tools/results_command.cc", "tools/modelstat_main.cc",
+                       "tools/profile_commands_unavailable.cc")
 
 
 def rules():
@@ -151,6 +153,7 @@ def self_test():
         "profiler/bad_torch_h.cc": ("#include <torch/torch.h>\n", True),
         "tools/writers/bad_profiler.cc": ('#include "profiler/session.hpp"\n', True),
         "tools/profile_commands.cc": ('#include "profiler/session.hpp"\n', False),
+        "tools/results_command.cc": ("#include <ATen/ATen.h>\n", True),
         "tests/anything.cc": ('#include "profiler/executor.hpp"\n#include "tools/cli_common.hpp"\n', False),
         "profiler/too_long.cc": ("// x\n" * (MAX_LINES + 1), True),
         "tests/long_test.cc": ("// x\n" * (MAX_LINES + 1), False),
