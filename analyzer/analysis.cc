@@ -12,9 +12,8 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/loader.hpp"
-#include "analyzer/stage_timer.hpp"
-#include "analyzer/stage_timer.hpp"
 #include "analyzer/saturating.hpp"
+#include "analyzer/stage_timer.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/lifetimes.hpp"
 
@@ -77,12 +76,7 @@ void collect_packed_weights(const Graph& g, std::map<const Tensor*, int>& bits) 
 }
 
 void add_into(NodeCost& into, const NodeCost& c) {
-  into.params = sat_add(into.params, c.params);
-  into.macs = sat_add(into.macs, c.macs);
-  into.flops = sat_add(into.flops, c.flops);
-  into.bytes_read = sat_add(into.bytes_read, c.bytes_read);
-  into.bytes_written = sat_add(into.bytes_written, c.bytes_written);
-  into.weight_bytes = sat_add(into.weight_bytes, c.weight_bytes);
+  add_counts(into, c);
   if (c.status != CostStatus::Exact && into.status == CostStatus::Exact) into.status = CostStatus::UnknownShape;
 }
 

@@ -112,12 +112,7 @@ void apply_grouping(AnalysisResult& result, const GroupRule& rule) {
     const NodeCost& c = node.cost;
     g.nodes += 1;
     if (c.status != CostStatus::Exact) g.nodes_not_exact += 1;
-    g.params = sat_add(g.params, c.params);
-    g.macs = sat_add(g.macs, c.macs);
-    g.flops = sat_add(g.flops, c.flops);
-    g.bytes_read = sat_add(g.bytes_read, c.bytes_read);
-    g.bytes_written = sat_add(g.bytes_written, c.bytes_written);
-    g.weight_bytes = sat_add(g.weight_bytes, c.weight_bytes);
+    add_counts(g, c);
   }
 }
 

@@ -12,13 +12,6 @@ namespace modelstat::profiler {
 
 namespace {
 
-std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device) {
-  std::vector<at::Tensor> out;
-  out.reserve(host.size());
-  for (const auto& t : host) out.push_back(t.to(device, /*non_blocking=*/true));
-  return out;
-}
-
 // LoadOptions that set the leading dim of every graph input to `batch`.
 LoadOptions with_batch(const Model& model, const LoadOptions& base, int64_t batch) {
   LoadOptions o = base;

@@ -40,13 +40,6 @@ std::string own_float_dtype(const AnalysisResult& analysis, const Model& model) 
   return "fp32";
 }
 
-std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device) {
-  std::vector<at::Tensor> out;
-  out.reserve(host.size());
-  for (const auto& t : host) out.push_back(t.to(device, /*non_blocking=*/true));
-  return out;
-}
-
 std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& device_tensors) {
   std::vector<at::Tensor> out;
   out.reserve(device_tensors.size());

@@ -10,17 +10,6 @@
 
 namespace modelstat::profiler {
 
-namespace {
-
-std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device) {
-  std::vector<at::Tensor> out;
-  out.reserve(host.size());
-  for (const auto& t : host) out.push_back(t.to(device, /*non_blocking=*/true));
-  return out;
-}
-
-}  // namespace
-
 std::string host_memory_refusal(const AnalysisResult& analysis, const ProfileOptions& o, const Device& device,
                                 int input_sets, bool train_step, bool* weights_alone) {
   RunShape run;
@@ -42,6 +31,13 @@ int64_t leading_batch(const Model& model) {
     if (shape.rank_known && !shape.dims.empty() && shape.dims[0].known()) return shape.dims[0].value;
   }
   return 0;
+}
+
+std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device) {
+  std::vector<at::Tensor> out;
+  out.reserve(host.size());
+  for (const auto& t : host) out.push_back(t.to(device, /*non_blocking=*/true));
+  return out;
 }
 
 ProfileSession open_session(const std::string& path, const LoadOptions& load, const ProfileOptions& o,

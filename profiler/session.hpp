@@ -54,6 +54,9 @@ std::string host_memory_refusal(const AnalysisResult& analysis, const ProfileOpt
 // The leading dim of the first graph input that has one known: the batch (0 when none).
 int64_t leading_batch(const Model& model);
 
+// Host tensors copied to `device` (non-blocking: the copy is ordered on the device's stream).
+std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at::Device& device);
+
 // Warm-up by count and time (not recorded).
 void warm_up_pass(ProfileSession& s);
 // Peak allocator bytes of one inference (result.memory).

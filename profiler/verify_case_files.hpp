@@ -6,15 +6,6 @@
 // Error(CannotRun)).
 #pragma once
 
-// The profiler target does not carry ONNX's CMake compile definitions (only
-// the analyzer links ONNX directly); these are the values ONNX's package
-// exports, so the generated protobuf classes match the library's.
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
 #include <ATen/ATen.h>
 #include <onnx/onnx_pb.h>
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -155,6 +156,26 @@ DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& so
   return c;
 }
 
+ProfileOptions quick_profile_options(int min_iterations, double max_seconds) {
+  ProfileOptions o;
+  o.threads = 1;
+  o.warmup_iterations = 1;
+  o.warmup_seconds = 0;
+  o.min_iterations = min_iterations;
+  o.min_seconds = 0;
+  o.max_seconds = max_seconds;
+  o.per_layer = false;
+  return o;
+}
+
+std::string write_test_cpu_ceilings(const std::string& path) {
+  std::ofstream(path) << R"({"schema_version": "1.0", "device_kind": "cpu", "device_name": "test cpu",
+    "threads": 1, "source": "measured", "date": "2024-05-01", "host": "test",
+    "memory_bandwidth_bytes_per_second": 2e10, "copy_bytes": 268435456, "op_overhead_seconds": 2e-6,
+    "matmul": [{"dtype": "fp32", "flops_per_second": 1e11, "best_size": 1024, "curve": []}], "notes": []})";
+  return path;
+}
+
 cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset) {
   const Node& node = graph.nodes.at(0);
   const cost::CostRule* rule = cost::find_rule(node.domain, node.op_type, opset);
@@ -165,6 +186,13 @@ cost::RuleResult run_cost_rule(const Graph& graph, int64_t opset) {
     return r;
   }
   return rule->fn(cost::CostContext(graph, node, opset));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
 }
 
 std::string normalise_volatile(std::string text, const std::vector<std::string>& volatile_values) {
@@ -231,15 +259,27 @@ void expect_golden(const std::string& name, const std::string& actual, const std
                 << "  MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R '"
                 << testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() << "'";
 }
+
+void expect_golden_formats(const std::string& stem, const std::vector<std::string>& formats,
+                           const std::function<std::string(const std::string& format)>& render,
+                           const std::vector<std::string>& volatile_values) {
+  static const std::map<std::string, std::string> kEnding = {{"table", ".txt"}, {"json", ".json"},
+                                                             {"csv", ".csv"},   {"md", ".md"},
+                                                             {"html", ".html"}, {"trace", ".trace.json"}};
+  for (const std::string& format : formats) {
+    SCOPED_TRACE(format);
+    const auto ending = kEnding.find(format);
+    ASSERT_NE(ending, kEnding.end()) << "no golden file ending for format " << format;
+    expect_golden(stem + ending->second, render(format), volatile_values);
+  }
+}
 #endif
 
-#ifdef MODELSTAT_BINARY
-CliResult run_modelstat_cli(const std::string& args, const std::string& env, int timeout_seconds) {
+CliResult run_shell_command(const std::string& command) {
   static std::atomic<int> calls{0};
   const std::string err_file = testing::TempDir() + "/modelstat_cli_stderr." + std::to_string(getpid()) + "." +
                                std::to_string(calls++) + ".txt";
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + "timeout " + std::to_string(timeout_seconds) + " " +
-                          std::string(MODELSTAT_BINARY) + " " + args + " 2>" + err_file;
+  const std::string cmd = command + " 2>" + err_file;
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -248,12 +288,16 @@ CliResult run_modelstat_cli(const std::string& args, const std::string& env, int
   while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (FILE* f = fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
-    fclose(f);
-  }
+  r.err = read_file(err_file);
   std::remove(err_file.c_str());
   return r;
+}
+
+#ifdef MODELSTAT_BINARY
+CliResult run_modelstat_cli(const std::string& args, const std::string& env, int timeout_seconds) {
+  return run_shell_command((env.empty() ? "" : "env " + env + " ") + "timeout " +
+                           std::to_string(timeout_seconds) + " " + std::string(MODELSTAT_BINARY) + " " +
+                           args);
 }
 #endif
 

@@ -17,11 +17,13 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/cost/cost_rule.hpp"
@@ -80,6 +82,16 @@ LayerTiming subgraph_layer(int index, std::string name, std::string op, int dept
 // Ceilings of a 4-thread "Test CPU": `bandwidth` bytes/s and an fp32 matmul
 // peak of `peak` FLOP/s (no curve), from `source` ("measured", "datasheet: ...").
 DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source = "measured");
+
+// ProfileOptions for a short test run (timings are never asserted): one
+// thread, one warm-up run, at least `min_iterations` timed runs, at most
+// `max_seconds` of them, no per-layer pass.
+ProfileOptions quick_profile_options(int min_iterations, double max_seconds);
+
+// Writes, as `modelstat device` saves them, the ceilings of a one-thread test
+// CPU: 100 GFLOP/s fp32 (reached at n = 1024), 20 GB/s, so the ridge is 5
+// FLOP/B; 2 us per op. Returns `path`.
+std::string write_test_cpu_ceilings(const std::string& path);
 
 // ------------------------------------------------------------ JSON Schema
 
@@ -182,19 +194,26 @@ inline nlohmann::json load_source_json(const std::string& relative_path) {
 }
 #endif
 
-#ifdef MODELSTAT_BINARY
 // ------------------------------------------------------------ the CLI binary
 
 struct CliResult {
-  int exit_code = -1;
+  int exit_code = -1;    // 128 + N when killed by signal N
   std::string out, err;  // standard output and standard error, apart
 };
 
+// Runs a shell command line (through popen); the standard error of its last
+// command goes to a file of its own per process and call, so tests that ctest
+// runs in parallel never read each other's.
+CliResult run_shell_command(const std::string& command);
+
+#ifdef MODELSTAT_BINARY
 // Runs `ENV modelstat ARGS` through the shell (ENV: "NAME=value ..." or empty),
-// under `timeout`. Standard error goes to a file of its own per process and
-// call, so tests that ctest runs in parallel never read each other's.
+// under `timeout`.
 CliResult run_modelstat_cli(const std::string& args, const std::string& env = {}, int timeout_seconds = 300);
 #endif
+
+// A whole file as bytes; empty when it cannot be read.
+std::string read_file(const std::string& path);
 
 // ------------------------------------------------------------ golden files
 
@@ -215,6 +234,12 @@ std::string normalise_volatile(std::string text, const std::vector<std::string>&
 // then review the change with `git diff tests/data/golden`.
 void expect_golden(const std::string& name, const std::string& actual,
                    const std::vector<std::string>& volatile_values = {});
+
+// expect_golden for each format: `render(format)` against STEM + the format's
+// file ending (table .txt, json .json, csv .csv, md .md, html .html, trace .trace.json).
+void expect_golden_formats(const std::string& stem, const std::vector<std::string>& formats,
+                           const std::function<std::string(const std::string& format)>& render,
+                           const std::vector<std::string>& volatile_values = {});
 #endif
 
 // ------------------------------------------------------- report text helpers

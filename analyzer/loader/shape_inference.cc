@@ -96,9 +96,7 @@ class NodeContext final : public onnx::InferenceContext {
   NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch);
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
-    for (const auto& a : node_.attribute())
-      if (a.name() == name) return &a;
-    return nullptr;
+    return shape_math::find_attr(node_, name.c_str());
   }
   size_t getNumInputs() const override { return size_t(node_.input_size()); }
   const onnx::TypeProto* getInputType(size_t i) const override { return inputs_.at(i); }
@@ -134,9 +132,7 @@ class PropagationContext final : public onnx::DataPropagationContext {
  public:
   PropagationContext(onnx::NodeProto& node, GraphRun& graph);
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
-    for (const auto& a : node_.attribute())
-      if (a.name() == name) return &a;
-    return nullptr;
+    return shape_math::find_attr(node_, name.c_str());
   }
   size_t getNumInputs() const override { return size_t(node_.input_size()); }
   const onnx::TypeProto* getInputType(size_t i) const override { return inputs_.at(i); }

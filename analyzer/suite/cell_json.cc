@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "analyzer/measurements/json_document.hpp"
 #include "analyzer/measurements/json_input.hpp"
 #include "analyzer/suite/machine.hpp"
 
@@ -180,10 +181,7 @@ void from_json(const Json& j, Forecast& f) {
 }
 
 void to_json(Json& j, const CellResult& r) {
-  j = Json::object();
-  j["schema_version"] = kCellResultSchemaVersion;
-  j["tool"] = "modelstat";
-  j["kind"] = kCellResultKind;
+  j = document_head(kCellResultSchemaVersion, kCellResultKind);
   j["suite"] = Json{{"name", r.suite_name}, {"file", r.suite_file}, {"hash", r.suite_hash}, {"run_id", r.run_id}};
   j["cell"] = r.cell;
   j["machine"] = r.machine;

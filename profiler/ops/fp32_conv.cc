@@ -27,10 +27,7 @@ void fold_batch_norm(at::Tensor& weight, at::Tensor& bias, const at::Tensor& sca
 
 namespace {
 
-using dnnl::memory;
-using Dims = memory::dims;
-using Tag = memory::format_tag;
-using DT = memory::data_type;
+using namespace onednn_names;
 
 struct Plan {
   bool native = false;  // false: oneDNN offered only a reference kernel: ATen runs it

@@ -19,10 +19,7 @@ namespace modelstat::profiler {
 
 namespace {
 
-using dnnl::memory;
-using Dims = memory::dims;
-using Tag = memory::format_tag;
-using DT = memory::data_type;
+using namespace onednn_names;
 
 bool is_8bit(const at::Tensor& t) { return t.scalar_type() == at::kByte || t.scalar_type() == at::kChar; }
 

@@ -20,5 +20,14 @@ inline dnnl::stream& onednn_cpu_stream() {
   return stream;
 }
 
+// The short names of oneDNN's memory descriptors the kernels' files use
+// (`using namespace onednn_names;` inside their own anonymous namespace).
+namespace onednn_names {
+using dnnl::memory;
+using Dims = memory::dims;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+}  // namespace onednn_names
+
 }  // namespace modelstat::profiler
 #endif

@@ -5,13 +5,6 @@
 // opset-23 ONNX ops (Attention, RotaryEmbedding), whose opset the loader does
 // not load yet, by running the record's shape rule on an ONNX inference context.
 #include <gtest/gtest.h>
-
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx  // as in tests/profiler/exec_registry_test.cc
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -22,6 +15,7 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/analysis.hpp"
+#include "profiler/onnx_builder.hpp"
 
 namespace modelstat {
 namespace {
@@ -47,29 +41,14 @@ struct Input {
   int32_t elem_type = onnx::TensorProto::FLOAT;
 };
 
-void add_attr(onnx::NodeProto* n, const char* name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
 // One node of `domain`.`op` reading `inputs` (graph inputs) and writing `outputs`.
 onnx::ModelProto one_node(const char* domain, const char* op, const std::vector<Input>& inputs,
                           const std::vector<std::string>& outputs,
                           const std::vector<std::pair<const char*, int64_t>>& attrs) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* contrib = m.add_opset_import();
-  contrib->set_domain(domain);
-  contrib->set_version(1);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* n = g->add_node();
-  n->set_op_type(op);
+  onnx::ModelProto m = test::new_model(17, domain);
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::NodeProto* n = test::add_node(g, op, {}, {});
   n->set_domain(domain);
-  n->set_name("n0");
   for (const Input& in : inputs) {
     n->add_input(in.name);
     if (in.name.empty()) continue;
@@ -81,7 +60,7 @@ onnx::ModelProto one_node(const char* domain, const char* op, const std::vector<
     n->add_output(out);
     g->add_output()->set_name(out);
   }
-  for (const auto& [name, v] : attrs) add_attr(n, name, v);
+  for (const auto& [name, v] : attrs) test::int_attr(n, name, v);
   return m;
 }
 
@@ -212,7 +191,7 @@ std::vector<std::string> run_rule(const char* op, const std::vector<Input>& inpu
     by_name[inputs[i].name] = &types[i];
   }
   for (size_t i = 0; i < num_outputs; ++i) n.add_output("out" + std::to_string(i));
-  for (const auto& [name, v] : attrs) add_attr(&n, name, v);
+  for (const auto& [name, v] : attrs) test::int_attr(&n, name, v);
   onnx::shape_inference::InferenceContextImpl ctx(n, by_name, {}, {});
   record->traits.shape_rule(ctx);
   std::vector<std::string> shapes;

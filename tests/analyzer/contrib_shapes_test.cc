@@ -13,6 +13,7 @@
 
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
+#include "profiler/onnx_builder.hpp"
 
 namespace modelstat {
 namespace {
@@ -48,15 +49,7 @@ class OneNodeModel {
   OneNodeModel& weight(const std::string& name, std::vector<int64_t> dims,
                        int dtype = onnx::TensorProto::FLOAT, int64_t bytes_per_element = 4) {
     node_->add_input(name);
-    auto* t = graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(dtype);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      t->add_dims(d);
-      n *= d;
-    }
-    t->set_raw_data(std::string(size_t(n * bytes_per_element), '\0'));
+    test::zeros_init(graph(), name, dtype, dims, bytes_per_element);
     return *this;
   }
   OneNodeModel& output(const std::string& name) {

@@ -1,5 +1,7 @@
 // Loader internals: the payload stripper and the
 // --input / --dim parsers.
+#include "analyzer/loader/loader.hpp"
+
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -7,20 +9,17 @@
 #include <stdexcept>
 #include <string>
 
-#include "analyzer/loader/loader.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
+#include "profiler/onnx_builder.hpp"
 
 namespace {
 
 using modelstat::Error;
 
 onnx::ModelProto model_with_initializers() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = modelstat::test::new_model(13);
   auto* g = m.mutable_graph();
-  g->set_name("g");
   auto* big = g->add_initializer();
   big->set_name("big");
   big->set_data_type(onnx::TensorProto::FLOAT);
@@ -170,11 +169,8 @@ TEST(WireStrip, PayloadTableFollowsReorderedNodesAndSubgraphs) {
     a->set_type(onnx::AttributeProto::TENSOR);
     big_tensor(a->mutable_t(), "", fill);
   };
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = modelstat::test::new_model(13);
   auto* g = m.mutable_graph();
-  g->set_name("main");
   auto* cond = g->add_input();
   cond->set_name("cond");
   cond->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
@@ -301,35 +297,24 @@ TEST(ShapeSpec, RejectsBadValues) {
     EXPECT_THROW(modelstat::parse_dim_spec(bad, o), Error) << bad;
 }
 
+// A float input NAME of DIMS (symbolic_value_info's text), read by a Relu
+// whose output is a graph output.
+void relu_of_input(onnx::GraphProto* g, const std::string& name, std::initializer_list<const char*> dims) {
+  modelstat::test::symbolic_value_info(g->add_input(), name, onnx::TensorProto::FLOAT, dims);
+  modelstat::test::add_node(g, "Relu", {name}, {name + "_out"});
+  g->add_output()->set_name(name + "_out");
+}
+
 // --default-batch binds the symbol that leads an input's dims wherever it
 // occurs: x is batch x 4, a recurrent state 2 x batch x 8 (batch not
 // leading) and a mask seq x batch, whose leading seq is a batch symbol of
 // its own. Each input is named once in the notice.
 TEST(InputBinding, DefaultBatchBindsTheSymbolInEveryInput) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto input = [g](const char* name, std::initializer_list<const char*> dims) {
-    auto* v = g->add_input();
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (const char* d : dims) {
-      auto* dim = tt->mutable_shape()->add_dim();
-      if (d[0] >= '0' && d[0] <= '9') dim->set_dim_value(std::stoll(d));
-      else dim->set_dim_param(d);
-    }
-    auto* n = g->add_node();
-    n->set_op_type("Relu");
-    n->add_input(name);
-    n->add_output(std::string(name) + "_out");
-    g->add_output()->set_name(std::string(name) + "_out");
-  };
-  input("x", {"batch", "4"});
-  input("state", {"2", "batch", "8"});
-  input("mask", {"seq", "batch"});
+  onnx::ModelProto m = modelstat::test::new_model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  relu_of_input(g, "x", {"batch", "4"});
+  relu_of_input(g, "state", {"2", "batch", "8"});
+  relu_of_input(g, "mask", {"seq", "batch"});
   const std::string bytes = m.SerializeAsString();
   modelstat::LoadOptions options;
   options.default_batch = 3;
@@ -357,11 +342,8 @@ TEST(InputBinding, DefaultBatchBindsTheSymbolInEveryInput) {
 // included; a scalar (rank 0) Constant is a literal, not a weight. Here:
 // [1] (1) + [3] (3) = 4 params; the scalar 0.5 adds none.
 TEST(Params, OneElementConstantTensorIsAWeightAScalarIsNot) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = modelstat::test::new_model(13);
   auto* g = m.mutable_graph();
-  g->set_name("g");
   auto* x = g->add_input();
   x->set_name("x");
   x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
@@ -402,29 +384,10 @@ TEST(Params, OneElementConstantTensorIsAWeightAScalarIsNot) {
 // left unknown and the flags that bind them, shell-quoted where a name needs
 // it. The analysis counts around them and says so in a notice.
 TEST(InputBinding, RunningNeedsEveryInputDimAndNamesThemAllAtOnce) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto input = [g](const std::string& name, std::initializer_list<const char*> dims) {
-    auto* v = g->add_input();
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (const char* d : dims) {
-      auto* dim = tt->mutable_shape()->add_dim();
-      if (d[0] >= '0' && d[0] <= '9') dim->set_dim_value(std::stoll(d));
-      else if (d[0] != '?') dim->set_dim_param(d);
-    }
-    auto* n = g->add_node();
-    n->set_op_type("Relu");
-    n->add_input(name);
-    n->add_output(name + "_out");
-    g->add_output()->set_name(name + "_out");
-  };
-  input("x", {"1", "seq"});
-  input("image in", {"1", "?"});
+  onnx::ModelProto m = modelstat::test::new_model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  relu_of_input(g, "x", {"1", "seq"});
+  relu_of_input(g, "image in", {"1", "?"});
   const std::string bytes = m.SerializeAsString();
   modelstat::LoadOptions options;
   const modelstat::AnalysisResult r = modelstat::analyze_buffer(bytes.data(), bytes.size(), options);

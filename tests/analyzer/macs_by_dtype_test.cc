@@ -8,49 +8,27 @@
 #include <vector>
 
 #include "modelstat/analysis.hpp"
+#include "profiler/onnx_builder.hpp"
 
 namespace {
 
-void value_info(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
-  v->set_name(name);
-  v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-  for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-}
+using modelstat::test::add_node;
+using modelstat::test::value_info;
 
+// A float initializer is 4 bytes an element, an 8-bit one 1.
 void initializer(onnx::GraphProto* g, const std::string& name, int type, const std::vector<int64_t>& dims) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    t->add_dims(d);
-    n *= d;
-  }
-  t->set_raw_data(std::string(size_t(n) * (type == onnx::TensorProto::FLOAT ? 4 : 1), '\0'));
+  modelstat::test::zeros_init(g, name, type, dims, type == onnx::TensorProto::FLOAT ? 4 : 1);
 }
 
 TEST(MacsByDtype, IntegerMacsCountAsMacsAndAreListedByOperandDtype) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = modelstat::test::new_model(13);
   onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("int8_and_float");
   value_info(g->add_input(), "x", onnx::TensorProto::UINT8, {1, 4, 8, 8});
   value_info(g->add_input(), "f", onnx::TensorProto::FLOAT, {2, 5});
   initializer(g, "w", onnx::TensorProto::UINT8, {6, 4, 3, 3});
   initializer(g, "b", onnx::TensorProto::FLOAT, {5, 3});
-  onnx::NodeProto* conv = g->add_node();
-  conv->set_op_type("ConvInteger");
-  conv->set_name("conv");
-  conv->add_input("x");
-  conv->add_input("w");
-  conv->add_output("y");
-  onnx::NodeProto* mm = g->add_node();
-  mm->set_op_type("MatMul");
-  mm->set_name("mm");
-  mm->add_input("f");
-  mm->add_input("b");
-  mm->add_output("z");
+  add_node(g, "ConvInteger", {"x", "w"}, {"y"});
+  add_node(g, "MatMul", {"f", "b"}, {"z"});
   g->add_output()->set_name("y");
   g->add_output()->set_name("z");
 
@@ -73,25 +51,15 @@ TEST(MacsByDtype, IntegerMacsCountAsMacsAndAreListedByOperandDtype) {
 // its runtime runs on the int8 data: listed as "int8 (QDQ)"; a MatMul of
 // plain float data beside it stays float32.
 TEST(MacsByDtype, AQdqMatMulIsListedByItsQuantizedDtype) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = modelstat::test::new_model(13);
   onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("qdq");
   value_info(g->add_input(), "x", onnx::TensorProto::INT8, {3, 4});
   value_info(g->add_input(), "f", onnx::TensorProto::FLOAT, {3, 4});
   initializer(g, "w", onnx::TensorProto::FLOAT, {4, 2});
   initializer(g, "s", onnx::TensorProto::FLOAT, {});
-  auto node = [&](const char* op, const char* name, std::vector<std::string> in, const char* out) {
-    onnx::NodeProto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : in) n->add_input(i);
-    n->add_output(out);
-  };
-  node("DequantizeLinear", "dq", {"x", "s"}, "xf");
-  node("MatMul", "qdq_mm", {"xf", "w"}, "y");
-  node("MatMul", "float_mm", {"f", "w"}, "z");
+  add_node(g, "DequantizeLinear", {"x", "s"}, {"xf"});
+  add_node(g, "MatMul", {"xf", "w"}, {"y"});
+  add_node(g, "MatMul", {"f", "w"}, {"z"});
   g->add_output()->set_name("y");
   g->add_output()->set_name("z");
   const std::string bytes = m.SerializeAsString();

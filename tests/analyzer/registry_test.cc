@@ -3,7 +3,6 @@
 // where ONNX defines each op, the traits derived from them, and the generated
 // record table of docs/COST_MODEL.md.
 #include <gtest/gtest.h>
-
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
@@ -21,6 +20,7 @@
 #include "analyzer/op_traits.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
+#include "profiler/onnx_builder.hpp"
 
 namespace modelstat {
 namespace {
@@ -307,26 +307,10 @@ TEST(OpRecords, ConvPoolWeightInputs) {
 // A one-node model of `domain`.`op` on a float [2, 3] input, importing
 // ai.onnx 17 and the op's domain at version 1.
 std::string one_node_model(const std::string& domain, const std::string& op) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* contrib = m.add_opset_import();
-  contrib->set_domain(domain);
-  contrib->set_version(1);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* x = g->add_input();
-  x->set_name("x");
-  auto* tt = x->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(2);
-  tt->mutable_shape()->add_dim()->set_dim_value(3);
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_domain(domain);
-  n->set_name("n0");
-  n->add_input("x");
-  n->add_output("y");
+  onnx::ModelProto m = test::new_model(17, domain);
+  onnx::GraphProto* g = m.mutable_graph();
+  test::value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  test::add_node(g, op, {"x"}, {"y"})->set_domain(domain);
   g->add_output()->set_name("y");
   return m.SerializeAsString();
 }

@@ -13,30 +13,19 @@
 
 #include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
+#include "profiler/exec_support.hpp"
 #include "profiler/ops/exec_rule.hpp"
 
 namespace modelstat::profiler {
 namespace {
 
-using Attrs = std::map<std::string, AttrValue>;
+using test::Attrs;
 const char* const kMs = "com.microsoft";
 
 // Runs one node; undefined inputs are omitted optional inputs.
 std::vector<at::Tensor> run(const std::string& op, const std::string& domain, int64_t opset,
                             std::vector<at::Tensor> inputs, Attrs attrs, int num_outputs) {
-  Graph graph;
-  Node node;
-  node.name = op + "_node";
-  node.op_type = op;
-  node.domain = domain;
-  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].defined() ? int(i) : -1);
-  for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(int(inputs.size()) + i);
-  node.attributes = std::move(attrs);
-  const ExecRule* rule = find_executor(domain, op, opset);
-  if (!rule) throw std::runtime_error("no executor for " + op);
-  ExecContext ctx(graph, node, opset, std::move(inputs));
-  rule->fn(ctx);
-  return ctx.outputs;
+  return test::run_node(domain, op, opset, std::move(inputs), std::move(attrs), num_outputs);
 }
 
 at::Tensor randn(std::vector<int64_t> shape) {
@@ -201,7 +190,7 @@ TEST(AttentionExec, GroupQueryAttentionRefusesQuantizedCachesNamingTheNode) {
         1);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("GroupQueryAttention_node"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GroupQueryAttention_0"), std::string::npos) << e.what();
   }
   EXPECT_THROW(run("Attention", kMs, 1, {randn({1, 2, 8}), randn({8, 24})},
                    {{"num_heads", int64_t(2)}, {"do_rotary", int64_t(1)}}, 1),

@@ -253,12 +253,7 @@ bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using modelstat::test::read_file;
 
 // Every CLI run sets MODELSTAT_CEILINGS_DIR (and HOME) to a temporary folder,
 // so a test never writes into the user's cache.

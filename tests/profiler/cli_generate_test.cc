@@ -34,12 +34,7 @@ std::string temp_path(const std::string& name) {
   return testing::TempDir() + "/modelstat_generate_" + std::to_string(getpid()) + "_" + name;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using modelstat::test::read_file;
 
 RunResult run(const std::string& args) { return modelstat::test::run_modelstat_cli(args); }
 
@@ -135,14 +130,9 @@ TEST(CliGenerate, SharedBufferModelAndEveryTextFormat) {
   EXPECT_EQ(steps, 5 * prefills);  // G steps a generation: the prefill and 4 decode steps
 }
 
-// CPU ceilings for one thread: 100 GFLOP/s fp32, 20 GB/s.
+// CPU ceilings for one thread: 100 GFLOP/s fp32, 20 GB/s (test_support.hpp).
 std::string write_ceilings() {
-  const std::string path = temp_path("ceilings.json");
-  std::ofstream(path) << R"({"schema_version": "1.0", "device_kind": "cpu", "device_name": "test cpu",
-    "threads": 1, "source": "measured", "date": "2024-05-01", "host": "test",
-    "memory_bandwidth_bytes_per_second": 2e10, "copy_bytes": 268435456, "op_overhead_seconds": 2e-6,
-    "matmul": [{"dtype": "fp32", "flops_per_second": 1e11, "best_size": 1024, "curve": []}], "notes": []})";
-  return path;
+  return modelstat::test::write_test_cpu_ceilings(temp_path("ceilings.json"));
 }
 
 TEST(CliGenerate, ReportJoinsEachPhaseAndForecastsIt) {
@@ -254,19 +244,12 @@ TEST(CliGenerate, OutOfMemoryAtALongContextNamesTheLastContextThatFitted) {
   const std::string file = temp_path("big_cache.onnx");
   modelstat::test::save_model(proto, file);
 
-  const std::string err_file = temp_path("oom_stderr.txt");
-  const std::string cmd = "ulimit -v 3000000; exec " + std::string(MODELSTAT_BINARY) + " profile " + file +
-                          " --generate 2:150 --no-layers" + kQuick + " 2>" + err_file;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  const std::string err = read_file(err_file);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << err;
-  EXPECT_EQ(WEXITSTATUS(status), 2) << err;
+  const RunResult r =
+      modelstat::test::run_shell_command("ulimit -v 3000000; exec " + std::string(MODELSTAT_BINARY) +
+                                         " profile " + file + " --generate 2:150 --no-layers" + kQuick);
+  const std::string &out = r.out, &err = r.err;
+  ASSERT_LT(r.exit_code, 128) << "killed by signal " << r.exit_code - 128 << ": " << err;
+  EXPECT_EQ(r.exit_code, 2) << err;
   EXPECT_EQ(err.rfind("modelstat: error: ", 0), 0u) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line, no ATen backtrace:\n" << err;
   const bool caught = err.find("out of memory at context ") != std::string::npos;

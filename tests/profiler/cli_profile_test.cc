@@ -433,20 +433,12 @@ TEST(CliProfile, InputsBeyondTheFreeHostMemoryAreRefusedUpFront) {
 // reported as exit 2 with what to do, never a crash. custom_model_part1 at
 // batch 100: two input sets of 1.2 GiB each.
 TEST(CliProfile, OutOfMemoryDuringTheRunIsCaught) {
-  const std::string err_file = testing::TempDir() + "/modelstat_oom_stderr.txt";
-  const std::string cmd = "ulimit -v 3000000; exec " + std::string(MODELSTAT_BINARY) + " profile " +
-                          sample("custom_model_part1.onnx") + " --dim batch=100 --no-layers" + kQuick + " 2>" + err_file;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  std::ifstream in(err_file);
-  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << err;
-  EXPECT_EQ(WEXITSTATUS(status), 2) << err;
+  const RunResult r = modelstat::test::run_shell_command(
+      "ulimit -v 3000000; exec " + std::string(MODELSTAT_BINARY) + " profile " +
+      sample("custom_model_part1.onnx") + " --dim batch=100 --no-layers" + kQuick);
+  const std::string &out = r.out, &err = r.err;
+  ASSERT_LT(r.exit_code, 128) << "killed by signal " << r.exit_code - 128 << ": " << err;
+  EXPECT_EQ(r.exit_code, 2) << err;
   EXPECT_EQ(err.rfind("modelstat: error: ", 0), 0u) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line, no ATen backtrace:\n" << err;
   // Caught during the run, or (on a host with under ~3 GB free) refused up front.

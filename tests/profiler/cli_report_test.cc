@@ -26,12 +26,7 @@ std::string temp_path(const std::string& name) {
   return testing::TempDir() + "/modelstat_report_" + std::to_string(getpid()) + "_" + name;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using modelstat::test::read_file;
 
 RunResult run(const std::string& args, const std::string& env = {}) {
   return modelstat::test::run_modelstat_cli(args, env);
@@ -39,14 +34,9 @@ RunResult run(const std::string& args, const std::string& env = {}) {
 
 std::string model() { return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/tiny_cnn.onnx"; }
 
-// CPU ceilings for one thread: 100 GFLOP/s fp32, 20 GB/s, so the ridge is 5 FLOP/B.
+// CPU ceilings for one thread: 100 GFLOP/s fp32, 20 GB/s (test_support.hpp).
 std::string write_ceilings() {
-  const std::string path = temp_path("ceilings.json");
-  std::ofstream(path) << R"({"schema_version": "1.0", "device_kind": "cpu", "device_name": "test cpu",
-    "threads": 1, "source": "measured", "date": "2024-05-01", "host": "test",
-    "memory_bandwidth_bytes_per_second": 2e10, "copy_bytes": 268435456, "op_overhead_seconds": 2e-6,
-    "matmul": [{"dtype": "fp32", "flops_per_second": 1e11, "best_size": 1024, "curve": []}], "notes": []})";
-  return path;
+  return modelstat::test::write_test_cpu_ceilings(temp_path("ceilings.json"));
 }
 
 // Short budgets: the point is the report's shape, not the numbers.

@@ -13,30 +13,19 @@
 
 #include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
+#include "profiler/exec_support.hpp"
 #include "profiler/ops/exec_rule.hpp"
 
 namespace modelstat::profiler {
 namespace {
 
-using Attrs = std::map<std::string, AttrValue>;
+using test::Attrs;
 constexpr const char* kMs = "com.microsoft";
 
 // Runs one node of `domain`.`op` at `opset`; undefined inputs are omitted optional inputs.
 std::vector<at::Tensor> run(const std::string& op, std::vector<at::Tensor> inputs, Attrs attrs = {},
                             int num_outputs = 1, const std::string& domain = kMs, int64_t opset = 1) {
-  Graph graph;
-  Node node;
-  node.name = op + "_0";
-  node.op_type = op;
-  node.domain = domain;
-  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].defined() ? int(i) : -1);
-  for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(int(inputs.size()) + i);
-  node.attributes = std::move(attrs);
-  const ExecRule* rule = find_executor(domain, op, opset);
-  if (!rule) throw std::runtime_error("no executor for " + domain + "." + op);
-  ExecContext ctx(graph, node, opset, std::move(inputs));
-  rule->fn(ctx);
-  return ctx.outputs;
+  return test::run_node(domain, op, opset, std::move(inputs), std::move(attrs), num_outputs);
 }
 
 void expect_close(const at::Tensor& got, const at::Tensor& want, double atol = 1e-5) {

@@ -2,13 +2,6 @@
 // can be run over the same opset range, or is listed as analysis-only with a
 // reason; no op is both; no two executors claim the same (domain, op, opset).
 #include <gtest/gtest.h>
-
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
 #include <onnx/defs/schema.h>
 
 #include <algorithm>

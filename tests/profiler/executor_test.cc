@@ -1,15 +1,10 @@
 // Executor and WeightStore: hand-built IR models checked against direct ATen
 // calls, the sample models end to end, skeleton weights, constant payloads
 // read back from the model file, and the errors.
+#include "profiler/executor.hpp"
+
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
-
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx  // as in profiler/verify.cc: the values ONNX's CMake package exports
-#endif
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -21,7 +16,6 @@
 
 #include "analyzer/loader/loader.hpp"
 #include "modelstat/error.hpp"
-#include "profiler/executor.hpp"
 #include "profiler/ir_model.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"

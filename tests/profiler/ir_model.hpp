@@ -1,5 +1,7 @@
 // A one-graph IR model built by hand for profiler tests (tests/profiler/*):
 // inputs, inline initializers, nodes with their producer/consumer links.
+// (One node for a cost rule: test::NodeBuilder, tests/test_support.hpp; an
+// ONNX protobuf model: tests/profiler/onnx_builder.hpp.)
 #pragma once
 
 #include <ATen/ATen.h>
@@ -10,6 +12,7 @@
 
 #include "modelstat/graph.hpp"
 #include "profiler/ops/exec_helpers.hpp"
+#include "test_support.hpp"
 
 namespace modelstat::profiler {
 
@@ -64,8 +67,7 @@ class IrModel {
     t.name = name;
     t.dtype = dtype;
     t.role = role;
-    t.shape.rank_known = true;
-    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    t.shape = test::make_shape(dims);
     model.graph.tensors.push_back(std::move(t));
     return int(model.graph.tensors.size() - 1);
   }

@@ -1,6 +1,6 @@
-// Hand-built ONNX models for the profiler tests (tests/profiler/*): small
-// builders over the ONNX protobuf, and the control-flow models several test
-// files run (the executor's hooks, the subgraph pass of the protocol, the
+// Hand-built ONNX models for the tests (the profiler's, and the analyzer's
+// that need an ONNX file rather than an IR graph): small builders over the ONNX protobuf, and the
+// control-flow models several test files run (the executor's hooks, the subgraph pass of the protocol, the
 // `modelstat profile` command line).
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,23 @@ inline void value_info(onnx::ValueInfoProto* v, const std::string& name, int ele
   tt->set_elem_type(elem);
   auto* shape = tt->mutable_shape();
   for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// value_info with dims written as text: a number ("8"), a symbol ("batch"),
+// or "?" for a dim with neither.
+inline void symbolic_value_info(onnx::ValueInfoProto* v, const std::string& name, int elem,
+                                std::initializer_list<const char*> dims) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  auto* shape = tt->mutable_shape();
+  for (const char* d : dims) {
+    auto* dim = shape->add_dim();
+    if (d[0] >= '0' && d[0] <= '9')
+      dim->set_dim_value(std::stoll(d));
+    else if (d[0] != '?')
+      dim->set_dim_param(d);
+  }
 }
 
 // A node named "<op>_<its position in g, from 1>".
@@ -52,6 +70,21 @@ inline void int64_init(onnx::GraphProto* g, const std::string& name, const std::
   for (int64_t v : values) t->add_int64_data(v);
 }
 
+// An initializer of zeros held as raw bytes, `bytes_per_element` each (the
+// analysis reads its size, never its values).
+inline void zeros_init(onnx::GraphProto* g, const std::string& name, int dtype,
+                       const std::vector<int64_t>& dims, int64_t bytes_per_element) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(dtype);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  t->set_raw_data(std::string(size_t(n * bytes_per_element), '\0'));
+}
+
 inline void bool_init(onnx::GraphProto* g, const std::string& name, bool value) {
   onnx::TensorProto* t = g->add_initializer();
   t->set_name(name);
@@ -81,10 +114,16 @@ inline void int_attr(onnx::NodeProto* n, const std::string& name, int64_t value)
   a->set_i(value);
 }
 
-inline onnx::ModelProto new_model(int opset) {
+// A model importing ai.onnx `opset` and, when `domain` is given, `domain` at `domain_version`.
+inline onnx::ModelProto new_model(int opset, const std::string& domain = {}, int domain_version = 1) {
   onnx::ModelProto proto;
   proto.set_ir_version(8);
   proto.add_opset_import()->set_version(opset);
+  if (!domain.empty()) {
+    onnx::OperatorSetIdProto* imported = proto.add_opset_import();
+    imported->set_domain(domain);
+    imported->set_version(domain_version);
+  }
   proto.mutable_graph()->set_name("main");
   return proto;
 }

@@ -1,8 +1,7 @@
 // Unit tests of the elementwise, reduction and shape-op executors: one tiny
 // node each, run through find_executor, compared with hand-computed tensors.
-#include <gtest/gtest.h>
-
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
@@ -13,12 +12,13 @@
 #include "analyzer/op_traits.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
+#include "profiler/exec_support.hpp"
 #include "profiler/ops/exec_rule.hpp"
 
 namespace modelstat::profiler {
 namespace {
 
-using Attrs = std::map<std::string, AttrValue>;
+using test::Attrs;
 
 at::Tensor f32(std::vector<float> v, std::vector<int64_t> shape) {
   return at::tensor(v, at::TensorOptions().dtype(at::kFloat)).reshape(shape);
@@ -36,19 +36,7 @@ at::Tensor i32(std::vector<int32_t> v, std::vector<int64_t> shape) {
 std::vector<at::Tensor> run(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs,
                             Attrs attrs = {}, int num_outputs = 1, at::ScalarType float_dtype = at::kFloat,
                             const std::string& domain = "") {
-  Graph graph;
-  Node node;
-  node.name = op + "_0";
-  node.op_type = op;
-  node.domain = domain;
-  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].defined() ? int(i) : -1);
-  for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(int(inputs.size()) + i);
-  node.attributes = std::move(attrs);
-  const ExecRule* rule = find_executor(domain, op, opset);
-  if (!rule) throw std::runtime_error("no executor for " + op + " at opset " + std::to_string(opset));
-  ExecContext ctx(graph, node, opset, std::move(inputs), at::kCPU, float_dtype);
-  rule->fn(ctx);
-  return ctx.outputs;
+  return test::run_node(domain, op, opset, std::move(inputs), std::move(attrs), num_outputs, float_dtype);
 }
 
 at::Tensor run1(const std::string& op, int64_t opset, std::vector<at::Tensor> inputs, Attrs attrs = {}) {

@@ -4,6 +4,7 @@
 
 #include "modelstat/analysis.hpp"
 #include "modelstat/profile.hpp"
+#include "test_support.hpp"
 
 namespace modelstat {
 namespace {
@@ -11,15 +12,7 @@ namespace {
 const std::string kSamples = std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/";
 
 ProfileOptions quick() {
-  ProfileOptions o;
-  o.threads = 1;
-  o.warmup_iterations = 1;
-  o.warmup_seconds = 0;
-  o.min_iterations = 2;
-  o.min_seconds = 0;
-  o.max_seconds = 0.2;
-  o.per_layer = false;
-  return o;
+  return test::quick_profile_options(2, 0.2);
 }
 
 TEST(ProfileSession, BatchSweepAndMaxBatchReadTheModelFileOnce) {

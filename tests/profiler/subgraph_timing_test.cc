@@ -16,6 +16,7 @@
 #include "modelstat/profile.hpp"
 #include "profiler/onnx_builder.hpp"
 #include "scratch_folder.hpp"
+#include "test_support.hpp"
 
 namespace modelstat {
 namespace {
@@ -28,13 +29,7 @@ class SubgraphTiming : public test::ScratchFolder {
     return profile_model(file, {}, quick(per_layer));
   }
   static ProfileOptions quick(bool per_layer) {
-    ProfileOptions o;
-    o.threads = 1;
-    o.warmup_iterations = 1;
-    o.warmup_seconds = 0;
-    o.min_iterations = 5;
-    o.min_seconds = 0;
-    o.max_seconds = 0.3;
+    ProfileOptions o = test::quick_profile_options(5, 0.3);
     o.per_layer = per_layer;
     return o;
   }

@@ -96,13 +96,7 @@ ProfileDocument compare_document(const Comparison& c, const ReportOptions& optio
   ProfileDocument doc;
   doc.title = "modelstat compare: " + c.new_origin + " against " + c.base_origin;
 
-  if (!c.warnings.empty()) {
-    ProfileSection s;
-    s.title = "Warnings";
-    s.lines = c.warnings;
-    s.line_style = LineStyle::Warn;
-    doc.sections.push_back(std::move(s));
-  }
+  report_detail::add_warning_section(doc, "Warnings", c.warnings);
 
   {
     ProfileSection s;
@@ -177,13 +171,7 @@ ProfileDocument compare_document(const Comparison& c, const ReportOptions& optio
   unmatched("Only in the base run", c.only_in_base);
   unmatched("Only in the new run", c.only_in_new);
 
-  if (!c.notices.empty()) {
-    ProfileSection s;
-    s.title = "Notices";
-    s.lines = c.notices;
-    s.line_style = LineStyle::Warn;
-    doc.sections.push_back(std::move(s));
-  }
+  report_detail::add_warning_section(doc, "Notices", c.notices);
 
   ProfileSection result;
   result.title = "Result";

@@ -3,6 +3,7 @@
 // decimal that reads back as the same double; NaN ("does not exist") as null.
 #include <ostream>
 
+#include "analyzer/measurements/json_document.hpp"
 #include "analyzer/measurements/record_json.hpp"
 #include "tools/writers/compare_writers.hpp"
 
@@ -46,10 +47,7 @@ class CompareJsonWriter final : public CompareWriter {
  public:
   void write(const Comparison& c, const ReportOptions&, std::ostream& out) const override {
     const CompareOptions& o = c.options;
-    Json j;
-    j["schema_version"] = kCompareJsonSchemaVersion;
-    j["tool"] = "modelstat";
-    j["kind"] = "compare";
+    Json j = document_head(kCompareJsonSchemaVersion, "compare");
     j["test"] = Json{{"threshold", o.threshold},
                      {"alpha", o.alpha},
                      {"ratio_ci_confidence", 1.0 - o.alpha},

@@ -284,6 +284,9 @@ struct ProfileDocument {
   std::vector<ProfileSection> sections;
 };
 ProfileDocument profile_document(const ProfileResult& result, const ReportOptions& options);
+// A section of warning lines (notices, warnings) titled `title`, added to
+// `doc` when there are lines; every human format shows them as warnings.
+void add_warning_section(ProfileDocument& doc, const std::string& title, std::vector<std::string> lines);
 // The "Context" section every measured report opens with (profile, generation).
 ProfileSection context_section(const RunContext& context);
 

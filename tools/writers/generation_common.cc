@@ -282,13 +282,7 @@ ProfileDocument generation_document(const GenerationResult& r, const ReportOptio
   if (!r.phases.empty()) doc.sections.push_back(phases_section(r));
   for (ProfileSection s : {roofline_section(r), nodes_section(r, options), slo_section(r)})
     if (!s.title.empty()) doc.sections.push_back(std::move(s));
-  if (!r.notices.empty()) {
-    ProfileSection s;
-    s.title = "Notices";
-    s.lines = r.notices;
-    s.line_style = LineStyle::Warn;
-    doc.sections.push_back(std::move(s));
-  }
+  add_warning_section(doc, "Notices", r.notices);
   return doc;
 }
 

@@ -4,6 +4,7 @@
 // its to_json (analyzer/measurements/generation_json.hpp, record_json.hpp);
 // a figure that does not exist is null.
 #include "analyzer/measurements/generation_json.hpp"
+#include "analyzer/measurements/json_document.hpp"
 #include "tools/writers/generation_writers.hpp"
 #include "tools/writers/json_stream.hpp"
 
@@ -45,10 +46,7 @@ Json phase_json(const GenerationPhase& p) {
 class GenerationJsonWriter final : public GenerationWriter {
  public:
   void write(const GenerationResult& r, const ReportOptions&, std::ostream& out) const override {
-    Json doc;
-    doc["schema_version"] = kGenerationJsonSchemaVersion;
-    doc["tool"] = "modelstat";
-    doc["kind"] = "generation";
+    Json doc = document_head(kGenerationJsonSchemaVersion, "generation");
     doc["model"] = r.model_path;
     doc["percentile_method"] = kPercentileMethod;
     doc["context"] = r.context;

@@ -7,6 +7,7 @@
 // Numbers follow the profile document: integers exact, doubles as the
 // shortest decimal that reads back as the same double, null for a figure
 // that does not exist (never 0). Rates are in base units (FLOP/s, bytes/s).
+#include "analyzer/measurements/json_document.hpp"
 #include "tools/writers/format_util.hpp"
 #include "tools/writers/joined_writers.hpp"
 #include "tools/writers/json_stream.hpp"
@@ -61,10 +62,7 @@ Json op_type_json(const JoinedReport& r, const JoinedOpType& t) {
 class JoinedJsonWriter final : public JoinedWriter {
  public:
   void write(const JoinedReport& r, const ReportOptions& options, std::ostream& out) const override {
-    Json doc;
-    doc["schema_version"] = kJoinedJsonSchemaVersion;
-    doc["tool"] = "modelstat";
-    doc["kind"] = "report";
+    Json doc = document_head(kJoinedJsonSchemaVersion, "report");
     doc["cost_convention"] = kCostConvention ? kCostConvention : "";
     doc["context"] = context_json(r);
     doc["ceilings"] = r.ceilings;  // the ceilings file's keys (docs/ceilings.md)

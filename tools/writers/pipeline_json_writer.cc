@@ -1,6 +1,7 @@
 // The pipeline JSON document (docs/pipeline.md): every record's to_json
 // (analyzer/measurements/pipeline_json.hpp), raw samples included, written
 // through JsonStream (sample arrays packed).
+#include "analyzer/measurements/json_document.hpp"
 #include "analyzer/measurements/pipeline_json.hpp"
 #include "tools/writers/json_stream.hpp"
 #include "tools/writers/pipeline_writers.hpp"
@@ -15,10 +16,7 @@ namespace {
 class JsonWriter final : public PipelineWriter {
  public:
   void write(const PipelineResult& r, const ReportOptions&, std::ostream& out) const override {
-    Json doc;
-    doc["schema_version"] = kPipelineJsonSchemaVersion;
-    doc["tool"] = "modelstat";
-    doc["kind"] = "pipeline";
+    Json doc = document_head(kPipelineJsonSchemaVersion, "pipeline");
     doc["percentile_method"] = kPercentileMethod;
     doc["source"] = r.source;
     doc["context"] = r.context;

@@ -420,14 +420,19 @@ ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& op
   if (r.concurrency) doc.sections.push_back(concurrency_section(r, *r.concurrency));
   if (r.memory) doc.sections.push_back(memory_section(*r.memory));
   if (r.train_step) doc.sections.push_back(train_step_section(*r.train_step));
-  if (!r.notices.empty()) {
-    ProfileSection notices;
-    notices.title = "Notices";
-    for (const std::string& notice : r.notices) notices.lines.push_back("note: " + notice);
-    notices.line_style = LineStyle::Warn;
-    doc.sections.push_back(std::move(notices));
-  }
+  std::vector<std::string> notes;
+  for (const std::string& notice : r.notices) notes.push_back("note: " + notice);
+  add_warning_section(doc, "Notices", std::move(notes));
   return doc;
+}
+
+void add_warning_section(ProfileDocument& doc, const std::string& title, std::vector<std::string> lines) {
+  if (lines.empty()) return;
+  ProfileSection s;
+  s.title = title;
+  s.lines = std::move(lines);
+  s.line_style = LineStyle::Warn;
+  doc.sections.push_back(std::move(s));
 }
 
 }  // namespace report_detail

@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 
+#include "analyzer/measurements/json_document.hpp"
 #include "tools/writers/format_util.hpp"
 #include "tools/writers/json_stream.hpp"
 
@@ -74,10 +75,7 @@ Json profile_layer_json(const LayerTiming& layer, const LayerCost& f) {
 }
 
 void write_profile_json(const ProfileResult& r, const ReportOptions& options, JsonStream& json) {
-  Json doc;
-  doc["schema_version"] = kProfileJsonSchemaVersion;
-  doc["tool"] = "modelstat";
-  doc["kind"] = "profile";
+  Json doc = document_head(kProfileJsonSchemaVersion, "profile");
   doc["percentile_method"] = kPercentileMethod;
   doc["context"] = r.context;
   doc["cold_start"] = r.cold;

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "analyzer/measurements/json_document.hpp"
 #include "modelstat/error.hpp"
 #include "tools/writers/compare_writers.hpp"
 #include "tools/writers/format_util.hpp"
@@ -99,10 +100,7 @@ void write_table(const ResultsComparison& c, std::ostream& out, bool markdown) {
 }
 
 void write_json(const ResultsComparison& c, std::ostream& out) {
-  Json j;
-  j["schema_version"] = kResultsJsonSchemaVersion;
-  j["tool"] = "modelstat";
-  j["kind"] = "results-compare";
+  Json j = document_head(kResultsJsonSchemaVersion, "results-compare");
   j["test"] = Json{{"threshold", c.options.threshold},
                    {"alpha", c.options.alpha},
                    {"ratio_ci_confidence", 1.0 - c.options.alpha},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 
+#include "analyzer/measurements/json_document.hpp"
 #include "analyzer/measurements/json_input.hpp"
 #include "tools/writers/format_util.hpp"
 #include "tools/writers/json_stream.hpp"
@@ -178,10 +179,7 @@ void write_results_csv(const ResultsPage& page, std::ostream& out) {
 }
 
 void write_results_json(const ResultsPage& page, const std::vector<std::string>& records, std::ostream& out) {
-  Json j;
-  j["schema_version"] = kResultsJsonSchemaVersion;
-  j["tool"] = "modelstat";
-  j["kind"] = "results";
+  Json j = document_head(kResultsJsonSchemaVersion, "results");
   j["database"] = page.database;
   j["filter"] = page.filter_text;
   j["latest_only"] = page.latest_only;

@@ -522,11 +522,9 @@ TEST(CompareWriters, JsonCarriesEveryNodeAndTheGate) {
 
 // The whole output of every format for the regression example.
 TEST(WritersGolden, CompareEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"table", "compare.txt"}, {"json", "compare.json"}, {"md", "compare.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(regression_example(), format));
-  }
+  test::expect_golden_formats("compare", {"table", "json", "md"}, [&](const std::string& format) {
+    return render(regression_example(), format);
+  });
 }
 
 // ------------------------------------------------------------------ the command

@@ -191,28 +191,19 @@ TEST(Generation, CsvStepAndNodeRows) {
 }
 
 TEST(WritersGolden, GenerationEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{{"table", "generation.txt"},
-                                                                                     {"json", "generation.json"},
-                                                                                     {"csv", "generation.csv"},
-                                                                                     {"md", "generation.md"},
-                                                                                     {"html", "generation.html"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, sample_generation()), {"test-host", "1.13.0"});
-  }
+  test::expect_golden_formats("generation", {"table", "json", "csv", "md", "html"},
+                              [&](const std::string& format) { return render(format, sample_generation()); },
+                              {"test-host", "1.13.0"});
 }
 
 // report --generate: each phase joined on a CPU roofline of 100 GFLOP/s and 20 GB/s (ridge 5 FLOP/B).
 TEST(WritersGolden, GenerationReportEveryFormat) {
   GenerationResult r = sample_generation();
-  DeviceCeilings c;
-  c.device_kind = "cpu";
-  c.device_name = "Test CPU";
+  DeviceCeilings c = test::cpu_ceilings(2e10, 1e11);
   c.threads = 1;
-  c.source = "measured";
   c.date = "2024-04-30";
   c.host = "test-host";
-  c.memory_bandwidth = 2e10;
-  c.matmul = {MatmulCeiling{"fp32", 1e11, 1024, {}}};
+  c.matmul[0].best_size = 1024;
   join_generation(r, c);
   ASSERT_TRUE(r.phases[1].joined.has_value());
   // The decode MatMul: 2 MFLOPs over 4,008,192 B, 0.5 FLOP/B: memory-bound; the prefill's, 8 MFLOPs over
@@ -223,13 +214,9 @@ TEST(WritersGolden, GenerationReportEveryFormat) {
   EXPECT_DOUBLE_EQ(doc["roofline"]["peak_flops_per_s"].get<double>(), 1e11);
   const std::string text = render("table", r);
   EXPECT_TRUE(contains(text, "Per node, prefill against decode@6")) << text;
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{{"table", "generation-report.txt"},
-                                                                                     {"json", "generation-report.json"},
-                                                                                     {"md", "generation-report.md"},
-                                                                                     {"html", "generation-report.html"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, r), {"test-host", "1.13.0"});
-  }
+  test::expect_golden_formats("generation-report", {"table", "json", "md", "html"},
+                              [&](const std::string& format) { return render(format, r); },
+                              {"test-host", "1.13.0"});
 }
 
 }  // namespace

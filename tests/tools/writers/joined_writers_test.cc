@@ -814,37 +814,21 @@ TEST(JoinedWriterTest, GroupRowsStandInForTheNodeRows) {
 // diff of tests/data/golden/joined.*. The run's and the ceilings' dates and
 // hosts and the LibTorch version are normalised away.
 TEST(WritersGolden, JoinedEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{{"table", "joined.txt"},
-                                                                                     {"json", "joined.json"},
-                                                                                     {"csv", "joined.csv"},
-                                                                                     {"md", "joined.md"},
-                                                                                     {"html", "joined.html"},
-                                                                                     {"trace", "joined.trace.json"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, sample_report()), {"gpu-node-7", "2.3.0"});
-  }
+  test::expect_golden_formats("joined", {"table", "json", "csv", "md", "html", "trace"},
+                              [&](const std::string& format) { return render(format, sample_report()); },
+                              {"gpu-node-7", "2.3.0"});
 }
 
 TEST(WritersGolden, JoinedGroupedEveryFormat) {
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"table", "joined-groups.txt"},
-                                                        {"json", "joined-groups.json"},
-                                                        {"csv", "joined-groups.csv"},
-                                                        {"md", "joined-groups.md"},
-                                                        {"html", "joined-groups.html"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, grouped_report()), {"gpu-node-7", "2.3.0"});
-  }
+  test::expect_golden_formats("joined-groups", {"table", "json", "csv", "md", "html"},
+                              [&](const std::string& format) { return render(format, grouped_report()); },
+                              {"gpu-node-7", "2.3.0"});
 }
 
 TEST(WritersGolden, JoinedSubgraphsEveryFormat) {
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"table", "joined-subgraphs.txt"},
-                                                        {"csv", "joined-subgraphs.csv"},
-                                                        {"md", "joined-subgraphs.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, subgraph_report()), {"gpu-node-7", "2.3.0"});
-  }
+  test::expect_golden_formats("joined-subgraphs", {"table", "csv", "md"},
+                              [&](const std::string& format) { return render(format, subgraph_report()); },
+                              {"gpu-node-7", "2.3.0"});
 }
 
 }  // namespace

@@ -843,33 +843,21 @@ TEST(ProfileWriterTest, GroupRowsStandInForTheLayerRows) {
 // tests/data/golden/profile.*. The run's date, host and LibTorch version are
 // normalised away.
 TEST(WritersGolden, ProfileEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"table", "profile.txt"}, {"json", "profile.json"}, {"csv", "profile.csv"}, {"md", "profile.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, sample_profile()), {"gpu-node-7", "2.3.0"});
-  }
+  test::expect_golden_formats("profile", {"table", "json", "csv", "md"},
+                              [&](const std::string& format) { return render(format, sample_profile()); },
+                              {"gpu-node-7", "2.3.0"});
 }
 
 TEST(WritersGolden, ProfileGroupedEveryFormat) {
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"table", "profile-groups.txt"},
-                                                        {"json", "profile-groups.json"},
-                                                        {"csv", "profile-groups.csv"},
-                                                        {"md", "profile-groups.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, grouped_profile()), {"gpu-node-7", "2.3.0"});
-  }
+  test::expect_golden_formats("profile-groups", {"table", "json", "csv", "md"},
+                              [&](const std::string& format) { return render(format, grouped_profile()); },
+                              {"gpu-node-7", "2.3.0"});
 }
 
 TEST(WritersGolden, ProfileSubgraphsEveryFormat) {
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"table", "profile-subgraphs.txt"},
-                                                        {"json", "profile-subgraphs.json"},
-                                                        {"csv", "profile-subgraphs.csv"},
-                                                        {"md", "profile-subgraphs.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, subgraph_profile()), {});
-  }
+  test::expect_golden_formats("profile-subgraphs", {"table", "json", "csv", "md"},
+                              [&](const std::string& format) { return render(format, subgraph_profile()); },
+                              {});
 }
 
 }  // namespace

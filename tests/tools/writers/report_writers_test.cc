@@ -552,22 +552,13 @@ TEST(ReportWriterTest, GroupRowsStandInForTheNodeRows) {
 // The whole output of every format for the sample result. The analysis time
 // is what a run measures; it is normalised away.
 TEST(WritersGolden, AnalysisEveryFormat) {
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"table", "analysis.txt"}, {"json", "analysis.json"}, {"csv", "analysis.csv"}, {"md", "analysis.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, sample_result()));
-  }
+  test::expect_golden_formats("analysis", {"table", "json", "csv", "md"},
+                              [&](const std::string& format) { return render(format, sample_result()); });
 }
 
 TEST(WritersGolden, AnalysisGroupedEveryFormat) {
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"table", "analysis-groups.txt"},
-                                                        {"json", "analysis-groups.json"},
-                                                        {"csv", "analysis-groups.csv"},
-                                                        {"md", "analysis-groups.md"}}) {
-    SCOPED_TRACE(format);
-    test::expect_golden(file, render(format, grouped_result()));
-  }
+  test::expect_golden_formats("analysis-groups", {"table", "json", "csv", "md"},
+                              [&](const std::string& format) { return render(format, grouped_result()); });
 }
 
 }  // namespace
