@@ -24,20 +24,14 @@
 #include "profiler/host_memory.hpp"
 #include "profiler/memory_meter.hpp"
 #include "profiler/run_context.hpp"
+#include "profiler/run_setup.hpp"
 #include "profiler/sampling.hpp"
+#include "profiler/torch_errors.hpp"
 
 namespace modelstat {
 
 namespace profiler {
 namespace {
-
-at::ScalarType run_float_dtype(const std::string& dtype) {
-  if (dtype.empty()) return at::ScalarType::Undefined;  // the model's own dtypes
-  if (dtype == "fp32") return at::kFloat;
-  if (dtype == "fp16") return at::kHalf;
-  if (dtype == "bf16") return at::kBFloat16;
-  throw Error(ErrorKind::Usage, "--dtype must be fp32, fp16 or bf16, got '" + dtype + "'");
-}
 
 std::string short_dtype(DType t) {
   switch (t) {
@@ -164,9 +158,8 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
   const int threads = resolve_threads(o.threads);
   configure_host_allocator();
   set_intra_op_threads(threads);
-  std::unique_ptr<Device> device = make_device(o.device);
-  if (o.device == "cpu" && !o.dtype.empty() && o.dtype != "fp32")
-    throw Error(ErrorKind::Usage, "--dtype " + o.dtype + " is for CUDA; on the CPU a model runs in its own dtypes");
+  check_run_options(o);
+  std::unique_ptr<Device> device = make_device(name_of(o.device));
 
   // The cache, on the model as the user bound it, and the request against the model's context.
   auto t = Clock::now();
@@ -225,13 +218,7 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
                                             "; generate fewer tokens, use a shorter prompt or a smaller batch");
   }
 
-  ExecOptions eo;
-  eo.device = device->torch_device();
-  eo.float_dtype = run_float_dtype(o.dtype);
-  eo.seed = o.seed;
-  eo.fuse_qdq = o.fuse;
-  eo.fuse_cpu = o.fuse;
-  eo.gemm = parse_gemm_backend(o.gemm);
+  ExecOptions eo = exec_options(o, device->torch_device(), ExecPurpose::Inference);
   eo.share_kv_buffers = found->layout == "shared buffer";
   std::unique_ptr<MemoryMeter> meter = make_memory_meter(device->torch_device());
   const int64_t live_before_weights = meter->live_bytes();
@@ -353,8 +340,8 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
   }
 
   describe_run(*device, r.context);
-  r.context.dtype = !o.dtype.empty() ? o.dtype
-                                     : short_dtype(model.graph.tensors[size_t(model.graph.find_tensor(
+  r.context.dtype = o.dtype != ComputeDtype::Own ? std::string(name_of(o.dtype))
+                                                : short_dtype(model.graph.tensors[size_t(model.graph.find_tensor(
                                                                              found->tensors.front().input))]
                                                        .dtype);
   r.context.batch = batch;
