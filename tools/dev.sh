@@ -33,6 +33,30 @@ install_missing() {
   echo "==> packages installed ($(elapsed))"
 }
 
+# make's output to one progress line: "[ 42%] Building ..." becomes the
+# percentage (rewritten in place on a terminal, every 20% otherwise); warnings
+# and errors pass through. Line by line in the shell: awk would buffer.
+progress() {
+  local line pct shown=0 next_pct=0 tty=0
+  [ -t 1 ] && tty=1
+  while IFS= read -r line; do
+    if [[ $line =~ ^\[\ *([0-9]+)%\] ]]; then
+      pct=${BASH_REMATCH[1]}
+      if [ "$tty" = 1 ]; then
+        printf '\r==> building: %3d%%' "$pct"
+        shown=1
+      elif [ "$pct" -ge "$next_pct" ]; then
+        echo "==> building: $pct%"
+        next_pct=$((pct - pct % 20 + 20))
+      fi
+    elif [[ $line == *warning:* || $line == *error:* ]]; then
+      if [ "$shown" = 1 ]; then echo; shown=0; fi
+      echo "$line"
+    fi
+  done
+  if [ "$shown" = 1 ]; then echo; fi
+}
+
 # Runs a build step with its output in LOG; prints one progress line (make's
 # percentage, the warnings and errors as they come) and, on failure, the log's
 # tail. VERBOSE=1 prints everything instead.
@@ -43,18 +67,8 @@ logged() {
     "$@" 2>&1 | tee "$log"
     return "${PIPESTATUS[0]}"
   fi
-  local tty=0
-  [ -t 1 ] && tty=1
   set +e
-  "$@" 2>&1 | tee "$log" | awk -v tty="$tty" '
-    /^\[ *[0-9]+%\]/ {
-      pct = $0; sub(/^\[ */, "", pct); sub(/%.*/, "", pct)
-      if (tty) { printf "\r==> building: %3d%%", pct; fflush(); shown = 1 }
-      else if (pct + 0 >= next_pct) { printf "==> building: %d%%\n", pct; next_pct = pct - pct % 20 + 20; fflush() }
-      next
-    }
-    /warning:|error:/ { if (shown) { printf "\n"; shown = 0 } print; fflush() }
-    END { if (shown) printf "\n" }'
+  "$@" 2>&1 | tee "$log" | progress
   local rc=${PIPESTATUS[0]}
   set -e
   if [ "$rc" -ne 0 ]; then
