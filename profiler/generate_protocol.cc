@@ -27,6 +27,7 @@
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
 #include "profiler/sampling.hpp"
+#include "profiler/torch_errors.hpp"
 
 namespace modelstat {
 
@@ -340,8 +341,8 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
   }
 
   describe_run(*device, r.context);
-  r.context.dtype = o.dtype != ComputeDtype::Own ? name_of(o.dtype)
-                                     : short_dtype(model.graph.tensors[size_t(model.graph.find_tensor(
+  r.context.dtype = o.dtype != ComputeDtype::Own ? std::string(name_of(o.dtype))
+                                                : short_dtype(model.graph.tensors[size_t(model.graph.find_tensor(
                                                                              found->tensors.front().input))]
                                                        .dtype);
   r.context.batch = batch;

@@ -46,9 +46,30 @@ int run_mapping_errors(const std::function<int()>& body) {
     std::fprintf(stderr, "modelstat: error: out of memory\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "modelstat: internal error: %s\n", e.what());
+    std::fprintf(stderr, "modelstat: error: internal error: %s\n", e.what());
     return 1;
   }
+}
+
+int exit_for_parse_error(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: printed, exit 0
+  // The command as typed ("modelstat profile"): what the message is about and whose --help teaches it.
+  std::string command = "modelstat";
+  for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    command += " " + sub->get_name();
+  }
+  std::fprintf(stderr, "modelstat: error: %s: %s (see '%s --help')\n", command.c_str(), e.what(), command.c_str());
+  return 2;
+}
+
+std::string no_saved_ceilings(const std::string& path) {
+  return "no ceilings saved for this device (" + path + ")";
+}
+
+std::string quick_ceilings_notice(const std::string& why, const std::string& what) {
+  return why + ": measured quick ceilings for " + what +
+         " (seconds, not minutes; less accurate); run `modelstat device` to measure and save accurate ceilings";
 }
 
 std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet) {

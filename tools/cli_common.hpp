@@ -142,6 +142,14 @@ CLI::Validator duration_seconds();
 // neither was given. Throws Error(Usage) for a missing file or an unknown name.
 std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet);
 
+// Why no saved ceilings serve a run: none saved at `path` (the device's default location).
+std::string no_saved_ceilings(const std::string& path);
+
+// The notice of a command that measured quick ceilings because `why` (e.g.
+// no_saved_ceilings): said once, the same in report and fit. `what`: what they
+// serve ("this report").
+std::string quick_ceilings_notice(const std::string& why, const std::string& what);
+
 // Hands standard output (path empty or "-") or -o FILE to `write`; a file is
 // written atomically (write_file_atomically: a failed write is Error(Runtime)
 // naming the path, and leaves the older file as it was).
@@ -151,6 +159,11 @@ void write_output(const std::string& path, const std::function<void(std::ostream
 // modelstat::Error -> its code (2 usage/input, 1 runtime), out of memory -> 1,
 // anything else -> 1 as an internal error.
 int run_mapping_errors(const std::function<int()>& body);
+
+// A command line CLI11 refused, in the same one-line form (`modelstat: error:
+// modelstat profile: --max-time: ... (see 'modelstat profile --help')`), exit 2;
+// --help and --version print as CLI11 does, exit 0.
+int exit_for_parse_error(CLI::App& app, const CLI::ParseError& e);
 
 // What a subcommand computed, rendered without writing anything: the document
 // `-f json` writes and the table `-f table` prints, both from the one record.
@@ -201,7 +214,13 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands);  // pi
 bool default_openmp_wait_policy();
 
 // Subcommands of `modelstat` itself (no LibTorch).
-void add_fit_command(CLI::App& app, std::vector<Command>& commands);      // fit_command.cc
+// Quick ceilings of a device ("cpu" or "cuda") measured now, for `fit` when
+// none are saved: `modelstat` runs `modelstat-profiler device --quick` (fit
+// itself links no LibTorch). Empty where nothing can measure them (the Python
+// module's fit): fit then asks for --ceilings or --datasheet.
+using QuickCeilings = std::function<DeviceCeilings(const std::string& device)>;
+void add_fit_command(CLI::App& app, std::vector<Command>& commands,
+                     QuickCeilings quick = {});                           // fit_command.cc
 void add_compare_command(CLI::App& app, std::vector<Command>& commands);  // compare_command.cc
 
 // The subcommands `modelstat` hands to modelstat-profiler.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One entry point for the README's quick start and for CI.
-#   bash tools/dev.sh demo   install what is missing, build, analyse a bundled sample model
-#   bash tools/dev.sh test   install what is missing, build, run the whole test suite
-#   bash tools/dev.sh build  install what is missing and build
-# Environment: BUILD_DIR (default build), JOBS (default: nproc).
+#   bash tools/dev.sh demo   install what is missing, build the command line only, profile a bundled sample
+#   bash tools/dev.sh test   install what is missing, build everything, run the whole test suite (CI)
+#   bash tools/dev.sh build  install what is missing and build everything
+# Environment: BUILD_DIR (default build), JOBS (default: nproc), MODELSTAT_WERROR=1 (warnings are
+# errors: .ci/run sets it), VERBOSE=1 (the compiler's full output instead of one progress line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,42 +16,105 @@ PACKAGES=(cmake g++ make libtorch-dev libdnnl-dev libopenblas0-pthread libonnx-t
           pybind11-dev python3-dev python3-pytest python3-pandas
           libyaml-cpp-dev libsqlite3-dev slurm-wlm munge chromium)
 
+started=$SECONDS
+elapsed() { local s=$((SECONDS - started)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+
 install_missing() {
   local missing=()
   for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then return; fi
-  echo "==> installing: ${missing[*]}"
+  echo "==> installing ${#missing[@]} Debian packages: ${missing[*]}"
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "==> packages installed ($(elapsed))"
 }
 
+# make's output to one progress line: "[ 42%] Building ..." becomes the
+# percentage (rewritten in place on a terminal, every 20% otherwise); warnings
+# and errors pass through. Line by line in the shell: awk would buffer.
+progress() {
+  local line pct shown=0 next_pct=0 tty=0
+  [ -t 1 ] && tty=1
+  while IFS= read -r line; do
+    if [[ $line =~ ^\[\ *([0-9]+)%\] ]]; then
+      pct=${BASH_REMATCH[1]}
+      if [ "$tty" = 1 ]; then
+        printf '\r==> building: %3d%%' "$pct"
+        shown=1
+      elif [ "$pct" -ge "$next_pct" ]; then
+        echo "==> building: $pct%"
+        next_pct=$((pct - pct % 20 + 20))
+      fi
+    elif [[ $line == *warning:* || $line == *error:* ]]; then
+      if [ "$shown" = 1 ]; then echo; shown=0; fi
+      echo "$line"
+    fi
+  done
+  if [ "$shown" = 1 ]; then echo; fi
+}
+
+# Runs a build step with its output in LOG; prints one progress line (make's
+# percentage, the warnings and errors as they come) and, on failure, the log's
+# tail. VERBOSE=1 prints everything instead.
+logged() {
+  local log=$1
+  shift
+  if [ "${VERBOSE:-0}" = 1 ]; then
+    "$@" 2>&1 | tee "$log"
+    return "${PIPESTATUS[0]}"
+  fi
+  set +e
+  "$@" 2>&1 | tee "$log" | progress
+  local rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" -ne 0 ]; then
+    echo "==> failed; the last lines of $log:" >&2
+    tail -n 30 "$log" >&2
+  fi
+  return "$rc"
+}
+
+# build [TARGET...]: configure, then build the targets (default: all).
 build() {
   install_missing
   # The CUDA toolkit (no GPU needed) lets the CUDA timers and the LibTorch CUDA
   # back-end compile here too; their tests skip without a device.
-  local cuda=()
-  if [ -x /usr/local/cuda/bin/nvcc ]; then cuda=(-DMODELSTAT_CUDA=ON -DCUDAToolkit_ROOT=/usr/local/cuda); fi
-  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}"
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  local flags=(-DCMAKE_BUILD_TYPE=Release)
+  if [ -x /usr/local/cuda/bin/nvcc ]; then flags+=(-DMODELSTAT_CUDA=ON -DCUDAToolkit_ROOT=/usr/local/cuda); fi
+  if [ "${MODELSTAT_WERROR:-0}" = 1 ]; then flags+=(-DMODELSTAT_WERROR=ON); fi
+  mkdir -p "$BUILD_DIR"
+  echo "==> configuring ($BUILD_DIR/configure.log)"
+  logged "$BUILD_DIR/configure.log" cmake -S . -B "$BUILD_DIR" "${flags[@]}"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  echo "==> building ${*:-everything} with $JOBS jobs ($BUILD_DIR/build.log)"
+  logged "$BUILD_DIR/build.log" cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"
+  echo "==> built ($(elapsed))"
 }
 
 case "${1:-demo}" in
   demo)
-    build
-    "$BUILD_DIR/tools/modelstat" sample_models/custom_model.onnx --dim batch=32 --top 5
+    # The command line only (modelstat and the modelstat-profiler it runs), no test binaries.
+    build modelstat modelstat-profiler
+    ms="$BUILD_DIR/tools/modelstat"
+    echo "==> $ms sample_models/custom_model.onnx --dim batch=32 --top 5 --no-nodes"
+    "$ms" sample_models/custom_model.onnx --dim batch=32 --top 5 --no-nodes
     # Measured per layer and joined with the static cost on this machine's roofline (quick
     # ceilings unless `modelstat device` saved some); the HTML page lands beside the build.
-    "$BUILD_DIR/tools/modelstat" report sample_models/custom_model.onnx --dim batch=1 --max-time 3 --top 5 \
-      --no-nodes --html "$BUILD_DIR/custom_model.report.html"
-    echo "HTML report: $BUILD_DIR/custom_model.report.html"
+    echo "==> $ms report sample_models/custom_model.onnx --dim batch=1 --max-time 3 --top 5 --no-nodes --html $BUILD_DIR/custom_model.report.html"
+    "$ms" report sample_models/custom_model.onnx --dim batch=1 --max-time 3 --top 5 --no-nodes \
+      --html "$BUILD_DIR/custom_model.report.html"
+    echo "==> HTML report: $BUILD_DIR/custom_model.report.html (demo done in $(elapsed))"
     ;;
   test)
     build
+    echo "==> testing (ctest -j $JOBS)"
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+    echo "==> tests passed ($(elapsed))"
     ;;
   build)
     build

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -122,15 +123,19 @@ struct FitArgs {
   std::string output;
 };
 
-DeviceCeilings resolve_ceilings(const FitArgs& a) {
+// The ceilings named, else the saved ones of --device, else quick ones
+// measured now (with a notice), as `report` does.
+DeviceCeilings resolve_ceilings(const FitArgs& a, const QuickCeilings& quick, std::vector<std::string>& notices) {
   if (auto c = explicit_ceilings(a.ceilings_file, a.datasheet)) return *c;
   const std::string path = default_ceilings_path(a.device);
-  auto c = load_ceilings(path);
-  if (!c)
+  if (auto c = load_ceilings(path)) return *c;
+  if (!quick)
     throw Error(ErrorKind::Usage, "no saved " + a.device + " ceilings at " + path + ": run 'modelstat device" +
                                       (a.device == "cuda" ? " --device cuda" : "") +
                                       "' first, or pass --ceilings FILE or --datasheet NAME");
-  return *c;
+  DeviceCeilings c = quick(a.device);
+  notices.push_back(quick_ceilings_notice(no_saved_ceilings(path), "this forecast"));
+  return c;
 }
 
 // fit --context: prefill and one decode step of a decoder, each priced as
@@ -182,7 +187,7 @@ FitReport fit_decoder(const FitArgs& a, const LoadOptions& base, int64_t batch, 
   return report;
 }
 
-FitReport compute_fit(const FitArgs& a) {
+FitReport compute_fit(const FitArgs& a, const QuickCeilings& quick) {
   FitOptions options;
   options.train = a.train;
   options.optimizer = parse_as<Optimizer>(a.optimizer, "--optimizer");
@@ -195,7 +200,14 @@ FitReport compute_fit(const FitArgs& a) {
   options.latency_budget_seconds = a.latency_seconds;
   const LoadOptions base = a.model.load_options();
   const int64_t batch = a.batch > 0 ? a.batch : base.default_batch;
-  const DeviceCeilings ceilings = resolve_ceilings(a);
+  // Bad usage fails before any ceilings are measured.
+  if (a.per_token && a.decoder.context == 0) throw_usage("--latency-budget D/token needs --context");
+  if (a.decoder.context > 0 && a.train)
+    throw_usage("--context forecasts inference (prefill and decode): leave out --train");
+  // So does a model that cannot be opened: the loader's error names it.
+  if (!std::ifstream(a.model.model)) (void)analyze_file(a.model.model, base);
+  std::vector<std::string> notices;
+  const DeviceCeilings ceilings = resolve_ceilings(a, quick, notices);
   if (!a.ceilings_file.empty() || !a.datasheet.empty())
     if (ceilings.device_kind != a.device && a.device != "cpu")
       throw_usage("--device " + a.device + " but the ceilings are for " + ceilings.device_kind);
@@ -205,23 +217,25 @@ FitReport compute_fit(const FitArgs& a) {
     o.default_batch = b;
     return analyze_file(a.model.model, o);
   };
-  if (a.per_token && a.decoder.context == 0) throw_usage("--latency-budget D/token needs --context");
+  FitReport report;
   if (a.decoder.context > 0) {
-    if (a.train) throw_usage("--context forecasts inference (prefill and decode): leave out --train");
-    return fit_decoder(a, base, batch, ceilings, options);
+    report = fit_decoder(a, base, batch, ceilings, options);
+  } else {
+    report = fit_model(analyze, batch, ceilings, options);
   }
-  return fit_model(analyze, batch, ceilings, options);
+  report.notices.insert(report.notices.begin(), notices.begin(), notices.end());
+  return report;
 }
 
-int run_fit(const FitArgs& a) {
+int run_fit(const FitArgs& a, const QuickCeilings& quick) {
   const auto writer = make_fit_writer(a.format);
-  const FitReport report = compute_fit(a);
+  const FitReport report = compute_fit(a, quick);
   write_output(a.output, [&](std::ostream& out, bool) { writer->write(report, out); });
   return report.within_budgets() ? 0 : kFitBudgetExceededExitCode;
 }
 
-Rendered render_fit(const FitArgs& a) {
-  const FitReport report = compute_fit(a);
+Rendered render_fit(const FitArgs& a, const QuickCeilings& quick) {
+  const FitReport report = compute_fit(a, quick);
   std::ostringstream json, table;
   make_fit_writer("json")->write(report, json);
   make_fit_writer("table")->write(report, table);
@@ -230,7 +244,7 @@ Rendered render_fit(const FitArgs& a) {
 
 }  // namespace
 
-void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
+void add_fit_command(CLI::App& app, std::vector<Command>& commands, QuickCeilings quick) {
   auto args = std::make_shared<FitArgs>();
   CLI::App* cmd = app.add_subcommand(
       "fit",
@@ -285,7 +299,8 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
       ->needs(zero)
       ->type_name("N");
   auto* file = cmd->add_option("--ceilings", args->ceilings_file,
-                               "Device ceilings JSON (from 'modelstat device'); default: the saved one for --device");
+                               "Device ceilings JSON (from 'modelstat device'); default: the saved one for --device, else quick "
+                               "ones measured now (a few seconds, with a notice)");
   cmd->add_option("--datasheet", args->datasheet, "Use labelled datasheet ceilings instead (h100-sxm, a100-sxm, ...)")
       ->excludes(file);
   cmd->add_option("--device", args->device, "Which saved ceilings to use: cpu or cuda")
@@ -298,7 +313,8 @@ void add_fit_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"table", "json"}))
       ->default_val("table");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of standard output");
-  commands.push_back({cmd, [args]() -> int { return run_fit(*args); }, [args] { return render_fit(*args); }});
+  commands.push_back({cmd, [args, quick]() -> int { return run_fit(*args, quick); },
+                      [args, quick] { return render_fit(*args, quick); }});
 }
 
 }  // namespace modelstat::cli

@@ -1,6 +1,7 @@
 // The modelstat command line. Only this file catches errors and maps them to
 // exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input.
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <new>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/suite/machine.hpp"
 #include "modelstat/analysis.hpp"
 #include "modelstat/error.hpp"
 #include "tools/cli_common.hpp"
@@ -22,7 +24,6 @@
 
 namespace {
 
-const char* const kVersion = MODELSTAT_VERSION;  // the CMake project version
 
 int list_ops() {
   const auto& rules = modelstat::cost::all_rules();
@@ -83,6 +84,52 @@ void forward_to_profiler(int argc, char** argv) {
   std::exit(1);
 }
 
+// `modelstat fit` without saved ceilings: quick ones measured by
+// `modelstat-profiler device --quick --no-save` into a temporary JSON file
+// (fit links no LibTorch), its progress on standard error.
+modelstat::DeviceCeilings measure_quick_ceilings(const std::string& device) {
+  using modelstat::Error;
+  using modelstat::ErrorKind;
+  const std::string profiler = profiler_path();
+  if (profiler.empty())
+    throw Error(ErrorKind::Usage, "no saved " + device +
+                                      " ceilings, and this build has no modelstat-profiler (LibTorch) to measure "
+                                      "quick ones: pass --ceilings FILE or --datasheet NAME");
+  char dir_template[] = "/tmp/modelstat-quick-ceilings-XXXXXX";
+  if (mkdtemp(dir_template) == nullptr)
+    throw Error(ErrorKind::Runtime, std::string("cannot create a temporary folder for quick ceilings: ") +
+                                        std::strerror(errno));
+  const std::string dir = dir_template, file = dir + "/ceilings.json";
+  auto cleanup = [&] {
+    unlink(file.c_str());
+    rmdir(dir.c_str());
+  };
+  std::vector<std::string> words = {profiler, "device", "--device", device, "--quick", "--no-save",
+                                    "-f",     "json",   "-o",       file};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  modelstat::cli::default_openmp_wait_policy();
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(STDERR_FILENO, STDOUT_FILENO);  // fit's standard output stays its report
+    execv(profiler.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    cleanup();
+    throw Error(ErrorKind::Runtime, "quick ceilings: '" + profiler + " device --quick' failed" +
+                                        (WIFEXITED(status) ? " (exit " + std::to_string(WEXITSTATUS(status)) + ")"
+                                                           : std::string()) +
+                                        "; pass --ceilings FILE or --datasheet NAME");
+  }
+  std::optional<modelstat::DeviceCeilings> c = modelstat::load_ceilings(file);
+  cleanup();
+  if (!c) throw Error(ErrorKind::Runtime, "quick ceilings: " + file + " was not written by 'device --quick'");
+  return *c;
+}
+
 // modelstat-profiler's subcommands and flags (`modelstat-profiler
 // --completion-words`), "" without it.
 std::string profiler_completion_words() {
@@ -116,14 +163,16 @@ int main(int argc, char** argv) {
       "  modelstat results results.db    the results across machines: table, CSV, JSON, Markdown, HTML; compare\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input."};
   app.name("modelstat");
-  app.set_version_flag("--version", std::string("modelstat ") + kVersion);
+  // The CMake project version and the commit built (cmake/build_info.cmake: "-dirty" with local changes).
+  app.set_version_flag("--version", std::string("modelstat ") + modelstat::suite::build_version() + " (commit " +
+                                        modelstat::suite::build_commit() + ")");
   app.require_subcommand(0, 1);
 
   std::vector<modelstat::cli::Command> commands;
   modelstat::cli::add_analyze_command(app, commands, /*exit_fast=*/true);
   CLI::App* ops = app.add_subcommand("ops", "List every op with a cost rule and its formula");
   modelstat::cli::add_profiler_commands(app, commands);
-  modelstat::cli::add_fit_command(app, commands);
+  modelstat::cli::add_fit_command(app, commands, measure_quick_ceilings);
   modelstat::cli::add_compare_command(app, commands);
   modelstat::cli::add_suite_command(app, commands);
   modelstat::cli::add_results_command(app, commands);
@@ -140,8 +189,7 @@ int main(int argc, char** argv) {
     std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return modelstat::cli::exit_for_parse_error(app, e);
   }
 
   return modelstat::cli::run_mapping_errors([&]() -> int {

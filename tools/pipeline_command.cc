@@ -74,10 +74,12 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands) {
     if (f != "table")
       cmd->add_option("--" + f, a.extra_outputs[f], "Also write the " + f + " report to FILE (same run)");
 
-  commands.push_back({cmd, [args] {
+  commands.push_back({cmd, [args, cmd] {
                         PipelineArgs& a = *args;
                         if (a.options.measure.max_iterations < a.options.measure.min_iterations)
                           throw_usage("--max-iters is below --iters");
+                        std::vector<std::string> notices;
+                        lower_min_time_to_max_time(cmd, a.options.measure, notices);
                         PipelineSpec spec;
                         if (a.sources.size() == 1 && is_description(a.sources[0])) {
                           if (!a.bindings.dims.empty() || !a.bindings.inputs.empty() || a.host_busy_ms > 0)
@@ -93,7 +95,8 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands) {
                           spec = chain_pipeline(a.sources, a.bindings.load_options(), name_of(a.options.measure.device),
                                                 a.host_busy_ms * 1e-3);
                         }
-                        const PipelineResult result = run_pipeline(spec, a.options);
+                        PipelineResult result = run_pipeline(spec, a.options);
+                        result.notices.insert(result.notices.begin(), notices.begin(), notices.end());
                         ReportOptions ro;
                         write_output(a.output, [&](std::ostream& out, bool is_tty) {
                           ro.color = a.format == "table" && is_tty;

@@ -1,6 +1,7 @@
 // `modelstat profile` and `modelstat verify`: the subcommands that need the
 // LibTorch profiler. Built only when LibTorch is (MODELSTAT_WITH_TORCH).
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <string>
@@ -16,6 +17,21 @@
 
 namespace modelstat::cli {
 
+namespace {
+
+// Why a verify case did not run to a verdict ("" when it did): the ops or
+// values without an executor, or the error that stopped it (which names its file).
+std::string verify_error(const VerifyRecord& r) {
+  if (!r.unsupported.empty()) {
+    std::string what;
+    for (const auto& op : r.unsupported) what += (what.empty() ? "" : ", ") + op;
+    return r.case_dir + ": cannot run: " + what + " (no executor, or a non-tensor / string value)";
+  }
+  return r.error;
+}
+
+}  // namespace
+
 void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   auto args = std::make_shared<ProfileArgs>();
   CLI::App* profile = app.add_subcommand(
@@ -30,6 +46,7 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
     const std::optional<GroupRule> group_rule = args->output.group_rule();
     ProfileResult result = profile_model(args->model.model, args->model.run_load_options(), args->options);
     if (group_rule) apply_grouping(result, *group_rule);
+    result.notices.insert(result.notices.begin(), args->notices.begin(), args->notices.end());
     return result;
   };
   auto report_options = [args] {
@@ -138,7 +155,12 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
                         if (atol_option->count() > 0) verify_options->atol = *atol;
                         const VerifyRecord record = profiler::verify_case(*case_dir, *verify_options);
                         auto writer = make_verify_writer(output->format);
-                        write_output(output->output, [&](std::ostream& out, bool) { writer->write(record, out); });
+                        // A case that could not run (or stopped) is an error in the one form every command
+                        // uses, on standard error; the JSON document still records it.
+                        const std::string error = verify_error(record);
+                        if (error.empty() || output->format == "json")
+                          write_output(output->output, [&](std::ostream& out, bool) { writer->write(record, out); });
+                        if (!error.empty()) std::fprintf(stderr, "modelstat: error: %s\n", error.c_str());
                         return record.exit_code;
                       },
                       {}});

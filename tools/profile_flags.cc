@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 namespace modelstat::cli {
 
 namespace {
@@ -33,6 +35,21 @@ void ProfileArgs::finish() {
   options.fuse = !no_fuse && fusion == "on";
   options.batch_sweep = parse_batches(batch_sweep);
   if (options.max_iterations < options.min_iterations) throw_usage("--max-iters is below --iters");
+  notices.clear();
+  lower_min_time_to_max_time(command, options, notices);
+}
+
+void lower_min_time_to_max_time(const CLI::App* cmd, ProfileOptions& o, std::vector<std::string>& notices) {
+  if (o.min_seconds <= o.max_seconds) return;
+  const bool min_given = cmd != nullptr && cmd->get_option("--min-time")->count() > 0;
+  if (min_given)
+    throw_usage(fmt::format("--min-time {:g} is above --max-time {:g}: a pass cannot last at least the one and at "
+                            "most the other; lower --min-time or raise --max-time",
+                            o.min_seconds, o.max_seconds));
+  notices.push_back(fmt::format("--max-time {:g} s is below the default --min-time ({:g} s): each pass measures "
+                                "for at most {:g} s (--min-time lowered to it)",
+                                o.max_seconds, o.min_seconds, o.max_seconds));
+  o.min_seconds = o.max_seconds;
 }
 
 void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
@@ -46,7 +63,9 @@ void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
   cmd.add_option("--iters", o.min_iterations, "Measured runs, at least")->default_val(10)->check(CLI::Range(1, 100000000));
   cmd.add_option("--max-iters", o.max_iterations, "Measured runs, at most")->default_val(1000000)->check(CLI::Range(1, 100000000));
   cmd.add_option("--min-time", o.min_seconds, "Measured seconds per pass, at least")->default_val(1.0)->check(CLI::Range(0.0, 3600.0));
-  cmd.add_option("--max-time", o.max_seconds, "Seconds per pass at most (time-out of the stability rule)")
+  cmd.add_option("--max-time", o.max_seconds,
+                 "Seconds per pass at most (time-out of the stability rule); below the default --min-time, "
+                 "the minimum is lowered to it, with a notice")
       ->default_val(10.0)
       ->check(CLI::Range(0.001, 36000.0));
   cmd.add_option("--target-rel-ci", o.target_rel_ci,
@@ -58,6 +77,7 @@ void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
 }
 
 void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::string>& formats) {
+  args.command = &cmd;
   add_model_flags(cmd, args.model);
   add_output_flags(cmd, args.output, formats);
   ProfileOptions& o = args.options;

@@ -40,8 +40,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return modelstat::cli::exit_for_parse_error(app, e);
   }
   return modelstat::cli::run_mapping_errors([&]() -> int {
     for (const auto& c : commands)

@@ -67,7 +67,7 @@ JoinedReport build_report(const ReportArgs& a) {
 
   ProfileResult profile = profile_model(p.model.model, p.model.run_load_options(), p.options);
   if (group_rule) apply_grouping(profile, *group_rule);
-  std::vector<std::string> notices;
+  std::vector<std::string> notices = p.notices;
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
   JoinedReport report = join_profile(std::move(profile), *ceilings);
   report.notices.insert(report.notices.begin(), notices.begin(), notices.end());

@@ -2,6 +2,7 @@
 #include "tools/run_ceilings.hpp"
 
 #include "profiler/ceilings_probe.hpp"
+#include "tools/cli_common.hpp"
 
 namespace modelstat::cli {
 
@@ -19,7 +20,7 @@ std::optional<DeviceCeilings> saved_ceilings(const ProfileOptions& options, cons
   const std::string path = default_ceilings_path(name_of(options.device));
   const std::optional<DeviceCeilings> saved = load_ceilings(path);
   if (!saved) {
-    why = "no ceilings saved for this device (" + path + ")";
+    why = no_saved_ceilings(path);
     return std::nullopt;
   }
   why = ceilings_mismatch(*saved, run);
@@ -44,8 +45,7 @@ DeviceCeilings saved_or_quick_ceilings(const ProfileOptions& options, const RunC
   if (options.device != DeviceKind::Cpu && (run.dtype == "fp16" || run.dtype == "bf16"))
     probe.dtypes.push_back(run.dtype);
   DeviceCeilings quick = profiler::measure_ceilings(probe);
-  notices.push_back(why + ": measured quick ceilings for this report (a few seconds, less accurate); run "
-                          "`modelstat device` to measure and save accurate ceilings");
+  notices.push_back(quick_ceilings_notice(why, "this report"));
   return quick;
 }
 

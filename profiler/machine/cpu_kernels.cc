@@ -114,7 +114,10 @@ __attribute__((target("avx512f"))) void update_avx512(float* data, int64_t bytes
     for (int64_t i = 0; i < n; i += 128) {
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k)
-        _mm512_store_ps(data + i + 16 * k, _mm512_max_ps(zero, _mm512_load_ps(data + i + 16 * k)));
+        // The masked form with every lane set is the same max; the unmasked one's
+        // header passes _mm512_undefined_ps(), which GCC 12 flags -Wmaybe-uninitialized.
+        _mm512_store_ps(data + i + 16 * k,
+                        _mm512_mask_max_ps(zero, __mmask16(0xFFFF), zero, _mm512_load_ps(data + i + 16 * k)));
     }
 }
 

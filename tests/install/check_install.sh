@@ -28,7 +28,7 @@ done
 [ ! -e "$prefix/bin/modelstat-profiler" ] || fail "modelstat-profiler is installed in bin/, not libexec/"
 
 # The installed binary, from the moved prefix.
-"$prefix/bin/modelstat" --version | grep -qx "modelstat [0-9.]*" || fail "modelstat --version"
+"$prefix/bin/modelstat" --version | grep -Eqx "modelstat [0-9.]+ \(commit ([0-9a-f]+(-dirty)?|unknown)\)" || fail "modelstat --version"
 "$prefix/bin/modelstat" "$model" -f json > "$work/analysis.json"
 totals() { "$python" -c 'import json, sys; t = json.load(open(sys.argv[1]))["totals"]; print("params %d macs %d flops %d" % (t["params"], t["macs"], t["flops"]))' "$1"; }
 cli_totals=$(totals "$work/analysis.json")

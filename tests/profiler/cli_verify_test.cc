@@ -117,12 +117,15 @@ fs::path add_case(const std::string& name) {
 
 RunResult verify(const fs::path& dir) { return modelstat::test::run_modelstat_cli("verify " + dir.string()); }
 
-// Exit 2, one line (stdout: verify's report), naming `file` and saying `what`.
+// Exit 2, one error line on standard error in every command's form
+// (`modelstat: error: ...`), naming `file` and saying `what`; nothing on stdout.
 void expect_cannot_run(const RunResult& r, const std::string& file, const std::string& what) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  EXPECT_NE(r.out.find(file), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
+  EXPECT_EQ(r.out, "") << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("modelstat: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
 }
 
 TEST(CliVerify, WellFormedCasePassesAndAWrongOutputFails) {
