@@ -25,7 +25,6 @@
 #include "profiler/memory_meter.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/run_setup.hpp"
-#include "profiler/torch_errors.hpp"
 #include "profiler/sampling.hpp"
 #include "profiler/torch_errors.hpp"
 
