@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
+#include "modelstat/fit.hpp"
 #include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
 #include "profiler/ceilings_probe.hpp"
@@ -52,6 +54,28 @@ ReportOptions report_options(const ReportArgs& a) {
 }
 
 // Checks the flags, profiles and joins; the record every format is written from.
+// fit's forecast of this run beside its measurement, node by node: the
+// analysis at the bindings the profile ran, priced with the report's ceilings
+// as `modelstat fit` would. A model fit cannot price (ceilings without the
+// run's dtype, say) keeps its report, with the reason in forecast_note.
+void add_forecast(JoinedReport& report, const ProfileArgs& p) {
+  if (p.options.train_step) {
+    report.forecast_note = "the report's forecast is of inference; --train-step runs are forecast by `modelstat fit --train`";
+    return;
+  }
+  if (!p.options.fuse) {
+    report.forecast_note = "no forecast: `fit` prices the fused executor's kernels, and this run had --fusion off";
+    return;
+  }
+  try {
+    FitOptions options;
+    options.compute_dtype = report.profile.context.dtype.empty() ? "fp32" : report.profile.context.dtype;
+    join_forecast(report, forecast_fit(analyze_file(p.model.model, p.model.run_load_options()), report.ceilings, options));
+  } catch (const Error& e) {
+    report.forecast_note = std::string("no forecast: ") + e.what();
+  }
+}
+
 JoinedReport build_report(const ReportArgs& a) {
   const ProfileArgs& p = a.profile;
   if (p.no_layers)
@@ -70,6 +94,7 @@ JoinedReport build_report(const ReportArgs& a) {
   std::vector<std::string> notices;
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
   JoinedReport report = join_profile(std::move(profile), *ceilings);
+  add_forecast(report, p);
   report.notices.insert(report.notices.begin(), notices.begin(), notices.end());
   return report;
 }

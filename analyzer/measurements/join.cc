@@ -20,7 +20,7 @@
 namespace modelstat {
 
 // 2.3: group_by, groups; 2.4: machine and memory-level roofs; 2.5: nodes[].fused_members and kernel
-const char* const kJoinedJsonSchemaVersion = "2.5";
+const char* const kJoinedJsonSchemaVersion = "2.6";
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -289,6 +289,18 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
         "--branch NODE=then|else chooses): they have no cost");
   r.profile = std::move(profile);
   return r;
+}
+
+void join_forecast(JoinedReport& r, const FitReport& forecast) {
+  std::map<int, const NodeForecast*> by_index;
+  for (const NodeForecast& f : forecast.nodes) by_index[f.index] = &f;
+  for (JoinedNode& n : r.nodes) {
+    const auto it = by_index.find(n.index);
+    if (n.depth == 0 && it != by_index.end() && it->second->name == n.name) n.forecast_seconds = it->second->forward_seconds;
+  }
+  r.forecast_seconds = forecast.latency.forward_seconds;
+  const TimingSummary& whole = r.profile.whole;
+  if (whole.count > 0 && whole.median > 0) r.forecast_error = forecast.latency.forward_seconds / whole.median - 1.0;
 }
 
 }  // namespace modelstat

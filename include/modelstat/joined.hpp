@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "modelstat/ceilings.hpp"
+#include "modelstat/fit.hpp"
 #include "modelstat/grouping.hpp"
 #include "modelstat/profile.hpp"
 
@@ -95,6 +96,11 @@ struct JoinedNode {
   // what sits on the roofline.
   std::vector<std::string> fused_members;
   std::string kernel;  // LayerTiming::kernel
+  // fit's forecast of this node (a fused group's head: the group's kernel,
+  // its members 0), priced as `modelstat fit` prices it with these ceilings
+  // (docs/FIT.md); empty when no forecast was made. Beside median_seconds it
+  // shows where the forecast is wrong.
+  std::optional<double> forecast_seconds;
 };
 
 struct JoinedOpType {
@@ -134,6 +140,12 @@ struct JoinedReport {
   double whole_achieved_flops_per_second = 0;  // total FLOPs / whole-model median
   double whole_efficiency = 0;              // that over the peak (the machine roof)
   double whole_achievable_efficiency = 0;   // that over the achievable (matmul) roof; 0 without one
+  // fit's forecast of the whole model (the sum of its nodes' forecasts) and
+  // its error against the whole-model median (forecast / median - 1); empty
+  // when no forecast was made (forecast_note says why).
+  std::optional<double> forecast_seconds;
+  std::optional<double> forecast_error;
+  std::string forecast_note;
   std::vector<std::string> notices;
 };
 
@@ -141,6 +153,13 @@ struct JoinedReport {
 // same device kind. Throws Error(Usage) when the kinds differ or there are no
 // per-layer timings.
 JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings);
+
+// Sets each top-level node's forecast_seconds from fit's forecast of the same
+// analysis (matched by index and name: a row of another model, or a group of
+// --group-by, gets none) and the whole model's forecast and its error against
+// the whole-model median. A node fit priced at 0 as a fused group's member
+// keeps 0: the group's time is on its head, as the measured time is.
+void join_forecast(JoinedReport& report, const FitReport& forecast);
 
 
 }  // namespace modelstat

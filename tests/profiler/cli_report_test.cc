@@ -114,6 +114,16 @@ TEST(CliReport, EveryFormatFromOneRun) {
     }
   }
   EXPECT_NEAR(shares, 1.0, 1e-9);
+  // fit's forecast with the same ceilings: the whole model's is the sum of its nodes', and its
+  // error is against the whole-model median.
+  ASSERT_TRUE(doc["whole"].contains("forecast_s")) << doc["whole"].dump();
+  double forecast_sum = 0;
+  for (const auto& n : doc["nodes"]) forecast_sum += n.value("forecast_s", 0.0);
+  EXPECT_GT(forecast_sum, 0);
+  EXPECT_NEAR(forecast_sum, doc["whole"]["forecast_s"].get<double>(), 1e-12);
+  EXPECT_NEAR(doc["whole"]["forecast_error"].get<double>(),
+              doc["whole"]["forecast_s"].get<double>() / doc["whole"]["median_s"].get<double>() - 1, 1e-9);
+  EXPECT_NE(r.out.find("fc/meas"), std::string::npos) << r.out;
 
   // CSV: a header and one row per node, the same nodes as the JSON.
   std::istringstream csv(read_file(csv_file));

@@ -206,6 +206,11 @@ void Page::summary() {
     vs_whole = escape(report_detail::signed_percent(r_.layer_sum_seconds / whole.median - 1)) +
                " vs the whole-model median<br>(instrumented pass)";
   card("Sum of layer medians", escape(human_seconds(r_.layer_sum_seconds)), vs_whole);
+  if (r_.forecast_seconds)
+    card("Forecast (fit)", escape(human_seconds(*r_.forecast_seconds)),
+         (r_.forecast_error ? escape(report_detail::signed_percent(*r_.forecast_error)) + " vs the whole-model median"
+                            : std::string("whole-model median not measured")) +
+             "<br>per layer: the forecast and fc/meas columns");
   card("Achieved", escape(rate_text(r_.whole_achieved_flops_per_second, "FLOP/s")),
        positive(r_.peak_flops_per_second)
            ? escape(percent_of(r_.whole_efficiency, 1.0)) + " of the " + escape(r_.compute_dtype) +

@@ -40,6 +40,11 @@ Json whole_json(const JoinedReport& r) {
   j["achieved_flops_per_s"] = real(whole, r.whole_achieved_flops_per_second);
   j["efficiency"] = real(whole && r.peak_flops_per_second > 0, r.whole_efficiency);
   j["achievable_efficiency"] = real(whole && r.whole_achievable_efficiency > 0, r.whole_achievable_efficiency);
+  if (r.forecast_seconds) {  // 2.6: fit's forecast of the run
+    j["forecast_s"] = *r.forecast_seconds;
+    j["forecast_error"] = json_optional(r.forecast_error);
+  }
+  if (!r.forecast_note.empty()) j["forecast_note"] = r.forecast_note;
   return j;
 }
 
@@ -147,6 +152,7 @@ Json joined_node_json(const JoinedReport& r, const JoinedNode& n) {
   j["memory_level"] = n.memory_level.empty() ? Json(nullptr) : Json(n.memory_level);
   j["attainable_flops_per_s"] = json_optional(n.attainable_flops_per_second);
   j["efficiency"] = json_optional(n.efficiency);
+  if (n.forecast_seconds) j["forecast_s"] = *n.forecast_seconds;  // 2.6
   return j;
 }
 
