@@ -274,6 +274,33 @@ ProfileSection groups_section(const JoinedReport& r) {
   return s;
 }
 
+// --scaling: the whole model and the `top` nodes that give away the most
+// time against a perfect split.
+ProfileSection scaling_section(const ScalingView& v, size_t top) {
+  ProfileSection s;
+  s.title = fmt::format("Thread scaling (1 -> {} threads, by time lost)", v.threads);
+  s.fields = {{"whole model", human_seconds(v.one_thread_median) + " -> " + human_seconds(v.median) +
+                                  fmt::format(": {:.2f}x, {} parallel efficiency", v.speedup,
+                                              percent_of(v.efficiency, 1.0))},
+              {"layer sum", human_seconds(v.layer_sum_one_thread) + " -> " + human_seconds(v.layer_sum)}};
+  s.columns = {{"#"},       {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"1 thread"},
+               {fmt::format("{} threads", v.threads)}, {"speedup"}, {"eff"}, {"lost"}, {"why", Align::Left}};
+  for (size_t i = 0; i < v.nodes.size() && i < top; ++i) {
+    const NodeScaling& n = v.nodes[i];
+    s.rows.push_back({std::to_string(n.index), n.name, n.op_type, human_seconds(n.one_thread_seconds),
+                      human_seconds(n.seconds), fmt::format("{:.2f}x", n.speedup), percent_of(n.efficiency, 1.0),
+                      human_seconds(n.lost_seconds), n.why.empty() ? "scales" : n.why});
+    s.highlight.push_back(!n.why.empty());
+  }
+  s.lines.push_back(fmt::format(
+      "lost: the N-thread median minus a perfect split of the 1-thread one; eff = speedup / {}; a node below {} "
+      "efficiency is too small to split (< {} at 1 thread), at the memory roof (memory-bound at >= {} of its "
+      "level's bandwidth), serial (speedup < {:.2f}x) or partly parallel",
+      v.threads, percent_of(kScalesEfficiency, 1.0), human_seconds(kTooSmallSeconds),
+      percent_of(kAtRoofEfficiency, 1.0), kSerialSpeedup));
+  return s;
+}
+
 ProfileSection op_type_section(const JoinedReport& r) {
   ProfileSection s;
   s.title = "By op type (by time)";
@@ -337,6 +364,7 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
   else if (options.show_all_nodes && !r.nodes.empty())
     doc.sections.push_back(nodes_section(r));
   if (!r.by_op_type.empty()) doc.sections.push_back(op_type_section(r));
+  if (r.scaling) doc.sections.push_back(scaling_section(*r.scaling, std::max(top, size_t(10))));
 
   ProfileSection notices;
   notices.title = "Notices";

@@ -179,6 +179,7 @@ class Page {
   void layer_table();
 
   void op_type_table();
+  void scaling_table();  // --scaling
 
   void notices();
 

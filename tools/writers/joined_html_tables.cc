@@ -164,6 +164,31 @@ void Page::group_table() {
   out_ << "</tbody></table></div>\n</section>\n";
 }
 
+void Page::scaling_table() {
+  if (!r_.scaling) return;
+  const ScalingView& v = *r_.scaling;
+  out_ << "<section id=\"scaling\">\n<h2>Thread scaling (1 &rarr; " << v.threads << " threads)</h2>\n";
+  out_ << "<p class=\"note\">Whole model " << escape(human_seconds(v.one_thread_median)) << " &rarr; "
+       << escape(human_seconds(v.median)) << ": " << escape(fmt::format("{:.2f}x", v.speedup)) << ", "
+       << escape(percent_of(v.efficiency, 1.0))
+       << " parallel efficiency. Per node, by time lost against a perfect split (the N-thread median minus "
+          "the 1-thread one over N); click a column to sort.</p>\n";
+  out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th class=\"l\">node</th>"
+          "<th class=\"l\">op</th><th>1 thread</th><th>"
+       << v.threads
+       << " threads</th><th>speedup</th><th>efficiency</th><th>lost</th><th class=\"l\">why</th></tr></thead>\n"
+          "<tbody>\n";
+  for (const NodeScaling& n : v.nodes)
+    out_ << "<tr>" << num_cell(std::to_string(n.index), double(n.index)) << "<td class=\"l name\" title=\""
+         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type)
+         << num_cell(human_seconds(n.one_thread_seconds), n.one_thread_seconds)
+         << num_cell(human_seconds(n.seconds), n.seconds) << num_cell(fmt::format("{:.2f}x", n.speedup), n.speedup)
+         << num_cell(percent_of(n.efficiency, 1.0), n.efficiency, "eff", std::min(1.0, n.efficiency))
+         << num_cell(human_seconds(n.lost_seconds), n.lost_seconds) << "<td class=\"l\">"
+         << escape(n.why.empty() ? std::string("scales") : n.why) << "</td></tr>\n";
+  out_ << "</tbody></table></div>\n</section>\n";
+}
+
 void Page::op_type_table() {
   out_ << "<section id=\"op-types\">\n<h2>By op type</h2>\n";
   out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th "

@@ -133,6 +133,7 @@ void Page::write() {
   if (!p().group_by.empty()) group_table();
   layer_table();
   op_type_table();
+  scaling_table();
   notices();
   conventions();
   out_ << "<script>" << kScript << "</script>\n</main>\n</body>\n</html>\n";
@@ -193,7 +194,8 @@ void Page::summary() {
   out_ << "<p class=\"context\">" << report_detail::join(ctx, " &middot; ") << "</p>\n";
   out_ << "<nav><a href=\"#charts\">Charts</a><a href=\"#hotspots\">Hotspots</a>"
        << (p().group_by.empty() ? "" : "<a href=\"#groups\">By group</a>")
-       << "<a href=\"#layers\">All layers</a><a href=\"#op-types\">By op type</a><a "
+       << "<a href=\"#layers\">All layers</a><a href=\"#op-types\">By op type</a>"
+       << (r_.scaling ? "<a href=\"#scaling\">Thread scaling</a>" : "") << "<a "
           "href=\"#notices\">Notices</a>"
        << "<a href=\"#conventions\">Conventions</a></nav>\n";
 

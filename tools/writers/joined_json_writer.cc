@@ -63,6 +63,34 @@ Json op_type_json(const JoinedReport& r, const JoinedOpType& t) {
   return j;
 }
 
+// --scaling: the whole model and every node timed at 1 and N threads, by time lost.
+Json scaling_json(const ScalingView& v) {
+  Json j;
+  j["threads"] = v.threads;
+  j["one_thread_median_s"] = real(v.one_thread_median > 0, v.one_thread_median);
+  j["median_s"] = real(v.median > 0, v.median);
+  j["speedup"] = real(v.median > 0 && v.one_thread_median > 0, v.speedup);
+  j["efficiency"] = real(v.median > 0 && v.one_thread_median > 0, v.efficiency);
+  j["layer_sum_one_thread_s"] = v.layer_sum_one_thread;
+  j["layer_sum_s"] = v.layer_sum;
+  Json nodes = Json::array();
+  for (const NodeScaling& n : v.nodes) {
+    Json row;
+    row["index"] = n.index;
+    row["name"] = n.name;
+    row["op_type"] = n.op_type;
+    row["one_thread_s"] = n.one_thread_seconds;
+    row["s"] = n.seconds;
+    row["speedup"] = n.speedup;
+    row["efficiency"] = n.efficiency;
+    row["lost_s"] = n.lost_seconds;
+    row["why"] = n.why.empty() ? Json(nullptr) : Json(n.why);
+    nodes.push_back(std::move(row));
+  }
+  j["nodes"] = std::move(nodes);
+  return j;
+}
+
 class JoinedJsonWriter final : public JoinedWriter {
  public:
   void write(const JoinedReport& r, const ReportOptions& options, std::ostream& out) const override {
@@ -93,6 +121,7 @@ class JoinedJsonWriter final : public JoinedWriter {
     Json by_type = Json::array();
     for (const JoinedOpType& t : r.by_op_type) by_type.push_back(op_type_json(r, t));
     doc["by_op_type"] = std::move(by_type);
+    if (r.scaling) doc["scaling"] = scaling_json(*r.scaling);  // 2.6, --scaling
     doc["notices"] = r.notices;
 
     // The profile document goes last, written by the profile JSON writer's
