@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "modelstat/analysis.hpp"
 #include "modelstat/ceilings.hpp"
+#include "modelstat/fit.hpp"
 #include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
 #include "profiler/ceilings_probe.hpp"
@@ -28,6 +30,7 @@ const std::vector<std::string> kReportFormats = {"table", "json", "csv", "md", "
 struct ReportArgs {
   ProfileArgs profile;
   GenerationArgs generation;  // --generate P:G hands over to generate_command.cc
+  bool scaling = false;                // --scaling: also at 1 thread, node by node
   std::string ceilings_file;           // --ceilings FILE
   std::string datasheet;               // --datasheet NAME
   std::map<std::string, std::string> extra_outputs;  // format -> FILE (--html FILE, --json FILE, ...)
@@ -52,6 +55,28 @@ ReportOptions report_options(const ReportArgs& a) {
 }
 
 // Checks the flags, profiles and joins; the record every format is written from.
+// fit's forecast of this run beside its measurement, node by node: the
+// analysis at the bindings the profile ran, priced with the report's ceilings
+// as `modelstat fit` would. A model fit cannot price (ceilings without the
+// run's dtype, say) keeps its report, with the reason in forecast_note.
+void add_forecast(JoinedReport& report, const ProfileArgs& p) {
+  if (p.options.train_step) {
+    report.forecast_note = "the report's forecast is of inference; --train-step runs are forecast by `modelstat fit --train`";
+    return;
+  }
+  if (!p.options.fuse) {
+    report.forecast_note = "no forecast: `fit` prices the fused executor's kernels, and this run had --fusion off";
+    return;
+  }
+  try {
+    FitOptions options;
+    options.compute_dtype = report.profile.context.dtype.empty() ? "fp32" : report.profile.context.dtype;
+    join_forecast(report, forecast_fit(analyze_file(p.model.model, p.model.run_load_options()), report.ceilings, options));
+  } catch (const Error& e) {
+    report.forecast_note = std::string("no forecast: ") + e.what();
+  }
+}
+
 JoinedReport build_report(const ReportArgs& a) {
   const ProfileArgs& p = a.profile;
   if (p.no_layers)
@@ -65,11 +90,27 @@ JoinedReport build_report(const ReportArgs& a) {
   make_joined_writer(p.output.format);
   const std::optional<GroupRule> group_rule = p.output.group_rule();
 
+  std::optional<ProfileResult> one_thread;
+  if (a.scaling) {
+    if (p.options.device != DeviceKind::Cpu) throw_usage("--scaling compares CPU thread counts: it needs --device cpu");
+    if (p.options.threads == 1) throw_usage("--scaling compares 1 thread with N: give --threads N > 1 (default: all cores)");
+    if (group_rule) throw_usage("--scaling is per node: leave out --group-by");
+    ProfileOptions single = p.options;
+    single.threads = 1;
+    one_thread = profile_model(p.model.model, p.model.run_load_options(), single);
+  }
   ProfileResult profile = profile_model(p.model.model, p.model.run_load_options(), p.options);
   if (group_rule) apply_grouping(profile, *group_rule);
   std::vector<std::string> notices = p.notices;
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
   JoinedReport report = join_profile(std::move(profile), *ceilings);
+  add_forecast(report, p);
+  if (one_thread) {
+    join_scaling(report, *one_thread);
+    notices.push_back("--scaling: the model was profiled at 1 thread, then at " +
+                      std::to_string(report.profile.context.threads) +
+                      " threads, in this process; the scaling rows compare the two runs' per-node medians");
+  }
   report.notices.insert(report.notices.begin(), notices.begin(), notices.end());
   return report;
 }
@@ -121,6 +162,10 @@ void add_report_command(CLI::App& app, std::vector<Command>& commands) {
       "a summary by op type. Needs the per-layer pass (--no-layers is refused).");
   add_profile_flags(*cmd, args->profile, kReportFormats);
   add_generation_flags(*cmd, args->generation);
+  cmd->add_flag("--scaling", args->scaling,
+                "Also profile at 1 thread and show, per node, the time at 1 and at N threads (--threads N, default "
+                "all cores), the speedup, the parallel efficiency and why a node does not scale (too small to "
+                "split, at the memory roof, serial)");
   cmd->get_option("--top")->description("Hotspot nodes to list, by median time; 0 for none");
   cmd->get_option("--no-layers")->description("Refused: the report needs the per-layer pass");
   cmd->get_option("--no-nodes")->description("Leave the per-node rows out of table and Markdown (JSON and CSV keep them)");

@@ -20,7 +20,7 @@
 namespace modelstat {
 
 // 2.3: group_by, groups; 2.4: machine and memory-level roofs; 2.5: nodes[].fused_members and kernel
-const char* const kJoinedJsonSchemaVersion = "2.5";
+const char* const kJoinedJsonSchemaVersion = "2.6";
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -289,6 +289,66 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
         "--branch NODE=then|else chooses): they have no cost");
   r.profile = std::move(profile);
   return r;
+}
+
+void join_forecast(JoinedReport& r, const FitReport& forecast) {
+  std::map<int, const NodeForecast*> by_index;
+  for (const NodeForecast& f : forecast.nodes) by_index[f.index] = &f;
+  for (JoinedNode& n : r.nodes) {
+    const auto it = by_index.find(n.index);
+    if (n.depth == 0 && it != by_index.end() && it->second->name == n.name) n.forecast_seconds = it->second->forward_seconds;
+  }
+  r.forecast_seconds = forecast.latency.forward_seconds;
+  const TimingSummary& whole = r.profile.whole;
+  if (whole.count > 0 && whole.median > 0) r.forecast_error = forecast.latency.forward_seconds / whole.median - 1.0;
+}
+
+namespace {
+
+std::string why_not_scaling(const JoinedNode& n, double one_thread, double speedup) {
+  if (one_thread < kTooSmallSeconds) return "too small to split";
+  if (n.bound == Bound::Memory && n.efficiency && *n.efficiency >= kAtRoofEfficiency)
+    return "at the memory roof" + (n.memory_level.empty() ? std::string() : " (" + n.memory_level + ")");
+  if (speedup < kSerialSpeedup) return "serial: ran on one thread";
+  return "partly parallel";
+}
+
+}  // namespace
+
+void join_scaling(JoinedReport& r, const ProfileResult& one_thread) {
+  ScalingView v;
+  v.threads = r.profile.context.threads;
+  if (v.threads < 2) throw_usage("the scaling view compares 1 thread with N > 1: this run used 1 thread (--threads N)");
+  v.one_thread_median = one_thread.whole.median;
+  v.median = r.profile.whole.median;
+  if (v.median > 0) v.speedup = v.one_thread_median / v.median;
+  v.efficiency = v.speedup / v.threads;
+  std::map<int, const LayerTiming*> by_index;
+  for (const LayerTiming& l : one_thread.layers) {
+    by_index[l.index] = &l;
+    v.layer_sum_one_thread += l.time.count > 0 ? l.time.median : 0.0;
+  }
+  v.layer_sum = r.layer_sum_seconds;
+  for (const JoinedNode& n : r.nodes) {
+    const auto it = by_index.find(n.index);
+    if (n.depth != 0 || !n.fused_into.empty() || !n.median_seconds || *n.median_seconds <= 0 ||
+        it == by_index.end() || it->second->name != n.name || it->second->time.count == 0)
+      continue;
+    NodeScaling s;
+    s.index = n.index;
+    s.name = n.name;
+    s.op_type = n.op_type;
+    s.one_thread_seconds = it->second->time.median;
+    s.seconds = *n.median_seconds;
+    s.speedup = s.one_thread_seconds / s.seconds;
+    s.efficiency = s.speedup / v.threads;
+    s.lost_seconds = s.seconds - s.one_thread_seconds / v.threads;
+    if (s.efficiency < kScalesEfficiency) s.why = why_not_scaling(n, s.one_thread_seconds, s.speedup);
+    v.nodes.push_back(std::move(s));
+  }
+  std::stable_sort(v.nodes.begin(), v.nodes.end(),
+                   [](const NodeScaling& a, const NodeScaling& b) { return a.lost_seconds > b.lost_seconds; });
+  r.scaling = std::move(v);
 }
 
 }  // namespace modelstat

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "modelstat/ceilings.hpp"
+#include "modelstat/fit.hpp"
 #include "modelstat/grouping.hpp"
 #include "modelstat/profile.hpp"
 
@@ -95,7 +96,51 @@ struct JoinedNode {
   // what sits on the roofline.
   std::vector<std::string> fused_members;
   std::string kernel;  // LayerTiming::kernel
+  // fit's forecast of this node (a fused group's head: the group's kernel,
+  // its members 0), priced as `modelstat fit` prices it with these ceilings
+  // (docs/FIT.md); empty when no forecast was made. Beside median_seconds it
+  // shows where the forecast is wrong.
+  std::optional<double> forecast_seconds;
 };
+
+// report --scaling: a node's median at 1 thread and at the run's N threads
+// (two profiles of the same model in one process, 1 thread first), and why a
+// node that does not scale does not (join_scaling's rules, docs/report-json.md).
+struct NodeScaling {
+  int index = 0;
+  std::string name, op_type;
+  double one_thread_seconds = 0;  // median, 1 thread
+  double seconds = 0;             // median, N threads (the report's own run)
+  double speedup = 0;             // one_thread_seconds / seconds
+  double efficiency = 0;          // speedup / N
+  // Time given away against a perfect split: seconds - one_thread_seconds / N
+  // (the rows are listed by it, largest first).
+  double lost_seconds = 0;
+  std::string why;  // "" when it scales (efficiency >= kScalesEfficiency)
+};
+
+struct ScalingView {
+  int threads = 0;                    // N
+  double one_thread_median = 0;       // whole model, clean pass
+  double median = 0;                  // whole model at N threads
+  double speedup = 0, efficiency = 0; // of the whole model
+  double layer_sum_one_thread = 0, layer_sum = 0;
+  std::vector<NodeScaling> nodes;     // by lost_seconds, largest first
+};
+
+// A node at or above this parallel efficiency scales; below it, `why` says
+// which of the reasons below applies, in this order:
+//  - its 1-thread median is under kTooSmallSeconds: "too small to split"
+//    (a fork-join of the thread team costs a few µs, about what it saves);
+//  - it is memory-bound at N threads and runs at >= kAtRoofEfficiency of its
+//    level's bandwidth: "at the memory roof (LEVEL)": more threads add no bandwidth;
+//  - its speedup is under kSerialSpeedup: "serial: ran on one thread" (an op
+//    whose kernel does not split, or too little work per thread to split);
+//  - otherwise "partly parallel".
+constexpr double kScalesEfficiency = 0.7;
+constexpr double kTooSmallSeconds = 20e-6;
+constexpr double kAtRoofEfficiency = 0.6;
+constexpr double kSerialSpeedup = 1.15;
 
 struct JoinedOpType {
   std::string op_type;
@@ -134,6 +179,13 @@ struct JoinedReport {
   double whole_achieved_flops_per_second = 0;  // total FLOPs / whole-model median
   double whole_efficiency = 0;              // that over the peak (the machine roof)
   double whole_achievable_efficiency = 0;   // that over the achievable (matmul) roof; 0 without one
+  // fit's forecast of the whole model (the sum of its nodes' forecasts) and
+  // its error against the whole-model median (forecast / median - 1); empty
+  // when no forecast was made (forecast_note says why).
+  std::optional<double> forecast_seconds;
+  std::optional<double> forecast_error;
+  std::string forecast_note;
+  std::optional<ScalingView> scaling;  // report --scaling
   std::vector<std::string> notices;
 };
 
@@ -141,6 +193,18 @@ struct JoinedReport {
 // same device kind. Throws Error(Usage) when the kinds differ or there are no
 // per-layer timings.
 JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings);
+
+// Sets each top-level node's forecast_seconds from fit's forecast of the same
+// analysis (matched by index and name: a row of another model, or a group of
+// --group-by, gets none) and the whole model's forecast and its error against
+// the whole-model median. A node fit priced at 0 as a fused group's member
+// keeps 0: the group's time is on its head, as the measured time is.
+void join_forecast(JoinedReport& report, const FitReport& forecast);
+
+// Sets report.scaling from the same model's profile at 1 thread (the report's
+// own run is the N-thread side): nodes matched by index and name, each
+// top-level node timed in both runs and not fused into another.
+void join_scaling(JoinedReport& report, const ProfileResult& one_thread);
 
 
 }  // namespace modelstat

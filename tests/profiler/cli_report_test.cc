@@ -104,6 +104,16 @@ TEST(CliReport, EveryFormatFromOneRun) {
     }
   }
   EXPECT_NEAR(shares, 1.0, 1e-9);
+  // fit's forecast with the same ceilings: the whole model's is the sum of its nodes', and its
+  // error is against the whole-model median.
+  ASSERT_TRUE(doc["whole"].contains("forecast_s")) << doc["whole"].dump();
+  double forecast_sum = 0;
+  for (const auto& n : doc["nodes"]) forecast_sum += n.value("forecast_s", 0.0);
+  EXPECT_GT(forecast_sum, 0);
+  EXPECT_NEAR(forecast_sum, doc["whole"]["forecast_s"].get<double>(), 1e-12);
+  EXPECT_NEAR(doc["whole"]["forecast_error"].get<double>(),
+              doc["whole"]["forecast_s"].get<double>() / doc["whole"]["median_s"].get<double>() - 1, 1e-9);
+  EXPECT_NE(r.out.find("fc/meas"), std::string::npos) << r.out;
 
   // CSV: a header and one row per node, the same nodes as the JSON.
   std::istringstream csv(read_file(csv_file));
@@ -239,6 +249,7 @@ TEST(CliReport, BadFlagsAreUsageErrors) {
            {" --ceilings " + ceilings + " --datasheet h100-sxm", "excludes"},
            {" --ceilings " + ceilings + " --device cuda", "cpu"},
            {" --ceilings " + ceilings + " --bogus", "bogus"},
+           {" --ceilings " + ceilings + " --scaling", "--threads N > 1"},  // kQuick has --threads 1
        }) {
     const RunResult r = run("report " + model() + kQuick + c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
@@ -250,6 +261,34 @@ TEST(CliReport, BadFlagsAreUsageErrors) {
   std::ofstream(bad) << "{\"schema_version\": \"1.0\"}";
   const RunResult r = run("report " + model() + kQuick + " --ceilings " + bad);
   EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+// --scaling: the 1-thread run beside the 2-thread one, every timed top-level
+// node once, each row's speedup and efficiency from its own two medians.
+TEST(CliReport, ScalingComparesOneThreadWithN) {
+  const std::string json_file = temp_path("scaling.json");
+  const RunResult r = run("report " + model() + " --threads 2 --scaling --warmup 1 --warmup-time 0 --iters 3 "
+                          "--min-time 0 --max-time 0.3 --json " + json_file + " --ceilings " + write_ceilings());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Thread scaling (1 -> 2 threads, by time lost)"), std::string::npos) << r.out;
+  const auto doc = nlohmann::json::parse(read_file(json_file));
+  ASSERT_TRUE(doc.contains("scaling"));
+  const auto& v = doc["scaling"];
+  EXPECT_EQ(v["threads"], 2);
+  EXPECT_EQ(doc["profile"]["context"]["threads"], 2);
+  ASSERT_FALSE(v["nodes"].empty());
+  double previous_lost = 1e9;
+  for (const auto& n : v["nodes"]) {
+    const double one = n["one_thread_s"].get<double>(), two = n["s"].get<double>();
+    EXPECT_NEAR(n["speedup"].get<double>(), one / two, 1e-9 * one / two);
+    EXPECT_NEAR(n["efficiency"].get<double>(), one / two / 2, 1e-9);
+    EXPECT_NEAR(n["lost_s"].get<double>(), two - one / 2, 1e-12);
+    EXPECT_LE(n["lost_s"].get<double>(), previous_lost) << "rows by time lost, largest first";
+    previous_lost = n["lost_s"].get<double>();
+    EXPECT_EQ(n["why"].is_null(), n["efficiency"].get<double>() >= 0.7) << n.dump();
+  }
+  EXPECT_NE(doc["notices"].dump().find("profiled at 1 thread, then at 2 threads"), std::string::npos)
+      << doc["notices"].dump();
 }
 
 TEST(CliReport, HelpExplainsCeilingsAndFormats) {

@@ -54,6 +54,11 @@ std::string bound_text(const JoinedNode& n) {
 }  // namespace
 
 // A node above its roof is not "130% efficient": a roof is wrong (METHODOLOGY 11).
+std::string forecast_ratio_text(const JoinedNode& n) {
+  if (!n.forecast_seconds || !n.median_seconds || *n.median_seconds <= 0) return "-";
+  return fmt::format("{:.2f}x", *n.forecast_seconds / *n.median_seconds);
+}
+
 std::string efficiency_text(const JoinedNode& n) {
   if (!n.efficiency) return "-";
   if (*n.efficiency > 1.0) return "above roof";
@@ -64,7 +69,7 @@ namespace {
 
 // The cells every node row has, after its rank (hotspots) or on its own (all nodes).
 std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) {
-  return {std::to_string(n.index),
+  std::vector<std::string> cells{std::to_string(n.index),
           n.name,
           report_detail::timed_op_text(n.op_type, n.upcast_to_fp32, !n.fused_into.empty(), n.fused_members.size()),
           count_text(n, n.macs),
@@ -78,12 +83,24 @@ std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) 
           n.arithmetic_intensity ? rate_text(*n.arithmetic_intensity) : "-",
           has_bound(n) ? bound_text(n) : "-",
           efficiency_text(n)};
+  if (r.forecast_seconds) {
+    cells.push_back(seconds_or_dash(n.forecast_seconds));
+    cells.push_back(forecast_ratio_text(n));
+  }
+  return cells;
 }
 
-std::vector<Column> node_columns() {
-  return {{"#"},     {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"MACs"},    {"FLOPs"},
-          {"bytes"}, {"median"},                        {"%time"},           {"%FLOPs"},  {"GFLOP/s"},
-          {"GB/s"},  {"FLOP/B"},                        {"bound", Align::Left}, {"eff"}};
+// A report with fit's forecast adds its two columns: the forecast and
+// forecast / measured.
+std::vector<Column> node_columns(const JoinedReport& r) {
+  std::vector<Column> columns{{"#"},     {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"MACs"},    {"FLOPs"},
+                              {"bytes"}, {"median"},                        {"%time"},           {"%FLOPs"},  {"GFLOP/s"},
+                              {"GB/s"},  {"FLOP/B"},                        {"bound", Align::Left}, {"eff"}};
+  if (r.forecast_seconds) {
+    columns.push_back({"forecast"});
+    columns.push_back({"fc/meas"});
+  }
+  return columns;
 }
 
 ProfileSection context_section(const JoinedReport& r) {
@@ -157,6 +174,14 @@ ProfileSection whole_section(const JoinedReport& r) {
                                                   " of the achievable matmul"
                                             : std::string())
                                  : "-"}};
+  if (r.forecast_seconds)
+    s.fields.push_back({"forecast (fit)", human_seconds(*r.forecast_seconds) +
+                                              (r.forecast_error ? fmt::format(" ({:+.1f}% vs the whole-model median)",
+                                                                              *r.forecast_error * 100.0)
+                                                                : std::string()) +
+                                              "; per node: the forecast and fc/meas columns"});
+  else if (!r.forecast_note.empty())
+    s.fields.push_back({"forecast (fit)", r.forecast_note});
   if (p.analysis.totals.nodes_exact < p.analysis.totals.nodes)
     s.lines.push_back("FLOPs coverage: " + report_detail::coverage_summary(p.analysis));
   return s;
@@ -165,7 +190,7 @@ ProfileSection whole_section(const JoinedReport& r) {
 ProfileSection hotspot_section(const JoinedReport& r, size_t n) {
   ProfileSection s;
   s.title = fmt::format("Hotspots (top {} by median time)", n);
-  s.columns = node_columns();
+  s.columns = node_columns(r);
   s.columns.insert(s.columns.begin(), Column{"rank"});
   for (size_t i = 0; i < n; ++i) {
     const JoinedNode& node = r.nodes[size_t(r.hotspots[i])];
@@ -186,7 +211,7 @@ ProfileSection nodes_section(const JoinedReport& r) {
                             "indented under theirs)",
                             r.nodes.size(), r.subgraph_nodes.size())
                       : fmt::format("Per-node roofline ({} nodes, graph order)", r.nodes.size());
-  s.columns = node_columns();
+  s.columns = node_columns(r);
   if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
   std::vector<const JoinedNode*> top;
   for (const JoinedNode& n : r.nodes) top.push_back(&n);
@@ -246,6 +271,33 @@ ProfileSection groups_section(const JoinedReport& r) {
   if (any_partial)
     s.lines.push_back(
         "?: some nodes of this group have no exact cost; the FLOPs and bytes are a lower bound");
+  return s;
+}
+
+// --scaling: the whole model and the `top` nodes that give away the most
+// time against a perfect split.
+ProfileSection scaling_section(const ScalingView& v, size_t top) {
+  ProfileSection s;
+  s.title = fmt::format("Thread scaling (1 -> {} threads, by time lost)", v.threads);
+  s.fields = {{"whole model", human_seconds(v.one_thread_median) + " -> " + human_seconds(v.median) +
+                                  fmt::format(": {:.2f}x, {} parallel efficiency", v.speedup,
+                                              percent_of(v.efficiency, 1.0))},
+              {"layer sum", human_seconds(v.layer_sum_one_thread) + " -> " + human_seconds(v.layer_sum)}};
+  s.columns = {{"#"},       {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"1 thread"},
+               {fmt::format("{} threads", v.threads)}, {"speedup"}, {"eff"}, {"lost"}, {"why", Align::Left}};
+  for (size_t i = 0; i < v.nodes.size() && i < top; ++i) {
+    const NodeScaling& n = v.nodes[i];
+    s.rows.push_back({std::to_string(n.index), n.name, n.op_type, human_seconds(n.one_thread_seconds),
+                      human_seconds(n.seconds), fmt::format("{:.2f}x", n.speedup), percent_of(n.efficiency, 1.0),
+                      human_seconds(n.lost_seconds), n.why.empty() ? "scales" : n.why});
+    s.highlight.push_back(!n.why.empty());
+  }
+  s.lines.push_back(fmt::format(
+      "lost: the N-thread median minus a perfect split of the 1-thread one; eff = speedup / {}; a node below {} "
+      "efficiency is too small to split (< {} at 1 thread), at the memory roof (memory-bound at >= {} of its "
+      "level's bandwidth), serial (speedup < {:.2f}x) or partly parallel",
+      v.threads, percent_of(kScalesEfficiency, 1.0), human_seconds(kTooSmallSeconds),
+      percent_of(kAtRoofEfficiency, 1.0), kSerialSpeedup));
   return s;
 }
 
@@ -312,6 +364,7 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
   else if (options.show_all_nodes && !r.nodes.empty())
     doc.sections.push_back(nodes_section(r));
   if (!r.by_op_type.empty()) doc.sections.push_back(op_type_section(r));
+  if (r.scaling) doc.sections.push_back(scaling_section(*r.scaling, std::max(top, size_t(10))));
 
   ProfileSection notices;
   notices.title = "Notices";

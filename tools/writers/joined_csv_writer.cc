@@ -26,14 +26,15 @@ class JoinedCsvWriter final : public JoinedWriter {
     if (!r.profile.group_by.empty()) return write_groups(r, out);
     out << "index,name,op_type,cost_status,macs,flops,bytes,median_s,share_of_time,share_of_flops,"
            "achieved_flops_per_s,achieved_bytes_per_s,arithmetic_intensity,bound,attainable_flops_per_s,"
-           "efficiency,upcast_to_fp32,depth,calls_per_run\n";
+           "efficiency,upcast_to_fp32,depth,calls_per_run"
+        << (r.forecast_seconds ? ",forecast_s" : "") << '\n';
     std::vector<const JoinedNode*> top;
     for (const JoinedNode& n : r.nodes) top.push_back(&n);
     for (const auto& [node, in_subgraph] : report_detail::under_their_parents(top, r.subgraph_nodes)) {
       const JoinedNode& n = *node;
       auto count = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
       auto real = [](const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); };
-      const std::vector<std::string> fields = {
+      std::vector<std::string> fields = {
           std::to_string(n.index),
           csv_field(n.name),
           csv_field(n.op_type),
@@ -54,6 +55,7 @@ class JoinedCsvWriter final : public JoinedWriter {
           std::to_string(n.depth),
           csv_double(n.calls_per_run),
       };
+      if (r.forecast_seconds) fields.push_back(real(n.forecast_seconds));  // a report with fit's forecast
       out << report_detail::join(fields, ",") << '\n';
     }
   }

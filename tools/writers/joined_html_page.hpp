@@ -167,6 +167,9 @@ class Page {
   static std::string bound_cell(const JoinedNode& n);
 
   static std::string efficiency_text(const JoinedNode& n);
+  // fit's forecast columns: headers and a node's two cells ("" without a forecast).
+  std::string forecast_headers() const;
+  std::string forecast_cells(const JoinedNode& n) const;
 
   void hotspot_table();
 
@@ -176,6 +179,7 @@ class Page {
   void layer_table();
 
   void op_type_table();
+  void scaling_table();  // --scaling
 
   void notices();
 

@@ -39,6 +39,20 @@ std::string Page::efficiency_text(const JoinedNode& n) {
   return n.bound == Bound::None ? "-" : report::efficiency_text(n);
 }
 
+// fit's forecast and forecast / measured, in a report that has a forecast.
+std::string Page::forecast_headers() const {
+  return r_.forecast_seconds ? "<th>forecast</th><th>fc/meas</th>" : "";
+}
+
+std::string Page::forecast_cells(const JoinedNode& n) const {
+  if (!r_.forecast_seconds) return {};
+  const double ratio = n.forecast_seconds && n.median_seconds && *n.median_seconds > 0
+                           ? *n.forecast_seconds / *n.median_seconds
+                           : std::nan("");
+  return num_cell(n.forecast_seconds ? human_seconds(*n.forecast_seconds) : "-", or_nan(n.forecast_seconds)) +
+         num_cell(forecast_ratio_text(n), ratio);
+}
+
 void Page::hotspot_table() {
   out_ << "<section id=\"hotspots\">\n<h2>Hotspots</h2>\n";
   const size_t top = o_.top > 0 ? std::min(size_t(o_.top), r_.hotspots.size()) : 0;
@@ -52,7 +66,8 @@ void Page::hotspot_table() {
   out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th "
           "class=\"l\">node</th><th class=\"l\">op</th>"
           "<th>time</th><th>% time</th><th>FLOPs</th><th>% FLOPs</th><th>FLOP/s</th><th>FLOP/B</th>"
-          "<th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
+          "<th class=\"l\">bound</th><th>efficiency</th>"
+       << forecast_headers() << "</tr></thead>\n<tbody>\n";
   for (size_t rank = 0; rank < top; ++rank) {
     const JoinedNode& n = r_.nodes[size_t(r_.hotspots[rank])];
     out_ << "<tr>" << num_cell(std::to_string(rank + 1), double(rank + 1)) << "<td class=\"l name\" title=\""
@@ -65,7 +80,7 @@ void Page::hotspot_table() {
          << num_cell(table_rate(or_nan(n.achieved_flops_per_second)), or_nan(n.achieved_flops_per_second))
          << num_cell(intensity_text(or_nan(n.arithmetic_intensity)), or_nan(n.arithmetic_intensity))
          << bound_cell(n) << num_cell(efficiency_text(n), or_nan(n.efficiency), "eff", or_nan(n.efficiency))
-         << "</tr>\n";
+         << forecast_cells(n) << "</tr>\n";
   }
   out_ << "</tbody></table></div>\n</section>\n";
 }
@@ -90,7 +105,8 @@ void Page::layer_table() {
           "class=\"l\">node</th><th class=\"l\">op</th>"
        << (subgraphs ? "<th>calls</th>" : "")
        << "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>time</th><th>% time</th><th>FLOP/s</th><th>B/s</th>"
-          "<th>FLOP/B</th><th class=\"l\">bound</th><th>efficiency</th></tr></thead>\n<tbody>\n";
+          "<th>FLOP/B</th><th class=\"l\">bound</th><th>efficiency</th>"
+       << forecast_headers() << "</tr></thead>\n<tbody>\n";
   std::vector<const JoinedNode*> top;
   for (const JoinedNode& n : r_.nodes) top.push_back(&n);
   for (const auto& [node, in_subgraph] : report_detail::under_their_parents(top, r_.subgraph_nodes)) {
@@ -112,7 +128,7 @@ void Page::layer_table() {
          << num_cell(table_rate(or_nan(n.achieved_bytes_per_second)), or_nan(n.achieved_bytes_per_second))
          << num_cell(intensity_text(or_nan(n.arithmetic_intensity)), or_nan(n.arithmetic_intensity))
          << bound_cell(n) << num_cell(efficiency_text(n), or_nan(n.efficiency), "eff", or_nan(n.efficiency))
-         << "</tr>\n";
+         << forecast_cells(n) << "</tr>\n";
   }
   out_ << "</tbody></table></div>\n</section>\n";
 }
@@ -145,6 +161,31 @@ void Page::group_table() {
          << num_cell(table_rate(or_nan(g.achieved_bytes_per_second)), or_nan(g.achieved_bytes_per_second))
          << "</tr>\n";
   }
+  out_ << "</tbody></table></div>\n</section>\n";
+}
+
+void Page::scaling_table() {
+  if (!r_.scaling) return;
+  const ScalingView& v = *r_.scaling;
+  out_ << "<section id=\"scaling\">\n<h2>Thread scaling (1 &rarr; " << v.threads << " threads)</h2>\n";
+  out_ << "<p class=\"note\">Whole model " << escape(human_seconds(v.one_thread_median)) << " &rarr; "
+       << escape(human_seconds(v.median)) << ": " << escape(fmt::format("{:.2f}x", v.speedup)) << ", "
+       << escape(percent_of(v.efficiency, 1.0))
+       << " parallel efficiency. Per node, by time lost against a perfect split (the N-thread median minus "
+          "the 1-thread one over N); click a column to sort.</p>\n";
+  out_ << "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>#</th><th class=\"l\">node</th>"
+          "<th class=\"l\">op</th><th>1 thread</th><th>"
+       << v.threads
+       << " threads</th><th>speedup</th><th>efficiency</th><th>lost</th><th class=\"l\">why</th></tr></thead>\n"
+          "<tbody>\n";
+  for (const NodeScaling& n : v.nodes)
+    out_ << "<tr>" << num_cell(std::to_string(n.index), double(n.index)) << "<td class=\"l name\" title=\""
+         << escape(n.name) << "\">" << escape(n.name) << "</td>" << op_cell(n.op_type)
+         << num_cell(human_seconds(n.one_thread_seconds), n.one_thread_seconds)
+         << num_cell(human_seconds(n.seconds), n.seconds) << num_cell(fmt::format("{:.2f}x", n.speedup), n.speedup)
+         << num_cell(percent_of(n.efficiency, 1.0), n.efficiency, "eff", std::min(1.0, n.efficiency))
+         << num_cell(human_seconds(n.lost_seconds), n.lost_seconds) << "<td class=\"l\">"
+         << escape(n.why.empty() ? std::string("scales") : n.why) << "</td></tr>\n";
   out_ << "</tbody></table></div>\n</section>\n";
 }
 

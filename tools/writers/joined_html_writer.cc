@@ -133,6 +133,7 @@ void Page::write() {
   if (!p().group_by.empty()) group_table();
   layer_table();
   op_type_table();
+  scaling_table();
   notices();
   conventions();
   out_ << "<script>" << kScript << "</script>\n</main>\n</body>\n</html>\n";
@@ -193,7 +194,8 @@ void Page::summary() {
   out_ << "<p class=\"context\">" << report_detail::join(ctx, " &middot; ") << "</p>\n";
   out_ << "<nav><a href=\"#charts\">Charts</a><a href=\"#hotspots\">Hotspots</a>"
        << (p().group_by.empty() ? "" : "<a href=\"#groups\">By group</a>")
-       << "<a href=\"#layers\">All layers</a><a href=\"#op-types\">By op type</a><a "
+       << "<a href=\"#layers\">All layers</a><a href=\"#op-types\">By op type</a>"
+       << (r_.scaling ? "<a href=\"#scaling\">Thread scaling</a>" : "") << "<a "
           "href=\"#notices\">Notices</a>"
        << "<a href=\"#conventions\">Conventions</a></nav>\n";
 
@@ -206,6 +208,11 @@ void Page::summary() {
     vs_whole = escape(report_detail::signed_percent(r_.layer_sum_seconds / whole.median - 1)) +
                " vs the whole-model median<br>(instrumented pass)";
   card("Sum of layer medians", escape(human_seconds(r_.layer_sum_seconds)), vs_whole);
+  if (r_.forecast_seconds)
+    card("Forecast (fit)", escape(human_seconds(*r_.forecast_seconds)),
+         (r_.forecast_error ? escape(report_detail::signed_percent(*r_.forecast_error)) + " vs the whole-model median"
+                            : std::string("whole-model median not measured")) +
+             "<br>per layer: the forecast and fc/meas columns");
   card("Achieved", escape(rate_text(r_.whole_achieved_flops_per_second, "FLOP/s")),
        positive(r_.peak_flops_per_second)
            ? escape(percent_of(r_.whole_efficiency, 1.0)) + " of the " + escape(r_.compute_dtype) +

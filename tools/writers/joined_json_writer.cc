@@ -41,6 +41,11 @@ Json whole_json(const JoinedReport& r) {
   j["achieved_flops_per_s"] = real(whole, r.whole_achieved_flops_per_second);
   j["efficiency"] = real(whole && r.peak_flops_per_second > 0, r.whole_efficiency);
   j["achievable_efficiency"] = real(whole && r.whole_achievable_efficiency > 0, r.whole_achievable_efficiency);
+  if (r.forecast_seconds) {  // 2.6: fit's forecast of the run
+    j["forecast_s"] = *r.forecast_seconds;
+    j["forecast_error"] = json_optional(r.forecast_error);
+  }
+  if (!r.forecast_note.empty()) j["forecast_note"] = r.forecast_note;
   return j;
 }
 
@@ -56,6 +61,34 @@ Json op_type_json(const JoinedReport& r, const JoinedOpType& t) {
   j["share_of_time"] = real(r.layer_sum_seconds > 0, t.share_of_time);
   j["share_of_flops"] = real(!none_known && r.profile.analysis.totals.flops > 0, t.share_of_flops);
   j["achieved_flops_per_s"] = real(!none_known && t.seconds > 0, t.achieved_flops_per_second);
+  return j;
+}
+
+// --scaling: the whole model and every node timed at 1 and N threads, by time lost.
+Json scaling_json(const ScalingView& v) {
+  Json j;
+  j["threads"] = v.threads;
+  j["one_thread_median_s"] = real(v.one_thread_median > 0, v.one_thread_median);
+  j["median_s"] = real(v.median > 0, v.median);
+  j["speedup"] = real(v.median > 0 && v.one_thread_median > 0, v.speedup);
+  j["efficiency"] = real(v.median > 0 && v.one_thread_median > 0, v.efficiency);
+  j["layer_sum_one_thread_s"] = v.layer_sum_one_thread;
+  j["layer_sum_s"] = v.layer_sum;
+  Json nodes = Json::array();
+  for (const NodeScaling& n : v.nodes) {
+    Json row;
+    row["index"] = n.index;
+    row["name"] = n.name;
+    row["op_type"] = n.op_type;
+    row["one_thread_s"] = n.one_thread_seconds;
+    row["s"] = n.seconds;
+    row["speedup"] = n.speedup;
+    row["efficiency"] = n.efficiency;
+    row["lost_s"] = n.lost_seconds;
+    row["why"] = n.why.empty() ? Json(nullptr) : Json(n.why);
+    nodes.push_back(std::move(row));
+  }
+  j["nodes"] = std::move(nodes);
   return j;
 }
 
@@ -86,6 +119,7 @@ class JoinedJsonWriter final : public JoinedWriter {
     Json by_type = Json::array();
     for (const JoinedOpType& t : r.by_op_type) by_type.push_back(op_type_json(r, t));
     doc["by_op_type"] = std::move(by_type);
+    if (r.scaling) doc["scaling"] = scaling_json(*r.scaling);  // 2.6, --scaling
     doc["notices"] = r.notices;
 
     // The profile document goes last, written by the profile JSON writer's
@@ -145,6 +179,7 @@ Json joined_node_json(const JoinedReport& r, const JoinedNode& n) {
   j["memory_level"] = n.memory_level.empty() ? Json(nullptr) : Json(n.memory_level);
   j["attainable_flops_per_s"] = json_optional(n.attainable_flops_per_second);
   j["efficiency"] = json_optional(n.efficiency);
+  if (n.forecast_seconds) j["forecast_s"] = *n.forecast_seconds;  // 2.6
   return j;
 }
 

@@ -48,5 +48,7 @@ report_detail::ProfileDocument joined_document(const JoinedReport& report, const
 // A node's efficiency as every writer prints it: "42.0%", "-" without a bound,
 // "above roof" past 100% (a roof is wrong; the number stays in JSON and CSV).
 std::string efficiency_text(const JoinedNode& n);
+// fit's forecast over the measured median, "1.25x"; "-" when either is missing.
+std::string forecast_ratio_text(const JoinedNode& n);
 
 }  // namespace modelstat::report

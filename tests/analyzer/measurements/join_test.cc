@@ -450,5 +450,54 @@ TEST(ApplyGrouping, AnUnmeasuredLayerAddsNoTimeAndTheJoinKeepsTheGroups) {
   EXPECT_DOUBLE_EQ(r.profile.groups[0].seconds, 100e-6);
 }
 
+// join_scaling against figures worked out by hand. The N-thread run is
+// hand_profile() at 4 threads with relu's median at 8 us; the 1-thread run has
+// medians conv_a 360, relu 21, conv_b 330, nms 80, flat 12 us and a 1.2 ms
+// whole-model median.
+//   conv_a: 360/100 = 3.6x, 90%          -> scales;            lost 100 - 90    = 10 us
+//   relu:   21/8 = 2.625x, 65.6%; memory-bound (0.125 FLOP/B) at 80,000 B / 8 us = 10 GB/s,
+//           100% of the 10 GB/s roof -> "at the memory roof";  lost 8 - 5.25 = 2.75 us
+//   conv_b: 330/300 = 1.1x < 1.15x, compute-bound -> "serial"; lost 300 - 82.5 = 217.5 us
+//   nms:    80/80 = 1x, no bound          -> "serial";          lost 80 - 20     = 60 us
+//   flat:   12 us at 1 thread < 20 us     -> "too small";       lost 10 - 3      = 7 us
+// Whole model: 1.2 ms / 500 us = 2.4x, 60%.
+TEST(JoinScaling, SpeedupEfficiencyAndWhyEachNodeDoesNotScale) {
+  ProfileResult n = hand_profile();
+  n.layers[1].time.median = 8e-6;
+  n.layers[1].time.samples = {8e-6, 8e-6, 8e-6};
+  JoinedReport r = join_profile(n, hand_ceilings());
+  ProfileResult one = hand_profile();
+  one.context.threads = 1;
+  one.whole.median = 1.2e-3;
+  const double medians[] = {360e-6, 21e-6, 330e-6, 80e-6, 12e-6};
+  for (size_t i = 0; i < one.layers.size(); ++i) one.layers[i].time.median = medians[i];
+  join_scaling(r, one);
+  ASSERT_TRUE(r.scaling);
+  const ScalingView& v = *r.scaling;
+  EXPECT_EQ(v.threads, 4);
+  EXPECT_NEAR(v.speedup, 2.4, 1e-12);
+  EXPECT_NEAR(v.efficiency, 0.6, 1e-12);
+  ASSERT_EQ(v.nodes.size(), 5u);
+  const std::vector<std::string> order = {"conv_b", "nms", "conv_a", "flat", "relu"};
+  const std::vector<double> lost = {217.5e-6, 60e-6, 10e-6, 7e-6, 2.75e-6};
+  const std::vector<std::string> why = {"serial: ran on one thread", "serial: ran on one thread", "",
+                                        "too small to split", "at the memory roof"};
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(v.nodes[i].name, order[i]);
+    EXPECT_NEAR(v.nodes[i].lost_seconds, lost[i], 1e-12) << order[i];
+    EXPECT_EQ(v.nodes[i].why, why[i]) << order[i];
+  }
+  EXPECT_NEAR(v.nodes[2].speedup, 3.6, 1e-12);
+  EXPECT_NEAR(v.nodes[2].efficiency, 0.9, 1e-12);
+  EXPECT_NEAR(v.nodes[4].efficiency, 21.0 / 8.0 / 4.0, 1e-12);
+}
+
+TEST(JoinScaling, OneThreadOnBothSidesIsAUsageError) {
+  ProfileResult single = hand_profile();
+  single.context.threads = 1;
+  JoinedReport r = join_profile(single, hand_ceilings());
+  EXPECT_THROW(join_scaling(r, hand_profile()), Error);
+}
+
 }  // namespace
 }  // namespace modelstat

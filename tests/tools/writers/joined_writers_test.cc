@@ -512,6 +512,70 @@ TEST(JoinedWriterTest, JsonValidatesAgainstSchemas) {
   }
 }
 
+// fit's forecast beside the measurement (join_forecast): node 0 forecast at
+// 12 us against its 10 us median (1.20x), node 1 at 5 us against 10 us
+// (0.50x); node 2's forecast row names another node, so it gets none. The
+// whole model: 35 us forecast against the 28 us median, +25.0%.
+JoinedReport forecast_report() {
+  JoinedReport r = sample_report();
+  FitReport f;
+  f.latency.forward_seconds = 35e-6;
+  NodeForecast a, b, c;
+  a.index = 0, a.name = "/conv1/Conv", a.forward_seconds = 12e-6;
+  b.index = 1, b.name = kNastyName, b.forward_seconds = 5e-6;
+  c.index = 2, c.name = "not_nms", c.forward_seconds = 1e-6;
+  f.nodes = {a, b, c};
+  join_forecast(r, f);
+  return r;
+}
+
+TEST(JoinedWriterTest, TheForecastSitsBesideTheMeasurementInEveryFormat) {
+  const JoinedReport r = forecast_report();
+  ASSERT_TRUE(r.forecast_seconds && r.forecast_error);
+  EXPECT_NEAR(*r.forecast_error, 0.25, 1e-12);
+  EXPECT_FALSE(r.nodes[2].forecast_seconds) << "a forecast row of another name is not joined";
+
+  const json doc = json::parse(render("json", r));
+  EXPECT_EQ(doc["schema_version"], "2.6");
+  EXPECT_DOUBLE_EQ(doc["whole"]["forecast_s"].get<double>(), 35e-6);
+  EXPECT_NEAR(doc["whole"]["forecast_error"].get<double>(), 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(doc["nodes"][0]["forecast_s"].get<double>(), 12e-6);
+  EXPECT_FALSE(doc["nodes"][2].contains("forecast_s"));
+  const std::vector<std::string> errors =
+      SchemaValidator().validate(test::load_source_json("docs/report.schema.json"), doc);
+  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
+
+  const std::string table = render("table", r);
+  EXPECT_NE(table.find("fc/meas"), std::string::npos) << table;
+  EXPECT_NE(table.find("1.20x"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.50x"), std::string::npos) << table;
+  EXPECT_NE(table.find("+25.0% vs the whole-model median"), std::string::npos) << table;
+
+  const auto records = parse_csv(render("csv", r));
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0].back(), "forecast_s");
+  EXPECT_DOUBLE_EQ(std::stod(records[1].back()), 12e-6);
+  EXPECT_EQ(records[3].back(), "");
+
+  const std::string html = render("html", r);
+  EXPECT_NE(html.find("Forecast (fit)"), std::string::npos);
+  EXPECT_NE(html.find("<th>fc/meas</th>"), std::string::npos);
+
+  // Without a forecast, no forecast column anywhere (older documents read back the same).
+  const std::string plain = render("table", sample_report());
+  EXPECT_EQ(plain.find("fc/meas"), std::string::npos);
+  EXPECT_EQ(parse_csv(render("csv", sample_report()))[0].back(), "calls_per_run");
+}
+
+TEST(JoinedWriterTest, AReportWithoutAForecastSaysWhy) {
+  JoinedReport r = sample_report();
+  r.forecast_note = "no forecast: the ceilings have no fp32 matmul figure";
+  const json doc = json::parse(render("json", r));
+  EXPECT_EQ(doc["whole"]["forecast_note"], r.forecast_note);
+  EXPECT_FALSE(doc["whole"].contains("forecast_s"));
+  EXPECT_NE(render("table", r).find("no forecast: the ceilings have no fp32 matmul figure"), std::string::npos);
+}
+
 TEST(JoinedWriterTest, SchemaRejectsBrokenReports) {
   const json schema = test::load_source_json("docs/report.schema.json");
   SchemaValidator validator;
