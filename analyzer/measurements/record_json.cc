@@ -215,7 +215,9 @@ void to_json(Json& j, const RunContext& c) {
     if (k.small) j[k.key] = c.*k.small;
     if (k.large) j[k.key] = c.*k.large;
   }
-  // 1.8: the inputs' seed and the values given in their place.
+  // Profile 1.8: the inputs' seed and the values given in their place; absent
+  // where no inputs were drawn from a seed (a generation's context: seed 0).
+  if (c.seed == 0 && c.given_inputs.empty()) return;
   j["seed"] = c.seed;
   Json given = Json::array();
   for (const GivenInput& g : c.given_inputs)
