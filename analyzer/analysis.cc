@@ -600,3 +600,24 @@ AnalysisResult analyze_file(const std::string& path, const LoadOptions& options)
 }
 
 }  // namespace modelstat
+
+namespace modelstat {
+
+int64_t mark_observed_costs(const AnalysisResult& statically, AnalysisResult& counted) {
+  // Rows by name: the same file bound twice has the same node names (the
+  // loader names unnamed nodes by op and index), top level and subgraphs.
+  std::map<std::string, CostStatus> before;
+  for (const auto* rows : {&statically.nodes, &statically.subgraph_nodes})
+    for (const NodeReport& n : *rows) before.emplace(n.name, n.cost.status);
+  int64_t marked = 0;
+  for (auto* rows : {&counted.nodes, &counted.subgraph_nodes})
+    for (NodeReport& n : *rows) {
+      auto it = before.find(n.name);
+      if (it == before.end() || it->second != CostStatus::UnknownShape || n.cost.status != CostStatus::Exact) continue;
+      n.cost.shapes = "observed";
+      ++marked;
+    }
+  return marked;
+}
+
+}  // namespace modelstat

@@ -17,6 +17,7 @@ import glob
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,10 +70,33 @@ def macs(op, ins, outs):
     return 0
 
 
+def constant_dims(node):
+    """The dims of a Constant node's value (paddle2onnx and older tf2onnx /
+    keras2onnx store weights so): its tensor attribute's, or a scalar / list
+    attribute's; None when it has none of them."""
+    import onnx
+    for a in node.attribute:
+        if a.name in ("value", "sparse_value") and a.type == onnx.AttributeProto.TENSOR:
+            return list(a.t.dims)
+        if a.name == "sparse_value" and a.type == onnx.AttributeProto.SPARSE_TENSOR:
+            return list(a.sparse_tensor.dims)
+        if a.name in ("value_float", "value_int", "value_string"):
+            return []
+        if a.name == "value_floats":
+            return [len(a.floats)]
+        if a.name == "value_ints":
+            return [len(a.ints)]
+        if a.name == "value_strings":
+            return [len(a.strings)]
+    return None
+
+
 def graph_index(model_path):
-    """Every node of the model (subgraphs included) by name, and every
-    initializer's dims: ORT's profile lists the shapes of the inputs that are
-    not initializers only."""
+    """Every node of the model (subgraphs included) by name, and the dims of
+    every constant: initializers and Constant nodes' values. ORT's profile
+    lists the shapes of the inputs that are not constants only (a
+    ConvTranspose whose weight is a Constant node would otherwise be counted
+    on its input's shape alone)."""
     import onnx
     m = onnx.load(model_path, load_external_data=False)
     nodes, inits = {}, {}
@@ -82,6 +106,10 @@ def graph_index(model_path):
             inits[t.name] = list(t.dims)
         for n in g.node:
             nodes.setdefault(n.name, n)
+            if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1:
+                dims = constant_dims(n)
+                if dims is not None:
+                    inits[n.output[0]] = dims
             for a in n.attribute:
                 if a.type == onnx.AttributeProto.GRAPH:
                     walk(a.g)
@@ -108,6 +136,31 @@ def full_inputs(node, observed, inits):
     return out
 
 
+def observed_macs(model, seed, specs, ort_modules):
+    """(total MACs, MACs by op type) over the shapes ONNX Runtime observed
+    running `model` on the inputs bench/ort_case.py draws from `seed`."""
+    nodes, inits = graph_index(model)
+    case = tempfile.mkdtemp(prefix="ort_macs_")
+    ort_case.main([model, case, str(seed)] + specs + ["--ort", ort_modules, "--profile"])
+    events = []
+    for path in glob.glob(os.path.join(case, "ort_profile*.json")):
+        with open(path) as f:
+            events += json.load(f)
+    shutil.rmtree(case, ignore_errors=True)
+    total, by_op = 0, {}
+    for e in events:
+        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
+            continue
+        args = e.get("args", {})
+        op = args.get("op_name", "")
+        node = nodes.get(e["name"][: -len("_kernel_time")])
+        ins = full_inputs(node, shapes(args.get("input_type_shape")), inits)
+        n = macs(op, ins, shapes(args.get("output_type_shape")))
+        total += n
+        by_op[op] = by_op.get(op, 0) + n
+    return total, by_op
+
+
 def main(argv):
     binary = os.path.join(HERE, "..", "build", "tools", "modelstat")
     if "--modelstat" in argv:
@@ -125,24 +178,7 @@ def main(argv):
         extra = argv[k + 1:]
         del argv[k:]
     model, seed, specs = argv[0], argv[1], argv[2:]
-    nodes, inits = graph_index(model)
-    case = tempfile.mkdtemp(prefix="ort_macs_")
-    ort_case.main([model, case, seed] + specs + ["--ort", ort_modules, "--profile"])
-    events = []
-    for path in glob.glob(os.path.join(case, "ort_profile*.json")):
-        with open(path) as f:
-            events += json.load(f)
-    total, by_op = 0, {}
-    for e in events:
-        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
-            continue
-        args = e.get("args", {})
-        op = args.get("op_name", "")
-        node = nodes.get(e["name"][: -len("_kernel_time")])
-        ins = full_inputs(node, shapes(args.get("input_type_shape")), inits)
-        n = macs(op, ins, shapes(args.get("output_type_shape")))
-        total += n
-        by_op[op] = by_op.get(op, 0) + n
+    total, by_op = observed_macs(model, seed, specs, ort_modules)
     bind = []
     for spec in specs:
         name, value = spec.split("=", 1)

@@ -245,6 +245,20 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, con
   return produced_outputs(g, env, "graph output");
 }
 
+RunObservation Executor::observe(const std::vector<at::Tensor>& inputs) const {
+  RunObservation seen;
+  seen.top_level_dims.resize(model_.graph.tensors.size());
+  observation_ = &seen;
+  try {
+    run(inputs);
+  } catch (...) {
+    observation_ = nullptr;
+    throw;
+  }
+  observation_ = nullptr;
+  return seen;
+}
+
 std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vector<at::Tensor>& scope,
                                                const std::vector<at::Tensor>& inputs, const NodeHook* subgraph_hook,
                                                uint64_t shape_signature) const {
@@ -252,6 +266,7 @@ std::vector<at::Tensor> Executor::run_subgraph(const Graph& body, const std::vec
   if (it == subplans_.end())
     throw Error(ErrorKind::Runtime, "subgraph '" + body.name + "' is not a subgraph of this model");
   const GraphPlan& plan = *it->second;
+  if (observation_) ++observation_->subgraph_runs[&body];
   if (inputs.size() != body.inputs.size())
     throw Error(ErrorKind::Input, "subgraph '" + body.name + "' has " + std::to_string(body.inputs.size()) +
                                       " inputs, " + std::to_string(inputs.size()) + " given");
@@ -277,6 +292,9 @@ void Executor::run_steps(const Graph& g, const GraphPlan& plan, std::vector<at::
     if (hook) (*hook)(id, false);
     const Step& step = *plan.steps[i];
     step.run(r);
+    if (observation_ && &g == &model_.graph)
+      for (int t : g.nodes[size_t(step.node())].outputs)
+        if (t >= 0 && env[size_t(t)].defined()) observation_->top_level_dims[size_t(t)] = env[size_t(t)].sizes().vec();
     for (int t : step.release_after) env[size_t(t)] = at::Tensor();
     if (hook) (*hook)(id, true);
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -132,6 +133,16 @@ struct SubgraphNodeInfo {
   int depth = 1;  // 1 in a subgraph of a top-level node, 2 one level further down, ...
 };
 
+// What one run did beyond its outputs (Executor::observe): the dims of every
+// top-level value it computed, and how often each subgraph ran.
+struct RunObservation {
+  // By top-level tensor index; empty where the run computed no tensor (an
+  // absorbed member of a fused group, an omitted output).
+  std::vector<std::optional<std::vector<int64_t>>> top_level_dims;
+  // Subgraph (an If branch, a Loop / Scan body) -> how many times it ran.
+  std::unordered_map<const Graph*, int64_t> subgraph_runs;
+};
+
 // The executor's plan of one (sub)graph: a typed step per node
 // (profiler/steps/step.hpp), built once from the fusion plan.
 struct GraphPlan;
@@ -163,6 +174,9 @@ class Executor {
   // subgraph_nodes(): nested calls nest (an If inside a Loop body: the If's
   // "before", its branch nodes' pairs, its "after").
   using NodeHook = std::function<void(int node, bool after)>;
+  // One run that records what it did (RunObservation), on the cold path:
+  // not to be called while another thread runs this executor.
+  RunObservation observe(const std::vector<at::Tensor>& inputs) const;
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const NodeHook& hook = {},
                               const NodeHook& subgraph_hook = {}) const;
   // Runs `body`, a subgraph of a node of the graph whose values are `scope`
@@ -221,6 +235,8 @@ class Executor {
 
   const Model& model_;
   ExecOptions options_;
+  // Set during observe() only: where run_steps and run_subgraph record.
+  mutable RunObservation* observation_ = nullptr;
   WeightStore weights_;
   std::unique_ptr<GraphPlan> top_;
   std::unordered_map<const Graph*, std::unique_ptr<GraphPlan>> subplans_;

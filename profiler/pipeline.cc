@@ -25,6 +25,7 @@
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/given_inputs.hpp"
 #include "profiler/pipeline_streams.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/sampling.hpp"
@@ -77,8 +78,13 @@ class Path {
           throw Error(e.kind(), "stage '" + s.name + "': " + e.message(), s.model, e.node(), e.op());
         }
         for (const auto& n : st.exec->weights().notices()) notices.push_back("stage '" + s.name + "': " + n);
+        // --value: each stage takes the values of its own inputs.
+        ProfileOptions mine;
+        mine.input_values = values_for(st.model->graph, o.input_values);
+        const GivenValues given = read_given_values(st.model->graph, mine);
         for (int set = 0; set < std::max(1, o.input_sets); ++set) {
           std::vector<at::Tensor> in = st.exec->make_inputs(eo.seed + uint64_t(set));
+          feed_given_values(given, in);
           for (size_t i = 0; i < in.size(); ++i) {
             if (s.inputs[i].from_stage >= 0)
               in[i] = at::Tensor();  // fed by the stage it links to
@@ -546,6 +552,16 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
   configure_host_allocator();
   set_intra_op_threads(threads);
 
+  if (!o.inputs_dir.empty())
+    throw Error(ErrorKind::Usage, "--inputs is for one model (profile, report); a pipeline's stages take --value "
+                                  "NAME=V[,V...] by input name");
+  for (const std::string& value : o.input_values) {
+    bool fed = false;
+    for (const auto& s : spec.stages)
+      if (s.is_model()) fed = fed || !values_for(load_model(s.model, s.load).graph, {value}).empty();
+    if (!fed)
+      throw Error(ErrorKind::Usage, "--value " + value + ": no stage's model has a graph input of that name");
+  }
   std::map<std::string, std::unique_ptr<Device>> devices;
   Path path(spec, o, devices, result.notices);
   Device& device = path_device(path);
@@ -601,12 +617,14 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
     for (const auto& s : spec.stages) {
       if (!s.is_model()) continue;
       lo.device = parse_as<DeviceKind>(s.device, "stage device");
+      lo.input_values = values_for(load_model(s.model, s.load).graph, o.input_values);
       const ProfileResult p = profile_model(s.model, s.load, lo);
       result.layers.push_back({s.name, p.whole, p.layer_sum, p.layers});
     }
   }
 
   describe_run(device, result.context);
+  result.context.seed = o.seed;
   result.context.dtype = o.dtype == ComputeDtype::Own ? "the models' own" : name_of(o.dtype);
   for (const auto& s : spec.stages)
     if (s.is_model()) {

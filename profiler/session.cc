@@ -3,7 +3,9 @@
 
 #include "modelstat/error.hpp"
 #include "modelstat/training_setup.hpp"
+#include "profiler/given_inputs.hpp"
 #include "profiler/host_memory.hpp"
+#include "profiler/observed_run.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/sampling.hpp"
@@ -54,7 +56,14 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
   // Cold path 1: model load (read, parse, bind, infer shapes).
   auto t = Clock::now();
   s.file = std::make_unique<ModelFile>(path);
-  s.model = s.file->bind(load);
+  if (!o.inputs_dir.empty()) {
+    // --inputs binds the dims its files hold where nothing else does.
+    LoadOptions unbound = load;
+    unbound.require_bound_inputs = false;
+    for (auto& [name, dims] : given_input_shapes(s.file->bind(unbound).graph, o))
+      s.load.input_shapes.emplace(name, std::move(dims));
+  }
+  s.model = s.file->bind(s.load);
   result.cold.model_load = since(t);
   result.analysis = analyze_model(s.model);
   // Refused before any tensor is allocated (host_memory.hpp says why).
@@ -69,7 +78,7 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
   if (!refusal.empty())
     throw Error(ErrorKind::CannotRun, "the bound input shapes do not fit in this machine's memory: " + refusal +
                                           "; profile a smaller batch (--dim, --input or --default-batch)");
-  if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(*s.file, s.model, load);
+  if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(*s.file, s.model, s.load);
 
   // Cold path 2: weights to the device. Measured memory counts from before
   // the weights are placed (memory_meter.hpp). A training step's executor
@@ -87,10 +96,15 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
   for (const auto& n : s.executor->fusion_notices()) result.notices.push_back(n);
   result.fusion = s.executor->options().fuse_cpu ? "on" : "off";
 
-  // Inputs: several random sets (fixed seeds, never zeros), rotated.
+  // Inputs: several random sets (fixed seeds, never zeros), rotated; the
+  // values the user gave (--value, --inputs) in every set.
+  const GivenValues given = read_given_values(s.model.graph, o);
+  result.context.seed = o.seed;
+  result.context.given_inputs = given.described;
   const int sets = std::max(1, o.input_sets);
   for (int k = 0; k < sets; ++k) {
     s.host_inputs.push_back(s.executor->make_inputs(o.seed + uint64_t(k)));
+    feed_given_values(given, s.host_inputs.back());
     s.inputs.push_back(to_device(s.host_inputs.back(), device));
   }
   s.device->synchronize();
@@ -105,6 +119,8 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
   // inputs: every timing after it runs them upcast, and says so.
   s.upcasts = s.executor->upcasts();
   for (const auto& n : upcast_notices(s.upcasts, device)) result.notices.push_back(n);
+  // What ran: branches, trips, shapes the analysis could not infer.
+  count_what_ran(s, result);
   return s;
 }
 

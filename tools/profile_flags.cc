@@ -74,6 +74,18 @@ void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
       ->check(CLI::Range(0.0001, 1.0));
   cmd.add_option("--seed", o.seed, "Seed for inputs and absent weights")->default_val(0x5eed);
   cmd.add_option("--input-sets", o.input_sets, "Random input sets rotated between runs")->default_val(2)->check(CLI::Range(1, 64));
+  cmd.add_option("--value", o.input_values,
+                 "Values for a small graph input instead of random data, NAME=V[,V...] (repeatable): as many values "
+                 "as the input has elements, of its dtype (numbers; bools as true/false/1/0), in every input set. "
+                 "An If reading it then runs the branch the value selects, e.g. --value sr=16000 for a voice model "
+                 "that switches on its sample rate")
+      ->type_name("NAME=V[,V...]");
+  cmd.add_option("--inputs", o.inputs_dir,
+                 "Feed the graph inputs from a test case's TensorProto files instead of random data: DIR/input_N.pb "
+                 "(or DIR/test_data_set_0/input_N.pb, the ONNX backend test layout verify reads), each bound to the "
+                 "input its TensorProto names, else to the N-th graph input; dtypes and dims must agree with the "
+                 "binding, and bind the dims --input/--dim leave open")
+      ->type_name("DIR");
 }
 
 void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::string>& formats) {

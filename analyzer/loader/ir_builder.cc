@@ -361,11 +361,20 @@ std::optional<int64_t> scalar_value(const std::unordered_map<std::string, ConstV
 }
 
 // What one run of an If / Loop executes, when it is known before running:
-// the user's --branch / --trip-count first, then a condition or count the
-// loader can evaluate (a constant, or shape arithmetic on bound inputs).
+// what a run observed first (the count follows what ran), then the user's
+// --branch / --trip-count, then a condition or count the loader can
+// evaluate (a constant, or shape arithmetic on bound inputs).
 void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std::string, ConstValue>& values,
                          ExternalDataPolicy& policy, Node& node) {
+  static const char* const kObserved = "observed at run time";
   if (np.op_type() == "If") {
+    if (policy.observed_branches)
+      if (auto it = policy.observed_branches->find(node.name); it != policy.observed_branches->end()) {
+        if (policy.branches && policy.branches->count(node.name)) policy.control_names_used.insert(node.name);
+        node.if_branch = it->second ? 0 : 1;
+        node.control_source = kObserved;
+        return;
+      }
     if (policy.branches) {
       auto it = policy.branches->find(node.name);
       if (it != policy.branches->end()) {
@@ -384,6 +393,13 @@ void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std
   }
   // Loop(M, cond, ...): M trips at most, fewer if cond turns false (only a
   // cond that is false before the first trip is known here: 0 trips).
+  if (policy.observed_trip_counts)
+    if (auto it = policy.observed_trip_counts->find(node.name); it != policy.observed_trip_counts->end()) {
+      if (policy.trip_counts && policy.trip_counts->count(node.name)) policy.control_names_used.insert(node.name);
+      node.trip_count = it->second;
+      node.control_source = kObserved;
+      return;
+    }
   if (policy.trip_counts) {
     auto it = policy.trip_counts->find(node.name);
     if (it != policy.trip_counts->end()) {

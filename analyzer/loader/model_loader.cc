@@ -143,6 +143,8 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
     policy.payloads = &payloads;
     policy.branches = &options.branches;
     policy.trip_counts = &options.trip_counts;
+    policy.observed_branches = &options.observed_branches;
+    policy.observed_trip_counts = &options.observed_trip_counts;
     model.graph = build_graph(proto.graph(), policy, 0);
     for (const auto& [name, then] : options.branches)
       if (!policy.control_names_used.count(name))

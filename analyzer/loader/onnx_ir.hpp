@@ -36,6 +36,9 @@ struct ExternalDataPolicy {
   // --branch / --trip-count, and the node names they matched.
   const std::map<std::string, bool>* branches = nullptr;
   const std::map<std::string, int64_t>* trip_counts = nullptr;
+  // What a run observed (LoadOptions::observed_branches / _trip_counts): first.
+  const std::map<std::string, bool>* observed_branches = nullptr;
+  const std::map<std::string, int64_t>* observed_trip_counts = nullptr;
   std::set<std::string> control_names_used;
 };
 

@@ -190,6 +190,7 @@ class GraphRun {
   void update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
   void take_folded(const onnx::NodeProto& n);
   void take_selected_branch(const onnx::NodeProto& n);
+  void take_observed_shapes(const onnx::NodeProto& n);
 
   onnx::GraphProto& g_;
   ModelState& model_;
@@ -418,6 +419,7 @@ void GraphRun::process(onnx::NodeProto& n) {
     }
   }
   if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
+  if (top_level_ && !model_.options.observed_shapes.empty()) take_observed_shapes(n);
   if (op.record) take_folded(n);
   for (const auto& out : n.output()) {
     if (out.empty()) continue;
@@ -472,7 +474,10 @@ void GraphRun::take_folded(const onnx::NodeProto& n) {
 void GraphRun::take_selected_branch(const onnx::NodeProto& n) {
   if (n.input_size() < 1) return;
   std::optional<bool> then_branch;
-  if (auto it = model_.options.branches.find(n.name()); !n.name().empty() && it != model_.options.branches.end())
+  const auto& observed = model_.options.observed_branches;
+  if (auto seen = observed.find(n.name()); !n.name().empty() && seen != observed.end())
+    then_branch = seen->second;
+  else if (auto it = model_.options.branches.find(n.name()); !n.name().empty() && it != model_.options.branches.end())
     then_branch = it->second;
   else if (const ConstValue* cond = fold.value(n.input(0));
            cond && cond->values.size() == 1 && !is_real_type(cond->elem_type))
@@ -501,6 +506,38 @@ void GraphRun::take_selected_branch(const onnx::NodeProto& n) {
       types_[out] = current;
     }
     *current = *found;
+  }
+}
+
+// The dims a run observed (LoadOptions::observed_shapes) for the node's
+// outputs that inference left without a full shape, where they agree with
+// what it did infer (rank, known dims): a data-dependent shape (NonZero, a
+// Reshape to computed dims) as it ran, so that the nodes after it are costed.
+void GraphRun::take_observed_shapes(const onnx::NodeProto& n) {
+  for (const std::string& out : n.output()) {
+    auto seen = model_.options.observed_shapes.find(out);
+    if (out.empty() || seen == model_.options.observed_shapes.end()) continue;
+    onnx::TypeProto* current = type_of(out);
+    if (current && (fully_known(*current) || (current->value_case() != onnx::TypeProto::kTensorType &&
+                                              current->value_case() != onnx::TypeProto::VALUE_NOT_SET)))
+      continue;
+    const std::vector<int64_t>& dims = seen->second;
+    if (current && current->has_tensor_type() && current->tensor_type().has_shape()) {
+      const auto& shape = current->tensor_type().shape();
+      bool agree = shape.dim_size() == int(dims.size());
+      for (int k = 0; agree && k < shape.dim_size(); ++k)
+        agree = !shape.dim(k).has_dim_value() || shape.dim(k).dim_value() == dims[size_t(k)];
+      if (!agree) continue;
+    }
+    if (!current) {
+      auto* vi = g_.add_value_info();
+      vi->set_name(out);
+      current = vi->mutable_type();
+      types_[out] = current;
+    }
+    auto* shape = current->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
   }
 }
 

@@ -19,7 +19,8 @@
 
 namespace modelstat {
 
-// 2.3: group_by, groups; 2.4: machine and memory-level roofs; 2.5: nodes[].fused_members and kernel
+// 2.3: group_by, groups; 2.4: machine and memory-level roofs; 2.5: nodes[].fused_members and kernel;
+// 2.6: nodes[].shapes ("observed": counted on the shapes the run observed), fit's forecast, --scaling
 const char* const kJoinedJsonSchemaVersion = "2.6";
 
 const char* bound_name(Bound b) {
@@ -201,6 +202,7 @@ JoinedReport join_profile(ProfileResult profile, const DeviceCeilings& ceilings)
     n.depth = l.depth;
     n.calls_per_run = l.calls_per_run;
     n.status = c.node ? c.node->cost.status : CostStatus::UnknownOp;
+    if (c.node) n.shapes = c.node->cost.shapes;
     n.macs = c.macs;
     n.flops = c.flops;
     n.bytes = c.bytes;

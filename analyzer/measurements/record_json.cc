@@ -215,6 +215,14 @@ void to_json(Json& j, const RunContext& c) {
     if (k.small) j[k.key] = c.*k.small;
     if (k.large) j[k.key] = c.*k.large;
   }
+  // Profile 1.8: the inputs' seed and the values given in their place; absent
+  // where no inputs were drawn from a seed (a generation's context: seed 0).
+  if (c.seed == 0 && c.given_inputs.empty()) return;
+  j["seed"] = c.seed;
+  Json given = Json::array();
+  for (const GivenInput& g : c.given_inputs)
+    given.push_back(Json{{"name", g.name}, {"dtype", g.dtype}, {"dims", g.dims}, {"source", g.source}, {"values", g.values}});
+  j["given_inputs"] = std::move(given);
 }
 
 // Every field is optional on read (absent or null: empty, 0); one of another
@@ -225,6 +233,27 @@ void from_json(const Json& j, RunContext& c) {
     if (k.small) c.*k.small = static_cast<int>(json_integer_or(j, k.key, 0, 1 << 16, 0));
     if (k.large) c.*k.large = json_integer_or(j, k.key, 0, int64_t(1) << 40, 0);
   }
+  if (const auto it = j.find("seed"); it != j.end() && it->is_number_unsigned()) c.seed = it->get<uint64_t>();
+  if (const auto it = j.find("given_inputs"); it != j.end() && it->is_array())
+    for (const Json& g : *it) {
+      GivenInput in;
+      in.name = json_string_or(g, "name");
+      in.dtype = json_string_or(g, "dtype");
+      in.source = json_string_or(g, "source");
+      in.values = json_string_or(g, "values");
+      if (const auto d = g.find("dims"); d != g.end() && d->is_array())
+        for (const Json& v : *d)
+          if (v.is_number_integer()) in.dims.push_back(v.get<int64_t>());
+      c.given_inputs.push_back(std::move(in));
+    }
+}
+
+void to_json(Json& j, const ControlFlowRun& c) {
+  j = Json{{"node", c.node}, {"op_type", c.op_type}};
+  if (c.op_type == "If") j["taken"] = c.taken;
+  else j["trips"] = c.trips;
+  j["varied"] = c.varied;
+  j["counted"] = c.counted;
 }
 
 void to_json(Json& j, const ColdStart& c) {

@@ -80,6 +80,8 @@ void for_each_field(const NodeReport& n, F&& f) {
   f("rule", n.cost.rule);
   f("note", n.cost.note);
   f("subgraph_nodes", int64_t(n.subgraph_nodes));
+  // 2.1: only on a row counted on the shapes a run observed (profile, report).
+  if (!n.cost.shapes.empty()) f("shapes", n.cost.shapes);
 }
 void to_json(Json& j, const NodeReport& n);
 void to_json(Json& j, const AnalysisTotals& t);
@@ -95,6 +97,7 @@ void to_json(Json& j, const SharedWeight& w);
 // ------------------------------------------------------------------- profile
 // docs/profile-json.md. Statistics of no samples are null; read back as NaN.
 void to_json(Json& j, const TimingSummary& t);
+void to_json(Json& j, const ControlFlowRun& c);  // 1.8
 void from_json(const Json& j, TimingSummary& t);
 // Entries of a timing object's samples_s that are null or not finite (a
 // non-finite timer value): from_json(TimingSummary) leaves them out.

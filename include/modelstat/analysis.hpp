@@ -36,6 +36,17 @@ struct LoadOptions {
   // --kv PAST=PRESENT: the KV cache given by hand, (graph input, graph output)
   // pairs, in place of the cache find_kv_cache recognises (decoder.cc).
   std::vector<std::pair<std::string, std::string>> kv_pairs;
+  // What a run observed (profile, report: profiler/observed_run.hpp), so that
+  // the count follows what ran. observed_branches / observed_trip_counts: an
+  // If's branch (true: then_branch) and a Loop's trips per run, by node name;
+  // they take precedence over --branch / --trip-count and over what the
+  // loader evaluates (control_source "observed at run time").
+  // observed_shapes: top-level values' dims as the executor saw them, by
+  // tensor name: a value that inference leaves without a full shape takes
+  // them (where rank and known dims agree).
+  std::map<std::string, bool> observed_branches;
+  std::map<std::string, int64_t> observed_trip_counts;
+  std::map<std::string, std::vector<int64_t>> observed_shapes;
   // Refuse a model whose graph inputs keep an unknown dim after binding
   // (Error(Input) naming every such input and the flags that bind them):
   // what running it needs (profile, report); the analysis counts around them.
@@ -60,6 +71,10 @@ struct NodeCost {
   int64_t weight_bytes = 0;   // part of bytes_read that is constant data
   std::string rule;           // which documented rule produced this ("conv", "elementwise:1", ...)
   std::string note;           // why it is unknown, or anything notable
+  // "observed": the cost is exact only because it was counted on the shapes
+  // a run observed (LoadOptions::observed_shapes; mark_observed_costs); the
+  // static analysis could not infer them. Empty otherwise.
+  std::string shapes;
 
   int64_t bytes() const { return bytes_read + bytes_written; }
   // FLOPs per byte moved; 0 when nothing moves.
@@ -279,6 +294,13 @@ class ModelFile {
 int64_t model_files_read();
 // Costing on an already-loaded model.
 AnalysisResult analyze_model(const Model& model);
+
+// `counted`: the analysis of the model bound with the shapes a run observed
+// (LoadOptions::observed_shapes); `statically`: the same model's analysis
+// without them. Marks each row (top-level and subgraph, matched by name)
+// whose cost was unknown in `statically` and is exact in `counted` with
+// cost.shapes = "observed", and returns how many it marked.
+int64_t mark_observed_costs(const AnalysisResult& statically, AnalysisResult& counted);
 
 // A decoder at a context length (--context): recognises the KV cache, binds
 // past / seq / total for prefill (seq = prompt, past = 0) and one decode step

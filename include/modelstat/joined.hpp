@@ -66,6 +66,7 @@ struct JoinedNode {
   int depth = 0;                            // LayerTiming::depth: 0 top-level, 1.. inside subgraphs
   double calls_per_run = 1;                 // LayerTiming::calls_per_run
   CostStatus status = CostStatus::Exact;    // UnknownOp too when the analysis has no such node
+  std::string shapes;                       // NodeCost::shapes: "observed" when counted on a run's shapes
   std::optional<int64_t> macs, flops, bytes;
   std::optional<double> median_seconds;             // per-layer pass median
   std::optional<double> share_of_time;              // of the per-layer sum of medians, 0..1

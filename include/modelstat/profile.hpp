@@ -68,6 +68,31 @@ struct ProfileOptions {
   Optimizer optimizer = Optimizer::Adam;  // for train_step
   // for train_step: Fp32, or Bf16 (CPU autocast, fp32 master weights; profiler/train_step.hpp)
   TrainPrecision train_precision = TrainPrecision::Fp32;
+  // Values fed to graph inputs instead of random data (profiler/given_inputs.hpp):
+  // --value NAME=V[,V...] as typed, and --inputs DIR (a test case's
+  // input_N.pb TensorProtos, bound to the graph inputs by name or order).
+  std::vector<std::string> input_values;
+  std::string inputs_dir;
+};
+
+// A graph input the user gave values for (--value, --inputs).
+struct GivenInput {
+  std::string name, dtype;     // dtype_name()
+  std::vector<int64_t> dims;
+  std::string source;          // "--value" or the .pb file's path
+  std::string values;          // the values as given ("16000"; "1,2,3"); a file's: empty
+};
+
+// What the control flow of a model did in the runs a profile observed (one
+// per input set): the branch each If took and the trips of each Loop / Scan.
+struct ControlFlowRun {
+  std::string node, op_type;  // the node's name (a subgraph node's: its name, as --branch takes it)
+  // Per input set, in order: "then" / "else" for an If (empty: not reached);
+  // for a Loop / Scan, the body's runs per model run.
+  std::vector<std::string> taken;
+  std::vector<int64_t> trips;
+  bool varied = false;        // the input sets disagree
+  bool counted = false;       // the analysis counts what the first set ran (profile's recount)
 };
 
 struct RunContext {
@@ -87,6 +112,10 @@ struct RunContext {
   // CPU: the OpenMP wait policy the intra-op threads run with (OMP_WAIT_POLICY,
   // and who chose it: modelstat's default PASSIVE, or the user).
   std::string openmp;
+  // The inputs: random from this seed (ProfileOptions::seed; input set k
+  // uses seed + k), except those the user gave (1.8).
+  uint64_t seed = 0;
+  std::vector<GivenInput> given_inputs;
 };
 
 struct ColdStart {
@@ -226,6 +255,8 @@ struct ProfileResult {
   // Whether the inference passes ran fused (ProfileOptions::fuse): "on" or
   // "off"; empty in a document older than profile schema 1.7.
   std::string fusion;
+  // If / Loop / Scan nodes as the runs took them (1.8); empty without control flow.
+  std::vector<ControlFlowRun> control_flow;
   std::vector<std::string> notices;
 };
 

@@ -34,6 +34,14 @@ const char* status_marker(CostStatus s) {
   return "!";
 }
 
+const char* const kObservedMarker = "*";
+const char* const kObservedLegend =
+    "* counted on the shapes the run observed (the static analysis could not infer them; JSON \"shapes\": \"observed\")";
+
+const char* cost_marker(const NodeCost& c) {
+  return c.status == CostStatus::Exact && c.shapes == "observed" ? kObservedMarker : status_marker(c.status);
+}
+
 const char* const kStatusLegend = "? unknown shape (cost not fully counted), ! unknown op (not counted)";
 
 std::string timed_op_text(const std::string& op_type, bool upcast_to_fp32, bool fused, size_t members) {

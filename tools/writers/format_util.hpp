@@ -28,6 +28,11 @@ std::unique_ptr<AnalysisWriter> make_markdown_writer();
 // and the legend line that explains the markers.
 const char* status_marker(CostStatus s);
 extern const char* const kStatusLegend;
+// The marker of a row: status_marker, or kObservedMarker for a cost counted
+// on the shapes a run observed (NodeCost::shapes), explained by kObservedLegend.
+const char* cost_marker(const NodeCost& c);
+extern const char* const kObservedMarker;
+extern const char* const kObservedLegend;
 
 // The op cell of a timed row: "Conv", or "Conv^" for a node that ran in fp32
 // for want of a kernel for its fp16/bf16 dtype (LayerTiming::upcast_to_fp32),
@@ -287,8 +292,12 @@ ProfileDocument profile_document(const ProfileResult& result, const ReportOption
 // A section of warning lines (notices, warnings) titled `title`, added to
 // `doc` when there are lines; every human format shows them as warnings.
 void add_warning_section(ProfileDocument& doc, const std::string& title, std::vector<std::string> lines);
-// The "Context" section every measured report opens with (profile, generation).
+// The "Context" section every measured report opens with (profile, generation);
+// profile adds the inputs (inputs_text).
 ProfileSection context_section(const RunContext& context);
+// The run context's inputs for humans: "random, seed 24301 (input set k: seed + k); sr (int64 1) =
+// 16000 (--value)" (context_section, the report's context).
+std::string inputs_text(const RunContext& context);
 
 // Render a document as aligned terminal text (profile_table_writer.cc) or as
 // GitHub-flavoured Markdown (profile_markdown_writer.cc). The joined report

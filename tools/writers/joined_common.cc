@@ -30,7 +30,10 @@ constexpr size_t kNameWidth = 36;  // node names wider than this are ellipsized 
 std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") : s; }
 
 // "?" after a count that is a lower bound (a shape was unknown).
-std::string inexact_mark(const JoinedNode& n) { return n.status == CostStatus::UnknownShape ? "?" : ""; }
+// "*" after one counted on the shapes the run observed (kObservedLegend).
+std::string inexact_mark(const JoinedNode& n) {
+  return n.status == CostStatus::UnknownShape ? "?" : n.shapes.empty() ? "" : report_detail::kObservedMarker;
+}
 
 std::string count_text(const JoinedNode& n, const std::optional<int64_t>& v) {
   return v ? human_count(*v) + inexact_mark(n) : std::string("unknown");
@@ -116,7 +119,8 @@ ProfileSection context_section(const JoinedReport& r) {
               {"dtype", or_dash(c.dtype)},
               {"batch", std::to_string(c.batch)},
               {"date", or_dash(c.date)},
-              {"host", or_dash(c.host)}};
+              {"host", or_dash(c.host)},
+              {"inputs", report_detail::inputs_text(c)}};
   // Which kernels ran: the BLAS core and oneDNN's ISA (CPU; absent in older profiles).
   if (!c.blas.empty()) s.fields.push_back({"blas", c.blas});
   if (!c.onednn_isa.empty()) s.fields.push_back({"oneDNN isa", c.onednn_isa});
@@ -215,7 +219,7 @@ ProfileSection nodes_section(const JoinedReport& r) {
   if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
   std::vector<const JoinedNode*> top;
   for (const JoinedNode& n : r.nodes) top.push_back(&n);
-  bool upcast = false, fused = false;
+  bool upcast = false, fused = false, observed = false;
   for (const auto& [n, in_subgraph] : report_detail::under_their_parents(top, r.subgraph_nodes)) {
     std::vector<std::string> cells = node_cells(r, *n);
     if (in_subgraph) cells[0].clear();
@@ -226,7 +230,9 @@ ProfileSection nodes_section(const JoinedReport& r) {
     s.depth.push_back(n->depth);
     upcast = upcast || n->upcast_to_fp32;
     fused = fused || !n->fused_into.empty() || !n->fused_members.empty();
+    observed = observed || !n->shapes.empty();
   }
+  if (observed) s.lines.push_back(std::string("FLOPs, bytes: ") + report_detail::kObservedLegend);
   if (upcast) s.lines.push_back(report_detail::kUpcastLegend);
   if (fused) s.lines.push_back(report_detail::kFusedLegend);
   if (subgraphs)

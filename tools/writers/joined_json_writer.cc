@@ -166,6 +166,7 @@ Json joined_node_json(const JoinedReport& r, const JoinedNode& n) {
     j["calls_per_run"] = json_number(n.calls_per_run);
   }
   j["cost_status"] = cost_status_name(n.status);
+  if (!n.shapes.empty()) j["shapes"] = n.shapes;  // 2.6: counted on the shapes a run observed
   j["macs"] = json_optional(n.macs);
   j["flops"] = json_optional(n.flops);
   j["bytes"] = json_optional(n.bytes);

@@ -15,8 +15,9 @@ namespace modelstat {
 // added fields, patch for clarifications. See docs/json-schema.md.
 // 1.1: subgraph_nodes; 1.2: macs_by_dtype; 1.3: kv_cache, decoder; 1.4: group_by, groups;
 // 2.0: model.inputs / model.outputs as objects {name, dtype, dims} (were
-// "name: dtype dims" strings, ambiguous when a name holds ": ").
-const char* const kAnalysisJsonSchemaVersion = "2.0.0";
+// "name: dtype dims" strings, ambiguous when a name holds ": "); 2.1: nodes[].shapes
+// ("observed", only on a row counted on the shapes a run observed: profile, report).
+const char* const kAnalysisJsonSchemaVersion = "2.1.0";
 
 namespace report_detail {
 namespace {

@@ -83,7 +83,8 @@ class MarkdownWriter final : public AnalysisWriter {
                         in_subgraph ? "&nbsp;&nbsp;" + md_text(n.name) : md_text(n.name), md_text(op_label(n)),
                         md_text(join(n.output_shapes, ", ")), human_count(n.cost.params),
                         human_count(n.cost.macs), human_count(n.cost.flops), human_bytes(n.cost.bytes()),
-                        percent(n.cost.flops, t.flops), status_words(n.cost.status)});
+                        percent(n.cost.flops, t.flops),
+                        n.cost.shapes.empty() ? status_words(n.cost.status) : "exact, shapes observed"});
       }
       layers.print(out);
     }

@@ -69,7 +69,7 @@ std::vector<std::pair<std::string, std::string>> timing_fields(const TimingSumma
 std::string layer_flops_text(const LayerCost& f) {
   if (!f.node) return "-";
   if (!f.flops) return "unknown";
-  return human_count(*f.flops) + (f.node->cost.status == CostStatus::UnknownShape ? "?" : "");
+  return human_count(*f.flops) + cost_marker(f.node->cost);
 }
 
 ProfileSection cold_section(const ColdStart& cold) {
@@ -160,13 +160,14 @@ ProfileSection layers_section(const ProfileResult& r) {
                {"FLOPs"},
                {"GFLOP/s"}};
   if (subgraphs) s.columns.insert(s.columns.begin() + 3, Column{"calls"});
-  bool any_unknown_shape = false, any_upcast = false, any_fused = false;
+  bool any_unknown_shape = false, any_upcast = false, any_fused = false, any_observed = false;
   const double sum = layer_median_sum(r);
   for (const auto& [layer, in_subgraph] : timed_rows_in_order(r)) {
     const LayerCost f = join_layer(r, *layer, sum);
     const bool measured = layer->time.count > 0;
     const bool inexact = f.node && f.node->cost.status != CostStatus::Exact;
     any_unknown_shape = any_unknown_shape || (f.node && f.node->cost.status == CostStatus::UnknownShape);
+    any_observed = any_observed || (f.node && !f.node->cost.shapes.empty());
     any_upcast = any_upcast || layer->upcast_to_fp32;
     any_fused = any_fused || !layer->fused_into.empty() || !layer->fused_members.empty();
     std::vector<std::string> cells = {in_subgraph ? std::string() : std::to_string(layer->index),
@@ -195,6 +196,7 @@ ProfileSection layers_section(const ProfileResult& r) {
         "their parent's time, not added to the sum",
         group_digits(r.subgraph_layer_sum.count)));
   if (any_unknown_shape) s.lines.push_back("FLOPs: ? a shape was unknown, the count is incomplete");
+  if (any_observed) s.lines.push_back(std::string("FLOPs: ") + kObservedLegend);
   if (any_upcast) s.lines.push_back(kUpcastLegend);
   if (any_fused) s.lines.push_back(kFusedLegend);
   s.lines.push_back("FLOPs coverage: " + coverage_summary(r.analysis));
@@ -357,6 +359,17 @@ ProfileSection context_section(const RunContext& c) {
   return s;
 }
 
+std::string inputs_text(const RunContext& c) {
+  std::string text = "random, seed " + std::to_string(c.seed) + " (input set k: seed + k)";
+  for (const GivenInput& g : c.given_inputs) {
+    std::string dims;
+    for (size_t k = 0; k < g.dims.size(); ++k) dims += (k ? "x" : "") + std::to_string(g.dims[k]);
+    text += "; " + g.name + " (" + g.dtype + " " + (dims.empty() ? "scalar" : dims) + ") = " +
+            (g.source == "--value" ? g.values + " (--value)" : g.source);
+  }
+  return text;
+}
+
 std::optional<double> giga(const std::optional<double>& per_second) {
   if (!per_second) return std::nullopt;
   return *per_second / 1e9;
@@ -400,6 +413,7 @@ ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& op
   ProfileDocument doc;
   doc.title = "modelstat profile: " + or_dash(r.analysis.model_path);
   doc.sections.push_back(context_section(r.context));
+  doc.sections.back().fields.emplace_back("inputs", inputs_text(r.context));
 
   ProfileSection conventions;
   conventions.lines = {kPercentileMethod, std::string("convention: ") + (kCostConvention ? kCostConvention : "")};

@@ -21,8 +21,9 @@ namespace modelstat {
 
 // Semantic versioning, as for the analysis document: major for incompatible
 // changes, minor for added fields, patch for clarifications (docs/profile-json.md).
-// 1.5: train_step.precision; 1.6: group_by, groups; 1.7: fusion, layers[].fused_members and kernel (CPU Conv groups)
-const char* const kProfileJsonSchemaVersion = "1.7.0";
+// 1.5: train_step.precision; 1.6: group_by, groups; 1.7: fusion, layers[].fused_members and kernel (CPU Conv groups);
+// 1.8: context.seed and context.given_inputs, control_flow, layers[].shapes (a cost on observed shapes)
+const char* const kProfileJsonSchemaVersion = "1.8.0";
 
 namespace report_detail {
 namespace {
@@ -64,6 +65,7 @@ Json profile_layer_json(const LayerTiming& layer, const LayerCost& f) {
   Json j = layer;
   j.erase("time");
   j["cost_status"] = f.node ? Json(cost_status_name(f.node->cost.status)) : Json(nullptr);
+  if (f.node && !f.node->cost.shapes.empty()) j["shapes"] = f.node->cost.shapes;  // 1.8
   j["flops"] = json_optional(f.flops);
   j["macs"] = json_optional(f.macs);
   j["bytes"] = json_optional(f.bytes);
@@ -105,6 +107,7 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
   doc["concurrency"] = concurrency_json(r);
   doc["memory"] = optional_record(r.memory);
   doc["train_step"] = optional_record(r.train_step);
+  doc["control_flow"] = r.control_flow;
 
   json.begin_object();
   json.members(doc);

@@ -43,7 +43,7 @@ class TableWriter final : public AnalysisWriter {
     out << style.dim(word_wrap(convention, kWrapWidth, "convention: ", "            ")) << "\n\n";
 
     // Per-layer table, or with --group-by the group rows in its place.
-    bool any_inexact = false;
+    bool any_inexact = false, any_observed = false;
     if (!r.group_by.empty()) {
       out << style.bold(groups_title(r.group_by, r.groups.size(), r.nodes.size(), "costs")) << '\n';
       TextTable groups({{"group", Align::Left},
@@ -91,11 +91,13 @@ class TableWriter final : public AnalysisWriter {
                         op_label(n),
                         ellipsize(join(n.output_shapes, ", "), kShapeWidth), human_count(n.cost.params),
                         human_count(n.cost.macs), human_count(n.cost.flops), human_bytes(n.cost.bytes()),
-                        percent(n.cost.flops, t.flops), status_marker(n.cost.status)},
+                        percent(n.cost.flops, t.flops), cost_marker(n.cost)},
                        inexact);
+        any_observed = any_observed || !n.cost.shapes.empty();
       }
       layers.print(out, style);
       if (any_inexact) out << "  " << style.dim(std::string("st: ") + kStatusLegend) << '\n';
+      if (any_observed) out << "  " << style.dim(std::string("st: ") + kObservedLegend) << '\n';
       out << '\n';
     }
 

@@ -301,6 +301,7 @@ TEST(ProfileWriterTest, JsonHasEveryFieldInOrder) {
                                             "concurrency",
                                             "memory",
                                             "train_step",
+                                            "control_flow",
                                             "analysis",
                                             "notices"}));
   EXPECT_EQ(doc["schema_version"], kProfileJsonSchemaVersion);
