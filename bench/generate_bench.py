@@ -207,7 +207,7 @@ def main(argv):
                 with cell_lock():
                     for rnd in range(a.rounds):
                         for who in (order if rnd % 2 == 0 else list(reversed(order))):
-                            print(f"{name} {setting} t{t} round {rnd}: {who}", file=sys.stderr, flush=True)
+                            print(f"{time.strftime('%H:%M:%S')} {name} {setting} t{t} round {rnd}: {who}", file=sys.stderr, flush=True)
                             if who == "modelstat":
                                 r = run_modelstat(model, setting, t, ceilings[t], a.max_time)
                                 prompt = prompt or r["prompt"]

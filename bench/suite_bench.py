@@ -290,8 +290,9 @@ def step_scale(work):
         out, took, peak = ms_peak("suite", "collect", syn, "--into", db)
         print("collect: %.0f s, peak %.0f MB (%s); database %.2f GB" % (took, peak, out.stdout.strip(),
                                                                        os.path.getsize(db) / 1e9))
-        out, took = timed(lambda: ms("suite", "collect", syn, "--into", db))
-        print("collect again (nothing new): %.0f s (%s)" % (took, out.stdout.strip()))
+        if not A.collect_once:
+            out, took = timed(lambda: ms("suite", "collect", syn, "--into", db))
+            print("collect again (nothing new): %.0f s (%s)" % (took, out.stdout.strip()))
     for args in (["--model", "model01*", "--machine", "machine00*", "-f", "csv"], ["--batch", "8", "--threads", "4", "-f", "csv"],
                  ["--status", "failed", "-f", "csv"]):
         out, took = timed(lambda: ms("results", db, *args))
@@ -352,6 +353,7 @@ def main():
     ap.add_argument("--ort-modules", default="/tmp/ortnode/node_modules")
     ap.add_argument("--reuse", action="store_true", help="scale: keep the synthetic files of an earlier run")
     ap.add_argument("--keep-db", action="store_true", help="scale: keep the database an earlier run collected")
+    ap.add_argument("--collect-once", action="store_true", help="scale: skip the second (idempotent) collect")
     ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "models_one_cpu", "compare", "overhead", "scale"])
     A = ap.parse_args()
     A.modelstat = os.path.abspath(A.modelstat)

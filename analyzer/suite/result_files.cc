@@ -75,6 +75,7 @@ CollectReport collect_results(const std::string& dir, ResultsDb& db, const std::
   if (ec || !fs::is_directory(top))
     throw Error(ErrorKind::Input, fs::is_symlink(top) ? "a link, not a folder (links are not followed)" : "no such results folder", dir);
   CollectReport report;
+  db.set_cache_bytes(kCollectCacheBytes);
   std::vector<CellResult> pending;
   std::vector<std::string> texts;  // as read: stored as they are
   const auto flush = [&] {

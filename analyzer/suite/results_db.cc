@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <set>
@@ -361,6 +362,11 @@ int64_t ResultsDb::insert_many(const std::vector<CellResult>& results, const std
   }
   t.commit();
   return added;
+}
+
+void ResultsDb::set_cache_bytes(int64_t bytes) {
+  // A negative cache_size is a size in KiB (a positive one counts pages).
+  exec(fmt::format("PRAGMA cache_size = -{}", std::max<int64_t>(bytes / 1024, 1)));
 }
 
 void ResultsDb::begin_run(const RunInfo& run) {

@@ -50,6 +50,11 @@ class ResultsDb {
   // Adds many in one transaction (collect); returns how many were new. texts[i],
   // when given, is results[i]'s document as it was read, stored as it is.
   int64_t insert_many(const std::vector<CellResult>& results, const std::vector<std::string>& texts = {});
+  // SQLite's page cache for this connection, at most `bytes` (allocated as pages are used). A bulk
+  // merge wants its indexes' pages to stay in memory across its transactions: with the default 2 MB,
+  // every transaction rewrites each index page it touches to the WAL, and a million results spread
+  // over 100 machines rewrote tens of GB (bench/RESULTS.md, "Suites (issue 28)").
+  void set_cache_bytes(int64_t bytes);
 
   void begin_run(const RunInfo& run);  // records a run (kept as it is when already there)
   void finish_run(const std::string& run_id);

@@ -79,6 +79,32 @@ TEST_F(CollectTest, MergesOnceReportsCorruptFilesAndFollowsNoLink) {
   EXPECT_NE(again.out.find("5 already there"), std::string::npos) << again.out;
 }
 
+// Results spread over machines (as a Slurm array leaves them), merged in transactions smaller than
+// the folder: each machine's results land once, across transaction boundaries, and the same folder
+// merged again by a second connection adds nothing.
+TEST_F(CollectTest, TransactionsSmallerThanTheFolderMergeEveryFileOnce) {
+  const std::string dir = path("results");
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < 7; ++i) {
+      char key[17];
+      std::snprintf(key, sizeof key, "00000000000002%02x", i);
+      suite::write_result_file(dir + "/vm-" + std::to_string(m), hand_result("vm-" + std::to_string(m), i, key, 0.01 + 0.001 * i));
+    }
+  {
+    suite::ResultsDb db(path("r.db"));
+    const suite::CollectReport r = suite::collect_results(dir, db, {}, 4);  // 21 files: 6 transactions
+    EXPECT_EQ(r.files, 21);
+    EXPECT_EQ(r.added, 21);
+    EXPECT_EQ(r.already, 0);
+    EXPECT_EQ(db.count({}), 21);
+  }
+  suite::ResultsDb again(path("r.db"));
+  const suite::CollectReport r = suite::collect_results(dir, again, {}, 5);
+  EXPECT_EQ(r.added, 0);
+  EXPECT_EQ(r.already, 21);
+  EXPECT_EQ(again.count({}), 21);
+}
+
 TEST_F(CollectTest, TheFolderItselfMustBeAFolderNotALink) {
   fs::create_directories(path("real"));
   fs::create_directory_symlink(path("real"), path("alias"));
