@@ -30,6 +30,7 @@ NUMBER = re.compile(r"(?<![A-Za-z_/.\d])\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?![A-Za
 def normalise(line):
     s = line.rstrip()
     s = re.sub(r"-{3,}", "---", s)
+    s = re.sub(r"(?<![A-Za-z_/.\d])\d+(?:\.\d+)?x(?![\w/])", "#x", s)  # a ratio, 0.63x
     s = NUMBER.sub("#", s)
     s = re.sub(r"#\s*(ns|µs|us|ms|s)(?![\w/])", "#t", s)  # 1.25 s and 980 ms are one shape
     s = re.sub(r"#\s*[KMGT](?![\w/])", "#", s)  # 14.80 G and 980 M likewise
