@@ -22,8 +22,6 @@ namespace {
 
 using namespace modelstat::suite;
 
-std::string default_results_db() { return default_data_dir() + "/results.db"; }
-
 struct FilterArgs {
   ResultFilter filter;
   int64_t batch = 0;

@@ -24,6 +24,8 @@
 
 namespace modelstat::cli {
 
+std::string default_results_db() { return suite::default_data_dir() + "/results.db"; }
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -56,8 +58,6 @@ const char* const kSuiteFooter =
     "  modelstat suite slurm suite.yaml --results /shared/run1 --partition cpu --max-parallel 8\n"
     "  modelstat suite collect /shared/run1 --into results.db\n"
     "  modelstat results results.db -f html -o results.html";
-
-std::string default_results_db() { return default_data_dir() + "/results.db"; }
 
 std::string clock_text(double seconds) {
   const auto s = static_cast<int64_t>(seconds + 0.5);

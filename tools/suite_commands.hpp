@@ -14,6 +14,9 @@ namespace modelstat::cli {
 // (compare_command.cc). Error(Usage) for anything else.
 double parse_threshold(const std::string& text);
 
+// Where `suite run|collect` and `results` keep their database unless told: the data folder's results.db.
+std::string default_results_db();
+
 void add_suite_command(CLI::App& app, std::vector<Command>& commands);
 void add_results_command(CLI::App& app, std::vector<Command>& commands);
 

@@ -12,8 +12,6 @@ namespace modelstat::loader {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
-
 // Names by view into the parsed model's own strings: nodes are reordered by
 // swapping pointers, so the strings stay where they are.
 using NameSet = NameMap<bool>;
@@ -56,7 +54,7 @@ void permute(onnx::GraphProto& graph, const std::vector<int>& order) {
 }
 
 void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth) {
-  if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
+  if (depth > kMaxGraphDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   NameSet defined(size_t(graph.input_size() + graph.initializer_size()));
   for (const auto& i : graph.input()) defined.try_emplace(i.name(), true);
   for (const auto& t : graph.initializer()) defined.try_emplace(t.name(), true);

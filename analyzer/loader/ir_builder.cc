@@ -20,7 +20,6 @@ namespace modelstat::loader {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
 constexpr size_t kMaxIntValues = 1024;  // integer constants kept for shape math
 
 }  // namespace
@@ -425,7 +424,7 @@ void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std
 }  // namespace
 
 Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer) {
-  if (depth > kMaxDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
+  if (depth > kMaxGraphDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
   g.name = gp.name();
   size_t node_outputs = 0;

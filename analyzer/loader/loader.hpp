@@ -13,6 +13,10 @@
 
 namespace modelstat::loader {
 
+// How deep subgraphs (If/Loop/Scan bodies) may nest: deeper is refused as malformed, so that
+// no file can exhaust the stack of the recursive walks (stripper, ordering, IR builder).
+constexpr int kMaxGraphDepth = 64;
+
 // One tensor whose payload the stripper dropped, described out of band: the
 // table travels beside the stripped bytes, so nothing a file contains can
 // create an entry or change where one points.

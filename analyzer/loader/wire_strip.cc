@@ -26,8 +26,6 @@ namespace {
 
 enum class Msg { Model, Graph, Node, Attribute, Tensor, SparseTensor, Function, TrainingInfo, Other };
 
-constexpr int kMaxDepth = 64;
-
 // Which field of message `m` holds which sub-message (length-delimited fields only).
 Msg child_kind(Msg m, uint32_t field) {
   switch (m) {
@@ -80,7 +78,7 @@ class Walker {
   Walker(const uint8_t* base, size_t keep, StrippedModel& result) : base_(base), keep_(keep), result_(result) {}
 
   void copy_message(Msg kind, size_t begin, size_t end, int depth, std::string& out) {
-    if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
+    if (depth > kMaxGraphDepth) malformed("graphs nested more than 64 levels deep", begin);
     if (kind == Msg::Tensor) {
       copy_tensor(begin, end, out);
       return;
@@ -160,7 +158,7 @@ class Walker {
 
   // Whether a message (recursively) holds a tensor payload above the limit.
   bool needs_rewrite(Msg kind, size_t begin, size_t end, int depth) const {
-    if (depth > kMaxDepth) malformed("graphs nested more than 64 levels deep", begin);
+    if (depth > kMaxGraphDepth) malformed("graphs nested more than 64 levels deep", begin);
     if (kind == Msg::Tensor) return tensor_payload(begin, end) > keep_;
     for (size_t pos = begin; pos < end;) {
       const Field f = read_field(pos, end);

@@ -30,11 +30,6 @@ constexpr double kNoisyCv = 0.10;
   throw Error(ErrorKind::Input, what, origin);
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return stats::median(v);
-}
-
 // The smallest two-sided p-value an exact rank test can give for these sizes:
 // 2 / C(n_a + n_b, n_a), when the samples do not overlap at all.
 double smallest_possible_p(int64_t na, int64_t nb) {
@@ -49,8 +44,8 @@ SampleDelta compare_samples(const std::vector<double>& base, const std::vector<d
   SampleDelta d;
   d.count_base = static_cast<int64_t>(base.size());
   d.count_new = static_cast<int64_t>(next.size());
-  d.median_base = base.empty() ? kNaN : median_of(base);
-  d.median_new = next.empty() ? kNaN : median_of(next);
+  d.median_base = base.empty() ? kNaN : stats::median_of(base);
+  d.median_new = next.empty() ? kNaN : stats::median_of(next);
   d.delta = d.median_new / d.median_base - 1.0;
   d.ratio_ci_low = d.ratio_ci_high = kNaN;
   d.p_value = kNaN;
@@ -83,7 +78,7 @@ std::vector<double> layer_medians(const RunSamples& run, double& sum) {
   std::vector<double> medians;
   sum = 0;
   for (const auto& l : run.layers) {
-    medians.push_back(l.samples.empty() ? kNaN : median_of(l.samples));
+    medians.push_back(l.samples.empty() ? kNaN : stats::median_of(l.samples));
     if (!l.samples.empty()) sum += medians.back();
   }
   return medians;
@@ -138,7 +133,7 @@ void sample_warnings(const RunSamples& a, const RunSamples& b, const CompareOpti
     if (n >= 8) {
       const auto mid = run->whole.begin() + static_cast<std::ptrdiff_t>(n / 2);
       const std::vector<double> first(run->whole.begin(), mid), second(mid, run->whole.end());
-      const double drift = median_of(second) / median_of(first) - 1.0;
+      const double drift = stats::median_of(second) / stats::median_of(first) - 1.0;
       const double exact = stats::mann_whitney_exact_p(first, second);
       const double p = std::isnan(exact) ? stats::mann_whitney_u(first, second).p_value : exact;
       if (p < o.alpha && std::abs(drift) > o.threshold)

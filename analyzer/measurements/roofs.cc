@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "modelstat/ceilings.hpp"
+#include "modelstat/statistics.hpp"
 
 namespace modelstat {
 
@@ -15,12 +16,6 @@ namespace {
 // Plateau tolerance: a point belongs to the current run while its bandwidth
 // is within 15% of the run's median (log distance log 1.15).
 const double kPlateauTolerance = std::log(1.15);
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string human_bytes(int64_t bytes) {
   char buf[32];
@@ -52,7 +47,7 @@ std::vector<MemoryLevel> find_memory_levels(const std::vector<BandwidthPoint>& s
   for (size_t i = 1; i < logs.size(); ++i) {
     if (std::abs(logs[i] - current.log_median) <= kPlateauTolerance) {
       current.last = i;
-      current.log_median = median_of(std::vector<double>(logs.begin() + long(current.first), logs.begin() + long(i) + 1));
+      current.log_median = stats::median_of(std::vector<double>(logs.begin() + long(current.first), logs.begin() + long(i) + 1));
     } else {
       runs.push_back(current);
       current = Run{i, i, logs[i]};
@@ -68,7 +63,7 @@ std::vector<MemoryLevel> find_memory_levels(const std::vector<BandwidthPoint>& s
     if (!plateaus.empty() && std::abs(plateaus.back().log_median - r.log_median) <= kPlateauTolerance) {
       Run& p = plateaus.back();
       p.last = r.last;
-      p.log_median = median_of(std::vector<double>(logs.begin() + long(p.first), logs.begin() + long(p.last) + 1));
+      p.log_median = stats::median_of(std::vector<double>(logs.begin() + long(p.first), logs.begin() + long(p.last) + 1));
       continue;
     }
     plateaus.push_back(r);
@@ -102,7 +97,7 @@ std::vector<MemoryLevel> find_memory_levels(const std::vector<BandwidthPoint>& s
     std::vector<double> updates;
     for (size_t i = p.first; i <= p.last; ++i)
       if (sweep[i].read_write_bytes_per_second > 0) updates.push_back(sweep[i].read_write_bytes_per_second);
-    if (!updates.empty()) level.read_write_bytes_per_second = median_of(updates);
+    if (!updates.empty()) level.read_write_bytes_per_second = stats::median_of(updates);
     level.bytes_per_second = std::max(level.read_bytes_per_second, level.read_write_bytes_per_second);
     const bool last = k + 1 == plateaus.size();
     if (!last) {

@@ -78,6 +78,11 @@ double median(const std::vector<double>& sorted) {
   return percentile(sorted, 0.5);
 }
 
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return median(values);
+}
+
 MedianCiRanks median_ci_ranks(int64_t n, double confidence) {
   check_confidence(confidence, "median_ci_ranks");
   MedianCiRanks r;

@@ -68,6 +68,8 @@ double percentile(const std::vector<double>& sorted, double p);
 
 // median = percentile(sorted, 0.5): the middle value, or the mean of the two middle values.
 double median(const std::vector<double>& sorted);
+// The median of values in any order (sorts a copy); NaN-free input expected.
+double median_of(std::vector<double> values);
 
 // ---- Confidence interval of the median --------------------------------------------------
 

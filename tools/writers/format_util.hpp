@@ -156,6 +156,11 @@ struct Column {
   size_t max_width = 0;  // TextTable ellipsizes wider cells (0: no limit)
 };
 
+// Node names wider than this are ellipsized in terminal tables (a tf2onnx name can be 278 characters);
+// the joined report's node tables, which carry more columns, use kJoinedNodeNameWidth.
+constexpr size_t kNodeNameWidth = 40;
+constexpr size_t kJoinedNodeNameWidth = 36;
+
 // A table whose column widths are the widest cell of each column. Cells are
 // padded by display width (UTF-8 aware); colour is applied after padding so
 // escape codes never disturb the alignment.

@@ -17,8 +17,6 @@ namespace report_detail {
 
 namespace {
 
-constexpr size_t kNameWidth = 40;  // node names wider than this are ellipsized in the terminal
-
 std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") : s; }
 
 std::string seconds_or_dash(double s) { return std::isfinite(s) && s > 0 ? human_seconds(s) : "-"; }
@@ -165,7 +163,7 @@ ProfileSection nodes_section(const GenerationResult& r, const ReportOptions& opt
   if (!prefill || !decode) return s;
   const bool joined = prefill->joined && decode->joined;
   const std::string dp = "decode@" + std::to_string(decode->context);
-  s.columns = {{"#"}, {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"prefill"}, {"share"}};
+  s.columns = {{"#"}, {"node", Align::Left, kNodeNameWidth}, {"op", Align::Left}, {"prefill"}, {"share"}};
   if (joined) s.columns.insert(s.columns.end(), {{"GFLOP/s"}, {"bound (efficiency)", Align::Left}});
   s.columns.insert(s.columns.end(), {{dp}, {"share"}});
   if (joined) s.columns.insert(s.columns.end(), {{"GB/s"}, {"bound (efficiency)", Align::Left}});

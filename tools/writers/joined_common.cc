@@ -17,6 +17,7 @@ using report_detail::Column;
 using report_detail::count_with_exact;
 using report_detail::groups_title;
 using report_detail::human_seconds;
+using report_detail::kJoinedNodeNameWidth;
 using report_detail::LineStyle;
 using report_detail::percent_of;
 using report_detail::ProfileDocument;
@@ -24,8 +25,6 @@ using report_detail::ProfileSection;
 using report_detail::rate_text;
 
 namespace {
-
-constexpr size_t kNameWidth = 36;  // node names wider than this are ellipsized in the terminal
 
 std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") : s; }
 
@@ -96,7 +95,7 @@ std::vector<std::string> node_cells(const JoinedReport& r, const JoinedNode& n) 
 // A report with fit's forecast adds its two columns: the forecast and
 // forecast / measured.
 std::vector<Column> node_columns(const JoinedReport& r) {
-  std::vector<Column> columns{{"#"},     {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"MACs"},    {"FLOPs"},
+  std::vector<Column> columns{{"#"},     {"node", Align::Left, kJoinedNodeNameWidth}, {"op", Align::Left}, {"MACs"},    {"FLOPs"},
                               {"bytes"}, {"median"},                        {"%time"},           {"%FLOPs"},  {"GFLOP/s"},
                               {"GB/s"},  {"FLOP/B"},                        {"bound", Align::Left}, {"eff"}};
   if (r.forecast_seconds) {
@@ -247,7 +246,7 @@ ProfileSection groups_section(const JoinedReport& r) {
   const ProfileResult& p = r.profile;
   ProfileSection s;
   s.title = groups_title(p.group_by, p.groups.size(), r.nodes.size(), "roofline");
-  s.columns = {{"group", Align::Left, kNameWidth},
+  s.columns = {{"group", Align::Left, kJoinedNodeNameWidth},
                {"#"},
                {"nodes"},
                {"FLOPs"},
@@ -289,7 +288,7 @@ ProfileSection scaling_section(const ScalingView& v, size_t top) {
                                   fmt::format(": {:.2f}x, {} parallel efficiency", v.speedup,
                                               percent_of(v.efficiency, 1.0))},
               {"layer sum", human_seconds(v.layer_sum_one_thread) + " -> " + human_seconds(v.layer_sum)}};
-  s.columns = {{"#"},       {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"1 thread"},
+  s.columns = {{"#"},       {"node", Align::Left, kJoinedNodeNameWidth}, {"op", Align::Left}, {"1 thread"},
                {fmt::format("{} threads", v.threads)}, {"speedup"}, {"eff"}, {"lost"}, {"why", Align::Left}};
   for (size_t i = 0; i < v.nodes.size() && i < top; ++i) {
     const NodeScaling& n = v.nodes[i];

@@ -29,8 +29,6 @@ namespace report_detail {
 
 namespace {
 
-constexpr size_t kNameWidth = 40;  // node names wider than this are ellipsized in the terminal
-
 bool positive(double v) {
   return std::isfinite(v) && v > 0;
 }
@@ -151,7 +149,7 @@ ProfileSection layers_section(const ProfileResult& r) {
                       r.layers.size(), r.subgraph_layers.size())
                 : fmt::format("Per-layer times ({} layers, graph order; instrumented pass)", r.layers.size());
   s.columns = {{"#"},
-               {"node", Align::Left, kNameWidth},
+               {"node", Align::Left, kNodeNameWidth},
                {"op", Align::Left},
                {"median"},
                {"mean"},
@@ -208,7 +206,7 @@ ProfileSection groups_section(const ProfileResult& r) {
   ProfileSection s;
   s.title = groups_title(r.group_by, r.groups.size(), r.layers.size(), "times");
   s.columns = {
-      {"group", Align::Left, kNameWidth}, {"#"}, {"layers"}, {"time"}, {"%sum"}, {"FLOPs"}, {"GFLOP/s"}};
+      {"group", Align::Left, kNodeNameWidth}, {"#"}, {"layers"}, {"time"}, {"%sum"}, {"FLOPs"}, {"GFLOP/s"}};
   bool any_partial = false;
   for (const LayerGroup& g : r.groups) {
     const bool inexact = g.layers_not_exact > 0;
@@ -233,7 +231,7 @@ ProfileSection groups_section(const ProfileResult& r) {
 ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const LayerTiming*>& hot) {
   ProfileSection s;
   s.title = fmt::format("Hotspots (top {} by median time)", hot.size());
-  s.columns = {{"rank"}, {"#"},     {"node", Align::Left, kNameWidth}, {"op", Align::Left}, {"median"},
+  s.columns = {{"rank"}, {"#"},     {"node", Align::Left, kNodeNameWidth}, {"op", Align::Left}, {"median"},
                {"%sum"}, {"FLOPs"}, {"GFLOP/s"},                       {"GB/s"}};
   const double sum = layer_median_sum(r);
   bool any_upcast = false;
