@@ -10,18 +10,20 @@ cd "$(dirname "$0")/.."
 
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
-# Debian 12 packages the build, the tests and the sample-model scripts need.
-PACKAGES=(cmake g++ make libtorch-dev libdnnl-dev libopenblas0-pthread libonnx-testdata libonnx-dev libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev
-          libcli11-dev nlohmann-json3-dev python3-onnx python3-torch python3-torchvision python3-numpy
-          pybind11-dev python3-dev python3-pytest python3-pandas
-          libyaml-cpp-dev libsqlite3-dev slurm-wlm munge chromium)
+# Debian 12 packages: what building the command line needs (the demo), then what the tests and the
+# sample-model scripts need on top (test, build).
+BUILD_PACKAGES=(cmake g++ make libtorch-dev libdnnl-dev libopenblas0-pthread libonnx-dev libprotobuf-dev
+                protobuf-compiler libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev)
+TEST_PACKAGES=(libgtest-dev libonnx-testdata python3-onnx python3-torch python3-torchvision python3-numpy
+               pybind11-dev python3-dev python3-pytest python3-pandas slurm-wlm munge chromium)
 
 started=$SECONDS
 elapsed() { local s=$((SECONDS - started)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
+# install_missing PACKAGE...: apt-get installs the ones dpkg does not list as installed.
 install_missing() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then return; fi
@@ -78,14 +80,23 @@ logged() {
   return "$rc"
 }
 
-# build [TARGET...]: configure, then build the targets (default: all).
+# build [TARGET...]: configure, then build the targets (default: all, the tests included).
+# Named targets need only the build packages, and configure without the tests (no GoogleTest needed).
 build() {
-  install_missing
+  local flags=(-DCMAKE_BUILD_TYPE=Release)
+  if [ $# -gt 0 ]; then
+    install_missing "${BUILD_PACKAGES[@]}"
+    flags+=(-DMODELSTAT_BUILD_TESTS=OFF)
+  else
+    install_missing "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    flags+=(-DMODELSTAT_BUILD_TESTS=ON)
+  fi
   # The CUDA toolkit (no GPU needed) lets the CUDA timers and the LibTorch CUDA
   # back-end compile here too; their tests skip without a device.
-  local flags=(-DCMAKE_BUILD_TYPE=Release)
   if [ -x /usr/local/cuda/bin/nvcc ]; then flags+=(-DMODELSTAT_CUDA=ON -DCUDAToolkit_ROOT=/usr/local/cuda); fi
   if [ "${MODELSTAT_WERROR:-0}" = 1 ]; then flags+=(-DMODELSTAT_WERROR=ON); fi
+  # A build from scratch: unity batches and precompiled headers (cmake/build_speed.cmake).
+  flags+=(-DMODELSTAT_UNITY=ON)
   mkdir -p "$BUILD_DIR"
   echo "==> configuring ($BUILD_DIR/configure.log)"
   logged "$BUILD_DIR/configure.log" cmake -S . -B "$BUILD_DIR" "${flags[@]}"
