@@ -56,8 +56,8 @@ ReportOptions report_options(const ReportArgs& a) {
 
 // Checks the flags, profiles and joins; the record every format is written from.
 // fit's forecast of this run beside its measurement, node by node: the
-// analysis at the bindings the profile ran, priced with the report's ceilings
-// as `modelstat fit` would. A model fit cannot price (ceilings without the
+// profile's own analysis (the model it bound, kept with it: the file is not
+// read again), priced with the report's ceilings as `modelstat fit` would. A model fit cannot price (ceilings without the
 // run's dtype, say) keeps its report, with the reason in forecast_note.
 void add_forecast(JoinedReport& report, const ProfileArgs& p) {
   if (p.options.train_step) {
@@ -71,7 +71,7 @@ void add_forecast(JoinedReport& report, const ProfileArgs& p) {
   try {
     FitOptions options;
     options.compute_dtype = report.profile.context.dtype.empty() ? "fp32" : report.profile.context.dtype;
-    join_forecast(report, forecast_fit(analyze_file(p.model.model, p.model.run_load_options()), report.ceilings, options));
+    join_forecast(report, forecast_fit(report.profile.analysis, report.ceilings, options));
   } catch (const Error& e) {
     report.forecast_note = std::string("no forecast: ") + e.what();
   }
