@@ -210,18 +210,6 @@ std::vector<std::string> table_row(const std::string& text, const std::string& f
   return {};
 }
 
-TEST(JoinedWriterTest, FactoryKnowsEveryFormat) {
-  for (const char* format : {"table", "json", "csv", "md", "html", "trace"})
-    EXPECT_NE(make_joined_writer(format), nullptr) << format;
-  try {
-    make_joined_writer("xml");
-    FAIL() << "no exception for an unknown format";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_TRUE(contains(e.what(), "xml"));
-  }
-}
-
 TEST(JoinedWriterTest, SiRates) {
   EXPECT_EQ(report::si_rate(5e13, "FLOP/s"), "50.0 TFLOP/s");
   EXPECT_EQ(report::si_rate(3e12, "B/s"), "3.00 TB/s");

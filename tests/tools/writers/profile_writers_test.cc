@@ -233,17 +233,6 @@ TEST(ProfileFormatTest, HumanSeconds) {
   EXPECT_EQ(report_detail::percent_of(1.0, 0.0), "-");
 }
 
-TEST(ProfileWriterTest, UnknownFormatIsUsageError) {
-  for (const char* format : {"table", "json", "csv", "md"}) EXPECT_NE(make_profile_writer(format), nullptr);
-  try {
-    make_profile_writer("xml");
-    FAIL() << "no exception for an unknown format";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_TRUE(contains(e.what(), "xml"));
-  }
-}
-
 TEST(ProfileWriterTest, PercentileMethodIsStated) {
   EXPECT_STREQ(kPercentileMethod,
                "percentiles: linear interpolation between closest ranks (Hyndman-Fan type 7, NumPy default); "

@@ -208,18 +208,6 @@ TEST(ReportFormatTest, Ellipsize) {
   EXPECT_EQ(ellipsize(accented, 4), "\xC3\xA9\xC3\xA9\xE2\x80\xA6\xC3\xA9");
 }
 
-TEST(ReportWriterTest, UnknownFormatIsUsageError) {
-  for (const char* format : {"table", "json", "csv", "md"}) EXPECT_NE(make_analysis_writer(format), nullptr);
-  try {
-    make_analysis_writer("xml");
-    FAIL() << "no exception for an unknown format";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_EQ(e.exit_code(), 2);
-    EXPECT_TRUE(contains(e.what(), "xml"));
-  }
-}
-
 // ----------------------------------------------------------------------- JSON
 
 TEST(ReportWriterTest, JsonHasEveryFieldWithExactIntegers) {
