@@ -231,9 +231,20 @@ std::string normalise_volatile(std::string text, const std::vector<std::string>&
 // lines and the command that regenerates the file. With MODELSTAT_UPDATE_GOLDEN=1
 // in the environment the file is (re)written instead, and the test passes:
 //   MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
-// then review the change with `git diff tests/data/golden`.
+// then review the change with `git diff tests/data/golden`. An HTML page's
+// static stylesheet and script are compared by size and hash (one line in its
+// golden file), the rest of the page line by line.
 void expect_golden(const std::string& name, const std::string& actual,
                    const std::vector<std::string>& volatile_values = {});
+
+// A variant of an output pinned by its own golden file (the same record with
+// one option changed), kept as its difference from that output:
+// tests/data/golden/NAME (PAGE.diff) holds the line diff from `base` to
+// `actual`, both as expect_golden holds them, in unified hunks with two lines
+// of context. Given `base`, it pins `actual` byte for byte, and it shows what
+// the option changes instead of a second copy of everything it leaves alone.
+void expect_golden_variant(const std::string& name, const std::string& actual, const std::string& base,
+                           const std::vector<std::string>& volatile_values = {});
 
 // expect_golden for each format: `render(format)` against STEM + the format's
 // file ending (table .txt, json .json, csv .csv, md .md, html .html, trace .trace.json).

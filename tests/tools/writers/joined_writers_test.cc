@@ -871,10 +871,13 @@ TEST(WritersGolden, JoinedEveryFormat) {
                               {"gpu-node-7", "2.3.0"});
 }
 
+// The page as what --group-by changes in the ungrouped one (joined.html).
 TEST(WritersGolden, JoinedGroupedEveryFormat) {
-  test::expect_golden_formats("joined-groups", {"table", "json", "csv", "md", "html"},
+  test::expect_golden_formats("joined-groups", {"table", "json", "csv", "md"},
                               [&](const std::string& format) { return render(format, grouped_report()); },
                               {"gpu-node-7", "2.3.0"});
+  test::expect_golden_variant("joined-groups.html.diff", render("html", grouped_report()),
+                              render("html", sample_report()), {"gpu-node-7", "2.3.0"});
 }
 
 TEST(WritersGolden, JoinedSubgraphsEveryFormat) {
