@@ -28,6 +28,7 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/ceilings.hpp"
+#include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
 #include "modelstat/profile.hpp"
 
@@ -264,6 +265,22 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// Runs `run`, which must throw a modelstat::Error of `kind` whose message
+// holds each of `needles`: the test fails otherwise. Returns the error's
+// what() ("" when nothing was thrown), for checks of its exact wording.
+inline std::string expect_error(const std::function<void()>& run, ErrorKind kind,
+                                const std::vector<std::string>& needles = {}) {
+  try {
+    run();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const std::string& needle : needles) EXPECT_TRUE(contains(e.what(), needle)) << needle << " in: " << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return "";
 }
 
 // RFC 4180 reader: records of fields, quotes doubled inside quoted fields.
