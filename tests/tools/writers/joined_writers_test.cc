@@ -27,6 +27,7 @@
 #include "modelstat/joined.hpp"
 #include "tools/writers/writers.hpp"
 #include "test_support.hpp"
+#include "tools/writers/writer_checks.hpp"
 #include "tools/writers/joined_writers.hpp"
 
 namespace modelstat {
@@ -281,21 +282,13 @@ TEST(JoinedWriterTest, TableHasHeaderCeilingsWholeModelAndSections) {
 }
 
 TEST(JoinedWriterTest, HumanFormatsHonourOptions) {
+  const JoinedReport r = sample_report();
+  test::expect_human_formats_honour_options(
+      [&](const std::string& format, const ReportOptions& o) { return render(format, r, o); }, "Per-node roofline",
+      "By op type");
   ReportOptions options;
-  options.show_all_nodes = false;
-  options.top = 0;
-  for (const char* format : {"table", "md"}) {
-    const std::string text = render(format, sample_report(), options);
-    EXPECT_FALSE(contains(text, "Per-node roofline")) << format;
-    EXPECT_FALSE(contains(text, "Hotspots")) << format;
-    EXPECT_TRUE(contains(text, "By op type")) << format;
-  }
-  options.top = 1;
-  EXPECT_TRUE(contains(render("table", sample_report(), options), "Hotspots (top 1 by median time)"));
   options.top = 99;
-  EXPECT_TRUE(contains(render("table", sample_report(), options), "Hotspots (top 3 by median time)"));
-  options.color = true;
-  EXPECT_TRUE(contains(render("table", sample_report(), options), "\x1b["));
+  EXPECT_TRUE(contains(render("table", r, options), "Hotspots (top 3 by median time)"));
 }
 
 TEST(JoinedWriterTest, DatasheetCeilingsAreLabelled) {

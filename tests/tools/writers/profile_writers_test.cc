@@ -17,6 +17,7 @@
 #include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
 #include "test_support.hpp"
+#include "tools/writers/writer_checks.hpp"
 #include "tools/writers/format_util.hpp"
 #include "tools/writers/writers.hpp"
 
@@ -659,19 +660,10 @@ TEST(ProfileWriterTest, TableHasTheKeyLines) {
 }
 
 TEST(ProfileWriterTest, HumanFormatsHonourOptions) {
-  ReportOptions options;
-  options.show_all_nodes = false;
-  options.top = 0;
-  for (const char* format : {"table", "md"}) {
-    const std::string text = render(format, sample_profile(), options);
-    EXPECT_FALSE(contains(text, "Per-layer times")) << format;
-    EXPECT_FALSE(contains(text, "Hotspots")) << format;
-    EXPECT_TRUE(contains(text, "instrumentation overhead")) << format;
-  }
-  options.top = 1;
-  EXPECT_TRUE(contains(render("table", sample_profile(), options), "Hotspots (top 1 by median time)"));
-  options.color = true;
-  EXPECT_TRUE(contains(render("table", sample_profile(), options), "\x1b["));
+  const ProfileResult r = sample_profile();
+  test::expect_human_formats_honour_options(
+      [&](const std::string& format, const ReportOptions& o) { return render(format, r, o); }, "Per-layer times",
+      "instrumentation overhead");
 }
 
 TEST(ProfileWriterTest, EveryFormatHandlesAnEmptyResult) {
