@@ -11,30 +11,45 @@
 
 namespace modelstat {
 
-void throw_unknown_format(const std::string& what, const std::string& format, const std::vector<std::string>& names) {
+void throw_unknown_format(const std::string& what, const std::string& format,
+                          const std::vector<std::string>& names) {
   throw_usage("unknown " + what + " format '" + format + "' (" + report_detail::join(names, ", ") + ")");
 }
 
 std::unique_ptr<AnalysisWriter> make_analysis_writer(const std::string& format) {
   using namespace report_detail;
-  return pick_writer<AnalysisResult>("output", format,
-                                     {{"table", make_table_writer}, {"json", make_json_writer},
-                                      {"csv", make_csv_writer}, {"md", make_markdown_writer}});
+  return pick_writer<AnalysisResult>(
+      "output", format,
+      {{"table", make_table_writer}, {"json", make_json_writer}, {"csv", make_csv_writer},
+       {"md", make_markdown_writer}});
 }
 
 namespace report_detail {
 
-const char* status_marker(CostStatus s) {
+namespace {
+
+// A row's status as the human formats show it: the table's one-character
+// marker and the Markdown's words ("" when exact); one rule, two spellings.
+struct StatusText {
+  const char* marker;
+  const char* words;
+};
+StatusText status_text(CostStatus s) {
   switch (s) {
     case CostStatus::Exact:
-      return "";
+      return {"", ""};
     case CostStatus::UnknownShape:
-      return "?";
+      return {"?", "unknown shape"};
     case CostStatus::UnknownOp:
-      return "!";
+      break;
   }
-  return "!";
+  return {"!", "unknown op"};
 }
+
+}  // namespace
+
+const char* status_marker(CostStatus s) { return status_text(s).marker; }
+const char* status_words(CostStatus s) { return status_text(s).words; }
 
 const char* const kObservedMarker = "*";
 const char* const kObservedLegend =

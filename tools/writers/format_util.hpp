@@ -27,6 +27,8 @@ std::unique_ptr<AnalysisWriter> make_markdown_writer();
 // One-character marker of a non-exact row in the human tables ("" when exact)
 // and the legend line that explains the markers.
 const char* status_marker(CostStatus s);
+// The same status in words, for the Markdown's status column ("unknown shape"; "" when exact).
+const char* status_words(CostStatus s);
 extern const char* const kStatusLegend;
 // The marker of a row: status_marker, or kObservedMarker for a cost counted
 // on the shapes a run observed (NodeCost::shapes), explained by kObservedLegend.
