@@ -151,15 +151,17 @@ Rendered render_report(const ReportArgs& a) {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kReportHelp =
+    "Profile a model (the measurement of `modelstat profile`, with every one of its flags) and join each "
+    "node's measured median time with its static cost (MACs, FLOPs, bytes) on the device's roofline: share "
+    "of time and of FLOPs, achieved GFLOP/s and GB/s, arithmetic intensity, whether the compute or the "
+    "memory ceiling bounds the node, and its efficiency against that ceiling. Hotspots by time, every node, "
+    "a summary by op type. Needs the per-layer pass (--no-layers is refused).";
+
 void add_report_command(CLI::App& app, std::vector<Command>& commands) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "report",
-      "Profile a model (the measurement of `modelstat profile`, with every one of its flags) and join each "
-      "node's measured median time with its static cost (MACs, FLOPs, bytes) on the device's roofline: share "
-      "of time and of FLOPs, achieved GFLOP/s and GB/s, arithmetic intensity, whether the compute or the "
-      "memory ceiling bounds the node, and its efficiency against that ceiling. Hotspots by time, every node, "
-      "a summary by op type. Needs the per-layer pass (--no-layers is refused).");
+  CLI::App* cmd = app.add_subcommand("report", kReportHelp);
   add_profile_flags(*cmd, args->profile, kReportFormats);
   add_generation_flags(*cmd, args->generation);
   cmd->add_flag("--scaling", args->scaling,
