@@ -33,14 +33,6 @@
 namespace modelstat {
 namespace {
 
-using nlohmann::json;
-using test::contains;
-using test::is_md_delimiter_row;
-using test::lines_of;
-using test::expect_well_formed_md_tables;
-using test::md_cells;
-using test::parse_csv;
-using test::SchemaValidator;
 
 // Comma and quote (CSV), '|' (Markdown), backslash and quote (JSON).
 const char* const kNastyName = "/blocks.0/attn,\"proj\"|out\\x";
@@ -301,17 +293,13 @@ TEST(JoinedWriterTest, DatasheetCeilingsAreLabelled) {
 // ------------------------------------------------------------------- Markdown
 
 TEST(JoinedWriterTest, MarkdownTablesHaveConsistentColumns) {
-  const std::string text = render("md", sample_report());
-  const auto lines = lines_of(text);
+  // Tables: context, ceilings, whole model, hotspots, per-node, by op type.
+  const auto lines = test::expect_markdown_report(
+      render("md", sample_report()), 6,
+      {"## Context", "## Roofline ceilings", "## Whole model", "## Hotspots (top 3", "## Per-node roofline (3 nodes",
+       "## By op type", "## Notices", "| ridge intensity | 16.7 FLOP/B", "attn,\"proj\"\\|out", "- note: GPU clocks"});
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "# modelstat report: models/sample.onnx");
-  const size_t tables = expect_well_formed_md_tables(lines);
-  // context, ceilings, whole model, hotspots, per-node, by op type
-  EXPECT_EQ(tables, 6u);
-  for (const char* needle : {"## Context", "## Roofline ceilings", "## Whole model", "## Hotspots (top 3",
-                             "## Per-node roofline (3 nodes", "## By op type", "## Notices",
-                             "| ridge intensity | 16.7 FLOP/B", "attn,\"proj\"\\|out", "- note: GPU clocks"})
-    EXPECT_TRUE(contains(text, needle)) << "missing: " << needle << "\n" << text;
 }
 
 // ------------------------------------------------------------------------ CSV

@@ -24,14 +24,6 @@
 namespace modelstat {
 namespace {
 
-using nlohmann::json;
-using test::contains;
-using test::is_md_delimiter_row;
-using test::lines_of;
-using test::expect_well_formed_md_tables;
-using test::md_cells;
-using test::parse_csv;
-using test::SchemaValidator;
 
 // 2^53 + 1: the smallest positive integer a double cannot hold.
 constexpr int64_t kBeyondDouble = 9007199254740993LL;
@@ -528,20 +520,16 @@ TEST(ProfileWriterTest, UpcastLayerIsMarked) {
 // ------------------------------------------------------------------- Markdown
 
 TEST(ProfileWriterTest, MarkdownTablesHaveConsistentColumns) {
-  const std::string text = render("md", sample_profile());
-  const auto lines = lines_of(text);
+  // Tables: context, cold start, whole, layer sum, copies, per-layer, hotspots, batch sweep,
+  // concurrency, memory, training step.
+  const auto lines = test::expect_markdown_report(
+      render("md", sample_profile()), 11,
+      {"## Context", "## Cold start", "## Whole-model latency", "## Layer sum vs whole model", "## Host-device copies",
+       "## Per-layer times (3 layers", "## Hotspots (top 3 by median time)", "## Batch sweep",
+       "## Concurrency (4 requests in flight)", "## Notices", "> percentiles: linear interpolation",
+       "| instrumentation overhead | +3.1% |", "attn,\"proj\"\\|out", "- note: GPU clocks were not locked"});
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "# modelstat profile: models/sample.onnx");
-  const size_t tables = expect_well_formed_md_tables(lines);
-  // context, cold start, whole, layer sum, copies, per-layer, hotspots, batch sweep, concurrency,
-  // memory, training step
-  EXPECT_EQ(tables, 11u);
-  for (const char* needle : {"## Context", "## Cold start", "## Whole-model latency", "## Layer sum vs whole model",
-                             "## Host-device copies", "## Per-layer times (3 layers", "## Hotspots (top 3 by median time)",
-                             "## Batch sweep", "## Concurrency (4 requests in flight)", "## Notices",
-                             "> percentiles: linear interpolation", "| instrumentation overhead | +3.1% |",
-                             "attn,\"proj\"\\|out", "- note: GPU clocks were not locked"})
-    EXPECT_TRUE(contains(text, needle)) << "missing: " << needle << "\n" << text;
 }
 
 // ---------------------------------------------------------------------- table

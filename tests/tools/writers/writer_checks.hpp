@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 #include "tools/writers/writers.hpp"
@@ -34,4 +36,27 @@ inline void expect_human_formats_honour_options(
   EXPECT_TRUE(contains(render("table", options), "\x1b["));
 }
 
+
+// A Markdown report whose tables are well formed (expect_well_formed_md_tables),
+// `tables` of them, holding each of `needles`: its lines, for checks of its title.
+inline std::vector<std::string> expect_markdown_report(const std::string& text, size_t tables,
+                                                       const std::vector<std::string>& needles) {
+  const std::vector<std::string> lines = lines_of(text);
+  EXPECT_EQ(expect_well_formed_md_tables(lines), tables);
+  for (const std::string& needle : needles) EXPECT_TRUE(contains(text, needle)) << "missing: " << needle << "\n" << text;
+  return lines;
+}
+
 }  // namespace modelstat::test
+
+// What every writer test reads its output with, by the short names they use.
+namespace modelstat {
+using nlohmann::json;
+using test::contains;
+using test::is_md_delimiter_row;
+using test::lines_of;
+using test::expect_well_formed_md_tables;
+using test::md_cells;
+using test::parse_csv;
+using test::SchemaValidator;
+}  // namespace modelstat
