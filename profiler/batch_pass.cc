@@ -38,7 +38,7 @@ BatchRun run_batch(const ProfileSession& s, int64_t batch) {
   Device& device = *s.device;
   BatchRun r;
   try {
-    Model model = s.file->bind(with_batch(s.model, s.load, batch));
+    Model model = s.file->bind(with_batch(*s.model, s.load, batch));
     // Past what the host has free the run is not tried: with overcommit the
     // kernel would kill the process rather than the allocation fail.
     const std::string refusal = host_memory_refusal(analyze_model(model), o, device, 1, false);

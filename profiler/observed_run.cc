@@ -1,6 +1,7 @@
 // count_what_ran (observed_run.hpp).
 #include "profiler/observed_run.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ std::string in_quotes(const std::string& name) { return "'" + name + "'"; }
 }  // namespace
 
 void count_what_ran(ProfileSession& s, ProfileResult& result) {
-  const Graph& g = s.model.graph;
+  const Graph& g = s.model->graph;
   std::vector<ControlNode> control;
   collect_control(g, true, control);
   if (control.empty() && result.analysis.totals.nodes_unknown_shape == 0) return;
@@ -149,7 +150,9 @@ void count_what_ran(ProfileSession& s, ProfileResult& result) {
   if (!recount) return;
 
   const AnalysisResult statically = std::move(result.analysis);
-  result.analysis = analyze_model(s.file->bind(load));
+  auto counted = std::make_shared<const Model>(s.file->bind(load));
+  result.analysis = analyze_model(*counted);
+  result.analysis.model = std::move(counted);
   const int64_t observed = mark_observed_costs(statically, result.analysis);
   if (!changed_text.empty())
     result.notices.push_back("the count follows what ran: " + listed(changed_text));

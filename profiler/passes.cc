@@ -234,7 +234,7 @@ void whole_model_pass(ProfileSession& s, ProfileResult& result) {
 
 void per_layer_pass(ProfileSession& s, ProfileResult& result) {
   const Executor& exec = *s.executor;
-  const size_t n = s.model.graph.nodes.size();
+  const size_t n = s.model->graph.nodes.size();
   if (n == 0) return;
   auto markers = s.device->marker_timer();
   std::vector<std::vector<double>> per_node(n);
@@ -255,8 +255,8 @@ void per_layer_pass(ProfileSession& s, ProfileResult& result) {
   for (size_t k = 0; k < n; ++k) {
     LayerTiming lt;
     lt.index = int(k);
-    lt.name = s.model.graph.nodes[k].name;
-    lt.op_type = s.model.graph.nodes[k].op_type;
+    lt.name = s.model->graph.nodes[k].name;
+    lt.op_type = s.model->graph.nodes[k].op_type;
     lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
     lt.upcast_to_fp32 = s.upcasts.top_level[k];
     lt.fused_into = exec.fused_into(int(k));
@@ -352,8 +352,8 @@ void describe_pass(ProfileSession& s, ProfileResult& result) {
   describe_run(*s.device, result.context);
   result.context.dtype = s.options.dtype != ComputeDtype::Own ? name_of(s.options.dtype)
                          : s.options.train_step              ? "fp32"
-                                                             : own_float_dtype(result.analysis, s.model);
-  result.context.batch = leading_batch(s.model);
+                                                             : own_float_dtype(result.analysis, *s.model);
+  result.context.batch = leading_batch(*s.model);
 }
 
 }  // namespace modelstat::profiler

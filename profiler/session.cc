@@ -63,9 +63,10 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
     for (auto& [name, dims] : given_input_shapes(s.file->bind(unbound).graph, o))
       s.load.input_shapes.emplace(name, std::move(dims));
   }
-  s.model = s.file->bind(s.load);
+  s.model = std::make_shared<const Model>(s.file->bind(s.load));
   result.cold.model_load = since(t);
-  result.analysis = analyze_model(s.model);
+  result.analysis = analyze_model(*s.model);
+  result.analysis.model = s.model;
   // Refused before any tensor is allocated (host_memory.hpp says why).
   bool weights_alone = false;
   const std::string refusal =
@@ -78,7 +79,7 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
   if (!refusal.empty())
     throw Error(ErrorKind::CannotRun, "the bound input shapes do not fit in this machine's memory: " + refusal +
                                           "; profile a smaller batch (--dim, --input or --default-batch)");
-  if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(*s.file, s.model, s.load);
+  if (!o.batch_sweep.empty() || o.find_max_batch) check_batch_can_vary(*s.file, *s.model, s.load);
 
   // Cold path 2: weights to the device. Measured memory counts from before
   // the weights are placed (memory_meter.hpp). A training step's executor
@@ -88,7 +89,7 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
   const int64_t live_before_weights = s.meter ? s.meter->live_bytes() : 0;
   t = Clock::now();
   s.executor = std::make_unique<Executor>(
-      s.model, exec_options(o, device, o.train_step ? ExecPurpose::TrainStep : ExecPurpose::Inference));
+      *s.model, exec_options(o, device, o.train_step ? ExecPurpose::TrainStep : ExecPurpose::Inference));
   s.device->synchronize();
   result.cold.weight_upload = since(t);
   s.weights_bytes = s.meter ? s.meter->live_bytes() - live_before_weights : 0;
@@ -98,7 +99,7 @@ ProfileSession open_session(const std::string& path, const LoadOptions& load, co
 
   // Inputs: several random sets (fixed seeds, never zeros), rotated; the
   // values the user gave (--value, --inputs) in every set.
-  const GivenValues given = read_given_values(s.model.graph, o);
+  const GivenValues given = read_given_values(s.model->graph, o);
   result.context.seed = o.seed;
   result.context.given_inputs = given.described;
   const int sets = std::max(1, o.input_sets);

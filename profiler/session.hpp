@@ -27,7 +27,8 @@ struct ProfileSession {
   int threads = 0;
   std::unique_ptr<Device> device;
   std::unique_ptr<ModelFile> file;  // read once; the batch sweep rebinds it
-  Model model;
+  // Bound once; shared with result.analysis.model (what `report` forecasts from).
+  std::shared_ptr<const Model> model;
   std::unique_ptr<MemoryMeter> meter;  // with --memory or --train-step
   int64_t weights_bytes = 0;           // measured by the meter (0 without one)
   std::unique_ptr<Executor> executor;

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <utility>
 
+#include "analyzer/suite/hash.hpp"
+
 namespace modelstat::test {
 
 Shape make_shape(const std::vector<int64_t>& dims) {
@@ -231,12 +233,110 @@ std::string first_difference(const std::vector<std::string>& expected, const std
   return out.str();
 }
 
-}  // namespace
+// An HTML page's static parts, the body of each bare `<style>` and `<script>`
+// block (the stylesheet and script a writer embeds in every page it writes),
+// folded to one line that names their size and FNV-1a 64 hash: the golden
+// still pins them byte for byte, without a copy of the writer's source in
+// every page's golden file (a change to them reads in the writer's diff).
+// Blocks with attributes (`<script id="data" ...>`, the page's data) stay.
+std::string fold_static_blocks(const std::string& page) {
+  std::string out;
+  size_t at = 0;
+  for (;;) {
+    size_t open = std::string::npos;
+    std::string close;
+    for (const char* tag : {"style", "script"}) {
+      const size_t found = page.find(std::string("<") + tag + ">\n", at);
+      if (found < open) {
+        open = found;
+        close = std::string("</") + tag + ">";
+      }
+    }
+    if (open == std::string::npos) break;
+    const size_t body = page.find('\n', open) + 1;
+    const size_t end = page.find(close, body);
+    if (end == std::string::npos) break;
+    const std::string block = page.substr(body, end - body);
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(suite::fnv1a64(block.data(), block.size())));
+    out += page.substr(at, body - at);
+    out += "/* static: " + std::to_string(block.size()) + " bytes, FNV-1a 64 " + hash + " */\n";
+    at = end;
+  }
+  return out + page.substr(at);
+}
 
-void expect_golden(const std::string& name, const std::string& actual, const std::vector<std::string>& volatile_values) {
+bool ends_with(const std::string& text, const std::string& ending) {
+  return text.size() >= ending.size() && text.compare(text.size() - ending.size(), ending.size(), ending) == 0;
+}
+
+// Output as a golden file holds it: normalised, and a page's static blocks folded.
+std::string golden_text(const std::string& name, const std::string& actual,
+                        const std::vector<std::string>& volatile_values) {
+  const std::string normalised = normalise_volatile(actual, volatile_values);
+  return ends_with(name, ".html") ? fold_static_blocks(normalised) : normalised;
+}
+
+// The text split at each "\n", exactly: "a\nb\n" is {"a", "b", ""}.
+std::vector<std::string> exact_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(text.substr(start, nl - start));
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
+// The line diff from `a` to `b` along a longest common subsequence, as
+// unified hunks with `context` lines around each change ("@@ -a,n +b,m @@",
+// then ' ', '-', '+' lines); empty when they are the same.
+std::string line_diff(const std::vector<std::string>& a, const std::vector<std::string>& b, size_t context) {
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<uint32_t>> lcs(n + 1, std::vector<uint32_t>(m + 1, 0));  // of a[i..] and b[j..]
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  struct Op {
+    char kind;    // ' ' the same, '-' a[i] only, '+' b[j] only
+    size_t i, j;  // where in a and b it stands
+  };
+  std::vector<Op> ops;
+  for (size_t i = 0, j = 0; i < n || j < m;) {
+    if (i < n && j < m && a[i] == b[j]) {
+      ops.push_back({' ', i++, j++});
+    } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      ops.push_back({'-', i++, j});
+    } else {
+      ops.push_back({'+', i, j++});
+    }
+  }
+  std::ostringstream out;
+  for (size_t k = 0; k < ops.size();) {
+    if (ops[k].kind == ' ') {
+      ++k;
+      continue;
+    }
+    // A hunk: this change and the next ones fewer than 2 x context same lines apart.
+    size_t last = k;
+    for (size_t next = k + 1; next < ops.size() && next <= last + 2 * context + 1; ++next)
+      if (ops[next].kind != ' ') last = next;
+    const size_t first = k >= context ? k - context : 0, end = std::min(ops.size(), last + context + 1);
+    size_t a_count = 0, b_count = 0;
+    for (size_t x = first; x < end; ++x) {
+      a_count += ops[x].kind != '+';
+      b_count += ops[x].kind != '-';
+    }
+    out << "@@ -" << ops[first].i + 1 << "," << a_count << " +" << ops[first].j + 1 << "," << b_count << " @@\n";
+    for (size_t x = first; x < end; ++x) out << ops[x].kind << (ops[x].kind == '+' ? b[ops[x].j] : a[ops[x].i]) << "\n";
+    k = end;
+  }
+  return out.str();
+}
+
+void compare_with_golden(const std::string& name, const std::string& text) {
   const std::string relative = "tests/data/golden/" + name;
   const std::string path = std::string(MODELSTAT_SOURCE_DIR) + "/" + relative;
-  const std::string text = normalise_volatile(actual, volatile_values);
   const char* update = std::getenv("MODELSTAT_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -258,6 +358,19 @@ void expect_golden(const std::string& name, const std::string& actual, const std
                 << "If the change is intended, regenerate the file and review it with git diff:\n"
                 << "  MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R '"
                 << testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() << "'";
+}
+
+}  // namespace
+
+void expect_golden(const std::string& name, const std::string& actual, const std::vector<std::string>& volatile_values) {
+  compare_with_golden(name, golden_text(name, actual, volatile_values));
+}
+
+void expect_golden_variant(const std::string& name, const std::string& actual, const std::string& base,
+                           const std::vector<std::string>& volatile_values) {
+  const std::string page = ends_with(name, ".diff") ? name.substr(0, name.size() - 5) : name;
+  compare_with_golden(name, line_diff(exact_lines(golden_text(page, base, volatile_values)),
+                                      exact_lines(golden_text(page, actual, volatile_values)), 2));
 }
 
 void expect_golden_formats(const std::string& stem, const std::vector<std::string>& formats,

@@ -28,6 +28,7 @@
 
 #include "analyzer/cost/cost_rule.hpp"
 #include "modelstat/ceilings.hpp"
+#include "modelstat/error.hpp"
 #include "modelstat/graph.hpp"
 #include "modelstat/profile.hpp"
 
@@ -231,9 +232,20 @@ std::string normalise_volatile(std::string text, const std::vector<std::string>&
 // lines and the command that regenerates the file. With MODELSTAT_UPDATE_GOLDEN=1
 // in the environment the file is (re)written instead, and the test passes:
 //   MODELSTAT_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
-// then review the change with `git diff tests/data/golden`.
+// then review the change with `git diff tests/data/golden`. An HTML page's
+// static stylesheet and script are compared by size and hash (one line in its
+// golden file), the rest of the page line by line.
 void expect_golden(const std::string& name, const std::string& actual,
                    const std::vector<std::string>& volatile_values = {});
+
+// A variant of an output pinned by its own golden file (the same record with
+// one option changed), kept as its difference from that output:
+// tests/data/golden/NAME (PAGE.diff) holds the line diff from `base` to
+// `actual`, both as expect_golden holds them, in unified hunks with two lines
+// of context. Given `base`, it pins `actual` byte for byte, and it shows what
+// the option changes instead of a second copy of everything it leaves alone.
+void expect_golden_variant(const std::string& name, const std::string& actual, const std::string& base,
+                           const std::vector<std::string>& volatile_values = {});
 
 // expect_golden for each format: `render(format)` against STEM + the format's
 // file ending (table .txt, json .json, csv .csv, md .md, html .html, trace .trace.json).
@@ -253,6 +265,22 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// Runs `run`, which must throw a modelstat::Error of `kind` whose message
+// holds each of `needles`: the test fails otherwise. Returns the error's
+// what() ("" when nothing was thrown), for checks of its exact wording.
+inline std::string expect_error(const std::function<void()>& run, ErrorKind kind,
+                                const std::vector<std::string>& needles = {}) {
+  try {
+    run();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const std::string& needle : needles) EXPECT_TRUE(contains(e.what(), needle)) << needle << " in: " << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return "";
 }
 
 // RFC 4180 reader: records of fields, quotes doubled inside quoted fields.

@@ -39,12 +39,14 @@ struct AnalyzeArgs {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kAnalyzeHelp =
+    "Static analysis: per-node and total params, MACs, FLOPs, bytes, model size by dtype and peak activation "
+    "memory. Reads dims only, never weight values.";
+
 void add_analyze_command(CLI::App& app, std::vector<Command>& commands, bool exit_fast) {
   auto args = std::make_shared<AnalyzeArgs>();
-  CLI::App* analyze = app.add_subcommand(
-      "analyze",
-      "Static analysis: per-node and total params, MACs, FLOPs, bytes, model size by dtype and peak activation "
-      "memory. Reads dims only, never weight values.");
+  CLI::App* analyze = app.add_subcommand("analyze", kAnalyzeHelp);
   add_model_flags(*analyze, args->model);
   add_decoder_flags(*analyze, args->decoder);
   add_output_flags(*analyze, args->output);

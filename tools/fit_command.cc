@@ -244,13 +244,15 @@ Rendered render_fit(const FitArgs& a, const QuickCeilings& quick) {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kFitHelp =
+    "Forecast memory (weights, activations, workspace; gradients and optimizer state with --train) and latency "
+    "from the static analysis and the device's ceilings, and check them against budgets. Exit 3 when a budget "
+    "given is predicted to be exceeded. Rules: docs/FIT.md";
+
 void add_fit_command(CLI::App& app, std::vector<Command>& commands, QuickCeilings quick) {
   auto args = std::make_shared<FitArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "fit",
-      "Forecast memory (weights, activations, workspace; gradients and optimizer state with --train) and latency "
-      "from the static analysis and the device's ceilings, and check them against budgets. Exit 3 when a budget "
-      "given is predicted to be exceeded. Rules: docs/FIT.md");
+  CLI::App* cmd = app.add_subcommand("fit", kFitHelp);
   add_model_flags(*cmd, args->model);
   cmd->add_option("--batch", args->batch, "Batch size: binds the leading dim of the inputs (as --default-batch)")
       ->check(CLI::PositiveNumber);

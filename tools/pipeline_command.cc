@@ -30,15 +30,17 @@ bool is_description(const std::string& path) {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kPipelineHelp =
+    "Several models and host work in one application path, each stage timed without stalling the path "
+    "(seed 001): PIPE.json lists the stages (docs/pipeline.md), or a.onnx b.onnx ... chains models, each "
+    "feeding the next by position. Per-stage times from events between stages (CUDA) or the host clock (CPU), "
+    "one wait per iteration; end to end with the warm-up and stopping rule of `profile`, the sum of the stages "
+    "beside it.";
+
 void add_pipeline_command(CLI::App& app, std::vector<Command>& commands) {
   auto args = std::make_shared<PipelineArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "pipeline",
-      "Several models and host work in one application path, each stage timed without stalling the path "
-      "(seed 001): PIPE.json lists the stages (docs/pipeline.md), or a.onnx b.onnx ... chains models, each "
-      "feeding the next by position. Per-stage times from events between stages (CUDA) or the host clock (CPU), "
-      "one wait per iteration; end to end with the warm-up and stopping rule of `profile`, the sum of the stages "
-      "beside it.");
+  CLI::App* cmd = app.add_subcommand("pipeline", kPipelineHelp);
   cmd->add_option("sources", args->sources, "PIPE.json, or two or more ONNX models to chain")->required();
   PipelineArgs& a = *args;
   cmd->add_option("--dim", a.bindings.dims, "Chain: a symbolic dim's value in every model, NAME=VALUE (repeatable)");

@@ -32,13 +32,29 @@ std::string verify_error(const VerifyRecord& r) {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kProfileHelp =
+    "Run the ONNX graph node by node with LibTorch (ATen) and measure it the correct way: warm-up, a clean "
+    "whole-model pass, a separate per-layer pass (layer sum shown next to the whole), copies timed apart, "
+    "repeated until the median is stable, cold start reported apart.";
+
+const char* const kVerifyHelp =
+    "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through "
+    "the executor on the CPU and compare with the expected outputs. First, elementwise: |actual - expected| <= "
+    "atol + rtol*|expected| (by default ONNX's tolerances, rtol 1e-3, atol 1e-7; for a model holding float16 / "
+    "bfloat16 tensors 10 x that dtype's epsilon, 0.0098 / 0.078); each output's max abs diff, max rel diff and "
+    "norm-wise relative error are printed too. A single-op case is judged by that alone. A whole model whose "
+    "outputs differ is then judged against its own rounding sensitivity: the executor reruns it with its inputs "
+    "one ulp apart, on other kernels (as written on ATen and BLAS, its transcendental functions' outputs one ulp of "
+    "max(|y|, 1) apart as another runtime's approximations; fused on oneDNN) and, for a quantised model, with its "
+    "requantisers' values a few ulps apart; an output no further from the reference than 10 x what those reruns move it differs as two "
+    "correct implementations do (PASS (within the model's rounding sensitivity), or PASS (quantised model)), and "
+    "integer/bool elements that differ are decision flips, passed when a rerun flips them too. "
+    "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.";
+
 void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   auto args = std::make_shared<ProfileArgs>();
-  CLI::App* profile = app.add_subcommand(
-      "profile",
-      "Run the ONNX graph node by node with LibTorch (ATen) and measure it the correct way: warm-up, a clean "
-      "whole-model pass, a separate per-layer pass (layer sum shown next to the whole), copies timed apart, "
-      "repeated until the median is stable, cold start reported apart.");
+  CLI::App* profile = app.add_subcommand("profile", kProfileHelp);
   add_profile_flags(*profile, *args);
   auto generation = std::make_shared<GenerationArgs>();  // --generate P:G hands over to generate_command.cc
   add_generation_flags(*profile, *generation);
@@ -82,20 +98,7 @@ void add_profiler_commands(CLI::App& app, std::vector<Command>& commands) {
   auto case_dir = std::make_shared<std::string>();
   auto verify_options = std::make_shared<profiler::VerifyOptions>();
   auto output = std::make_shared<OutputArgs>();
-  CLI::App* verify = app.add_subcommand(
-      "verify",
-      "Run an ONNX backend test case (CASE_DIR/model.onnx + test_data_set_*/input_*.pb, output_*.pb) through "
-      "the executor on the CPU and compare with the expected outputs. First, elementwise: |actual - expected| <= "
-      "atol + rtol*|expected| (by default ONNX's tolerances, rtol 1e-3, atol 1e-7; for a model holding float16 / "
-      "bfloat16 tensors 10 x that dtype's epsilon, 0.0098 / 0.078); each output's max abs diff, max rel diff and "
-      "norm-wise relative error are printed too. A single-op case is judged by that alone. A whole model whose "
-      "outputs differ is then judged against its own rounding sensitivity: the executor reruns it with its inputs "
-      "one ulp apart, on other kernels (as written on ATen and BLAS, its transcendental functions' outputs one ulp of "
-      "max(|y|, 1) apart as another runtime's approximations; fused on oneDNN) and, for a quantised model, with its "
-      "requantisers' values a few ulps apart; an output no further from the reference than 10 x what those reruns move it differs as two "
-      "correct implementations do (PASS (within the model's rounding sensitivity), or PASS (quantised model)), and "
-      "integer/bool elements that differ are decision flips, passed when a rerun flips them too. "
-      "Exit 0 when all match, 1 when an output differs, 2 when the case cannot run.");
+  CLI::App* verify = app.add_subcommand("verify", kVerifyHelp);
   verify->add_option("case_dir", *case_dir, "ONNX test-case folder")->required();
   const CLI::Validator non_negative(
       [](std::string& text) -> std::string {

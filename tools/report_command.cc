@@ -56,8 +56,8 @@ ReportOptions report_options(const ReportArgs& a) {
 
 // Checks the flags, profiles and joins; the record every format is written from.
 // fit's forecast of this run beside its measurement, node by node: the
-// analysis at the bindings the profile ran, priced with the report's ceilings
-// as `modelstat fit` would. A model fit cannot price (ceilings without the
+// profile's own analysis (the model it bound, kept with it: the file is not
+// read again), priced with the report's ceilings as `modelstat fit` would. A model fit cannot price (ceilings without the
 // run's dtype, say) keeps its report, with the reason in forecast_note.
 void add_forecast(JoinedReport& report, const ProfileArgs& p) {
   if (p.options.train_step) {
@@ -71,7 +71,7 @@ void add_forecast(JoinedReport& report, const ProfileArgs& p) {
   try {
     FitOptions options;
     options.compute_dtype = report.profile.context.dtype.empty() ? "fp32" : report.profile.context.dtype;
-    join_forecast(report, forecast_fit(analyze_file(p.model.model, p.model.run_load_options()), report.ceilings, options));
+    join_forecast(report, forecast_fit(report.profile.analysis, report.ceilings, options));
   } catch (const Error& e) {
     report.forecast_note = std::string("no forecast: ") + e.what();
   }
@@ -151,15 +151,17 @@ Rendered render_report(const ReportArgs& a) {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kReportHelp =
+    "Profile a model (the measurement of `modelstat profile`, with every one of its flags) and join each "
+    "node's measured median time with its static cost (MACs, FLOPs, bytes) on the device's roofline: share "
+    "of time and of FLOPs, achieved GFLOP/s and GB/s, arithmetic intensity, whether the compute or the "
+    "memory ceiling bounds the node, and its efficiency against that ceiling. Hotspots by time, every node, "
+    "a summary by op type. Needs the per-layer pass (--no-layers is refused).";
+
 void add_report_command(CLI::App& app, std::vector<Command>& commands) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "report",
-      "Profile a model (the measurement of `modelstat profile`, with every one of its flags) and join each "
-      "node's measured median time with its static cost (MACs, FLOPs, bytes) on the device's roofline: share "
-      "of time and of FLOPs, achieved GFLOP/s and GB/s, arithmetic intensity, whether the compute or the "
-      "memory ceiling bounds the node, and its efficiency against that ceiling. Hotspots by time, every node, "
-      "a summary by op type. Needs the per-layer pass (--no-layers is refused).");
+  CLI::App* cmd = app.add_subcommand("report", kReportHelp);
   add_profile_flags(*cmd, args->profile, kReportFormats);
   add_generation_flags(*cmd, args->generation);
   cmd->add_flag("--scaling", args->scaling,

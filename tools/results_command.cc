@@ -140,13 +140,19 @@ int run_results_compare(const CompareArgs& a) {
 
 }  // namespace
 
+// What `modelstat <command> --help` opens with.
+const char* const kResultsHelp =
+    "What a results database holds (one row per cell and machine, the latest run unless --all-runs), filtered, as a "
+    "table, CSV (DLI's columns first), JSON, Markdown or a self-contained HTML page (rows = cells, columns = "
+    "machines, charts, trends); `results compare` tests two machines, commits, dates or runs (docs/suites.md)";
+
+const char* const kResultsCompareHelp =
+    "Compare two sides of a results database cell by cell with `modelstat compare`'s test (Mann-Whitney U on the raw "
+    "samples, bootstrap CI of the median ratio); exit 1 when a cell regressed beyond the threshold";
+
 void add_results_command(CLI::App& app, std::vector<Command>& commands) {
   auto args = std::make_shared<ResultsArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "results",
-      "What a results database holds (one row per cell and machine, the latest run unless --all-runs), filtered, as a "
-      "table, CSV (DLI's columns first), JSON, Markdown or a self-contained HTML page (rows = cells, columns = "
-      "machines, charts, trends); `results compare` tests two machines, commits, dates or runs (docs/suites.md)");
+  CLI::App* cmd = app.add_subcommand("results", kResultsHelp);
   cmd->add_option("db", args->db, "Results database (default " + default_results_db() + ")");
   add_filter_flags(*cmd, args->filter);
   cmd->add_flag("--all-runs", args->filter.all_runs, "Every run's result, not only the latest per cell and machine");
@@ -157,10 +163,7 @@ void add_results_command(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--limit", args->limit, "At most N rows (paging; 0: all)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--offset", args->offset, "Skip the first N rows (paging)")->check(CLI::NonNegativeNumber);
   auto cmp = std::make_shared<CompareArgs>();
-  CLI::App* c = cmd->add_subcommand(
-      "compare",
-      "Compare two sides of a results database cell by cell with `modelstat compare`'s test (Mann-Whitney U on the raw "
-      "samples, bootstrap CI of the median ratio); exit 1 when a cell regressed beyond the threshold");
+  CLI::App* c = cmd->add_subcommand("compare", kResultsCompareHelp);
   c->footer(
       "Sides: machine=NAME (cells paired by cell), commit=PREFIX, date=YYYY-MM-DD or run=ID (cells paired by cell and\n"
       "machine); each side takes the latest result of each cell. The test and the verdicts: `modelstat compare --help`.\n"

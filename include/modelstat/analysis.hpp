@@ -258,7 +258,8 @@ struct AnalysisResult {
   std::optional<DecoderAnalysis> decoder;
   double analysis_seconds = 0;
   // The loaded IR the figures were computed from (analyze_file/analyze_buffer
-  // keep it; analyze_model leaves it empty).
+  // and profile_model keep it; analyze_model leaves it empty, and a record
+  // read back from JSON has none).
   std::shared_ptr<const Model> model;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "modelstat/analysis.hpp"
+#include "modelstat/fit.hpp"
 #include "modelstat/profile.hpp"
 #include "test_support.hpp"
 
@@ -28,6 +29,26 @@ TEST(ProfileSession, BatchSweepAndMaxBatchReadTheModelFileOnce) {
   ASSERT_GE(r.batch_sweep.size(), 3u);
   for (const BatchPoint& p : r.batch_sweep) EXPECT_TRUE(p.fits) << p.batch;
   EXPECT_EQ(r.max_batch, 4);
+}
+
+// `report` prices fit's forecast from the profile's own analysis: the model
+// the session bound is kept with it (AnalysisResult::model), so the forecast
+// reads no file, and it is the forecast of the file analysed afresh.
+TEST(ProfileSession, TheAnalysisKeepsTheModelItCounted) {
+  LoadOptions load;
+  load.dim_values["seq"] = 8;
+  const int64_t before = model_files_read();
+  const ProfileResult r = profile_model(kSamples + "tiny_bert.onnx", load, quick());
+  ASSERT_NE(r.analysis.model, nullptr);
+  FitOptions fit;
+  fit.compute_dtype = "fp32";
+  const DeviceCeilings ceilings = test::cpu_ceilings(20e9, 100e9);
+  const FitReport kept = forecast_fit(r.analysis, ceilings, fit);
+  EXPECT_EQ(model_files_read() - before, 1) << "profile and forecast together read the file once";
+  const FitReport afresh = forecast_fit(analyze_file(kSamples + "tiny_bert.onnx", load), ceilings, fit);
+  EXPECT_GT(kept.latency.total_seconds, 0);
+  EXPECT_EQ(kept.latency.total_seconds, afresh.latency.total_seconds);
+  EXPECT_EQ(kept.nodes.size(), afresh.nodes.size());
 }
 
 }  // namespace

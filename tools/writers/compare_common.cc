@@ -11,10 +11,10 @@
 namespace modelstat {
 
 std::unique_ptr<CompareWriter> make_compare_writer(const std::string& format) {
-  if (format == "table") return report::make_compare_table_writer();
-  if (format == "json") return report::make_compare_json_writer();
-  if (format == "md") return report::make_compare_markdown_writer();
-  throw_usage("unknown compare format '" + format + "' (table, json, md)");
+  using namespace report;
+  return pick_writer<Comparison>(
+      "compare", format,
+      {{"table", make_compare_table_writer}, {"json", make_compare_json_writer}, {"md", make_compare_markdown_writer}});
 }
 
 namespace report {
@@ -23,8 +23,8 @@ using report_detail::Align;
 using report_detail::Column;
 using report_detail::human_seconds;
 using report_detail::LineStyle;
-using report_detail::ProfileDocument;
-using report_detail::ProfileSection;
+using report_detail::Document;
+using report_detail::DocumentSection;
 using report_detail::signed_percent;
 
 std::string p_text(double p) {
@@ -91,15 +91,15 @@ std::string gate_summary(const Comparison& c) {
                      report_detail::join(parts, "; "));
 }
 
-ProfileDocument compare_document(const Comparison& c, const ReportOptions& options) {
+Document compare_document(const Comparison& c, const ReportOptions& options) {
   const CompareOptions& o = c.options;
-  ProfileDocument doc;
+  Document doc;
   doc.title = "modelstat compare: " + c.new_origin + " against " + c.base_origin;
 
   report_detail::add_warning_section(doc, "Warnings", c.warnings);
 
   {
-    ProfileSection s;
+    DocumentSection s;
     s.title = "Runs";
     s.fields.emplace_back("base", run_text(c.base_origin, c.base_model_path, c.base_context));
     s.fields.emplace_back("new", run_text(c.new_origin, c.new_model_path, c.new_context));
@@ -121,7 +121,7 @@ ProfileDocument compare_document(const Comparison& c, const ReportOptions& optio
 
   {
     const SampleDelta& w = c.whole;
-    ProfileSection s;
+    DocumentSection s;
     s.title = "Whole model";
     s.fields.emplace_back("median", fmt::format("{} -> {} ({})", human_seconds(w.median_base),
                                                 human_seconds(w.median_new), signed_percent(w.delta)));
@@ -136,7 +136,7 @@ ProfileDocument compare_document(const Comparison& c, const ReportOptions& optio
 
   const size_t shown = std::min(c.ranked_nodes.size(), static_cast<size_t>(std::max(0, options.top)));
   if (shown > 0) {
-    ProfileSection s;
+    DocumentSection s;
     s.title = fmt::format("Nodes: {} of {} (regressions, improvements, then by change; matched by {})", shown,
                           c.nodes.size(), c.matched_by);
     s.columns = {{"node", Align::Left, 48},  {"op", Align::Left, 20}, {"share", Align::Right},
@@ -162,7 +162,7 @@ ProfileDocument compare_document(const Comparison& c, const ReportOptions& optio
 
   const auto unmatched = [&](const char* title, const std::vector<UnmatchedNode>& nodes) {
     if (nodes.empty()) return;
-    ProfileSection s;
+    DocumentSection s;
     s.title = title;
     s.columns = {{"node", Align::Left, 60}, {"op", Align::Left, 20}, {"median", Align::Right}};
     for (const UnmatchedNode& n : nodes) s.rows.push_back({n.name, n.op_type, human_seconds(n.median)});
@@ -173,7 +173,7 @@ ProfileDocument compare_document(const Comparison& c, const ReportOptions& optio
 
   report_detail::add_warning_section(doc, "Notices", c.notices);
 
-  ProfileSection result;
+  DocumentSection result;
   result.title = "Result";
   result.lines.push_back((c.gate_failed() ? "FAIL: " : "PASS: ") + gate_summary(c));
   doc.sections.push_back(std::move(result));

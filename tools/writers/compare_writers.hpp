@@ -34,6 +34,6 @@ std::string threshold_text(double threshold);
 // A SampleDelta's JSON members (docs/compare-json.md, "whole"), added to j.
 void put_delta(Json& j, const SampleDelta& d);
 
-report_detail::ProfileDocument compare_document(const Comparison& comparison, const ReportOptions& options);
+report_detail::Document compare_document(const Comparison& comparison, const ReportOptions& options);
 
 }  // namespace modelstat::report

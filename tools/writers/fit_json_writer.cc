@@ -13,7 +13,7 @@ Json optional_value(const std::optional<T>& v) {
 
 class FitJsonWriter : public FitWriter {
  public:
-  void write(const FitReport& r, std::ostream& out) const override {
+  void write(const FitReport& r, const ReportOptions&, std::ostream& out) const override {
     Json j;
     j["schema_version"] = kFitJsonSchemaVersion;
     j["model"] = r.model_path;

@@ -30,7 +30,7 @@ std::string largest(const std::optional<int64_t>& b, int64_t limit) {
 
 class FitTableWriter : public FitWriter {
  public:
-  void write(const FitReport& r, std::ostream& out) const override {
+  void write(const FitReport& r, const ReportOptions&, std::ostream& out) const override {
     const DeviceCeilings& c = r.ceilings;
     out << "modelstat fit: " << r.model_path << "\n";
     KeyValueBlock head;

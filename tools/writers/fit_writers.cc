@@ -5,9 +5,8 @@
 namespace modelstat {
 
 std::unique_ptr<FitWriter> make_fit_writer(const std::string& format) {
-  if (format == "table") return report::make_fit_table_writer();
-  if (format == "json") return report::make_fit_json_writer();
-  throw_usage("unknown fit format '" + format + "' (table, json)");
+  return pick_writer<FitReport>("fit", format,
+                                {{"table", report::make_fit_table_writer}, {"json", report::make_fit_json_writer}});
 }
 
 }  // namespace modelstat

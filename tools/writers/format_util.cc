@@ -11,28 +11,45 @@
 
 namespace modelstat {
 
+void throw_unknown_format(const std::string& what, const std::string& format,
+                          const std::vector<std::string>& names) {
+  throw_usage("unknown " + what + " format '" + format + "' (" + report_detail::join(names, ", ") + ")");
+}
+
 std::unique_ptr<AnalysisWriter> make_analysis_writer(const std::string& format) {
-  if (format == "table") return report_detail::make_table_writer();
-  if (format == "json") return report_detail::make_json_writer();
-  if (format == "csv") return report_detail::make_csv_writer();
-  if (format == "md") return report_detail::make_markdown_writer();
-  throw Error(ErrorKind::Usage,
-              fmt::format("unknown output format '{}' (expected table, json, csv or md)", format));
+  using namespace report_detail;
+  return pick_writer<AnalysisResult>(
+      "output", format,
+      {{"table", make_table_writer}, {"json", make_json_writer}, {"csv", make_csv_writer},
+       {"md", make_markdown_writer}});
 }
 
 namespace report_detail {
 
-const char* status_marker(CostStatus s) {
+namespace {
+
+// A row's status as the human formats show it: the table's one-character
+// marker and the Markdown's words ("" when exact); one rule, two spellings.
+struct StatusText {
+  const char* marker;
+  const char* words;
+};
+StatusText status_text(CostStatus s) {
   switch (s) {
     case CostStatus::Exact:
-      return "";
+      return {"", ""};
     case CostStatus::UnknownShape:
-      return "?";
+      return {"?", "unknown shape"};
     case CostStatus::UnknownOp:
-      return "!";
+      break;
   }
-  return "!";
+  return {"!", "unknown op"};
 }
+
+}  // namespace
+
+const char* status_marker(CostStatus s) { return status_text(s).marker; }
+const char* status_words(CostStatus s) { return status_text(s).words; }
 
 const char* const kObservedMarker = "*";
 const char* const kObservedLegend =
@@ -316,6 +333,23 @@ std::string csv_field(const std::string& value) {
 
 std::string csv_double(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+CsvTable::CsvTable(std::ostream& out, const std::vector<std::string>& columns)
+    : out_(out), width_(columns.size()), first_column_(columns.empty() ? "" : columns.front()) {
+  for (size_t k = 0; k < columns.size(); ++k) out_ << (k > 0 ? "," : "") << csv_field(columns[k]);
+  out_ << '\n';
+}
+
+void CsvTable::row(const std::vector<CsvCell>& cells) {
+  if (cells.size() != width_)
+    throw Error(ErrorKind::Runtime, fmt::format("CSV table '{}...': a row of {} fields under a header of {}",
+                                                first_column_, cells.size(), width_));
+  for (size_t k = 0; k < cells.size(); ++k) {
+    if (k > 0) out_ << ',';
+    out_ << cells[k].field();
+  }
+  out_ << '\n';
 }
 
 // ------------------------------------------------------------------- Markdown

@@ -27,6 +27,8 @@ std::unique_ptr<AnalysisWriter> make_markdown_writer();
 // One-character marker of a non-exact row in the human tables ("" when exact)
 // and the legend line that explains the markers.
 const char* status_marker(CostStatus s);
+// The same status in words, for the Markdown's status column ("unknown shape"; "" when exact).
+const char* status_words(CostStatus s);
 extern const char* const kStatusLegend;
 // The marker of a row: status_marker, or kObservedMarker for a cost counted
 // on the shapes a run observed (NodeCost::shapes), explained by kObservedLegend.
@@ -212,6 +214,42 @@ std::string csv_field(const std::string& value);
 // Shortest decimal that reads back as the same double; empty when non-finite.
 std::string csv_double(double v);
 
+// A CSV field with its unit hint, formatted by the one rule of its kind for
+// every record's CSV: text quoted by csv_field, integers exact, reals by
+// csv_double, a flag as 1 or 0, and a figure that is not known (an empty
+// optional) as an empty field ("unknown is not zero").
+class CsvCell {
+ public:
+  CsvCell() = default;  // not known: an empty field
+  static CsvCell text(const std::string& value) { return CsvCell(csv_field(value)); }
+  // A word that needs no quoting (a status or bound name, a figure already formatted).
+  static CsvCell word(std::string value) { return CsvCell(std::move(value)); }
+  static CsvCell count(int64_t value) { return CsvCell(std::to_string(value)); }
+  static CsvCell count(const std::optional<int64_t>& value) { return value ? count(*value) : CsvCell(); }
+  static CsvCell real(double value) { return CsvCell(csv_double(value)); }
+  static CsvCell real(const std::optional<double>& value) { return value ? real(*value) : CsvCell(); }
+  static CsvCell flag(bool value) { return CsvCell(value ? "1" : "0"); }
+  const std::string& field() const { return field_; }
+
+ private:
+  explicit CsvCell(std::string field) : field_(std::move(field)) {}
+  std::string field_;
+};
+
+// The CSV renderer: a header row of `columns` (csv_field each), then each row as it is added;
+// rows end in "\n" (csv_writer.cc says why). A row of another width than the
+// header is a writer's bug: Error(Runtime) naming the first column.
+class CsvTable {
+ public:
+  CsvTable(std::ostream& out, const std::vector<std::string>& columns);
+  void row(const std::vector<CsvCell>& cells);
+
+ private:
+  std::ostream& out_;
+  size_t width_;
+  std::string first_column_;
+};
+
 // ------------------------------------------------------------------- Markdown
 
 // Text that renders literally inside a GFM table cell (see markdown_writer.cc
@@ -268,14 +306,18 @@ std::optional<double> rate(double count, double seconds);
 // layer_sum.median / whole.median - 1 (the instrumentation overhead), when both are measured.
 std::optional<double> instrumentation_overhead(const ProfileResult& result);
 
-// The human (table and Markdown) profile report as data: one list of
-// sections that both writers render, so they never disagree on content.
+// A record's human report (table and Markdown) as data: one list of sections
+// that both renderers (print_text_document, print_markdown_document) draw, so
+// the two never disagree on content. The profile, joined report, comparison
+// and generation each build one (profile_document, joined_document,
+// compare_document, generation_document); their CSV goes through CsvTable,
+// their JSON through the record's own serializer.
 enum class LineStyle {
   Plain,  // ordinary text
   Dim,    // conventions: dim in the terminal, a quote in Markdown
   Warn,   // notices: yellow in the terminal, a list in Markdown
 };
-struct ProfileSection {
+struct DocumentSection {
   std::string title;                                        // empty: no heading
   std::vector<std::pair<std::string, std::string>> fields;  // "key  value" lines
   std::vector<Column> columns;                              // a table, when not empty
@@ -289,26 +331,25 @@ struct ProfileSection {
   std::vector<std::string> lines;  // free text after the fields and the table
   LineStyle line_style = LineStyle::Plain;
 };
-struct ProfileDocument {
+struct Document {
   std::string title;
-  std::vector<ProfileSection> sections;
+  std::vector<DocumentSection> sections;
 };
-ProfileDocument profile_document(const ProfileResult& result, const ReportOptions& options);
+Document profile_document(const ProfileResult& result, const ReportOptions& options);
 // A section of warning lines (notices, warnings) titled `title`, added to
 // `doc` when there are lines; every human format shows them as warnings.
-void add_warning_section(ProfileDocument& doc, const std::string& title, std::vector<std::string> lines);
+void add_warning_section(Document& doc, const std::string& title, std::vector<std::string> lines);
 // The "Context" section every measured report opens with (profile, generation);
 // profile adds the inputs (inputs_text).
-ProfileSection context_section(const RunContext& context);
+DocumentSection context_section(const RunContext& context);
 // The run context's inputs for humans: "random, seed 24301 (input set k: seed + k); sr (int64 1) =
 // 16000 (--value)" (context_section, the report's context).
 std::string inputs_text(const RunContext& context);
 
 // Render a document as aligned terminal text (profile_table_writer.cc) or as
-// GitHub-flavoured Markdown (profile_markdown_writer.cc). The joined report
-// builds its own document and renders it with these.
-void print_text_document(const ProfileDocument& doc, const Style& style, std::ostream& out);
-void print_markdown_document(const ProfileDocument& doc, std::ostream& out);
+// GitHub-flavoured Markdown (profile_markdown_writer.cc), whichever record it holds.
+void print_text_document(const Document& doc, const Style& style, std::ostream& out);
+void print_markdown_document(const Document& doc, std::ostream& out);
 
 }  // namespace report_detail
 }  // namespace modelstat

@@ -26,8 +26,8 @@ std::string rate_cell(const TokenRate& r) {
   return fmt::format("{} \xC2\xB1 {}", rate_text(r.mean), rate_text(r.stddev));
 }
 
-ProfileSection request_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection request_section(const GenerationResult& r) {
+  DocumentSection s;
   s.title = "Generation";
   const int64_t steps = r.generate - 1;
   s.fields = {
@@ -51,8 +51,8 @@ ProfileSection request_section(const GenerationResult& r) {
   return s;
 }
 
-ProfileSection latency_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection latency_section(const GenerationResult& r) {
+  DocumentSection s;
   s.title = "Latency (TTFT, TPOT, end to end: one value per generation; ITL: every decode step)";
   s.columns = {{"metric", Align::Left}, {"median"}, {"mean"}, {"p90"}, {"p99"}, {"stddev"}, {"samples"}};
   auto row = [&](const std::string& name, const TimingSummary& t) {
@@ -71,8 +71,8 @@ ProfileSection latency_section(const GenerationResult& r) {
   return s;
 }
 
-ProfileSection throughput_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection throughput_section(const GenerationResult& r) {
+  DocumentSection s;
   s.title = "Throughput (llama-bench's rows: tokens/s, mean \xC2\xB1 stddev over the generations)";
   s.columns = {{"test", Align::Left}, {"tokens"}, {"t/s"}, {"what", Align::Left}};
   s.rows.push_back({prompt_test_name(r), std::to_string(r.batch * r.prompt), rate_cell(r.prompt_tokens_per_second),
@@ -82,8 +82,8 @@ ProfileSection throughput_section(const GenerationResult& r) {
   return s;
 }
 
-ProfileSection curve_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection curve_section(const GenerationResult& r) {
+  DocumentSection s;
   s.title = "Decode step time against context (median over the generations)";
   if (r.step_curve.empty()) {
     s.lines.push_back("no decode step (G = 1)");
@@ -105,8 +105,8 @@ ProfileSection curve_section(const GenerationResult& r) {
   return s;
 }
 
-ProfileSection memory_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection memory_section(const GenerationResult& r) {
+  DocumentSection s;
   s.title = "Memory";
   s.fields = {{"peak", bytes_with_exact(r.peak_memory_bytes) + " (" + or_dash(r.memory_method) + ")"},
               {"KV cache at the end", bytes_with_exact(r.kv_cache_bytes)}};
@@ -115,8 +115,8 @@ ProfileSection memory_section(const GenerationResult& r) {
   return s;
 }
 
-ProfileSection phases_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection phases_section(const GenerationResult& r) {
+  DocumentSection s;
   s.title = "Phases (each step alone, with the cache it had in the loop)";
   s.columns = {{"phase", Align::Left}, {"tokens"}, {"context"},  {"in the loop"}, {"clean step"}, {"layer sum"},
                {"sum vs clean"},      {"FLOPs"},  {"bytes"},    {"forecast"},    {"error"}};
@@ -157,8 +157,8 @@ std::string bound_cell(const GenerationPhase& p, size_t k) {
   return std::string(bound_name(n.bound)) + " " + report::efficiency_text(n);
 }
 
-ProfileSection nodes_section(const GenerationResult& r, const ReportOptions& options) {
-  ProfileSection s;
+DocumentSection nodes_section(const GenerationResult& r, const ReportOptions& options) {
+  DocumentSection s;
   const auto [prefill, decode] = compared_phases(r);
   if (!prefill || !decode) return s;
   const bool joined = prefill->joined && decode->joined;
@@ -211,8 +211,8 @@ ProfileSection nodes_section(const GenerationResult& r, const ReportOptions& opt
   return s;
 }
 
-ProfileSection roofline_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection roofline_section(const GenerationResult& r) {
+  DocumentSection s;
   for (const GenerationPhase& p : r.phases) {
     if (!p.joined) continue;
     const JoinedReport& j = *p.joined;
@@ -227,8 +227,8 @@ ProfileSection roofline_section(const GenerationResult& r) {
   return s;
 }
 
-ProfileSection slo_section(const GenerationResult& r) {
-  ProfileSection s;
+DocumentSection slo_section(const GenerationResult& r) {
+  DocumentSection s;
   if (!r.slo) return s;
   s.title = "Latency objectives (" + r.slo->name + ": p99 over the measured generations" +
             (r.slo->source.empty() ? "" : "; " + r.slo->source) + ")";
@@ -267,8 +267,8 @@ std::string slope_text(double seconds_per_token) {
 std::string prompt_test_name(const GenerationResult& r) { return "pp" + std::to_string(r.prompt); }
 std::string generation_test_name(const GenerationResult& r) { return "tg" + std::to_string(r.generate - 1); }
 
-ProfileDocument generation_document(const GenerationResult& r, const ReportOptions& options) {
-  ProfileDocument doc;
+Document generation_document(const GenerationResult& r, const ReportOptions& options) {
+  Document doc;
   doc.title = fmt::format("modelstat generation: {} (prompt {}, {} generated, batch {})", r.model_path, r.prompt,
                           r.generate, r.batch);
   doc.sections.push_back(context_section(r.context));
@@ -278,7 +278,7 @@ ProfileDocument generation_document(const GenerationResult& r, const ReportOptio
   doc.sections.push_back(curve_section(r));
   doc.sections.push_back(memory_section(r));
   if (!r.phases.empty()) doc.sections.push_back(phases_section(r));
-  for (ProfileSection s : {roofline_section(r), nodes_section(r, options), slo_section(r)})
+  for (DocumentSection s : {roofline_section(r), nodes_section(r, options), slo_section(r)})
     if (!s.title.empty()) doc.sections.push_back(std::move(s));
   add_warning_section(doc, "Notices", r.notices);
   return doc;
@@ -287,12 +287,12 @@ ProfileDocument generation_document(const GenerationResult& r, const ReportOptio
 }  // namespace report_detail
 
 std::unique_ptr<GenerationWriter> make_generation_writer(const std::string& format) {
-  if (format == "table") return std::make_unique<report_detail::GenerationTableWriter>();
-  if (format == "md") return std::make_unique<report_detail::GenerationMarkdownWriter>();
-  if (format == "json") return report_detail::make_generation_json_writer();
-  if (format == "csv") return report_detail::make_generation_csv_writer();
-  if (format == "html") return report_detail::make_generation_html_writer();
-  throw Error(ErrorKind::Usage, "unknown generation format '" + format + "' (table, json, csv, md, html)");
+  using namespace report_detail;
+  return pick_writer<GenerationResult>(
+      "generation", format,
+      {{"table", writer_of<GenerationResult, GenerationTableWriter>}, {"json", make_generation_json_writer},
+       {"csv", make_generation_csv_writer}, {"md", writer_of<GenerationResult, GenerationMarkdownWriter>},
+       {"html", make_generation_html_writer}});
 }
 
 }  // namespace modelstat

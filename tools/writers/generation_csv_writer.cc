@@ -11,14 +11,11 @@ namespace modelstat::report_detail {
 
 namespace {
 
-std::string opt(const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); }
-std::string opt(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); }
-
 class GenerationCsvWriter final : public GenerationWriter {
  public:
   void write(const GenerationResult& r, const ReportOptions&, std::ostream& out) const override {
-    out << "kind,generation,step,phase,context,name,op_type,seconds,flops,bytes,achieved_flops_per_s,"
-           "achieved_bytes_per_s,bound\n";
+    CsvTable csv(out, {"kind", "generation", "step", "phase", "context", "name", "op_type", "seconds", "flops",
+                       "bytes", "achieved_flops_per_s", "achieved_bytes_per_s", "bound"});
     // Every measured generation's steps: TTFT (step 0) and the decode steps in order.
     const size_t steps = size_t(r.generate);
     for (size_t g = 0; g < r.ttft.samples.size(); ++g) {
@@ -29,8 +26,9 @@ class GenerationCsvWriter final : public GenerationWriter {
           if (at >= r.itl.samples.size()) break;
           seconds = r.itl.samples[at];
         }
-        out << "step," << g << ',' << k << ',' << (k == 0 ? "prefill" : "decode") << ','
-            << r.prompt + int64_t(k) << ",,," << csv_double(seconds) << ",,,,,\n";
+        csv.row({CsvCell::word("step"), CsvCell::count(int64_t(g)), CsvCell::count(int64_t(k)),
+                 CsvCell::word(k == 0 ? "prefill" : "decode"), CsvCell::count(r.prompt + int64_t(k)), {}, {},
+                 CsvCell::real(seconds), {}, {}, {}, {}, {}});
       }
     }
     for (const GenerationPhase& p : r.phases) {
@@ -39,10 +37,11 @@ class GenerationCsvWriter final : public GenerationWriter {
         const LayerCost c = join_layer(p.profile, layer, sum);
         const size_t k = size_t(layer.index);
         const bool joined = p.joined && k < p.joined->nodes.size();
-        out << "node,,," << p.name << ',' << p.context << ',' << csv_field(layer.name) << ','
-            << csv_field(layer.op_type) << ',' << opt(c.median_seconds) << ',' << opt(c.flops) << ',' << opt(c.bytes)
-            << ',' << opt(c.achieved_flops_per_second) << ',' << opt(c.achieved_bytes_per_second) << ','
-            << (joined ? bound_name(p.joined->nodes[k].bound) : "") << '\n';
+        csv.row({CsvCell::word("node"), {}, {}, CsvCell::word(p.name), CsvCell::count(p.context),
+                 CsvCell::text(layer.name), CsvCell::text(layer.op_type), CsvCell::real(c.median_seconds),
+                 CsvCell::count(c.flops), CsvCell::count(c.bytes), CsvCell::real(c.achieved_flops_per_second),
+                 CsvCell::real(c.achieved_bytes_per_second),
+                 joined ? CsvCell::word(bound_name(p.joined->nodes[k].bound)) : CsvCell()});
       }
     }
   }

@@ -36,7 +36,7 @@ svg text { font-size:11px; fill:#616e7c; } .grid { stroke:#e4e7eb; } .axis { str
 .pt { fill:#2f6fb0; } .fit { stroke:#d9480f; stroke-width:1.5; fill:none; stroke-dasharray:5 3; }
 )CSS";
 
-void write_section(std::ostream& out, const ProfileSection& s) {
+void write_section(std::ostream& out, const DocumentSection& s) {
   out << "<section>\n";
   if (!s.title.empty()) out << "<h2>" << escape(s.title) << "</h2>\n";
   if (!s.fields.empty()) {
@@ -100,11 +100,11 @@ void step_chart(std::ostream& out, const GenerationResult& r) {
 class GenerationHtmlWriter final : public GenerationWriter {
  public:
   void write(const GenerationResult& r, const ReportOptions& options, std::ostream& out) const override {
-    const ProfileDocument doc = generation_document(r, options);
+    const Document doc = generation_document(r, options);
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << escape(doc.title)
         << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<main>\n<h1>" << escape(doc.title)
         << "</h1>\n";
-    for (const ProfileSection& s : doc.sections) {
+    for (const DocumentSection& s : doc.sections) {
       write_section(out, s);
       if (s.title.rfind("Decode step time", 0) == 0) step_chart(out, r);
     }

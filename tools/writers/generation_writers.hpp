@@ -14,20 +14,16 @@
 
 namespace modelstat {
 
-class GenerationWriter {
- public:
-  virtual ~GenerationWriter() = default;
-  // options.top: the nodes listed per phase by decode time (0: none);
-  // options.show_all_nodes false: no per-node table (table, Markdown).
-  virtual void write(const GenerationResult& result, const ReportOptions& options, std::ostream& out) const = 0;
-};
+// options.top: the nodes listed per phase by decode time (0: none);
+// options.show_all_nodes false: no per-node table (table, Markdown).
+using GenerationWriter = RecordWriter<GenerationResult>;
 
 // "table", "json", "csv", "md", "html". Throws Error(Usage) for another name.
 std::unique_ptr<GenerationWriter> make_generation_writer(const std::string& format);
 
 namespace report_detail {
 // The human report as data (table and Markdown).
-ProfileDocument generation_document(const GenerationResult& result, const ReportOptions& options);
+Document generation_document(const GenerationResult& result, const ReportOptions& options);
 // "12.3 µs per 1k tokens": a decode step's growth with its context.
 std::string slope_text(double seconds_per_token);
 // "pp128", "tg127": llama-bench's names of the prompt and generation rows.

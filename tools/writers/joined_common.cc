@@ -20,8 +20,8 @@ using report_detail::human_seconds;
 using report_detail::kJoinedNodeNameWidth;
 using report_detail::LineStyle;
 using report_detail::percent_of;
-using report_detail::ProfileDocument;
-using report_detail::ProfileSection;
+using report_detail::Document;
+using report_detail::DocumentSection;
 using report_detail::rate_text;
 
 namespace {
@@ -105,9 +105,9 @@ std::vector<Column> node_columns(const JoinedReport& r) {
   return columns;
 }
 
-ProfileSection context_section(const JoinedReport& r) {
+DocumentSection context_section(const JoinedReport& r) {
   const RunContext& c = r.profile.context;
-  ProfileSection s;
+  DocumentSection s;
   s.title = "Context";
   std::string device = or_dash(c.device_name);
   if (!c.device_kind.empty()) device += " (" + c.device_kind + ")";
@@ -127,9 +127,9 @@ ProfileSection context_section(const JoinedReport& r) {
   return s;
 }
 
-ProfileSection ceilings_section(const JoinedReport& r) {
+DocumentSection ceilings_section(const JoinedReport& r) {
   const DeviceCeilings& c = r.ceilings;
-  ProfileSection s;
+  DocumentSection s;
   s.title = "Roofline ceilings";
   std::string of = or_dash(c.device_name);
   if (c.device_kind == "cpu" && c.threads > 0) of += fmt::format(", {} thread{}", c.threads, c.threads == 1 ? "" : "s");
@@ -159,9 +159,9 @@ ProfileSection ceilings_section(const JoinedReport& r) {
   return s;
 }
 
-ProfileSection whole_section(const JoinedReport& r) {
+DocumentSection whole_section(const JoinedReport& r) {
   const ProfileResult& p = r.profile;
-  ProfileSection s;
+  DocumentSection s;
   s.title = "Whole model";
   const bool whole = p.whole.count > 0 && p.whole.median > 0;
   s.fields = {{"whole model (median)", whole ? human_seconds(p.whole.median) + " (clean pass)" : "-"},
@@ -190,8 +190,8 @@ ProfileSection whole_section(const JoinedReport& r) {
   return s;
 }
 
-ProfileSection hotspot_section(const JoinedReport& r, size_t n) {
-  ProfileSection s;
+DocumentSection hotspot_section(const JoinedReport& r, size_t n) {
+  DocumentSection s;
   s.title = fmt::format("Hotspots (top {} by median time)", n);
   s.columns = node_columns(r);
   s.columns.insert(s.columns.begin(), Column{"rank"});
@@ -206,9 +206,9 @@ ProfileSection hotspot_section(const JoinedReport& r, size_t n) {
   return s;
 }
 
-ProfileSection nodes_section(const JoinedReport& r) {
+DocumentSection nodes_section(const JoinedReport& r) {
   const bool subgraphs = !r.subgraph_nodes.empty();
-  ProfileSection s;
+  DocumentSection s;
   s.title = subgraphs ? fmt::format(
                             "Per-node roofline ({} nodes, graph order, and {} subgraph nodes that ran, "
                             "indented under theirs)",
@@ -242,9 +242,9 @@ ProfileSection nodes_section(const JoinedReport& r) {
 }
 
 // --group-by: the group rows (the profile's LayerGroup sums), in place of the per-node ones.
-ProfileSection groups_section(const JoinedReport& r) {
+DocumentSection groups_section(const JoinedReport& r) {
   const ProfileResult& p = r.profile;
-  ProfileSection s;
+  DocumentSection s;
   s.title = groups_title(p.group_by, p.groups.size(), r.nodes.size(), "roofline");
   s.columns = {{"group", Align::Left, kJoinedNodeNameWidth},
                {"#"},
@@ -281,8 +281,8 @@ ProfileSection groups_section(const JoinedReport& r) {
 
 // --scaling: the whole model and the `top` nodes that give away the most
 // time against a perfect split.
-ProfileSection scaling_section(const ScalingView& v, size_t top) {
-  ProfileSection s;
+DocumentSection scaling_section(const ScalingView& v, size_t top) {
+  DocumentSection s;
   s.title = fmt::format("Thread scaling (1 -> {} threads, by time lost)", v.threads);
   s.fields = {{"whole model", human_seconds(v.one_thread_median) + " -> " + human_seconds(v.median) +
                                   fmt::format(": {:.2f}x, {} parallel efficiency", v.speedup,
@@ -306,8 +306,8 @@ ProfileSection scaling_section(const ScalingView& v, size_t top) {
   return s;
 }
 
-ProfileSection op_type_section(const JoinedReport& r) {
-  ProfileSection s;
+DocumentSection op_type_section(const JoinedReport& r) {
+  DocumentSection s;
   s.title = "By op type (by time)";
   s.columns = {{"op", Align::Left}, {"nodes"}, {"FLOPs"}, {"bytes"}, {"time"}, {"%time"}, {"%FLOPs"}, {"GFLOP/s"}};
   const int64_t total_flops = r.profile.analysis.totals.flops;
@@ -341,13 +341,13 @@ std::string ceilings_source_text(const DeviceCeilings& c) {
   return out;
 }
 
-ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& options) {
-  ProfileDocument doc;
+Document joined_document(const JoinedReport& r, const ReportOptions& options) {
+  Document doc;
   doc.title = "modelstat report: " + or_dash(r.profile.analysis.model_path);
   doc.sections.push_back(context_section(r));
   doc.sections.push_back(ceilings_section(r));
 
-  ProfileSection conventions;
+  DocumentSection conventions;
   conventions.lines = {
       std::string("convention: ") + (kCostConvention ? kCostConvention : ""),
       "time: per-node medians of the instrumented pass; %time: share of their sum (the layer sum); "
@@ -371,7 +371,7 @@ ProfileDocument joined_document(const JoinedReport& r, const ReportOptions& opti
   if (!r.by_op_type.empty()) doc.sections.push_back(op_type_section(r));
   if (r.scaling) doc.sections.push_back(scaling_section(*r.scaling, std::max(top, size_t(10))));
 
-  ProfileSection notices;
+  DocumentSection notices;
   notices.title = "Notices";
   notices.line_style = LineStyle::Warn;
   const auto above = std::count_if(r.nodes.begin(), r.nodes.end(),

@@ -17,46 +17,35 @@ namespace modelstat::report {
 
 namespace {
 
-using report_detail::csv_double;
-using report_detail::csv_field;
+using report_detail::CsvCell;
+using report_detail::CsvTable;
 
 class JoinedCsvWriter final : public JoinedWriter {
  public:
   void write(const JoinedReport& r, const ReportOptions& /*options*/, std::ostream& out) const override {
     if (!r.profile.group_by.empty()) return write_groups(r, out);
-    out << "index,name,op_type,cost_status,macs,flops,bytes,median_s,share_of_time,share_of_flops,"
-           "achieved_flops_per_s,achieved_bytes_per_s,arithmetic_intensity,bound,attainable_flops_per_s,"
-           "efficiency,upcast_to_fp32,depth,calls_per_run"
-        << (r.forecast_seconds ? ",forecast_s" : "") << '\n';
+    std::vector<std::string> columns = {"index", "name", "op_type", "cost_status", "macs", "flops", "bytes",
+                                        "median_s", "share_of_time", "share_of_flops", "achieved_flops_per_s",
+                                        "achieved_bytes_per_s", "arithmetic_intensity", "bound",
+                                        "attainable_flops_per_s", "efficiency", "upcast_to_fp32", "depth",
+                                        "calls_per_run"};
+    if (r.forecast_seconds) columns.push_back("forecast_s");  // a report with fit's forecast
+    CsvTable csv(out, columns);
     std::vector<const JoinedNode*> top;
     for (const JoinedNode& n : r.nodes) top.push_back(&n);
     for (const auto& [node, in_subgraph] : report_detail::under_their_parents(top, r.subgraph_nodes)) {
       const JoinedNode& n = *node;
-      auto count = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
-      auto real = [](const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); };
-      std::vector<std::string> fields = {
-          std::to_string(n.index),
-          csv_field(n.name),
-          csv_field(n.op_type),
-          cost_status_name(n.status),
-          count(n.macs),
-          count(n.flops),
-          count(n.bytes),
-          real(n.median_seconds),
-          real(n.share_of_time),
-          real(n.share_of_flops),
-          real(n.achieved_flops_per_second),
-          real(n.achieved_bytes_per_second),
-          real(n.arithmetic_intensity),
-          has_bound(n) ? bound_name(n.bound) : "",
-          real(n.attainable_flops_per_second),
-          real(n.efficiency),
-          n.upcast_to_fp32 ? "1" : "0",
-          std::to_string(n.depth),
-          csv_double(n.calls_per_run),
-      };
-      if (r.forecast_seconds) fields.push_back(real(n.forecast_seconds));  // a report with fit's forecast
-      out << report_detail::join(fields, ",") << '\n';
+      std::vector<CsvCell> cells = {
+          CsvCell::count(n.index), CsvCell::text(n.name), CsvCell::text(n.op_type),
+          CsvCell::word(cost_status_name(n.status)), CsvCell::count(n.macs), CsvCell::count(n.flops),
+          CsvCell::count(n.bytes), CsvCell::real(n.median_seconds), CsvCell::real(n.share_of_time),
+          CsvCell::real(n.share_of_flops), CsvCell::real(n.achieved_flops_per_second),
+          CsvCell::real(n.achieved_bytes_per_second), CsvCell::real(n.arithmetic_intensity),
+          has_bound(n) ? CsvCell::word(bound_name(n.bound)) : CsvCell(), CsvCell::real(n.attainable_flops_per_second),
+          CsvCell::real(n.efficiency), CsvCell::flag(n.upcast_to_fp32), CsvCell::count(n.depth),
+          CsvCell::real(n.calls_per_run)};
+      if (r.forecast_seconds) cells.push_back(CsvCell::real(n.forecast_seconds));
+      csv.row(cells);
     }
   }
 
@@ -64,26 +53,14 @@ class JoinedCsvWriter final : public JoinedWriter {
   // --group-by: one row per group instead of one per node (the profile's
   // LayerGroup sums), in order of first appearance, the JSON's group keys.
   static void write_groups(const JoinedReport& r, std::ostream& out) {
-    out << "group,first_index,count,nodes_not_exact,macs,flops,bytes,time_s,share_of_time,share_of_flops,"
-           "achieved_flops_per_s,achieved_bytes_per_s\n";
-    auto real = [](const std::optional<double>& v) { return v ? csv_double(*v) : std::string(); };
-    for (const LayerGroup& g : r.profile.groups) {
-      const std::vector<std::string> fields = {
-          csv_field(g.key),
-          std::to_string(g.first_index),
-          std::to_string(g.layers),
-          std::to_string(g.layers_not_exact),
-          std::to_string(g.macs),
-          std::to_string(g.flops),
-          std::to_string(g.bytes),
-          csv_double(g.seconds),
-          real(g.share_of_time),
-          real(g.share_of_flops),
-          real(g.achieved_flops_per_second),
-          real(g.achieved_bytes_per_second),
-      };
-      out << report_detail::join(fields, ",") << '\n';
-    }
+    CsvTable csv(out, {"group", "first_index", "count", "nodes_not_exact", "macs", "flops", "bytes", "time_s",
+                       "share_of_time", "share_of_flops", "achieved_flops_per_s", "achieved_bytes_per_s"});
+    for (const LayerGroup& g : r.profile.groups)
+      csv.row({CsvCell::text(g.key), CsvCell::count(g.first_index), CsvCell::count(g.layers),
+               CsvCell::count(g.layers_not_exact), CsvCell::count(g.macs), CsvCell::count(g.flops),
+               CsvCell::count(g.bytes), CsvCell::real(g.seconds), CsvCell::real(g.share_of_time),
+               CsvCell::real(g.share_of_flops), CsvCell::real(g.achieved_flops_per_second),
+               CsvCell::real(g.achieved_bytes_per_second)});
   }
 };
 

@@ -9,6 +9,17 @@ void Page::figure_open(const char* id, const std::string& title, const std::stri
        << "</h3><p>" << caption_html << "</p></figcaption>\n";
 }
 
+std::pair<svg::Scale, svg::Scale> Page::log_log_chart(double x_lo, double x_hi, double y_lo, double y_hi,
+                                                      const std::string& label, const svg::Labeler& y_label,
+                                                      const std::string& x_title, const std::string& y_title) {
+  const svg::Frame f = kPlotWithLegend;
+  const svg::Scale x = svg::Scale::log10(x_lo, x_hi, f.left, f.right);
+  const svg::Scale y = svg::Scale::log10(y_lo, y_hi, f.bottom, f.top);
+  svg_open(kChartWidth, kChartHeight, label);
+  svg::draw_axes(out_, f, x, y, svg::si_label, y_label, x_title, y_title);
+  return {x, y};
+}
+
 void Page::svg_open(double width, double height, const std::string& label) {
   // Inline SVG in HTML needs no xmlns (and the page then names no URL at all).
   out_ << "<svg viewBox=\"0 0 " << num(width) << " " << num(height) << "\" role=\"img\" aria-label=\""
@@ -101,11 +112,8 @@ void Page::scatter() {
     tmax = std::max(tmax, *n->median_seconds);
   }
   const svg::Frame f = kPlotWithLegend;
-  const svg::Scale x = svg::Scale::log10(fmin, fmax, f.left, f.right);
-  const svg::Scale y = svg::Scale::log10(tmin, tmax, f.bottom, f.top);
-  svg_open(kChartWidth, kChartHeight, "FLOPs versus median latency per layer, log-log");
-  svg::draw_axes(out_, f, x, y, svg::si_label, svg::seconds_label, "FLOPs per node",
-                 "median time per node");
+  const auto [x, y] = log_log_chart(fmin, fmax, tmin, tmax, "FLOPs versus median latency per layer, log-log",
+                                    svg::seconds_label, "FLOPs per node", "median time per node");
   // time = FLOPs / peak, where it crosses the plot: t in [y.lo, y.hi] and FLOPs in [x.lo, x.hi].
   const double peak = r_.peak_flops_per_second;
   std::string peak_label;
@@ -179,11 +187,9 @@ void Page::roofline() {
     pmin = std::min(pmin, peak / 1000);
   }
   const svg::Frame f = kPlotWithLegend;
-  const svg::Scale x = svg::Scale::log10(imin, imax, f.left, f.right);
-  const svg::Scale y = svg::Scale::log10(pmin, pmax, f.bottom, f.top);
-  svg_open(kChartWidth, kChartHeight, "Roofline: achieved FLOP/s against arithmetic intensity per layer");
-  svg::draw_axes(out_, f, x, y, svg::si_label, svg::si_label, "arithmetic intensity (FLOP/byte)",
-                 "achieved FLOP/s");
+  const auto [x, y] = log_log_chart(imin, imax, pmin, pmax,
+                                    "Roofline: achieved FLOP/s against arithmetic intensity per layer",
+                                    svg::si_label, "arithmetic intensity (FLOP/byte)", "achieved FLOP/s");
   if (roofs) {
     // The memory roof enters the plot at the left edge, or at the bottom edge
     // when bandwidth x I is below the axis there.

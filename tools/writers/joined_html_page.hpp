@@ -123,6 +123,11 @@ class Page {
   void figure_open(const char* id, const std::string& title, const std::string& caption_html,
                    bool wide = false);
   void svg_open(double width, double height, const std::string& label);
+  // A log-log chart in kPlotWithLegend, the chart's size: the SVG opened,
+  // the axes drawn; its two scales.
+  std::pair<svg::Scale, svg::Scale> log_log_chart(double x_lo, double x_hi, double y_lo, double y_hi,
+                                                  const std::string& label, const svg::Labeler& y_label,
+                                                  const std::string& x_title, const std::string& y_title);
 
   // Legend of the op types among the plotted nodes, in palette order, right of
   // the plot; then, when given, a dashed-line entry for a reference line.

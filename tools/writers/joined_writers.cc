@@ -6,13 +6,11 @@
 namespace modelstat {
 
 std::unique_ptr<JoinedWriter> make_joined_writer(const std::string& format) {
-  if (format == "table") return report::make_joined_table_writer();
-  if (format == "json") return report::make_joined_json_writer();
-  if (format == "csv") return report::make_joined_csv_writer();
-  if (format == "md") return report::make_joined_markdown_writer();
-  if (format == "html") return report::make_joined_html_writer();
-  if (format == "trace") return report::make_joined_trace_writer();
-  throw_usage("unknown report format '" + format + "' (table, json, csv, md, html, trace)");
+  using namespace report;
+  return pick_writer<JoinedReport>(
+      "report", format,
+      {{"table", make_joined_table_writer}, {"json", make_joined_json_writer}, {"csv", make_joined_csv_writer},
+       {"md", make_joined_markdown_writer}, {"html", make_joined_html_writer}, {"trace", make_joined_trace_writer}});
 }
 
 }  // namespace modelstat

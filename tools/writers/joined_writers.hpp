@@ -44,7 +44,7 @@ TraceIteration median_iteration(const ProfileResult& profile);
 // The human report (table and Markdown) as data, like profile_document():
 // header, ceilings, whole model, hotspots, per-node table (unless
 // options.show_all_nodes is false), by op type, notices.
-report_detail::ProfileDocument joined_document(const JoinedReport& report, const ReportOptions& options);
+report_detail::Document joined_document(const JoinedReport& report, const ReportOptions& options);
 // A node's efficiency as every writer prints it: "42.0%", "-" without a bound,
 // "above roof" past 100% (a roof is wrong; the number stays in JSON and CSV).
 std::string efficiency_text(const JoinedNode& n);

@@ -25,6 +25,7 @@
 
 #include "analyzer/measurements/record_json.hpp"
 #include "modelstat/joined.hpp"
+#include "tools/writers/writers.hpp"
 
 namespace modelstat::report_detail {
 
@@ -118,6 +119,18 @@ class JsonStream {
 // phases): a layer of the profile document, its record with its join's
 // figures (join_layer) (profile_json_writer.cc).
 Json profile_layer_json(const LayerTiming& layer, const LayerCost& cost);
+
+// The JSON writer of a record whose document `Write` streams
+// (write_analysis_json, write_profile_json): the document, then a newline.
+template <class Record, void (*Write)(const Record&, const ReportOptions&, JsonStream&)>
+class StreamedJsonWriter final : public RecordWriter<Record> {
+ public:
+  void write(const Record& record, const ReportOptions& options, std::ostream& out) const override {
+    JsonStream json(out);
+    Write(record, options, json);
+    out << '\n';
+  }
+};
 
 }  // namespace modelstat::report_detail
 

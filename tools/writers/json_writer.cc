@@ -20,18 +20,6 @@ namespace modelstat {
 const char* const kAnalysisJsonSchemaVersion = "2.1.0";
 
 namespace report_detail {
-namespace {
-
-class JsonWriter final : public AnalysisWriter {
- public:
-  void write(const AnalysisResult& r, const ReportOptions& options, std::ostream& out) const override {
-    JsonStream json(out);
-    write_analysis_json(r, options, json);
-    out << '\n';
-  }
-};
-
-}  // namespace
 
 void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, JsonStream& json) {
   json.begin_object();
@@ -95,7 +83,7 @@ void write_analysis_json(const AnalysisResult& r, const ReportOptions& options, 
 }
 
 std::unique_ptr<AnalysisWriter> make_json_writer() {
-  return std::make_unique<JsonWriter>();
+  return std::make_unique<StreamedJsonWriter<AnalysisResult, write_analysis_json>>();
 }
 
 }  // namespace report_detail

@@ -10,19 +10,6 @@ namespace modelstat {
 namespace report_detail {
 namespace {
 
-// Status words for the per-layer table ("" when exact).
-const char* status_words(CostStatus s) {
-  switch (s) {
-    case CostStatus::Exact:
-      return "";
-    case CostStatus::UnknownShape:
-      return "unknown shape";
-    case CostStatus::UnknownOp:
-      return "unknown op";
-  }
-  return "";
-}
-
 class MarkdownWriter final : public AnalysisWriter {
  public:
   void write(const AnalysisResult& r, const ReportOptions& options, std::ostream& out) const override {

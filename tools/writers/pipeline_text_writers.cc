@@ -32,8 +32,8 @@ namespace {
 
 using report_detail::Align;
 using report_detail::Column;
-using report_detail::csv_double;
-using report_detail::csv_field;
+using report_detail::CsvCell;
+using report_detail::CsvTable;
 using report_detail::KeyValueBlock;
 using report_detail::md_text;
 using report_detail::MdTable;
@@ -216,15 +216,15 @@ class MarkdownWriter final : public PipelineWriter {
 class CsvWriter final : public PipelineWriter {
  public:
   void write(const PipelineResult& r, const ReportOptions&, std::ostream& out) const override {
-    out << "section,method,stage_index,stage,kind,clock,count,median_s,mean_s,p90_s,p95_s,p99_s,min_s,max_s,cv,"
-           "throughput_per_s\n";
+    CsvTable csv(out, {"section", "method", "stage_index", "stage", "kind", "clock", "count", "median_s", "mean_s",
+                       "p90_s", "p95_s", "p99_s", "min_s", "max_s", "cv", "throughput_per_s"});
     auto row = [&](const std::string& section, const std::string& method, int index, const std::string& stage,
                    const std::string& kind, const std::string& clock, const TimingSummary& t, double throughput) {
-      out << csv_field(section) << ',' << csv_field(method) << ',' << (index >= 0 ? std::to_string(index) : "") << ','
-          << csv_field(stage) << ',' << csv_field(kind) << ',' << csv_field(clock) << ',' << t.count << ','
-          << csv_double(t.median) << ',' << csv_double(t.mean) << ',' << csv_double(t.p90) << ',' << csv_double(t.p95)
-          << ',' << csv_double(t.p99) << ',' << csv_double(t.min) << ',' << csv_double(t.max) << ','
-          << csv_double(t.cv) << ',' << (throughput > 0 ? csv_double(throughput) : "") << '\n';
+      using C = CsvCell;
+      csv.row({C::text(section), C::text(method), index >= 0 ? C::count(index) : C(), C::text(stage), C::text(kind),
+               C::text(clock), C::count(t.count), C::real(t.median), C::real(t.mean), C::real(t.p90), C::real(t.p95),
+               C::real(t.p99), C::real(t.min), C::real(t.max), C::real(t.cv),
+               throughput > 0 ? C::real(throughput) : C()});
     };
     auto path_rows = [&](const std::string& section, const PathTiming& p) {
       for (size_t k = 0; k < p.stages.size(); ++k)
@@ -251,20 +251,17 @@ class CsvWriter final : public PipelineWriter {
 
 }  // namespace
 
-std::unique_ptr<PipelineWriter> make_table_writer() { return std::make_unique<TableWriter>(); }
-std::unique_ptr<PipelineWriter> make_markdown_writer() { return std::make_unique<MarkdownWriter>(); }
-std::unique_ptr<PipelineWriter> make_csv_writer() { return std::make_unique<CsvWriter>(); }
-
 }  // namespace pipeline_detail
 
 std::unique_ptr<PipelineWriter> make_pipeline_writer(const std::string& format) {
-  if (format == "table") return pipeline_detail::make_table_writer();
-  if (format == "json") return pipeline_detail::make_json_writer();
-  if (format == "csv") return pipeline_detail::make_csv_writer();
-  if (format == "md") return pipeline_detail::make_markdown_writer();
-  if (format == "html") return pipeline_detail::make_html_writer();
-  if (format == "trace") return pipeline_detail::make_trace_writer();
-  throw_usage("unknown pipeline output format '" + format + "' (table, json, csv, md, html, trace)");
+  using namespace pipeline_detail;
+  return pick_writer<PipelineResult>("pipeline output", format,
+                                     {{"table", writer_of<PipelineResult, TableWriter>},
+                                      {"json", make_json_writer},
+                                      {"csv", writer_of<PipelineResult, CsvWriter>},
+                                      {"md", writer_of<PipelineResult, MarkdownWriter>},
+                                      {"html", make_html_writer},
+                                      {"trace", make_trace_writer}});
 }
 
 }  // namespace modelstat

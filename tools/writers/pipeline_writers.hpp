@@ -2,7 +2,7 @@
 // Markdown, HTML (a timeline, one track per stage) and Chrome trace (one
 // track per stage). They format the PipelineResult; every time and every
 // statistic in it comes from profiler/pipeline.cc. Files:
-//   pipeline_text_writers.cc      table, Markdown, CSV (one row model)
+//   pipeline_text_writers.cc      table, Markdown, CSV (one row model); make_pipeline_writer
 //   pipeline_json_writer.cc       JSON
 //   pipeline_timeline_writers.cc  HTML and trace (one timeline model)
 #pragma once
@@ -20,11 +20,7 @@ namespace modelstat {
 // incompatible changes, minor for added fields.
 extern const char* const kPipelineJsonSchemaVersion;
 
-class PipelineWriter {
- public:
-  virtual ~PipelineWriter() = default;
-  virtual void write(const PipelineResult& result, const ReportOptions& options, std::ostream& out) const = 0;
-};
+using PipelineWriter = RecordWriter<PipelineResult>;
 
 // "table", "json", "csv", "md", "html", "trace". Throws Error(Usage) for another name.
 std::unique_ptr<PipelineWriter> make_pipeline_writer(const std::string& format);
@@ -36,9 +32,6 @@ std::string stage_label(const PipelineStage& stage);
 // (sum of stage medians - end-to-end median) / end-to-end median; nullopt without samples.
 std::optional<double> sum_vs_end_to_end(const PathTiming& staged, const TimingSummary& end_to_end);
 
-std::unique_ptr<PipelineWriter> make_table_writer();
-std::unique_ptr<PipelineWriter> make_markdown_writer();
-std::unique_ptr<PipelineWriter> make_csv_writer();
 std::unique_ptr<PipelineWriter> make_json_writer();
 std::unique_ptr<PipelineWriter> make_html_writer();
 std::unique_ptr<PipelineWriter> make_trace_writer();

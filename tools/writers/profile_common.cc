@@ -17,12 +17,10 @@ namespace modelstat {
 // LibTorch, and every report prints it.
 
 std::unique_ptr<ProfileWriter> make_profile_writer(const std::string& format) {
-  if (format == "table") return report_detail::make_profile_table_writer();
-  if (format == "json") return report_detail::make_profile_json_writer();
-  if (format == "csv") return report_detail::make_profile_csv_writer();
-  if (format == "md") return report_detail::make_profile_markdown_writer();
-  throw Error(ErrorKind::Usage,
-              fmt::format("unknown output format '{}' (expected table, json, csv or md)", format));
+  using namespace report_detail;
+  return pick_writer<ProfileResult>("output", format,
+                                    {{"table", make_profile_table_writer}, {"json", make_profile_json_writer},
+                                     {"csv", make_profile_csv_writer}, {"md", make_profile_markdown_writer}});
 }
 
 namespace report_detail {
@@ -70,8 +68,8 @@ std::string layer_flops_text(const LayerCost& f) {
   return human_count(*f.flops) + cost_marker(f.node->cost);
 }
 
-ProfileSection cold_section(const ColdStart& cold) {
-  ProfileSection s;
+DocumentSection cold_section(const ColdStart& cold) {
+  DocumentSection s;
   s.title = "Cold start (paid once; not in the steady-state numbers)";
   std::string first = human_seconds(cold.first_inference);
   if (positive(cold.steady_state_median) && positive(cold.first_inference))
@@ -83,8 +81,8 @@ ProfileSection cold_section(const ColdStart& cold) {
   return s;
 }
 
-ProfileSection whole_section(const ProfileResult& r) {
-  ProfileSection s;
+DocumentSection whole_section(const ProfileResult& r) {
+  DocumentSection s;
   s.title = "Whole-model latency (clean pass, no per-layer instrumentation)";
   s.fields = timing_fields(r.whole);
   s.fields.emplace_back("copies", r.end_to_end ? "included (end-to-end: H2D + compute + D2H)"
@@ -96,8 +94,8 @@ ProfileSection whole_section(const ProfileResult& r) {
   return s;
 }
 
-ProfileSection layer_sum_section(const ProfileResult& r) {
-  ProfileSection s;
+DocumentSection layer_sum_section(const ProfileResult& r) {
+  DocumentSection s;
   s.title = "Layer sum vs whole model";
   if (r.layer_sum.count <= 0) {
     s.lines.push_back("per-layer pass not run");
@@ -118,8 +116,8 @@ ProfileSection layer_sum_section(const ProfileResult& r) {
   return s;
 }
 
-ProfileSection transfer_section(const ProfileResult& r) {
-  ProfileSection s;
+DocumentSection transfer_section(const ProfileResult& r) {
+  DocumentSection s;
   s.title = "Host-device copies (timed apart)";
   s.columns = {{"copy", Align::Left}, {"bytes"}, {"median"}, {"p99"}, {"GB/s"}, {"runs"}};
   auto add = [&](const char* name, const TimingSummary& t, int64_t bytes) {
@@ -139,9 +137,9 @@ ProfileSection transfer_section(const ProfileResult& r) {
   return s;
 }
 
-ProfileSection layers_section(const ProfileResult& r) {
+DocumentSection layers_section(const ProfileResult& r) {
   const bool subgraphs = !r.subgraph_layers.empty();
-  ProfileSection s;
+  DocumentSection s;
   s.title = subgraphs
                 ? fmt::format(
                       "Per-layer times ({} layers, graph order, and {} subgraph nodes that ran, "
@@ -202,8 +200,8 @@ ProfileSection layers_section(const ProfileResult& r) {
 }
 
 // --group-by: the group rows, in place of the per-layer ones.
-ProfileSection groups_section(const ProfileResult& r) {
-  ProfileSection s;
+DocumentSection groups_section(const ProfileResult& r) {
+  DocumentSection s;
   s.title = groups_title(r.group_by, r.groups.size(), r.layers.size(), "times");
   s.columns = {
       {"group", Align::Left, kNodeNameWidth}, {"#"}, {"layers"}, {"time"}, {"%sum"}, {"FLOPs"}, {"GFLOP/s"}};
@@ -228,8 +226,8 @@ ProfileSection groups_section(const ProfileResult& r) {
   return s;
 }
 
-ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const LayerTiming*>& hot) {
-  ProfileSection s;
+DocumentSection hotspot_section(const ProfileResult& r, const std::vector<const LayerTiming*>& hot) {
+  DocumentSection s;
   s.title = fmt::format("Hotspots (top {} by median time)", hot.size());
   s.columns = {{"rank"}, {"#"},     {"node", Align::Left, kNodeNameWidth}, {"op", Align::Left}, {"median"},
                {"%sum"}, {"FLOPs"}, {"GFLOP/s"},                       {"GB/s"}};
@@ -251,8 +249,8 @@ ProfileSection hotspot_section(const ProfileResult& r, const std::vector<const L
   return s;
 }
 
-ProfileSection batch_section(const ProfileResult& r) {
-  ProfileSection s;
+DocumentSection batch_section(const ProfileResult& r) {
+  DocumentSection s;
   s.title = "Batch sweep";
   if (!r.batch_sweep.empty()) {
     s.columns = {{"batch"}, {"median"}, {"per sample"}, {"samples/s"}, {"status", Align::Left}};
@@ -275,8 +273,8 @@ ProfileSection batch_section(const ProfileResult& r) {
   return s;
 }
 
-ProfileSection concurrency_section(const ProfileResult& r, const ConcurrencyResult& c) {
-  ProfileSection s;
+DocumentSection concurrency_section(const ProfileResult& r, const ConcurrencyResult& c) {
+  DocumentSection s;
   s.title = fmt::format("Concurrency ({} requests in flight)", c.requests_in_flight);
   s.fields = {{"mechanism", or_dash(c.mechanism)}, {"requests in flight", std::to_string(c.requests_in_flight)}};
   std::string throughput = rate_text(c.throughput) + " requests/s";
@@ -292,8 +290,8 @@ ProfileSection concurrency_section(const ProfileResult& r, const ConcurrencyResu
   return s;
 }
 
-ProfileSection memory_section(const MemoryMeasurement& m) {
-  ProfileSection s;
+DocumentSection memory_section(const MemoryMeasurement& m) {
+  DocumentSection s;
   s.title = "Memory (measured by the allocator)";
   s.fields = {{"weights (live before any run)", bytes_with_exact(m.weights_bytes)},
               {"inference peak (weights included)", bytes_with_exact(m.inference_peak_bytes)},
@@ -304,8 +302,8 @@ ProfileSection memory_section(const MemoryMeasurement& m) {
   return s;
 }
 
-ProfileSection train_step_section(const TrainStepResult& t) {
-  ProfileSection s;
+DocumentSection train_step_section(const TrainStepResult& t) {
+  DocumentSection s;
   s.title = fmt::format("Training step ({}, {})", or_dash(t.optimizer),
                         t.precision == "bf16" ? "bf16 autocast, fp32 master weights" : or_dash(t.precision));
   s.fields = {{"trainable parameters", count_with_exact(t.trainable_params)}};
@@ -335,8 +333,8 @@ ProfileSection train_step_section(const TrainStepResult& t) {
 
 }  // namespace
 
-ProfileSection context_section(const RunContext& c) {
-  ProfileSection s;
+DocumentSection context_section(const RunContext& c) {
+  DocumentSection s;
   s.title = "Context";
   std::string device = or_dash(c.device_name);
   if (!c.device_kind.empty()) device += " (" + c.device_kind + ")";
@@ -407,13 +405,13 @@ std::optional<double> instrumentation_overhead(const ProfileResult& result) {
   return result.layer_sum.median / result.whole.median - 1.0;
 }
 
-ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& options) {
-  ProfileDocument doc;
+Document profile_document(const ProfileResult& r, const ReportOptions& options) {
+  Document doc;
   doc.title = "modelstat profile: " + or_dash(r.analysis.model_path);
   doc.sections.push_back(context_section(r.context));
   doc.sections.back().fields.emplace_back("inputs", inputs_text(r.context));
 
-  ProfileSection conventions;
+  DocumentSection conventions;
   conventions.lines = {kPercentileMethod, std::string("convention: ") + (kCostConvention ? kCostConvention : "")};
   conventions.line_style = LineStyle::Dim;
   doc.sections.push_back(std::move(conventions));
@@ -438,9 +436,9 @@ ProfileDocument profile_document(const ProfileResult& r, const ReportOptions& op
   return doc;
 }
 
-void add_warning_section(ProfileDocument& doc, const std::string& title, std::vector<std::string> lines) {
+void add_warning_section(Document& doc, const std::string& title, std::vector<std::string> lines) {
   if (lines.empty()) return;
-  ProfileSection s;
+  DocumentSection s;
   s.title = title;
   s.lines = std::move(lines);
   s.line_style = LineStyle::Warn;

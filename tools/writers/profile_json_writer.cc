@@ -48,14 +48,6 @@ Json optional_record(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-class ProfileJsonWriter final : public ProfileWriter {
- public:
-  void write(const ProfileResult& r, const ReportOptions& options, std::ostream& out) const override {
-    JsonStream json(out);
-    write_profile_json(r, options, json);
-    out << '\n';
-  }
-};
 
 }  // namespace
 
@@ -118,7 +110,7 @@ void write_profile_json(const ProfileResult& r, const ReportOptions& options, Js
 }
 
 std::unique_ptr<ProfileWriter> make_profile_json_writer() {
-  return std::make_unique<ProfileJsonWriter>();
+  return std::make_unique<StreamedJsonWriter<ProfileResult, write_profile_json>>();
 }
 
 }  // namespace report_detail

@@ -1,6 +1,6 @@
 // GitHub-flavoured Markdown profile report: the same content as the terminal
 // table (profile_document()), for pasting into an issue or a pull request.
-// print_markdown_document renders any ProfileDocument; the joined report's
+// print_markdown_document renders any Document; the joined report's
 // Markdown uses it too.
 #include <ostream>
 
@@ -19,9 +19,9 @@ class ProfileMarkdownWriter final : public ProfileWriter {
 
 }  // namespace
 
-void print_markdown_document(const ProfileDocument& doc, std::ostream& out) {
+void print_markdown_document(const Document& doc, std::ostream& out) {
   out << "# " << md_text(doc.title) << "\n\n";
-  for (const ProfileSection& s : doc.sections) {
+  for (const DocumentSection& s : doc.sections) {
     if (!s.title.empty()) out << "## " << md_text(s.title) << "\n\n";
     if (!s.fields.empty()) {
       MdTable fields({"metric", "value"}, {Align::Left, Align::Right});

@@ -1,6 +1,6 @@
 // Terminal profile report: profile_document() rendered as aligned plain-text
 // blocks and tables in human units, optional ANSI colour. print_text_document
-// renders any ProfileDocument; the joined report's table uses it too.
+// renders any Document; the joined report's table uses it too.
 #include <ostream>
 
 #include "tools/writers/format_util.hpp"
@@ -20,9 +20,9 @@ class ProfileTableWriter final : public ProfileWriter {
 
 }  // namespace
 
-void print_text_document(const ProfileDocument& doc, const Style& style, std::ostream& out) {
+void print_text_document(const Document& doc, const Style& style, std::ostream& out) {
   out << style.bold(doc.title) << '\n';
-  for (const ProfileSection& s : doc.sections) {
+  for (const DocumentSection& s : doc.sections) {
     out << '\n';
     if (!s.title.empty()) out << style.bold(s.title) << '\n';
     if (!s.fields.empty()) {

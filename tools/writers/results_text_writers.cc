@@ -17,8 +17,8 @@ const char* const kResultsJsonSchemaVersion = "1.0.0";
 
 using report_detail::Align;
 using report_detail::Column;
-using report_detail::csv_double;
-using report_detail::csv_field;
+using report_detail::CsvCell;
+using report_detail::CsvTable;
 using report_detail::md_text;
 using report_detail::signed_percent;
 using suite::ResultRow;
@@ -27,8 +27,6 @@ namespace {
 
 std::string opt_seconds(const std::optional<double>& s) { return s ? human_seconds(*s) : "-"; }
 std::string opt_rate(const std::optional<double>& v) { return v ? rate_text(*v) : "-"; }
-std::string opt_csv(const std::optional<double>& v) { return v ? csv_double(*v) : ""; }
-std::string opt_csv(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : ""; }
 
 std::string threads_text(int threads) { return threads > 0 ? std::to_string(threads) : "all"; }
 std::string mode_text(const ResultRow& r) { return r.requests > 0 ? fmt::format("async ({} requests)", r.requests) : "sync"; }
@@ -119,62 +117,64 @@ void write_results_markdown(const ResultsPage& page, std::ostream& out) {
 void write_results_csv(const ResultsPage& page, std::ostream& out) {
   struct CsvColumn {
     const char* header;
-    std::function<std::string(const ResultRow&)> cell;
+    std::function<CsvCell(const ResultRow&)> cell;
   };
   const std::vector<CsvColumn> columns = {
       // DLI's columns (seed 004), in its order.
-      {"status", [](const ResultRow& r) { return r.status; }},
-      {"task", [](const ResultRow& r) { return r.task; }},
-      {"topology", [](const ResultRow& r) { return r.model; }},
-      {"framework", [](const ResultRow& r) { return r.runtime_version.empty() ? r.runtime : r.runtime_version; }},
-      {"input shapes", [](const ResultRow& r) { return r.inputs; }},
-      {"precision", [](const ResultRow& r) { return r.precision.empty() ? r.dtype : r.precision; }},
-      {"batch size", [](const ResultRow& r) { return std::to_string(r.batch); }},
-      {"mode", mode_text},
-      {"parameters", parameters_text},
-      {"infrastructure", infrastructure_text},
-      {"average time of a single pass (s)", [](const ResultRow& r) { return opt_csv(r.average_pass_s); }},
-      {"latency (s)", [](const ResultRow& r) { return opt_csv(r.median_s); }},
-      {"FPS", [](const ResultRow& r) { return opt_csv(r.fps); }},
-      {"batch FPS", [](const ResultRow& r) { return opt_csv(r.batch_fps); }},
-      {"latency per token (s)", [](const ResultRow& r) { return opt_csv(r.latency_per_token_s); }},
-      {"error type", [](const ResultRow& r) { return r.error_type; }},
+      {"status", [](const ResultRow& r) { return CsvCell::text(r.status); }},
+      {"task", [](const ResultRow& r) { return CsvCell::text(r.task); }},
+      {"topology", [](const ResultRow& r) { return CsvCell::text(r.model); }},
+      {"framework", [](const ResultRow& r) { return CsvCell::text(r.runtime_version.empty() ? r.runtime : r.runtime_version); }},
+      {"input shapes", [](const ResultRow& r) { return CsvCell::text(r.inputs); }},
+      {"precision", [](const ResultRow& r) { return CsvCell::text(r.precision.empty() ? r.dtype : r.precision); }},
+      {"batch size", [](const ResultRow& r) { return CsvCell::count(r.batch); }},
+      {"mode", [](const ResultRow& r) { return CsvCell::text(mode_text(r)); }},
+      {"parameters", [](const ResultRow& r) { return CsvCell::text(parameters_text(r)); }},
+      {"infrastructure", [](const ResultRow& r) { return CsvCell::text(infrastructure_text(r)); }},
+      {"average time of a single pass (s)", [](const ResultRow& r) { return CsvCell::real(r.average_pass_s); }},
+      {"latency (s)", [](const ResultRow& r) { return CsvCell::real(r.median_s); }},
+      {"FPS", [](const ResultRow& r) { return CsvCell::real(r.fps); }},
+      {"batch FPS", [](const ResultRow& r) { return CsvCell::real(r.batch_fps); }},
+      {"latency per token (s)", [](const ResultRow& r) { return CsvCell::real(r.latency_per_token_s); }},
+      {"error type", [](const ResultRow& r) { return CsvCell::text(r.error_type); }},
       // modelstat's.
-      {"error", [](const ResultRow& r) { return r.error; }},
-      {"machine", [](const ResultRow& r) { return r.machine_name; }},
-      {"machine id", [](const ResultRow& r) { return r.machine_id; }},
-      {"threads", [](const ResultRow& r) { return threads_text(r.threads); }},
-      {"requests", [](const ResultRow& r) { return std::to_string(r.requests); }},
-      {"dtype", [](const ResultRow& r) { return r.dtype; }},
-      {"fusion", [](const ResultRow& r) { return r.fusion; }},
-      {"device", [](const ResultRow& r) { return r.device; }},
-      {"runtime", [](const ResultRow& r) { return r.runtime; }},
-      {"bindings", [](const ResultRow& r) { return r.bindings; }},
-      {"async latency (s)", [](const ResultRow& r) { return opt_csv(r.async_median_s); }},
-      {"mean (s)", [](const ResultRow& r) { return opt_csv(r.mean_s); }},
-      {"p90 (s)", [](const ResultRow& r) { return opt_csv(r.p90_s); }},
-      {"p99 (s)", [](const ResultRow& r) { return opt_csv(r.p99_s); }},
-      {"cv", [](const ResultRow& r) { return opt_csv(r.cv); }},
-      {"samples", [](const ResultRow& r) { return std::to_string(r.samples); }},
-      {"params", [](const ResultRow& r) { return opt_csv(r.params); }},
-      {"MACs", [](const ResultRow& r) { return opt_csv(r.macs); }},
-      {"FLOPs", [](const ResultRow& r) { return opt_csv(r.flops); }},
-      {"bytes", [](const ResultRow& r) { return opt_csv(r.bytes); }},
-      {"forecast (s)", [](const ResultRow& r) { return opt_csv(r.forecast_s); }},
-      {"forecast error", [](const ResultRow& r) { return opt_csv(r.forecast_error); }},
-      {"modelstat version", [](const ResultRow& r) { return r.modelstat_version; }},
-      {"commit", [](const ResultRow& r) { return r.modelstat_commit; }},
-      {"finished at", [](const ResultRow& r) { return r.finished_at; }},
-      {"wall (s)", [](const ResultRow& r) { return csv_double(r.wall_s); }},
-      {"suite", [](const ResultRow& r) { return r.suite; }},
-      {"run id", [](const ResultRow& r) { return r.run_id; }},
-      {"cell key", [](const ResultRow& r) { return r.cell_key; }},
+      {"error", [](const ResultRow& r) { return CsvCell::text(r.error); }},
+      {"machine", [](const ResultRow& r) { return CsvCell::text(r.machine_name); }},
+      {"machine id", [](const ResultRow& r) { return CsvCell::text(r.machine_id); }},
+      {"threads", [](const ResultRow& r) { return CsvCell::text(threads_text(r.threads)); }},
+      {"requests", [](const ResultRow& r) { return CsvCell::count(r.requests); }},
+      {"dtype", [](const ResultRow& r) { return CsvCell::text(r.dtype); }},
+      {"fusion", [](const ResultRow& r) { return CsvCell::text(r.fusion); }},
+      {"device", [](const ResultRow& r) { return CsvCell::text(r.device); }},
+      {"runtime", [](const ResultRow& r) { return CsvCell::text(r.runtime); }},
+      {"bindings", [](const ResultRow& r) { return CsvCell::text(r.bindings); }},
+      {"async latency (s)", [](const ResultRow& r) { return CsvCell::real(r.async_median_s); }},
+      {"mean (s)", [](const ResultRow& r) { return CsvCell::real(r.mean_s); }},
+      {"p90 (s)", [](const ResultRow& r) { return CsvCell::real(r.p90_s); }},
+      {"p99 (s)", [](const ResultRow& r) { return CsvCell::real(r.p99_s); }},
+      {"cv", [](const ResultRow& r) { return CsvCell::real(r.cv); }},
+      {"samples", [](const ResultRow& r) { return CsvCell::count(r.samples); }},
+      {"params", [](const ResultRow& r) { return CsvCell::count(r.params); }},
+      {"MACs", [](const ResultRow& r) { return CsvCell::count(r.macs); }},
+      {"FLOPs", [](const ResultRow& r) { return CsvCell::count(r.flops); }},
+      {"bytes", [](const ResultRow& r) { return CsvCell::count(r.bytes); }},
+      {"forecast (s)", [](const ResultRow& r) { return CsvCell::real(r.forecast_s); }},
+      {"forecast error", [](const ResultRow& r) { return CsvCell::real(r.forecast_error); }},
+      {"modelstat version", [](const ResultRow& r) { return CsvCell::text(r.modelstat_version); }},
+      {"commit", [](const ResultRow& r) { return CsvCell::text(r.modelstat_commit); }},
+      {"finished at", [](const ResultRow& r) { return CsvCell::text(r.finished_at); }},
+      {"wall (s)", [](const ResultRow& r) { return CsvCell::real(r.wall_s); }},
+      {"suite", [](const ResultRow& r) { return CsvCell::text(r.suite); }},
+      {"run id", [](const ResultRow& r) { return CsvCell::text(r.run_id); }},
+      {"cell key", [](const ResultRow& r) { return CsvCell::text(r.cell_key); }},
   };
-  for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << csv_field(columns[i].header);
-  out << "\n";
+  std::vector<std::string> headers;
+  for (const CsvColumn& c : columns) headers.push_back(c.header);
+  CsvTable csv(out, headers);
   for (const ResultRow& r : page.rows) {
-    for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << csv_field(columns[i].cell(r));
-    out << "\n";
+    std::vector<CsvCell> cells;
+    for (const CsvColumn& c : columns) cells.push_back(c.cell(r));
+    csv.row(cells);
   }
 }
 

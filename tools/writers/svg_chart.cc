@@ -69,10 +69,7 @@ Labeler seconds_labels_for(const Scale& axis) {
 }
 
 Scale Scale::log10(double data_lo, double data_hi, double px_lo, double px_hi) {
-  Scale s;
-  s.kind_ = Kind::Log10;
-  s.px_lo_ = px_lo;
-  s.px_hi_ = px_hi;
+  Scale s(Kind::Log10, px_lo, px_hi);
   if (!(data_lo > 0) || !std::isfinite(data_lo)) data_lo = 1;
   if (!(data_hi > 0) || !std::isfinite(data_hi)) data_hi = data_lo;
   if (data_hi < data_lo) std::swap(data_lo, data_hi);
@@ -93,10 +90,7 @@ Scale Scale::log10(double data_lo, double data_hi, double px_lo, double px_hi) {
 }
 
 Scale Scale::linear(double data_lo, double data_hi, double px_lo, double px_hi, int target_ticks) {
-  Scale s;
-  s.kind_ = Kind::Linear;
-  s.px_lo_ = px_lo;
-  s.px_hi_ = px_hi;
+  Scale s(Kind::Linear, px_lo, px_hi);
   if (!std::isfinite(data_lo)) data_lo = 0;
   if (!std::isfinite(data_hi)) data_hi = data_lo;
   if (data_hi < data_lo) std::swap(data_lo, data_hi);
@@ -127,10 +121,7 @@ Scale Scale::linear(double data_lo, double data_hi, double px_lo, double px_hi, 
 }
 
 Scale Scale::log2(double data_lo, double data_hi, double px_lo, double px_hi) {
-  Scale s;
-  s.kind_ = Kind::Log2;
-  s.px_lo_ = px_lo;
-  s.px_hi_ = px_hi;
+  Scale s(Kind::Log2, px_lo, px_hi);
   if (!(data_lo > 0) || !std::isfinite(data_lo)) data_lo = 1;
   if (!(data_hi > data_lo) || !std::isfinite(data_hi)) data_hi = data_lo * 2;
   s.lo_ = data_lo;

@@ -65,6 +65,7 @@ class Scale {
 
  private:
   enum class Kind { Linear, Log10, Log2 };
+  Scale(Kind kind, double px_lo, double px_hi) : kind_(kind), px_lo_(px_lo), px_hi_(px_hi) {}
   Kind kind_ = Kind::Linear;
   double lo_ = 0, hi_ = 1, px_lo_ = 0, px_hi_ = 1;
   std::vector<double> major_, minor_;

@@ -13,7 +13,7 @@ namespace {
 
 class VerifyTableWriter : public VerifyWriter {
  public:
-  void write(const VerifyRecord& r, std::ostream& out) const override {
+  void write(const VerifyRecord& r, const ReportOptions&, std::ostream& out) const override {
     // A case that did not run to a verdict is an error (the command prints it, on standard error).
     if (!r.unsupported.empty()) return;
     if (!r.mode.empty()) {
@@ -81,15 +81,15 @@ class VerifyTableWriter : public VerifyWriter {
 
 class VerifyJsonWriter : public VerifyWriter {
  public:
-  void write(const VerifyRecord& r, std::ostream& out) const override { out << Json(r).dump(2) << "\n"; }
+  void write(const VerifyRecord& r, const ReportOptions&, std::ostream& out) const override { out << Json(r).dump(2) << "\n"; }
 };
 
 }  // namespace
 
 std::unique_ptr<VerifyWriter> make_verify_writer(const std::string& format) {
-  if (format == "table") return std::make_unique<VerifyTableWriter>();
-  if (format == "json") return std::make_unique<VerifyJsonWriter>();
-  throw_usage("unknown verify format '" + format + "' (table, json)");
+  return pick_writer<VerifyRecord>("verify", format,
+                                   {{"table", writer_of<VerifyRecord, VerifyTableWriter>},
+                                    {"json", writer_of<VerifyRecord, VerifyJsonWriter>}});
 }
 
 }  // namespace modelstat

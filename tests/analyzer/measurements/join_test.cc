@@ -343,25 +343,13 @@ TEST(JoinProfile, CeilingsWithoutMachineRoofsFallBackToTheMatmulAndSaySo) {
 TEST(JoinProfile, MismatchedDeviceKindIsAUsageError) {
   ProfileResult p = hand_profile();
   p.context.device_kind = "cuda";
-  try {
-    join_profile(std::move(p), hand_ceilings());
-    FAIL() << "no error for cpu ceilings on a cuda profile";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
-  }
+  test::expect_error([&] { join_profile(std::move(p), hand_ceilings()); }, ErrorKind::Usage, {"cuda"});
 }
 
 TEST(JoinProfile, NoLayersIsAUsageError) {
   ProfileResult p = hand_profile();
   p.layers.clear();
-  try {
-    join_profile(std::move(p), hand_ceilings());
-    FAIL() << "no error for a profile without per-layer timings";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_NE(std::string(e.what()).find("--no-layers"), std::string::npos) << e.what();
-  }
+  test::expect_error([&] { join_profile(std::move(p), hand_ceilings()); }, ErrorKind::Usage, {"--no-layers"});
 }
 
 // apply_grouping on a profile, against the table at the top of this file.

@@ -27,19 +27,12 @@
 #include "modelstat/joined.hpp"
 #include "tools/writers/writers.hpp"
 #include "test_support.hpp"
+#include "tools/writers/writer_checks.hpp"
 #include "tools/writers/joined_writers.hpp"
 
 namespace modelstat {
 namespace {
 
-using nlohmann::json;
-using test::contains;
-using test::is_md_delimiter_row;
-using test::lines_of;
-using test::expect_well_formed_md_tables;
-using test::md_cells;
-using test::parse_csv;
-using test::SchemaValidator;
 
 // Comma and quote (CSV), '|' (Markdown), backslash and quote (JSON).
 const char* const kNastyName = "/blocks.0/attn,\"proj\"|out\\x";
@@ -210,18 +203,6 @@ std::vector<std::string> table_row(const std::string& text, const std::string& f
   return {};
 }
 
-TEST(JoinedWriterTest, FactoryKnowsEveryFormat) {
-  for (const char* format : {"table", "json", "csv", "md", "html", "trace"})
-    EXPECT_NE(make_joined_writer(format), nullptr) << format;
-  try {
-    make_joined_writer("xml");
-    FAIL() << "no exception for an unknown format";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_TRUE(contains(e.what(), "xml"));
-  }
-}
-
 TEST(JoinedWriterTest, SiRates) {
   EXPECT_EQ(report::si_rate(5e13, "FLOP/s"), "50.0 TFLOP/s");
   EXPECT_EQ(report::si_rate(3e12, "B/s"), "3.00 TB/s");
@@ -293,21 +274,13 @@ TEST(JoinedWriterTest, TableHasHeaderCeilingsWholeModelAndSections) {
 }
 
 TEST(JoinedWriterTest, HumanFormatsHonourOptions) {
+  const JoinedReport r = sample_report();
+  test::expect_human_formats_honour_options(
+      [&](const std::string& format, const ReportOptions& o) { return render(format, r, o); }, "Per-node roofline",
+      "By op type");
   ReportOptions options;
-  options.show_all_nodes = false;
-  options.top = 0;
-  for (const char* format : {"table", "md"}) {
-    const std::string text = render(format, sample_report(), options);
-    EXPECT_FALSE(contains(text, "Per-node roofline")) << format;
-    EXPECT_FALSE(contains(text, "Hotspots")) << format;
-    EXPECT_TRUE(contains(text, "By op type")) << format;
-  }
-  options.top = 1;
-  EXPECT_TRUE(contains(render("table", sample_report(), options), "Hotspots (top 1 by median time)"));
   options.top = 99;
-  EXPECT_TRUE(contains(render("table", sample_report(), options), "Hotspots (top 3 by median time)"));
-  options.color = true;
-  EXPECT_TRUE(contains(render("table", sample_report(), options), "\x1b["));
+  EXPECT_TRUE(contains(render("table", r, options), "Hotspots (top 3 by median time)"));
 }
 
 TEST(JoinedWriterTest, DatasheetCeilingsAreLabelled) {
@@ -320,17 +293,13 @@ TEST(JoinedWriterTest, DatasheetCeilingsAreLabelled) {
 // ------------------------------------------------------------------- Markdown
 
 TEST(JoinedWriterTest, MarkdownTablesHaveConsistentColumns) {
-  const std::string text = render("md", sample_report());
-  const auto lines = lines_of(text);
+  // Tables: context, ceilings, whole model, hotspots, per-node, by op type.
+  const auto lines = test::expect_markdown_report(
+      render("md", sample_report()), 6,
+      {"## Context", "## Roofline ceilings", "## Whole model", "## Hotspots (top 3", "## Per-node roofline (3 nodes",
+       "## By op type", "## Notices", "| ridge intensity | 16.7 FLOP/B", "attn,\"proj\"\\|out", "- note: GPU clocks"});
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "# modelstat report: models/sample.onnx");
-  const size_t tables = expect_well_formed_md_tables(lines);
-  // context, ceilings, whole model, hotspots, per-node, by op type
-  EXPECT_EQ(tables, 6u);
-  for (const char* needle : {"## Context", "## Roofline ceilings", "## Whole model", "## Hotspots (top 3",
-                             "## Per-node roofline (3 nodes", "## By op type", "## Notices",
-                             "| ridge intensity | 16.7 FLOP/B", "attn,\"proj\"\\|out", "- note: GPU clocks"})
-    EXPECT_TRUE(contains(text, needle)) << "missing: " << needle << "\n" << text;
 }
 
 // ------------------------------------------------------------------------ CSV
@@ -714,12 +683,7 @@ TEST(JoinedWriterTest, MedianIterationRule) {
   EXPECT_EQ(report::median_iteration(p).index, 0u);
   EXPECT_EQ(report::median_iteration(p).count, 2u);
   for (LayerTiming& l : p.layers) l.time.samples.clear();
-  try {
-    report::median_iteration(p);
-    FAIL() << "no error without samples";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-  }
+  test::expect_error([&] { report::median_iteration(p); }, ErrorKind::Usage);
 }
 
 TEST(JoinedWriterTest, ANodeWithoutSamplesIsShownAsNotMeasured) {
@@ -883,10 +847,13 @@ TEST(WritersGolden, JoinedEveryFormat) {
                               {"gpu-node-7", "2.3.0"});
 }
 
+// The page as what --group-by changes in the ungrouped one (joined.html).
 TEST(WritersGolden, JoinedGroupedEveryFormat) {
-  test::expect_golden_formats("joined-groups", {"table", "json", "csv", "md", "html"},
+  test::expect_golden_formats("joined-groups", {"table", "json", "csv", "md"},
                               [&](const std::string& format) { return render(format, grouped_report()); },
                               {"gpu-node-7", "2.3.0"});
+  test::expect_golden_variant("joined-groups.html.diff", render("html", grouped_report()),
+                              render("html", sample_report()), {"gpu-node-7", "2.3.0"});
 }
 
 TEST(WritersGolden, JoinedSubgraphsEveryFormat) {

@@ -17,20 +17,13 @@
 #include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
 #include "test_support.hpp"
+#include "tools/writers/writer_checks.hpp"
 #include "tools/writers/format_util.hpp"
 #include "tools/writers/writers.hpp"
 
 namespace modelstat {
 namespace {
 
-using nlohmann::json;
-using test::contains;
-using test::is_md_delimiter_row;
-using test::lines_of;
-using test::expect_well_formed_md_tables;
-using test::md_cells;
-using test::parse_csv;
-using test::SchemaValidator;
 
 // 2^53 + 1: the smallest positive integer a double cannot hold.
 constexpr int64_t kBeyondDouble = 9007199254740993LL;
@@ -231,17 +224,6 @@ TEST(ProfileFormatTest, HumanSeconds) {
   EXPECT_EQ(report_detail::signed_percent(0.0001), "0.0%");
   EXPECT_EQ(report_detail::percent_of(1e-5, 1.0), "<0.1%");
   EXPECT_EQ(report_detail::percent_of(1.0, 0.0), "-");
-}
-
-TEST(ProfileWriterTest, UnknownFormatIsUsageError) {
-  for (const char* format : {"table", "json", "csv", "md"}) EXPECT_NE(make_profile_writer(format), nullptr);
-  try {
-    make_profile_writer("xml");
-    FAIL() << "no exception for an unknown format";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_TRUE(contains(e.what(), "xml"));
-  }
 }
 
 TEST(ProfileWriterTest, PercentileMethodIsStated) {
@@ -538,20 +520,16 @@ TEST(ProfileWriterTest, UpcastLayerIsMarked) {
 // ------------------------------------------------------------------- Markdown
 
 TEST(ProfileWriterTest, MarkdownTablesHaveConsistentColumns) {
-  const std::string text = render("md", sample_profile());
-  const auto lines = lines_of(text);
+  // Tables: context, cold start, whole, layer sum, copies, per-layer, hotspots, batch sweep,
+  // concurrency, memory, training step.
+  const auto lines = test::expect_markdown_report(
+      render("md", sample_profile()), 11,
+      {"## Context", "## Cold start", "## Whole-model latency", "## Layer sum vs whole model", "## Host-device copies",
+       "## Per-layer times (3 layers", "## Hotspots (top 3 by median time)", "## Batch sweep",
+       "## Concurrency (4 requests in flight)", "## Notices", "> percentiles: linear interpolation",
+       "| instrumentation overhead | +3.1% |", "attn,\"proj\"\\|out", "- note: GPU clocks were not locked"});
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "# modelstat profile: models/sample.onnx");
-  const size_t tables = expect_well_formed_md_tables(lines);
-  // context, cold start, whole, layer sum, copies, per-layer, hotspots, batch sweep, concurrency,
-  // memory, training step
-  EXPECT_EQ(tables, 11u);
-  for (const char* needle : {"## Context", "## Cold start", "## Whole-model latency", "## Layer sum vs whole model",
-                             "## Host-device copies", "## Per-layer times (3 layers", "## Hotspots (top 3 by median time)",
-                             "## Batch sweep", "## Concurrency (4 requests in flight)", "## Notices",
-                             "> percentiles: linear interpolation", "| instrumentation overhead | +3.1% |",
-                             "attn,\"proj\"\\|out", "- note: GPU clocks were not locked"})
-    EXPECT_TRUE(contains(text, needle)) << "missing: " << needle << "\n" << text;
 }
 
 // ---------------------------------------------------------------------- table
@@ -670,19 +648,10 @@ TEST(ProfileWriterTest, TableHasTheKeyLines) {
 }
 
 TEST(ProfileWriterTest, HumanFormatsHonourOptions) {
-  ReportOptions options;
-  options.show_all_nodes = false;
-  options.top = 0;
-  for (const char* format : {"table", "md"}) {
-    const std::string text = render(format, sample_profile(), options);
-    EXPECT_FALSE(contains(text, "Per-layer times")) << format;
-    EXPECT_FALSE(contains(text, "Hotspots")) << format;
-    EXPECT_TRUE(contains(text, "instrumentation overhead")) << format;
-  }
-  options.top = 1;
-  EXPECT_TRUE(contains(render("table", sample_profile(), options), "Hotspots (top 1 by median time)"));
-  options.color = true;
-  EXPECT_TRUE(contains(render("table", sample_profile(), options), "\x1b["));
+  const ProfileResult r = sample_profile();
+  test::expect_human_formats_honour_options(
+      [&](const std::string& format, const ReportOptions& o) { return render(format, r, o); }, "Per-layer times",
+      "instrumentation overhead");
 }
 
 TEST(ProfileWriterTest, EveryFormatHandlesAnEmptyResult) {

@@ -15,6 +15,7 @@
 #include "modelstat/error.hpp"
 #include "modelstat/grouping.hpp"
 #include "test_support.hpp"
+#include "tools/writers/writer_checks.hpp"
 #include "tools/writers/format_util.hpp"
 #include "tools/writers/writers.hpp"
 
@@ -126,13 +127,6 @@ std::string render(const std::string& format, const AnalysisResult& r, const Rep
   return out.str();
 }
 
-using test::contains;
-using test::is_md_delimiter_row;
-using test::lines_of;
-using test::expect_well_formed_md_tables;
-using test::md_cells;
-using test::parse_csv;
-using test::SchemaValidator;
 
 json load_schema() {
   return test::load_source_json("docs/analysis.schema.json");
@@ -206,18 +200,6 @@ TEST(ReportFormatTest, Ellipsize) {
   const std::string accented = "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9";
   EXPECT_EQ(display_width(accented), 6u);
   EXPECT_EQ(ellipsize(accented, 4), "\xC3\xA9\xC3\xA9\xE2\x80\xA6\xC3\xA9");
-}
-
-TEST(ReportWriterTest, UnknownFormatIsUsageError) {
-  for (const char* format : {"table", "json", "csv", "md"}) EXPECT_NE(make_analysis_writer(format), nullptr);
-  try {
-    make_analysis_writer("xml");
-    FAIL() << "no exception for an unknown format";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_EQ(e.exit_code(), 2);
-    EXPECT_TRUE(contains(e.what(), "xml"));
-  }
 }
 
 // ----------------------------------------------------------------------- JSON
@@ -374,20 +356,15 @@ TEST(ReportWriterTest, CsvHasHeaderAndOneQuotedRowPerNode) {
 // ------------------------------------------------------------------- Markdown
 
 TEST(ReportWriterTest, MarkdownTablesHaveConsistentColumns) {
-  const std::string text = render("md", sample_result());
-  const auto lines = lines_of(text);
+  // Tables: summary, per-layer, by op type, by dtype, shared weights, hotspots. An intraword '_'
+  // needs no escape (Conv_with_a_long_suffix).
+  const auto lines = test::expect_markdown_report(
+      render("md", sample_result()), 6,
+      {"attn,\"proj\"\\|out", "Conv_with_a_long_suffix", "| unknown op |", "## Coverage",
+       "2/4 nodes exact (50.0%); 1 unknown shape, 1 unknown op (NonMaxSuppression)",
+       "- note: 1 graph input had no batch size; used 1", "## Hotspots (top 2 by FLOPs)"});
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0].rfind("# ", 0), 0u);
-
-  const size_t tables = expect_well_formed_md_tables(lines);
-  EXPECT_EQ(tables, 6u);  // summary, per-layer, by op type, by dtype, shared weights, hotspots
-  EXPECT_TRUE(contains(text, "attn,\"proj\"\\|out"));
-  EXPECT_TRUE(contains(text, "Conv_with_a_long_suffix"));  // intraword '_' needs no escape
-  EXPECT_TRUE(contains(text, "| unknown op |"));
-  EXPECT_TRUE(contains(text, "## Coverage"));
-  EXPECT_TRUE(contains(text, "2/4 nodes exact (50.0%); 1 unknown shape, 1 unknown op (NonMaxSuppression)"));
-  EXPECT_TRUE(contains(text, "- note: 1 graph input had no batch size; used 1"));
-  EXPECT_TRUE(contains(text, "## Hotspots (top 2 by FLOPs)"));
 }
 
 TEST(ReportWriterTest, MarkdownHonoursOptions) {
