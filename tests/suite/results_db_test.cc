@@ -226,3 +226,36 @@ TEST_F(ResultsDbTest, WritersInSeveralProcessesLoseNothing) {
 
 }  // namespace
 }  // namespace modelstat::test
+
+namespace modelstat::test {
+namespace {
+
+// The plans SQLite picks (no statistics are kept, so a small file gets the plan a million rows
+// get): the page's query (every row, in order) reads results_order in order, never sorts, and
+// finds each row's newer results through results_latest; a model pattern is a range of
+// results_order; a date range of results_finished when counting.
+TEST_F(ResultsDbTest, QueriesReadTheIndexesAndThePageNeverSorts) {
+  ResultsDb db(path("r.db"));
+  for (int i = 0; i < 6; ++i) db.insert(hand_result(i % 2 ? "vm-a" : "vm-b", i, "00000000000000" + std::to_string(10 + i), 0.01));
+  const auto plan_of = [&](const ResultFilter& f) {
+    std::string all;
+    for (const std::string& step : db.query_plan(f)) all += step + "\n";
+    return all;
+  };
+  const std::string page = plan_of({});
+  EXPECT_NE(page.find("SCAN r USING INDEX results_order"), std::string::npos) << page;
+  EXPECT_NE(page.find("USING COVERING INDEX results_latest (cell_key=? AND machine_id=?)"), std::string::npos) << page;
+  EXPECT_EQ(page.find("TEMP B-TREE"), std::string::npos) << page;
+  ResultFilter model;
+  model.model = "model0*";
+  const std::string by_model = plan_of(model);
+  EXPECT_NE(by_model.find("SEARCH r USING INDEX results_order (model>? AND model<?)"), std::string::npos) << by_model;
+  EXPECT_EQ(by_model.find("TEMP B-TREE"), std::string::npos) << by_model;
+  ResultFilter machine;
+  machine.machine = "vm-a";
+  const std::string by_machine = plan_of(machine);
+  EXPECT_NE(by_machine.find("SEARCH r USING INDEX results_machine (machine_id=?)"), std::string::npos) << by_machine;
+}
+
+}  // namespace
+}  // namespace modelstat::test
