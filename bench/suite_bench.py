@@ -72,7 +72,8 @@ def write(path, text):
 def rows(db, where="1"):
     con = sqlite3.connect(db)
     try:
-        return con.execute("SELECT cell_key, run_id, status, median_s, wall_s, record FROM results WHERE " + where).fetchall()
+        return con.execute("SELECT cell_key, run_id, status, median_s, wall_s, d.record FROM results JOIN records d USING "
+                           "(result_id) WHERE " + where).fetchall()
     finally:
         con.close()
 
@@ -121,6 +122,12 @@ def step_slurm(work):
     ms("suite", "collect", results, "--into", db)
     _, local = timed(lambda: ms("suite", "run", suite, "--results", db))
     print("local: the same suite in %.1f s" % local)
+    step_slurm_compare(work)
+
+
+def step_slurm_compare(work):
+    """The slurm step's checks on its database: the same cells on both sides, and the two runs compared."""
+    db = os.path.join(work, "slurm.db")
     runs = {}
     for key, run, status, median, wall, _ in rows(db):
         runs.setdefault(run.split("-")[0], {})[key] = (status, median)
@@ -358,7 +365,7 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="scale: keep the synthetic files of an earlier run")
     ap.add_argument("--keep-db", action="store_true", help="scale: keep the database an earlier run collected")
     ap.add_argument("--collect-once", action="store_true", help="scale: skip the second (idempotent) collect")
-    ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "models_one_cpu", "compare", "overhead", "scale", "pack"])
+    ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "models_one_cpu", "compare", "overhead", "scale", "pack", "slurm_compare"])
     A = ap.parse_args()
     A.modelstat = os.path.abspath(A.modelstat)
     os.makedirs(A.work, exist_ok=True)
