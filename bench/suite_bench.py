@@ -17,8 +17,8 @@
   overhead  20 cells of small models: the suite's wall time against the time its
             cells spent measuring
   scale     100 machines x 10,000 cells of synthetic result files (suite_synthetic.py):
-            collect, a filtered query, the HTML page (sizes, Chromium's load time),
-            and a Slurm submission of 10,000 cells
+            collect, a filtered query, the HTML page (sizes, Chromium's load time)
+  pack      a Slurm submission of 10,000 cells, packed under MaxArraySize
 Figures are printed as they come; the machine is shared with other builds.
 """
 import argparse
@@ -72,7 +72,8 @@ def write(path, text):
 def rows(db, where="1"):
     con = sqlite3.connect(db)
     try:
-        return con.execute("SELECT cell_key, run_id, status, median_s, wall_s, record FROM results WHERE " + where).fetchall()
+        return con.execute("SELECT cell_key, run_id, status, median_s, wall_s, d.record FROM results JOIN records d USING "
+                           "(result_id) WHERE " + where).fetchall()
     finally:
         con.close()
 
@@ -121,6 +122,12 @@ def step_slurm(work):
     ms("suite", "collect", results, "--into", db)
     _, local = timed(lambda: ms("suite", "run", suite, "--results", db))
     print("local: the same suite in %.1f s" % local)
+    step_slurm_compare(work)
+
+
+def step_slurm_compare(work):
+    """The slurm step's checks on its database: the same cells on both sides, and the two runs compared."""
+    db = os.path.join(work, "slurm.db")
     runs = {}
     for key, run, status, median, wall, _ in rows(db):
         runs.setdefault(run.split("-")[0], {})[key] = (status, median)
@@ -288,8 +295,9 @@ def step_scale(work):
           (size / 1e9, gen, " (earlier)" if A.reuse else ""))
     if not keep:
         out, took, peak = ms_peak("suite", "collect", syn, "--into", db)
-        print("collect: %.0f s, peak %.0f MB (%s); database %.2f GB" % (took, peak, out.stdout.strip(),
-                                                                       os.path.getsize(db) / 1e9))
+        wal = os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0
+        print("collect: %.0f s, peak %.0f MB (%s; %s); database %.2f GB, log %.2f GB" % (
+            took, peak, out.stdout.strip(), (out.stderr.strip().splitlines() or [""])[0], os.path.getsize(db) / 1e9, wal / 1e9))
         if not A.collect_once:
             out, took = timed(lambda: ms("suite", "collect", syn, "--into", db))
             print("collect again (nothing new): %.0f s (%s)" % (took, out.stdout.strip()))
@@ -315,6 +323,9 @@ def step_scale(work):
         ready = 'data-ready="1"' in r.stdout and "data-error" not in r.stdout.split("<body", 1)[-1][:300]
         print("chromium --dump-dom %s (page 100, machines 41-50, FPS): %.1f s, script finished: %s" % (
             os.path.basename(p), took, ready))
+
+
+def step_pack(work):
     # 10,000 cells on Slurm, packed under MaxArraySize.
     seqs = "".join(f"  - {{path: {SRC}/sample_models/tiny_bert.onnx, name: bert-seq{s}, bindings: {{seq: {s}}}}}\n"
                    for s in range(1, 101))
@@ -354,7 +365,7 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="scale: keep the synthetic files of an earlier run")
     ap.add_argument("--keep-db", action="store_true", help="scale: keep the database an earlier run collected")
     ap.add_argument("--collect-once", action="store_true", help="scale: skip the second (idempotent) collect")
-    ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "models_one_cpu", "compare", "overhead", "scale"])
+    ap.add_argument("steps", nargs="+", choices=["slurm", "resume", "models", "models_one_cpu", "compare", "overhead", "scale", "pack", "slurm_compare"])
     A = ap.parse_args()
     A.modelstat = os.path.abspath(A.modelstat)
     os.makedirs(A.work, exist_ok=True)

@@ -312,6 +312,9 @@ int run_collect(const CollectArgs& a) {
   if (tty) std::fprintf(stderr, "\r");
   std::printf("%lld result files in %s: %lld added to %s, %lld already there\n", static_cast<long long>(r.files),
               a.folder.c_str(), static_cast<long long>(r.added), db.path().c_str(), static_cast<long long>(r.already));
+  if (r.bulk)
+    std::fprintf(stderr, "modelstat: merged as one bulk load: the indexes were built at the end (%.1f s with the commit)\n",
+                 r.index_seconds);
   for (const std::string& link : r.links) std::fprintf(stderr, "modelstat: %s: a link, not followed\n", link.c_str());
   for (const std::string& why : r.refused) std::fprintf(stderr, "modelstat: error: not merged: %s\n", why.c_str());
   if (!r.refused.empty()) {

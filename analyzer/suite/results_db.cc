@@ -74,6 +74,12 @@ CREATE INDEX results_latest ON results (cell_key, machine_id, finished_at);
 CREATE INDEX results_order ON results (model, runtime, device, dtype, fusion, requests, batch, threads, cell_key,
   machine_id, finished_at);
 )sql",
+    // 3: the indexes of the status and batch/threads filters: without them `--status failed` read every row and
+    // `--batch 8 --threads 4` all of results_order (19 s and 10 s on a million results, bench/RESULTS.md).
+    R"sql(
+CREATE INDEX results_status ON results (status);
+CREATE INDEX results_setting ON results (batch, threads);
+)sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(sizeof kMigrations / sizeof kMigrations[0]);
 
@@ -179,8 +185,8 @@ sqlite3* open_db(const std::string& path) {
     sqlite3_close(db);
     throw Error(ErrorKind::Input, "cannot open the results database: " + why, path);
   }
-  // Two writers wait for each other's transaction instead of failing (a cell's transaction takes milliseconds).
-  sqlite3_busy_timeout(db, 60000);
+  // Two writers wait for each other's transaction instead of failing.
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
   return db;
 }
 
@@ -209,7 +215,10 @@ ResultsDb::ResultsDb(const std::string& path) : path_(path) {
   }
 }
 
-ResultsDb::~ResultsDb() { sqlite3_close(db_); }
+ResultsDb::~ResultsDb() {
+  abort_bulk();  // an uncommitted bulk load leaves nothing
+  sqlite3_close(db_);
+}
 
 void ResultsDb::exec(const std::string& sql) {
   char* message = nullptr;
@@ -354,14 +363,61 @@ bool ResultsDb::insert(const CellResult& r) {
 }
 
 int64_t ResultsDb::insert_many(const std::vector<CellResult>& results, const std::vector<std::string>& texts) {
-  Transaction t([this](const std::string& sql) { exec(sql); });
+  std::optional<Transaction> t;
+  if (!bulk_) t.emplace([this](const std::string& sql) { exec(sql); });
   int64_t added = 0;
   {
     Inserter inserter(db_, path_);
     for (size_t i = 0; i < results.size(); ++i) added += inserter.add(results[i], i < texts.size() ? &texts[i] : nullptr) ? 1 : 0;
   }
-  t.commit();
+  if (t) t->commit();
   return added;
+}
+
+void ResultsDb::begin_bulk() {
+  if (bulk_) throw Error(ErrorKind::Runtime, "results database: a bulk load is already open", path_);
+  exec("BEGIN IMMEDIATE");
+  bulk_ = true;
+}
+
+void ResultsDb::drop_indexes() {
+  if (!bulk_ || !bulk_indexes_.empty()) throw Error(ErrorKind::Runtime, "results database: drop_indexes outside a bulk load", path_);
+  // The indexes as the schema made them (sqlite_master keeps their statements): built again
+  // from there, whatever the schema version, so their definitions stay in one place. The
+  // UNIQUE constraint's own index (no statement) stays: it is what makes adding idempotent.
+  Statement s(db_, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'results' AND sql IS NOT NULL",
+              path_);
+  std::vector<std::string> names;
+  while (s.step()) {
+    names.push_back(s.text(0));
+    bulk_indexes_.push_back(s.text(1));
+  }
+  for (const std::string& name : names) exec("DROP INDEX \"" + name + "\"");
+}
+
+void ResultsDb::commit_bulk() {
+  if (!bulk_) throw Error(ErrorKind::Runtime, "results database: no bulk load to commit", path_);
+  for (const std::string& sql : bulk_indexes_) exec(sql);
+  exec("COMMIT");
+  bulk_ = false;
+  bulk_indexes_.clear();
+  // The log holds the whole load (as large as what was added): copy it into the database
+  // and give its space back now, not at the next writer's checkpoint. A reader still on
+  // the old snapshot keeps it from completing; then the next checkpoint does it.
+  sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+}
+
+void ResultsDb::abort_bulk() noexcept {
+  if (!bulk_) return;
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  bulk_ = false;
+  bulk_indexes_.clear();
+}
+
+int64_t ResultsDb::result_id_max() {
+  Statement s(db_, "SELECT coalesce(max(result_id), 0) FROM results", path_);
+  s.step();
+  return s.integer(0);
 }
 
 void ResultsDb::set_cache_bytes(int64_t bytes) {
@@ -447,7 +503,10 @@ std::string where_clause(const ResultFilter& f, const std::string& a, std::vecto
 std::string filtered_where(const ResultFilter& f, std::vector<Value>& values) {
   std::string w = where_clause(f, "r", values);
   if (f.latest_only)
-    w += " AND NOT EXISTS (SELECT 1 FROM results r2 WHERE r2.cell_key = r.cell_key AND r2.machine_id = r.machine_id "
+    // INDEXED BY: SQLite keeps no statistics here, and with a filter's own index at hand (results_setting for
+    // --batch/--threads) it searched the newer results of each row through that index, every row's scan as
+    // long as the whole answer (minutes on a million rows), not through the cell and machine's few.
+    w += " AND NOT EXISTS (SELECT 1 FROM results r2 INDEXED BY results_latest WHERE r2.cell_key = r.cell_key AND r2.machine_id = r.machine_id "
          "AND (r2.finished_at > r.finished_at OR (r2.finished_at = r.finished_at AND r2.result_id > r.result_id)) AND " +
          where_clause(f, "r2", values) + ")";
   return w;
@@ -461,8 +520,10 @@ std::vector<ResultRow> ResultsDb::query(const ResultFilter& f) {
   return rows;
 }
 
-void ResultsDb::each(const ResultFilter& f, const std::function<void(const ResultRow&)>& visit) {
-  std::vector<Value> values;
+namespace {
+
+// each()'s statement and its values.
+std::string select_sql(const ResultFilter& f, std::vector<Value>& values) {
   std::string sql =
       "SELECT r.result_id, r.run_id, r.suite_name, r.cell_key, r.cell_index, r.model, r.task, r.bindings, "
       "r.input_shapes, r.batch, r.threads, r.dtype, r.fusion, r.mode, r.requests, r.device, r.runtime, "
@@ -482,7 +543,23 @@ void ResultsDb::each(const ResultFilter& f, const std::function<void(const Resul
     values.push_back(f.limit > 0 ? f.limit : int64_t(-1));
     values.push_back(f.offset);
   }
-  Statement s(db_, sql, path_);
+  return sql;
+}
+
+}  // namespace
+
+std::vector<std::string> ResultsDb::query_plan(const ResultFilter& f) {
+  std::vector<Value> values;
+  Statement s(db_, "EXPLAIN QUERY PLAN " + select_sql(f, values), path_);
+  for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
+  std::vector<std::string> steps;
+  while (s.step()) steps.push_back(s.text(3));  // columns: id, parent, notused, detail
+  return steps;
+}
+
+void ResultsDb::each(const ResultFilter& f, const std::function<void(const ResultRow&)>& visit) {
+  std::vector<Value> values;
+  Statement s(db_, select_sql(f, values), path_);
   for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
   ResultRow r;  // one row reused: its strings keep their buffers
   while (s.step()) {

@@ -1,7 +1,7 @@
 // The results database: one SQLite file (docs/suites.md, "The results
 // database"). WAL mode, so readers never block the writer and two suites can
-// write one file at once (each waits for the other's transaction, up to a
-// minute); one transaction per cell, so a killed suite leaves no partial row.
+// write one file at once (each waits for the other's transaction, up to
+// kBusyTimeoutMs); one transaction per cell, so a killed suite leaves no partial row.
 // The schema is versioned (PRAGMA user_version): an older file is migrated
 // step by step when opened, a newer one refused with its version.
 #pragma once
@@ -18,6 +18,10 @@
 struct sqlite3;
 
 namespace modelstat::suite {
+
+// How long a writer waits for another's transaction (ms): a cell's takes
+// milliseconds, a bulk collect of a million results minutes (bench/RESULTS.md).
+constexpr int kBusyTimeoutMs = 30 * 60 * 1000;
 
 // The schema version this modelstat writes.
 int results_schema_version();
@@ -48,8 +52,25 @@ class ResultsDb {
   // machine): adding is idempotent.
   bool insert(const CellResult& r);
   // Adds many in one transaction (collect); returns how many were new. texts[i],
-  // when given, is results[i]'s document as it was read, stored as it is.
+  // when given, is results[i]'s document as it was read, stored as it is. Inside a
+  // bulk load, they join its transaction.
   int64_t insert_many(const std::vector<CellResult>& results, const std::vector<std::string>& texts = {});
+
+  // A bulk load (a collect of many files): one transaction that takes every
+  // insert_many() until commit_bulk(). drop_indexes() drops the results' secondary
+  // indexes in it, and commit_bulk() builds them again: a sort each, where keeping
+  // them would update a random page of every index per row, and the load slows as
+  // the database outgrows the page cache (bench/RESULTS.md, "Suites (issue 28)").
+  // Readers see the database as it was, indexes included, until the commit; other
+  // writers wait for it (kBusyTimeoutMs). A load that does not commit (an error, a
+  // kill, a power cut) rolls back whole: the database is as before, indexes
+  // included, and collecting again merges everything (merging is idempotent).
+  void begin_bulk();
+  void drop_indexes();  // inside a bulk load
+  void commit_bulk();   // builds the dropped indexes, commits, and truncates the write-ahead log
+  void abort_bulk() noexcept;  // rolls the whole load back (the destructor does too)
+  // The highest result id: how many results the database holds, about, without counting them.
+  int64_t result_id_max();
   // SQLite's page cache for this connection, at most `bytes` (allocated as pages are used). A bulk
   // merge wants its indexes' pages to stay in memory across its transactions: with the default 2 MB,
   // every transaction rewrites each index page it touches to the WAL, and a million results spread
@@ -67,6 +88,9 @@ class ResultsDb {
   // The same rows, one at a time (the row is reused between calls): a million rows without a million in memory.
   void each(const ResultFilter& filter, const std::function<void(const ResultRow&)>& visit);
   int64_t count(const ResultFilter& filter);  // rows query() would return without limit/offset
+  // SQLite's plan for query()/each() (EXPLAIN QUERY PLAN, one step a line): how a test
+  // checks that the filters and the page's ordered scan use the indexes.
+  std::vector<std::string> query_plan(const ResultFilter& filter);
   // The stored documents (cell_json.hpp) of `rows`, in their order.
   std::vector<std::string> records(const std::vector<ResultRow>& rows);
 
@@ -78,6 +102,8 @@ class ResultsDb {
   void migrate();
   std::string path_;
   sqlite3* db_ = nullptr;
+  bool bulk_ = false;                      // in a bulk load's transaction
+  std::vector<std::string> bulk_indexes_;  // the CREATE INDEX statements it dropped
 };
 
 // Creates an empty database at exactly `version` (1 .. results_schema_version()):

@@ -2,13 +2,17 @@
 // file, a file of another schema or kind reported and not merged while the rest
 // merge; links never followed, in or out of the folder.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
+#include <tuple>
 
 #include "analyzer/suite/cell_json.hpp"
 #include "analyzer/suite/result_files.hpp"
 #include "analyzer/suite/results_db.hpp"
+#include "modelstat/error.hpp"
 #include "suite_test_support.hpp"
 
 namespace modelstat::test {
@@ -103,6 +107,97 @@ TEST_F(CollectTest, TransactionsSmallerThanTheFolderMergeEveryFileOnce) {
   EXPECT_EQ(r.added, 0);
   EXPECT_EQ(r.already, 21);
   EXPECT_EQ(again.count({}), 21);
+}
+
+// The results' indexes as sqlite_master has them: (name, statement).
+std::set<std::pair<std::string, std::string>> indexes(suite::ResultsDb& db) {
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db.handle(), "SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'index'", -1,
+                               &s, nullptr),
+            SQLITE_OK);
+  std::set<std::pair<std::string, std::string>> out;
+  while (sqlite3_step(s) == SQLITE_ROW)
+    out.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), reinterpret_cast<const char*>(sqlite3_column_text(s, 1)));
+  sqlite3_finalize(s);
+  return out;
+}
+
+// What a database holds, one tuple per result: (machine, cell key, median).
+std::set<std::tuple<std::string, std::string, double>> contents(suite::ResultsDb& db) {
+  std::set<std::tuple<std::string, std::string, double>> out;
+  db.each({}, [&](const suite::ResultRow& r) { out.emplace(r.machine_name, r.cell_key, r.median_s.value_or(-1)); });
+  return out;
+}
+
+// 3 machines x `cells` results of run `run` (medians 10 ms + 1 us x cell) and one truncated file.
+void write_folder(const std::string& dir, int cells, const std::string& run = "run-a") {
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < cells; ++i) {
+      char key[17];
+      std::snprintf(key, sizeof key, "0000000000%06x", i);
+      suite::write_result_file(dir + "/vm-" + std::to_string(m), hand_result("vm-" + std::to_string(m), i, key, 0.01 + 1e-6 * i, run));
+    }
+  write_file(dir + "/cell-999999-truncated.json", "{\"schema_version\": \"1.0.0\", \"kind\": ");
+}
+
+// A bulk load (indexes dropped, rebuilt at the end) merges what transactions of a few files
+// merge, refuses the same file, leaves the indexes a fresh database has, and stays idempotent.
+TEST_F(CollectTest, ABulkLoadMergesWhatSmallTransactionsMergeAndRebuildsTheIndexes) {
+  const std::string dir = path("results");
+  write_folder(dir, 7);
+  suite::ResultsDb fresh(path("fresh.db"));
+  const auto schema_indexes = indexes(fresh);
+  EXPECT_GE(schema_indexes.size(), 5u);  // the secondary ones and the UNIQUE constraint's
+
+  suite::ResultsDb small(path("small.db"));
+  const suite::CollectReport by_batches = suite::collect_results(dir, small, {}, 4, /*bulk_files=*/1000000);
+  suite::ResultsDb bulk(path("bulk.db"));
+  const suite::CollectReport by_bulk = suite::collect_results(dir, bulk, {}, 4, /*bulk_files=*/1);
+  for (const suite::CollectReport* r : {&by_batches, &by_bulk}) {
+    EXPECT_EQ(r->files, 22);
+    EXPECT_EQ(r->added, 21);
+    ASSERT_EQ(r->refused.size(), 1u);
+    EXPECT_NE(r->refused[0].find("truncated"), std::string::npos) << r->refused[0];
+  }
+  EXPECT_EQ(contents(bulk).size(), 21u);
+  EXPECT_EQ(contents(bulk), contents(small));
+  EXPECT_EQ(indexes(bulk), schema_indexes);
+
+  const suite::CollectReport again = suite::collect_results(dir, bulk, {}, 4, 1);
+  EXPECT_EQ(again.added, 0);
+  EXPECT_EQ(again.already, 21);
+  EXPECT_EQ(indexes(bulk), schema_indexes);
+  EXPECT_EQ(bulk.count({}), 21);
+}
+
+// A bulk load stopped halfway (here an error from its progress callback, after 1,000 files)
+// leaves the database as it was: no row of the load, every index in place; a second
+// connection opened meanwhile reads the old rows through the old indexes.
+TEST_F(CollectTest, AnInterruptedBulkLoadLeavesTheDatabaseAsItWas) {
+  const std::string first = path("first"), second = path("second");
+  write_folder(first, 2);
+  write_folder(second, 400, "run-b");  // 1,200 results: the callback runs at 1,000
+  suite::ResultFilter every;  // every run's rows: run-b's cells 0 and 1 shadow run-a's in the latest view
+  every.latest_only = false;
+  suite::ResultsDb db(path("r.db"));
+  ASSERT_EQ(suite::collect_results(first, db, {}).added, 6);
+  const auto before = indexes(db);
+  const auto stop = [&](int64_t files) {
+    suite::ResultsDb reader(path("r.db"));  // mid-load, the indexes dropped in the open transaction
+    EXPECT_EQ(indexes(reader), before);
+    EXPECT_EQ(reader.count(every), 6);
+    throw Error(ErrorKind::Runtime, "stopped after " + std::to_string(files) + " files");
+  };
+  EXPECT_THROW(suite::collect_results(second, db, stop, 100, 1), Error);  // indexes dropped at 100
+  EXPECT_EQ(db.count(every), 6);
+  EXPECT_EQ(indexes(db), before);
+  suite::ResultsDb other(path("r.db"));
+  EXPECT_EQ(other.count(every), 6);
+  // And the load, run again to the end, merges everything.
+  const suite::CollectReport r = suite::collect_results(second, db, {}, 100, 1);
+  EXPECT_EQ(r.added, 1200);
+  EXPECT_EQ(db.count(every), 1206);
+  EXPECT_EQ(indexes(db), before);
 }
 
 TEST_F(CollectTest, TheFolderItselfMustBeAFolderNotALink) {

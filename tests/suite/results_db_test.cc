@@ -226,3 +226,53 @@ TEST_F(ResultsDbTest, WritersInSeveralProcessesLoseNothing) {
 
 }  // namespace
 }  // namespace modelstat::test
+
+namespace modelstat::test {
+namespace {
+
+// The plans SQLite picks (no statistics are kept, so a small file gets the plan a million rows
+// get): the page's query (every row, in order) reads results_order in order, never sorts, and
+// finds each row's newer results through results_latest; a model pattern is a range of
+// results_order; a machine, a status, a batch and thread count their own indexes.
+TEST_F(ResultsDbTest, QueriesReadTheIndexesAndThePageNeverSorts) {
+  ResultsDb db(path("r.db"));
+  for (int i = 0; i < 6; ++i) db.insert(hand_result(i % 2 ? "vm-a" : "vm-b", i, "00000000000000" + std::to_string(10 + i), 0.01));
+  const auto plan_of = [&](const ResultFilter& f) {
+    std::string all;
+    for (const std::string& step : db.query_plan(f)) all += step + "\n";
+    return all;
+  };
+  const std::string page = plan_of({});
+  EXPECT_NE(page.find("SCAN r USING INDEX results_order"), std::string::npos) << page;
+  EXPECT_NE(page.find("USING COVERING INDEX results_latest (cell_key=? AND machine_id=?)"), std::string::npos) << page;
+  EXPECT_EQ(page.find("TEMP B-TREE"), std::string::npos) << page;
+  ResultFilter model;
+  model.model = "model0*";
+  const std::string by_model = plan_of(model);
+  EXPECT_NE(by_model.find("SEARCH r USING INDEX results_order (model>? AND model<?)"), std::string::npos) << by_model;
+  EXPECT_EQ(by_model.find("TEMP B-TREE"), std::string::npos) << by_model;
+  ResultFilter machine;
+  machine.machine = "vm-a";
+  const std::string by_machine = plan_of(machine);
+  EXPECT_NE(by_machine.find("SEARCH r USING INDEX results_machine (machine_id=?)"), std::string::npos) << by_machine;
+  ResultFilter failed;
+  failed.status = "failed";
+  const std::string by_status = plan_of(failed);
+  EXPECT_NE(by_status.find("SEARCH r USING INDEX results_status (status>? AND status<?)"), std::string::npos) << by_status;
+  ResultFilter setting;
+  setting.batch = 8;
+  setting.threads = 4;
+  const std::string by_setting = plan_of(setting);
+  EXPECT_NE(by_setting.find("SEARCH r USING INDEX results_setting (batch=? AND threads=?)"), std::string::npos) << by_setting;
+  // Each row's newer results are searched by its cell and machine, whatever the filter: through a
+  // filter's index they were a scan of the whole answer per row (quadratic).
+  for (const std::string& plan : {page, by_model, by_machine, by_status, by_setting}) {
+    for (size_t at = plan.find("SEARCH r2 "); at != std::string::npos; at = plan.find("SEARCH r2 ", at + 1)) {
+      const std::string line = plan.substr(at, plan.find('\n', at) - at);
+      EXPECT_NE(line.find("INDEX results_latest (cell_key=? AND machine_id=?"), std::string::npos) << plan;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace modelstat::test
