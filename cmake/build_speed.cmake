@@ -31,7 +31,7 @@ endmacro()
 # forgets one of its own includes still fails to compile with -DMODELSTAT_PCH=OFF.
 option(MODELSTAT_PCH "Precompile the heavy third-party headers (ATen, CLI11, nlohmann/json, GoogleTest) per target" ON)
 
-# modelstat_precompile(TARGET KIND...): KIND is aten, cli, json, onnx or gtest.
+# modelstat_precompile(TARGET KIND...): KIND is aten, cli, json or gtest.
 function(modelstat_precompile target)
   if(NOT MODELSTAT_PCH)
     return()
@@ -44,8 +44,6 @@ function(modelstat_precompile target)
       list(APPEND headers <CLI/CLI.hpp>)
     elseif(kind STREQUAL "json")
       list(APPEND headers <nlohmann/json.hpp> <fmt/format.h>)
-    elseif(kind STREQUAL "onnx")
-      list(APPEND headers <onnx/onnx_pb.h>)
     elseif(kind STREQUAL "gtest")
       list(APPEND headers <gtest/gtest.h>)
     else()
