@@ -4,9 +4,11 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <set>
+#include <thread>
 #include <filesystem>
 #include <variant>
 
@@ -190,6 +192,30 @@ sqlite3* open_db(const std::string& path) {
   return db;
 }
 
+// PRAGMA journal_mode = WAL, retried while the file is busy. Two processes creating one database at once
+// (two suites writing one results file) each hold the shared lock of the rollback journal a new file starts
+// with, and the switch needs the exclusive one: SQLite then answers SQLITE_BUSY at once instead of calling
+// the busy handler, which could only deadlock. One of them gets it after the other's statement ends.
+std::string switch_to_wal(sqlite3* db, const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    const unsigned char* text = rc == SQLITE_ROW ? sqlite3_column_text(stmt, 0) : nullptr;
+    const std::string mode = text ? reinterpret_cast<const char*>(text) : "";
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_ROW) return mode;
+    if (rc != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) {
+      // Not a database (a text file, a truncated one) is the user's input, as everywhere else here.
+      const int code = sqlite3_extended_errcode(db);
+      throw Error(code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? ErrorKind::Input : ErrorKind::Runtime,
+                  std::string("results database: ") + sqlite3_errmsg(db), path);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 int results_schema_version() { return kSchemaVersion; }
@@ -200,12 +226,8 @@ ResultsDb::ResultsDb(const std::string& path) : path_(path) {
     exec("PRAGMA foreign_keys = ON");
     // WAL: readers and one writer at a time without blocking each other; FULL: a
     // committed cell survives a power cut, not only a killed process.
-    {
-      Statement wal(db_, "PRAGMA journal_mode = WAL", path_);
-      wal.step();
-      if (wal.text(0) != "wal")
-        throw Error(ErrorKind::Runtime, "results database: cannot switch to WAL mode (" + wal.text(0) + ")", path_);
-    }
+    const std::string mode = switch_to_wal(db_, path_);
+    if (mode != "wal") throw Error(ErrorKind::Runtime, "results database: cannot switch to WAL mode (" + mode + ")", path_);
     exec("PRAGMA synchronous = FULL");
     migrate();
   } catch (...) {
