@@ -19,6 +19,13 @@ namespace modelstat::suite {
 
 namespace {
 
+// A file that is not a database, or a damaged one, is the user's input (exit 2); any other SQLite
+// failure is a runtime one.
+ErrorKind error_kind_of(sqlite3* db) {
+  const int code = sqlite3_extended_errcode(db);
+  return code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? ErrorKind::Input : ErrorKind::Runtime;
+}
+
 // The schema, as the steps that build it: step k takes a version k-1 file to
 // version k. A new version appends a step; a written step never changes, so
 // every older file migrates along the same path (docs/suites.md, "Schema").
@@ -129,9 +136,7 @@ class Statement {
 
  private:
   [[noreturn]] void fail(const char* what) const {
-    const int code = sqlite3_extended_errcode(db_);
-    throw Error(code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? ErrorKind::Input : ErrorKind::Runtime,
-                fmt::format("results database: {}: {}", what, sqlite3_errmsg(db_)), path_);
+    throw Error(error_kind_of(db_), fmt::format("results database: {}: {}", what, sqlite3_errmsg(db_)), path_);
   }
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
@@ -207,10 +212,7 @@ std::string switch_to_wal(sqlite3* db, const std::string& path) {
     sqlite3_finalize(stmt);
     if (rc == SQLITE_ROW) return mode;
     if (rc != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) {
-      // Not a database (a text file, a truncated one) is the user's input, as everywhere else here.
-      const int code = sqlite3_extended_errcode(db);
-      throw Error(code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? ErrorKind::Input : ErrorKind::Runtime,
-                  std::string("results database: ") + sqlite3_errmsg(db), path);
+      throw Error(error_kind_of(db), std::string("results database: ") + sqlite3_errmsg(db), path);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -247,9 +249,7 @@ void ResultsDb::exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     const std::string why = message ? message : sqlite3_errmsg(db_);
     sqlite3_free(message);
-    const int code = sqlite3_extended_errcode(db_);
-    throw Error(code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? ErrorKind::Input : ErrorKind::Runtime,
-                "results database: " + why, path_);
+    throw Error(error_kind_of(db_), "results database: " + why, path_);
   }
 }
 
