@@ -8,7 +8,7 @@ flock /tmp/modelstat-bench.lock throughout; the figures are the medians of the
 rounds' medians.
 
   /usr/bin/python3 bench/generate_bench.py --models DIR [--out results.json] [--rounds 2]
-      [--settings 128:128,512:128] [--threads 1,2] [--only gpt2,gpt2.extended,gpt2.all,genai]
+      [--settings 128:128,512:128] [--threads 1,2] [--only gpt2,gpt2.extended,gpt2.all,genai] [--first-cpu N]
 
 DIR holds gpt2.onnx, gpt2.extended.onnx, gpt2.all.onnx (bench/transformer_models.py
 DIR) and genai.onnx (bench/genai_layout_model.py DIR/genai.onnx). Ceilings for
@@ -31,8 +31,11 @@ LOCK = "/tmp/modelstat-bench.lock"
 ORT_MODULES = "/tmp/ortnode/node_modules"
 
 
+FIRST_CPU = 0  # --first-cpu: a cell of T threads is pinned to CPUs FIRST_CPU .. FIRST_CPU+T-1
+
+
 def cpus(threads):
-    return ",".join(str(c) for c in range(threads))
+    return ",".join(str(FIRST_CPU + c) for c in range(threads))
 
 
 def bench_env():
@@ -184,7 +187,11 @@ def main(argv):
     ap.add_argument("--only", default="gpt2,gpt2.extended,gpt2.all,genai")
     ap.add_argument("--iters", type=int, default=3, help="generations per ORT / PyTorch run")
     ap.add_argument("--max-time", type=float, default=3.0)
+    ap.add_argument("--first-cpu", type=int, default=0,
+                    help="pin a T-thread cell to CPUs N..N+T-1 (e.g. 1 to keep 1-thread cells off CPU 0's builds)")
     a = ap.parse_args(argv)
+    global FIRST_CPU
+    FIRST_CPU = a.first_cpu
     threads_list = [int(t) for t in a.threads.split(",")]
     ceilings = {}
     for t in threads_list:

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "modelstat/error.hpp"
 #include "modelstat/generation.hpp"
@@ -92,8 +93,10 @@ TokenRate rate_of(const std::vector<double>& samples) {
   return r;
 }
 
-// A phase alone, under the stopping rule: the clean step, then the step with
-// a marker between nodes (one wait per step), as `profile`'s two passes.
+// A phase alone, under the stopping rule: the clean step and the step with a
+// marker between nodes (one wait per step), `profile`'s two passes, taken
+// alternately (a decode step is ~40 ms of memory-bound work: two passes a few
+// seconds apart differed by more than the instrumentation on a shared machine).
 void measure_phase(const ProfileOptions& o, Device& device, const Executor& exec, const GenerationLoop& loop,
                    const GenerationLoop::State& state, GenerationPhase& phase) {
   ProfileResult& p = phase.profile;
@@ -103,30 +106,32 @@ void measure_phase(const ProfileOptions& o, Device& device, const Executor& exec
   };
   warm_up(o, device, [&](size_t) { run({}); });
   auto interval = device.interval_timer();
-  p.whole = sample_until_stable(o, (phase.name + " step").c_str(), [&](size_t) {
-    interval->start();
-    run({});
-    interval->stop();
-    return interval->seconds();
-  });
   const Graph& g = exec.model().graph;
   const size_t n = g.nodes.size();
   auto markers = device.marker_timer();
   std::vector<std::vector<double>> per_node(n);
-  p.layer_sum = sample_until_stable(o, (phase.name + " per layer").c_str(), [&](size_t) {
-    markers->reset(n + 1);
-    run([&](int node, bool after) {
-      if (!after && node == 0) markers->mark(0);
-      if (after) markers->mark(size_t(node) + 1);
-    });
-    const std::vector<double> intervals = markers->intervals();
-    double total = 0;
-    for (size_t k = 0; k < n && k < intervals.size(); ++k) {
-      per_node[k].push_back(intervals[k]);
-      total += intervals[k];
-    }
-    return total;
-  });
+  std::tie(p.whole, p.layer_sum) = sample_interleaved_until_stable(
+      o, (phase.name + " step, clean and per layer").c_str(),
+      [&](size_t) {
+        interval->start();
+        run({});
+        interval->stop();
+        return interval->seconds();
+      },
+      [&](size_t) {
+        markers->reset(n + 1);
+        run([&](int node, bool after) {
+          if (!after && node == 0) markers->mark(0);
+          if (after) markers->mark(size_t(node) + 1);
+        });
+        const std::vector<double> intervals = markers->intervals();
+        double total = 0;
+        for (size_t k = 0; k < n && k < intervals.size(); ++k) {
+          per_node[k].push_back(intervals[k]);
+          total += intervals[k];
+        }
+        return total;
+      });
   const Upcasts upcasts = exec.upcasts();
   for (size_t k = 0; k < n; ++k) {
     LayerTiming lt;

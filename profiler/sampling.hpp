@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "modelstat/profile.hpp"
@@ -46,6 +47,32 @@ TimingSummary sample_until_stable(const ProfileOptions& o, const char* label, Fn
   }
   progress.done();
   return to_summary(samples, criterion.reason());
+}
+
+// Two kinds of run alternated, `a` then `b`, each under its own stopping
+// criterion and until both stop (the time-out is shared): the clean and the
+// instrumented pass of one step taken side by side, so that a slow minute of a
+// shared machine lands on both alike and their ratio shows the instrumentation,
+// not the drift between two passes a few seconds apart (generation phases).
+template <typename FnA, typename FnB>
+std::pair<TimingSummary, TimingSummary> sample_interleaved_until_stable(const ProfileOptions& o, const char* label,
+                                                                        FnA&& a, FnB&& b) {
+  MedianCiCriterion stop_a(stopping_config(o)), stop_b(stopping_config(o));
+  std::vector<double> samples_a, samples_b;
+  Progress progress(label, o.max_seconds);
+  const auto start = Clock::now();
+  bool done_a = false, done_b = false;
+  while (!(done_a && done_b)) {
+    samples_a.push_back(a(samples_a.size()));
+    samples_b.push_back(b(samples_b.size()));
+    const double elapsed = since(start);
+    progress.update(elapsed, samples_b.size());
+    // Both keep running until both have stopped: pairs stay pairs.
+    done_a = stop_a.should_stop(samples_a, elapsed) || done_a;
+    done_b = stop_b.should_stop(samples_b, elapsed) || done_b;
+  }
+  progress.done();
+  return {to_summary(samples_a, stop_a.reason()), to_summary(samples_b, stop_b.reason())};
 }
 
 // Warm-up runs (run_once(i)), each followed by a device synchronisation.
