@@ -94,13 +94,13 @@ def model_inputs(name, batch):
     return [{"name": "input", "dims": [batch, 3, 224, 224]}], ["--default-batch", str(batch)]
 
 
-def modelstat_time(f, binary, name, path, threads, cpus, fusion, layers):
+def modelstat_time(f, binary, name, path, threads, cpus, fusion, layers, env_extra=None):
     _, dims = model_inputs(name, f["batch"])
     cmd = [binary, "profile", path, "--threads", str(threads), "--fusion", fusion, "-f", "json",
            "--min-time", str(f["min_time"]), "--max-time", str(max(f["min_time"] * 4, 5.0))] + dims
     if not layers:
         cmd.append("--no-layers")
-    doc = json.loads(run(locked(cmd, cpus), clean_env()))
+    doc = json.loads(run(locked(cmd, cpus), clean_env(env_extra)))
     out = {"median_s": doc["whole"]["median_s"], "runs": doc["whole"]["count"]}
     if layers:
         out["layer_sum_s"] = doc["layer_sum"]["median_s"]

@@ -143,9 +143,17 @@ std::string openmp_description() {
     return "OMP_WAIT_POLICY unset: libgomp's default, threads spin after each parallel region before they sleep "
            "(slow when anything else shares the CPUs)";
   const char* chooser = std::getenv("MODELSTAT_OMP_WAIT_POLICY");
-  return std::string("OMP_WAIT_POLICY=") + policy +
-         (chooser && std::string(chooser) == "default" ? " (modelstat's default; set OMP_WAIT_POLICY to choose another)"
-                                                        : " (set by the user)");
+  const bool ours = chooser && std::string(chooser) == "default";
+  std::string s = std::string("OMP_WAIT_POLICY=") + policy;
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  if (spin && *spin) s += std::string(", GOMP_SPINCOUNT=") + spin;
+  if (!ours) return s + " (set by the user)";
+  // modelstat chose; the spin count by the load it measured at start (tools/cpu_load.hpp).
+  const char* busy = std::getenv("MODELSTAT_CPU_BUSY_AT_START");
+  if (!busy) return s + " (modelstat's default; set OMP_WAIT_POLICY to choose another)";
+  return s + " (modelstat's default: " + busy + " CPUs' worth of other work ran at start, so team threads " +
+         (spin && *spin ? "spin briefly before they sleep" : "sleep at once") +
+         "; set OMP_WAIT_POLICY or GOMP_SPINCOUNT to choose)";
 }
 
 void describe_run(Device& device, RunContext& context) {

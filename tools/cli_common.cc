@@ -2,10 +2,14 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <new>
+#include <string>
 
 #include "analyzer/measurements/atomic_file.hpp"
+#include "tools/cpu_load.hpp"
 
 namespace modelstat::cli {
 
@@ -17,6 +21,14 @@ bool default_openmp_wait_policy() {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     setenv("MODELSTAT_OMP_WAIT_POLICY", "default", 1);
     set = true;
+    // A short spin before sleeping when the CPUs are idle (cpu_load.hpp says why); a spin count
+    // the user gave stays. One CPU allowed: no team to keep warm, nothing to sample.
+    if (!std::getenv("GOMP_SPINCOUNT") && allowed_cpus().size() > 1) {
+      const double busy = sample_busy_cpus(0.15);
+      const int spin = spin_count_for(busy);
+      if (spin > 0) setenv("GOMP_SPINCOUNT", std::to_string(spin).c_str(), 1);
+      setenv("MODELSTAT_CPU_BUSY_AT_START", fmt::format("{:.2f}", busy).c_str(), 1);
+    }
   }
   if (!std::getenv("OPENBLAS_THREAD_TIMEOUT")) {
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);

@@ -210,7 +210,11 @@ void add_pipeline_command(CLI::App& app, std::vector<Command>& commands);  // pi
 // OPENBLAS_THREAD_TIMEOUT=default): OpenBLAS's pthread workers spin 2^28
 // cycles (~0.1 s) after each call by default, holding a CPU that the next
 // op's OpenMP team needs (vit_b_16 at 2 threads: 295 -> 239 ms); 2^4 cycles
-// lets them sleep at once. Returns true if it set either.
+// lets them sleep at once. With PASSIVE it also chooses libgomp's spin count
+// by the load at start (tools/cpu_load.hpp): GOMP_SPINCOUNT=3000 (~30 us)
+// when the allowed CPUs were idle for 0.15 s, none otherwise, and leaves the
+// measured load in MODELSTAT_CPU_BUSY_AT_START for the run context. Returns
+// true if it set anything.
 bool default_openmp_wait_policy();
 
 // Subcommands of `modelstat` itself (no LibTorch).

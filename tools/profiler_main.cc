@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
     if (const char* chooser = std::getenv("MODELSTAT_OMP_WAIT_POLICY"); chooser && std::string(chooser) == "default") {
       unsetenv("OMP_WAIT_POLICY");
       unsetenv("MODELSTAT_OMP_WAIT_POLICY");
+      if (std::getenv("MODELSTAT_CPU_BUSY_AT_START")) {  // the spin count was ours too
+        unsetenv("GOMP_SPINCOUNT");
+        unsetenv("MODELSTAT_CPU_BUSY_AT_START");
+      }
     }
     if (const char* chooser = std::getenv("MODELSTAT_OPENBLAS_THREAD_TIMEOUT");
         chooser && std::string(chooser) == "default") {
