@@ -95,18 +95,23 @@ class GraphCoster {
     bool sizes_known = true;
     std::string unknown_tensor;
     int64_t read = 0, weight = 0, written = 0;
+    // A tensor's bytes, or nullopt after noting the first tensor of unknown size.
+    auto known_size = [&](const Tensor& t) {
+      const auto size = t.size_bytes();
+      if (!size) {
+        sizes_known = false;
+        if (unknown_tensor.empty()) unknown_tensor = t.name;
+      }
+      return size;
+    };
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int in = node.inputs[k];
       // Each tensor once, however many inputs read it (x * x).
       if (in < 0 || std::find(node.inputs.begin(), node.inputs.begin() + long(k), in) != node.inputs.begin() + long(k))
         continue;
       const Tensor& t = g.tensors[size_t(in)];
-      auto size = t.size_bytes();
-      if (!size) {
-        sizes_known = false;
-        if (unknown_tensor.empty()) unknown_tensor = t.name;
-        continue;
-      }
+      const auto size = known_size(t);
+      if (!size) continue;
       read = cost::checked_add(read, *size, node);
       if (t.is_constant()) weight = cost::checked_add(weight, *size, node);
       if (counts_as_weight(t) && !weight_counted[size_t(in)]) {
@@ -117,12 +122,8 @@ class GraphCoster {
     for (int out : node.outputs) {
       if (out < 0) continue;
       const Tensor& t = g.tensors[size_t(out)];
-      auto size = t.size_bytes();
-      if (!size) {
-        sizes_known = false;
-        if (unknown_tensor.empty()) unknown_tensor = t.name;
-        continue;
-      }
+      const auto size = known_size(t);
+      if (!size) continue;
       written = cost::checked_add(written, *size, node);
       // A Constant node holds its weight itself.
       if (t.role == TensorRole::Constant && counts_as_weight(t) && !weight_counted[size_t(out)]) {

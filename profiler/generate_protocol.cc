@@ -27,6 +27,7 @@
 #include "profiler/run_context.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/sampling.hpp"
+#include "profiler/session.hpp"
 #include "profiler/torch_errors.hpp"
 
 namespace modelstat {
@@ -106,10 +107,7 @@ void measure_phase(const ProfileOptions& o, Device& device, const Executor& exec
   };
   warm_up(o, device, [&](size_t) { run({}); });
   auto interval = device.interval_timer();
-  const Graph& g = exec.model().graph;
-  const size_t n = g.nodes.size();
-  auto markers = device.marker_timer();
-  std::vector<std::vector<double>> per_node(n);
+  LayerSampler layers(device, exec);
   std::tie(p.whole, p.layer_sum) = sample_interleaved_until_stable(
       o, (phase.name + " step, clean and per layer").c_str(),
       [&](size_t) {
@@ -118,33 +116,8 @@ void measure_phase(const ProfileOptions& o, Device& device, const Executor& exec
         interval->stop();
         return interval->seconds();
       },
-      [&](size_t) {
-        markers->reset(n + 1);
-        run([&](int node, bool after) {
-          if (!after && node == 0) markers->mark(0);
-          if (after) markers->mark(size_t(node) + 1);
-        });
-        const std::vector<double> intervals = markers->intervals();
-        double total = 0;
-        for (size_t k = 0; k < n && k < intervals.size(); ++k) {
-          per_node[k].push_back(intervals[k]);
-          total += intervals[k];
-        }
-        return total;
-      });
-  const Upcasts upcasts = exec.upcasts();
-  for (size_t k = 0; k < n; ++k) {
-    LayerTiming lt;
-    lt.index = int(k);
-    lt.name = g.nodes[k].name;
-    lt.op_type = g.nodes[k].op_type;
-    lt.time = to_summary(per_node[k], p.layer_sum.stop_reason);
-    lt.upcast_to_fp32 = k < upcasts.top_level.size() && upcasts.top_level[k];
-    lt.fused_into = exec.fused_into(int(k));
-    lt.fused_members = exec.fused_members(int(k));
-    lt.kernel = exec.fused_kernel(int(k));
-    p.layers.push_back(std::move(lt));
-  }
+      [&](size_t) { return layers.sample(run); });
+  layers.add_layers(exec.upcasts(), p.layer_sum.stop_reason, p.layers);
   p.fusion = exec.options().fuse_cpu ? "on" : "off";
 }
 

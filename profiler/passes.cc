@@ -232,38 +232,48 @@ void whole_model_pass(ProfileSession& s, ProfileResult& result) {
   result.cold.steady_state_median = result.whole.median;
 }
 
-void per_layer_pass(ProfileSession& s, ProfileResult& result) {
-  const Executor& exec = *s.executor;
-  const size_t n = s.model->graph.nodes.size();
-  if (n == 0) return;
-  auto markers = s.device->marker_timer();
-  std::vector<std::vector<double>> per_node(n);
-  result.layer_sum = sample_until_stable(s.options, "per layer", [&](size_t i) {
-    markers->reset(n + 1);
-    exec.run(s.inputs[i % s.inputs.size()], [&](int node, bool after) {
-      if (!after && node == 0) markers->mark(0);
-      if (after) markers->mark(size_t(node) + 1);
-    });
-    const std::vector<double> intervals = markers->intervals();
-    double sum = 0;
-    for (size_t k = 0; k < n && k < intervals.size(); ++k) {
-      per_node[k].push_back(intervals[k]);
-      sum += intervals[k];
-    }
-    return sum;
+LayerSampler::LayerSampler(Device& device, const Executor& exec)
+    : exec_(exec), nodes_(exec.model().graph.nodes.size()), markers_(device.marker_timer()), per_node_(nodes_) {}
+
+double LayerSampler::sample(const std::function<void(const Executor::NodeHook&)>& run) {
+  markers_->reset(nodes_ + 1);
+  run([&](int node, bool after) {
+    if (!after && node == 0) markers_->mark(0);
+    if (after) markers_->mark(size_t(node) + 1);
   });
-  for (size_t k = 0; k < n; ++k) {
+  const std::vector<double> intervals = markers_->intervals();
+  double sum = 0;
+  for (size_t k = 0; k < nodes_ && k < intervals.size(); ++k) {
+    per_node_[k].push_back(intervals[k]);
+    sum += intervals[k];
+  }
+  return sum;
+}
+
+void LayerSampler::add_layers(const Upcasts& upcasts, const std::string& stop_reason,
+                              std::vector<LayerTiming>& out) const {
+  const Graph& g = exec_.model().graph;
+  for (size_t k = 0; k < nodes_; ++k) {
     LayerTiming lt;
     lt.index = int(k);
-    lt.name = s.model->graph.nodes[k].name;
-    lt.op_type = s.model->graph.nodes[k].op_type;
-    lt.time = to_summary(per_node[k], result.layer_sum.stop_reason);
-    lt.upcast_to_fp32 = s.upcasts.top_level[k];
-    lt.fused_into = exec.fused_into(int(k));
-    lt.fused_members = exec.fused_members(int(k));
-    lt.kernel = exec.fused_kernel(int(k));
-    result.layers.push_back(std::move(lt));
+    lt.name = g.nodes[k].name;
+    lt.op_type = g.nodes[k].op_type;
+    lt.time = to_summary(per_node_[k], stop_reason);
+    lt.upcast_to_fp32 = k < upcasts.top_level.size() && upcasts.top_level[k];
+    lt.fused_into = exec_.fused_into(int(k));
+    lt.fused_members = exec_.fused_members(int(k));
+    lt.kernel = exec_.fused_kernel(int(k));
+    out.push_back(std::move(lt));
   }
+}
+
+void per_layer_pass(ProfileSession& s, ProfileResult& result) {
+  if (s.model->graph.nodes.empty()) return;
+  LayerSampler layers(*s.device, *s.executor);
+  result.layer_sum = sample_until_stable(s.options, "per layer", [&](size_t i) {
+    return layers.sample([&](const Executor::NodeHook& hook) { s.executor->run(s.inputs[i % s.inputs.size()], hook); });
+  });
+  layers.add_layers(s.upcasts, result.layer_sum.stop_reason, result.layers);
 }
 
 void subgraph_pass(ProfileSession& s, ProfileResult& result) {

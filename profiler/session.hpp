@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,25 @@ void whole_model_pass(ProfileSession& s, ProfileResult& result);
 // Pass 2: per-layer times from markers between nodes, one wait per iteration
 // (result.layers, result.layer_sum).
 void per_layer_pass(ProfileSession& s, ProfileResult& result);
+// The per-layer measurement itself, over any way of running exec's graph
+// (the per-layer pass; generate's phases, interleaved with the clean step):
+// sample() is one marked run, a marker before node 0 and after every node
+// and one wait, whose node intervals are kept per node and whose sum is the
+// sample; add_layers() then appends one LayerTiming per top-level node.
+class LayerSampler {
+ public:
+  LayerSampler(Device& device, const Executor& exec);
+  // `run(hook)` runs the graph once with the hook. Returns the sum of the node intervals (seconds).
+  double sample(const std::function<void(const Executor::NodeHook&)>& run);
+  // One row per top-level node: its samples' statistics (`stop_reason`: the pass's), upcast and fusion.
+  void add_layers(const Upcasts& upcasts, const std::string& stop_reason, std::vector<LayerTiming>& out) const;
+
+ private:
+  const Executor& exec_;
+  size_t nodes_ = 0;
+  std::unique_ptr<MarkerTimer> markers_;
+  std::vector<std::vector<double>> per_node_;  // seconds, a sample per marked run
+};
 // Pass 3, for a model with If / Loop / Scan: the nodes inside subgraphs
 // (result.subgraph_layers, result.subgraph_layer_sum).
 void subgraph_pass(ProfileSession& s, ProfileResult& result);

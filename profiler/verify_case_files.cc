@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyzer/loader/tensor_bytes.hpp"
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/exec_rule.hpp"
@@ -44,14 +45,6 @@ int64_t opset_of(const onnx::ModelProto& model, const std::string& domain) {
   for (const auto& o : model.opset_import())
     if (normalize_domain(o.domain()) == domain) return o.version();
   return 0;
-}
-
-template <typename Field, typename T>
-void append_as(std::string& out, const Field& values) {
-  for (const auto& v : values) {
-    const T x = static_cast<T>(v);
-    out.append(reinterpret_cast<const char*>(&x), sizeof(T));
-  }
 }
 
 std::string dims_text(const std::vector<int64_t>& dims) {
@@ -137,25 +130,7 @@ at::Tensor tensor_from_proto(const onnx::TensorProto& p) {
   const DType dtype = DType(p.data_type());
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   std::string raw;
-  if (p.has_raw_data()) {
-    raw = p.raw_data();
-  } else if (p.float_data_size()) {
-    append_as<decltype(p.float_data()), float>(raw, p.float_data());
-  } else if (p.double_data_size()) {
-    append_as<decltype(p.double_data()), double>(raw, p.double_data());
-  } else if (p.int64_data_size()) {
-    append_as<decltype(p.int64_data()), int64_t>(raw, p.int64_data());
-  } else if (p.uint64_data_size()) {
-    if (dtype == DType::UInt32) append_as<decltype(p.uint64_data()), uint32_t>(raw, p.uint64_data());
-    else append_as<decltype(p.uint64_data()), uint64_t>(raw, p.uint64_data());
-  } else if (p.int32_data_size()) {
-    // 8/16-bit types, bool, float16 and bfloat16 travel as int32 values / bit patterns.
-    switch (dtype_size_bytes(dtype)) {
-      case 1: append_as<decltype(p.int32_data()), uint8_t>(raw, p.int32_data()); break;
-      case 2: append_as<decltype(p.int32_data()), uint16_t>(raw, p.int32_data()); break;
-      default: append_as<decltype(p.int32_data()), int32_t>(raw, p.int32_data()); break;
-    }
-  }
+  loader::tensor_proto_bytes(p, dtype, raw);  // empty for a tensor of no elements
   return tensor_from_raw(raw.data(), int64_t(raw.size()), dtype, dims);
 }
 

@@ -197,6 +197,19 @@ std::string read_file(const std::string& path) {
   return bytes.str();
 }
 
+void write_file(const std::string& path, const std::string& bytes) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string fresh_temp_dir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
 std::string normalise_volatile(std::string text, const std::vector<std::string>& volatile_values) {
   for (const std::string& v : volatile_values) {
     if (v.empty()) continue;
@@ -404,6 +417,14 @@ CliResult run_shell_command(const std::string& command) {
   r.err = read_file(err_file);
   std::remove(err_file.c_str());
   return r;
+}
+
+void expect_one_line_usage_error(const CliResult& r) {
+  ASSERT_LT(r.exit_code, 128) << "killed by signal " << r.exit_code - 128 << ": " << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("modelstat: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, no ATen backtrace:\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 #ifdef MODELSTAT_BINARY

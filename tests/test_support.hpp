@@ -207,6 +207,12 @@ struct CliResult {
 // runs in parallel never read each other's.
 CliResult run_shell_command(const std::string& command);
 
+// A command refused or stopped in the one form (a memory limit hit included):
+// not killed by a signal, exit 2, one line "modelstat: error: ..." on
+// standard error (no ATen backtrace), nothing on standard output. Fatal on a
+// signal: call it under ASSERT_NO_FATAL_FAILURE.
+void expect_one_line_usage_error(const CliResult& r);
+
 #ifdef MODELSTAT_BINARY
 // Runs `ENV modelstat ARGS` through the shell (ENV: "NAME=value ..." or empty),
 // under `timeout`.
@@ -215,6 +221,10 @@ CliResult run_modelstat_cli(const std::string& args, const std::string& env = {}
 
 // A whole file as bytes; empty when it cannot be read.
 std::string read_file(const std::string& path);
+// Writes `bytes` to `path` (replacing the file), creating its folders first.
+void write_file(const std::string& path, const std::string& bytes);
+// A fresh, empty folder TempDir()/<name>: what an earlier run left there is removed.
+std::string fresh_temp_dir(const std::string& name);
 
 // ------------------------------------------------------------ golden files
 

@@ -24,27 +24,40 @@ std::optional<std::string> check_conv_attrs(const CostContext& ctx, const std::v
   return std::nullopt;
 }
 
-// Conv: MACs = N * C_out * prod(out_spatial) * (C_in/group) * prod(kernel).
-RuleResult conv_cost(const CostContext& ctx, const ConvInputs& in, const char* rule) {
-  auto w = ctx.input_dims(in.w);
-  if (!w) return RuleResult::unknown_shape(rule, "weight shape unknown");
-  if (auto bad = check_conv_attrs(ctx, *w)) return RuleResult::unknown_shape(rule, *bad);
-  auto y = ctx.output_dims(0);
-  if (!y) return RuleResult::unknown_shape(rule, "output shape unknown");
-  if (y->size() != w->size())
-    return RuleResult::unknown_shape(rule, "output rank does not match weight rank");
-  if ((*y)[1] != (*w)[0])
-    return RuleResult::unknown_shape(rule, "output channels do not match weight dim 0");
+// The MACs of a convolution counted over tensor t, the one whose channel dim
+// is W's dim 0 (Conv's output, ConvTranspose's input): each of t's elements
+// meets a W[1] x kernel slice of the weight, MACs = elements(t) * W[1] *
+// prod(kernel). The reason when they cannot be counted; `which` names t in it.
+struct ConvMacs {
+  int64_t macs = 0;
+  int64_t elements = 0;  // t's
+};
+std::optional<std::string> conv_macs(const CostContext& ctx, size_t w_input, const std::optional<std::vector<int64_t>>& t,
+                                     const std::string& which, ConvMacs& out) {
+  auto w = ctx.input_dims(w_input);
+  if (!w) return std::string("weight shape unknown");
+  if (auto bad = check_conv_attrs(ctx, *w)) return bad;
+  if (!t) return which + " shape unknown";
+  if (t->size() != w->size()) return which + " rank does not match weight rank";
+  if ((*t)[1] != (*w)[0]) return which + " channels do not match weight dim 0";
   const Node& node = ctx.node();
   const std::vector<int64_t> kernel(w->begin() + 2, w->end());
-  const int64_t out_elements = checked_product(*y, node);  // N * C_out * prod(out_spatial)
-  const int64_t per_output = checked_mul((*w)[1], checked_product(kernel, node), node);
-  const int64_t macs = checked_mul(out_elements, per_output, node);
-  int64_t flops = checked_mul(2, macs, node);
+  out.elements = checked_product(*t, node);
+  out.macs = checked_mul(out.elements, checked_mul((*w)[1], checked_product(kernel, node), node), node);
+  return std::nullopt;
+}
+
+// Conv: MACs = N * C_out * prod(out_spatial) * (C_in/group) * prod(kernel).
+RuleResult conv_cost(const CostContext& ctx, const ConvInputs& in, const char* rule) {
+  ConvMacs m;
+  if (auto bad = conv_macs(ctx, in.w, ctx.output_dims(0), "output", m)) return RuleResult::unknown_shape(rule, *bad);
+  const Node& node = ctx.node();
+  const int64_t out_elements = m.elements;  // N * C_out * prod(out_spatial)
+  int64_t flops = checked_mul(2, m.macs, node);
   if (in.has_bias_input && ctx.input(in.bias)) flops = checked_add(flops, out_elements, node);
   if (in.requant_per_output)
     flops = checked_add(flops, checked_mul(in.requant_per_output, out_elements, node), node);
-  return exact(rule, macs, flops);
+  return exact(rule, m.macs, flops);
 }
 
 RuleResult conv(const CostContext& ctx) { return conv_cost(ctx, ConvInputs{}, "conv"); }
@@ -68,27 +81,16 @@ RuleResult qlinear_conv(const CostContext& ctx) {
 // slice of W: MACs = N * C_in * prod(in_spatial) * (C_out/group) * prod(kernel).
 RuleResult conv_transpose(const CostContext& ctx) {
   const char* rule = "conv_transpose";
-  auto w = ctx.input_dims(1);
-  if (!w) return RuleResult::unknown_shape(rule, "weight shape unknown");
-  if (auto bad = check_conv_attrs(ctx, *w)) return RuleResult::unknown_shape(rule, *bad);
-  auto x = ctx.input_dims(0);
-  if (!x) return RuleResult::unknown_shape(rule, "input shape unknown");
-  if (x->size() != w->size())
-    return RuleResult::unknown_shape(rule, "input rank does not match weight rank");
-  if ((*x)[1] != (*w)[0])
-    return RuleResult::unknown_shape(rule, "input channels do not match weight dim 0");
+  ConvMacs m;  // over the input: N * C_in * prod(in_spatial) elements
+  if (auto bad = conv_macs(ctx, 1, ctx.input_dims(0), "input", m)) return RuleResult::unknown_shape(rule, *bad);
   const Node& node = ctx.node();
-  const std::vector<int64_t> kernel(w->begin() + 2, w->end());
-  const int64_t in_elements = checked_product(*x, node);  // N * C_in * prod(in_spatial)
-  const int64_t per_input = checked_mul((*w)[1], checked_product(kernel, node), node);
-  const int64_t macs = checked_mul(in_elements, per_input, node);
-  int64_t flops = checked_mul(2, macs, node);
+  int64_t flops = checked_mul(2, m.macs, node);
   if (ctx.input(2)) {
     auto out_elements = ctx.output_elements(0);
     if (!out_elements) return RuleResult::unknown_shape(rule, "output shape unknown (bias adds)");
     flops = checked_add(flops, *out_elements, node);
   }
-  return exact(rule, macs, flops);
+  return exact(rule, m.macs, flops);
 }
 
 // com.microsoft FusedConv: activation(Conv(X, W, B) + Z): Conv's count, + 1

@@ -108,4 +108,11 @@ std::string rule_id(const char* family, int64_t per_element) {
   return std::string(family) + ":" + std::to_string(per_element);
 }
 
+RuleResult flops_per_element(const CostContext& ctx, const char* family, int64_t per_element,
+                             std::optional<int64_t> elements, const char* unknown_why) {
+  const std::string rule = rule_id(family, per_element);
+  if (!elements) return RuleResult::unknown_shape(rule, unknown_why);
+  return exact(rule, 0, checked_mul(per_element, *elements, ctx.node()));
+}
+
 }  // namespace modelstat::cost

@@ -81,4 +81,10 @@ std::optional<int64_t> activation_flops_per_element(const std::string& op);
 // "elementwise:4" style rule ids.
 std::string rule_id(const char* family, int64_t per_element);
 
+// The per-element rules: `per_element` FLOPs for each of `elements`, rule id
+// rule_id(family, per_element); unknown_shape(`unknown_why`) when the element
+// count is not known.
+RuleResult flops_per_element(const CostContext& ctx, const char* family, int64_t per_element,
+                             std::optional<int64_t> elements, const char* unknown_why);
+
 }  // namespace modelstat::cost

@@ -29,11 +29,8 @@ std::optional<int64_t> result_elements(const CostContext& ctx) {
   return checked_product(*shape, ctx.node());
 }
 
-RuleResult per_element_cost(const CostContext& ctx, int64_t flops_per_element, const char* family = "elementwise") {
-  const std::string rule = rule_id(family, flops_per_element);
-  auto n = result_elements(ctx);
-  if (!n) return RuleResult::unknown_shape(rule, "output shape unknown");
-  return exact(rule, 0, checked_mul(flops_per_element, *n, ctx.node()));
+RuleResult per_element_cost(const CostContext& ctx, int64_t flops_each, const char* family = "elementwise") {
+  return flops_per_element(ctx, family, flops_each, result_elements(ctx), "output shape unknown");
 }
 
 template <int64_t K>
@@ -75,18 +72,12 @@ RuleResult quantize(const CostContext& ctx) {
 
 // DynamicQuantizeLinear: min and max over the input (2) + quantize (2) per input element.
 RuleResult dynamic_quantize(const CostContext& ctx) {
-  const std::string rule = rule_id("quantize", 4);
-  auto n = ctx.input_elements(0);
-  if (!n) return RuleResult::unknown_shape(rule, "input shape unknown");
-  return exact(rule, 0, checked_mul(4, *n, ctx.node()));
+  return flops_per_element(ctx, "quantize", 4, ctx.input_elements(0), "input shape unknown");
 }
 
 template <int64_t K>
 RuleResult window(const CostContext& ctx) {
-  const std::string rule = rule_id("window", K);
-  auto n = ctx.output_elements(0);
-  if (!n) return RuleResult::unknown_shape(rule, "window size unknown");
-  return exact(rule, 0, checked_mul(K, *n, ctx.node()));
+  return flops_per_element(ctx, "window", K, ctx.output_elements(0), "window size unknown");
 }
 
 }  // namespace

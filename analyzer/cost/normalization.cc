@@ -11,15 +11,14 @@
 namespace modelstat::cost {
 namespace {
 
-RuleResult per_input_element(const CostContext& ctx, int64_t flops_per_element) {
-  const std::string rule = rule_id("normalization", flops_per_element);
-  auto n = ctx.input_elements(0);
-  if (!n) return RuleResult::unknown_shape(rule, "input shape unknown");
-  return exact(rule, 0, checked_mul(flops_per_element, *n, ctx.node()));
+RuleResult per_input_element(const CostContext& ctx, int64_t per_element) {
+  return flops_per_element(ctx, "normalization", per_element, ctx.input_elements(0), "input shape unknown");
 }
 
+// K FLOPs per element of input 0 (elementwise.cc's per_element counts the
+// result's elements; the names differ so that one unity batch holds both).
 template <int64_t K>
-RuleResult per_element(const CostContext& ctx) {
+RuleResult per_input_element_k(const CostContext& ctx) {
   return per_input_element(ctx, K);
 }
 
@@ -116,26 +115,26 @@ void add_normalization_rules(std::vector<CostRule>& rules) {
        "2 per element (inference: folded scale+shift); 6 in training mode (+ mean 1, variance 3): training_mode=1 (14+), "
        "running-stat outputs (7-13), is_test=0 (1-6)",
        OpTraits{}.constant_input(3).constant_input(4)},
-      {"InstanceNormalization", 1, per_element<8>,
+      {"InstanceNormalization", 1, per_input_element_k<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias"},
       // From opset 1, not ONNX's 17: ONNX Runtime registered its LayerNormalization
       // contrib op in the ONNX domain for opsets 1-16, and its transformer optimizer
       // writes it there; below 17 ONNX has no schema, so the record's shape trait
       // carries the shape through.
-      {"LayerNormalization", 1, per_element<8>,
+      {"LayerNormalization", 1, per_input_element_k<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias", OpTraits{}.shape_of_input()},
-      {"GroupNormalization", 18, per_element<8>,
+      {"GroupNormalization", 18, per_input_element_k<8>,
        "8 per element: mean 1, variance 3, sub, mul by 1/std, mul scale, add bias", OpTraits{}.shape_of_input()},
-      {"MeanVarianceNormalization", 9, per_element<6>, "6 per element: mean 1, variance 3, sub, mul by 1/std"},
-      {"LpNormalization", 1, per_element<3>,
+      {"MeanVarianceNormalization", 9, per_input_element_k<6>, "6 per element: mean 1, variance 3, sub, mul by 1/std"},
+      {"LpNormalization", 1, per_input_element_k<3>,
        "3 per element: |x| or x^2, sum, divide by the norm (root per row not counted)"},
       {"LRN", 1, lrn, "(2*size + 4) per element: square-sum over size channels, scale, pow, divide"},
       // ONNX's RMS norm (opset 23): Y = X / sqrt(mean(X^2 over [axis, rank)) + epsilon) * scale.
-      {"RMSNormalization", 23, per_element<kRmsNorm>,
+      {"RMSNormalization", 23, per_input_element_k<kRmsNorm>,
        "4 per element: square, sum (mean of squares), mul by 1/rms, mul scale", OpTraits{}.shape_of_input()},
       // ONNX Runtime registers its RMS norm in the ONNX domain from opset 1 (its
       // transformer optimizer writes it there for LLaMA-style models).
-      {"SimplifiedLayerNormalization", 1, per_element<kRmsNorm>,
+      {"SimplifiedLayerNormalization", 1, per_input_element_k<kRmsNorm>,
        "4 per element: square, sum (mean of squares), mul by 1/rms, mul scale",
        OpTraits{}.shape(simplified_norm_shape)},
       // ONNX Runtime's fused transformer normalisations (com.microsoft).

@@ -152,4 +152,15 @@ std::optional<PostOpMatch> next_post_op(const PatternContext& ctx, int t, int he
   return std::nullopt;
 }
 
+bool take_post_op(const PatternContext& ctx, int head, bool gelu, int& t, int& residual,
+                  std::vector<FusedPostOp>& post_ops, std::vector<int>& members) {
+  const std::optional<PostOpMatch> next = next_post_op(ctx, t, head, residual >= 0, gelu);
+  if (!next || !is_float(ctx.g, next->next)) return false;
+  if (next->op.kind == FusedPostOp::Kind::AddResidual) residual = next->op.residual;
+  post_ops.push_back(next->op);
+  members.insert(members.end(), next->joined.begin(), next->joined.end());
+  t = next->next;
+  return true;
+}
+
 }  // namespace modelstat::fusion

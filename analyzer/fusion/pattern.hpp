@@ -82,4 +82,12 @@ struct PostOpMatch {
 };
 std::optional<PostOpMatch> next_post_op(const PatternContext& ctx, int t, int head, bool has_residual, bool gelu);
 
+// The post-op chain a Conv or MatMul group grows by: takes the post-op that
+// reads `t` next (next_post_op; its output must be float) into the group:
+// appends it to `post_ops` and its nodes to `members`, notes a residual's
+// tensor in `residual` (-1 while none) and moves `t` to its output. False,
+// nothing changed, when the chain ends there.
+bool take_post_op(const PatternContext& ctx, int head, bool gelu, int& t, int& residual,
+                  std::vector<FusedPostOp>& post_ops, std::vector<int>& members);
+
 }  // namespace modelstat::fusion

@@ -11,6 +11,7 @@
 #include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
 #include "analyzer/loader/shape_values.hpp"
+#include "analyzer/loader/tensor_bytes.hpp"
 #include "modelstat/error.hpp"
 #include "modelstat/op_key.hpp"
 
@@ -95,40 +96,11 @@ void read_le_ints(const std::string& raw, size_t count, std::vector<int64_t>& ou
   }
 }
 
-template <typename From, typename To>
-void append_as(std::string& out, const From& values) {
-  for (const auto& v : values) {
-    const To x = static_cast<To>(v);
-    out.append(reinterpret_cast<const char*>(&x), sizeof(To));
-  }
-}
-
-// Raw little-endian element bytes of a small embedded tensor, whichever
-// TensorProto field holds them (int32_data also carries 8/16-bit types,
-// float16 and bfloat16 as their bit patterns).
+// Raw bytes of a small embedded tensor (tensor_bytes.hpp), kept when they
+// are as many as its dtype and dims claim.
 void inline_bytes(const onnx::TensorProto& p, Tensor& t) {
   std::string& out = t.bytes.inline_bytes;
-  out.clear();
-  if (!p.raw_data().empty()) {
-    out = p.raw_data();
-  } else if (p.float_data_size()) {
-    append_as<decltype(p.float_data()), float>(out, p.float_data());
-  } else if (p.double_data_size()) {
-    append_as<decltype(p.double_data()), double>(out, p.double_data());
-  } else if (p.int64_data_size()) {
-    append_as<decltype(p.int64_data()), int64_t>(out, p.int64_data());
-  } else if (p.uint64_data_size()) {
-    if (t.dtype == DType::UInt32) append_as<decltype(p.uint64_data()), uint32_t>(out, p.uint64_data());
-    else append_as<decltype(p.uint64_data()), uint64_t>(out, p.uint64_data());
-  } else if (p.int32_data_size()) {
-    switch (dtype_size_bytes(t.dtype)) {
-      case 1: append_as<decltype(p.int32_data()), uint8_t>(out, p.int32_data()); break;
-      case 2: append_as<decltype(p.int32_data()), uint16_t>(out, p.int32_data()); break;
-      default: append_as<decltype(p.int32_data()), int32_t>(out, p.int32_data()); break;
-    }
-  } else {
-    return;
-  }
+  if (!tensor_proto_bytes(p, t.dtype, out)) return;
   const auto size = t.size_bytes();
   t.bytes.has_inline = size && int64_t(out.size()) == *size;
   if (!t.bytes.has_inline) out.clear();

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/onnx_builder.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -24,11 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using RunResult = modelstat::test::CliResult;
 
-void value_info(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
-  v->set_name(name);
-  v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-  for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-}
+using modelstat::test::value_info;
 
 onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name, const std::string& op,
                           const std::vector<std::string>& inputs, const std::string& output) {
@@ -92,18 +89,10 @@ onnx::TensorProto float_tensor(const std::vector<int64_t>& dims, float value) {
   return t;
 }
 
-void write(const fs::path& path, const std::string& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write(const fs::path& path, const std::string& bytes) { modelstat::test::write_file(path.string(), bytes); }
 
 // A fresh, empty case folder under the test's temporary directory.
-fs::path fresh_case(const std::string& name) {
-  const fs::path dir = fs::path(testing::TempDir()) / ("modelstat_verify_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_case(const std::string& name) { return modelstat::test::fresh_temp_dir("modelstat_verify_" + name); }
 
 // The Add case with 1 + 2 = 3 everywhere: passes as written; each test then breaks one thing.
 fs::path add_case(const std::string& name) {
@@ -269,6 +258,20 @@ TEST(CliVerify, GarbageAndNonNumericTensorFilesAreNamed) {
   expect_cannot_run(verify(dir), in.string(), "a string tensor");
 }
 
+// A case of half_conv_model: input ones [1, 2, 5, 5]; expected output
+// [1, 3, 3, 3], every element the float16 of bit pattern `expected_bits`.
+fs::path half_conv_case(const std::string& name, int expected_bits) {
+  const fs::path dir = fresh_case(name);
+  write(dir / "model.onnx", half_conv_model().SerializeAsString());
+  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({1, 2, 5, 5}, 1).SerializeAsString());
+  onnx::TensorProto y;
+  y.set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : {1, 3, 3, 3}) y.add_dims(d);
+  for (int i = 0; i < 27; ++i) y.add_int32_data(expected_bits);
+  write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
+  return dir;
+}
+
 // A float16 Conv on the CPU: LibTorch 1.13 has no kernel ("slow_conv2d_cpu"
 // not implemented for 'Half'), so the node runs in fp32, its inputs cast up and
 // its output back to float16: verify passes (3x3x2 ones = 18, exact in
@@ -276,14 +279,7 @@ TEST(CliVerify, GarbageAndNonNumericTensorFilesAreNamed) {
 // dtype, flags the row and says so once; with --dtype fp32 everything is fp32
 // and nothing is upcast.
 TEST(CliVerify, Float16ConvWithoutCpuKernelRunsUpcastAndSaysSo) {
-  const fs::path dir = fresh_case("half_conv");
-  write(dir / "model.onnx", half_conv_model().SerializeAsString());
-  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({1, 2, 5, 5}, 1).SerializeAsString());
-  onnx::TensorProto y;
-  y.set_data_type(onnx::TensorProto::FLOAT16);
-  for (int64_t d : {1, 3, 3, 3}) y.add_dims(d);
-  for (int i = 0; i < 27; ++i) y.add_int32_data(0x4c80);  // 18.0 in float16
-  write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
+  const fs::path dir = half_conv_case("half_conv", 0x4c80);  // 18.0 in float16
   const RunResult r = verify(dir);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("notice: ran in fp32 (no fp16 CPU kernel"), std::string::npos) << r.out;
@@ -323,14 +319,7 @@ TEST(CliVerify, Float16ConvWithoutCpuKernelRunsUpcastAndSaysSo) {
 // 18.125 = 0.187, outside 1e-7 + 1e-3 * 18.125 = 0.018. --rtol / --atol
 // still rule when given. A float32 model keeps ONNX's tolerances.
 TEST(CliVerify, Float16ModelIsJudgedWithFloat16Tolerances) {
-  const fs::path dir = fresh_case("half_conv_tolerance");
-  write(dir / "model.onnx", half_conv_model().SerializeAsString());
-  write(dir / "test_data_set_0" / "input_0.pb", float_tensor({1, 2, 5, 5}, 1).SerializeAsString());
-  onnx::TensorProto y;
-  y.set_data_type(onnx::TensorProto::FLOAT16);
-  for (int64_t d : {1, 3, 3, 3}) y.add_dims(d);
-  for (int i = 0; i < 27; ++i) y.add_int32_data(0x4c88);  // 18.125 in float16
-  write(dir / "test_data_set_0" / "output_0.pb", y.SerializeAsString());
+  const fs::path dir = half_conv_case("half_conv_tolerance", 0x4c88);  // 18.125 in float16
   RunResult r = verify(dir);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("with rtol 0.00976562, atol 0.00976562 (the model computes in float16"),
@@ -423,23 +412,14 @@ onnx::ModelProto quant_dequant_model(int64_t n, bool scaled) {
   onnx::GraphProto* g = m.mutable_graph();
   value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {n});
   value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {n});
-  onnx::TensorProto* s = g->add_initializer();
-  s->set_name("s");
-  s->set_data_type(onnx::TensorProto::FLOAT);
-  s->add_float_data(0.5f);
-  onnx::TensorProto* zp = g->add_initializer();
-  zp->set_name("zp");
-  zp->set_data_type(onnx::TensorProto::UINT8);
-  zp->add_int32_data(0);
+  modelstat::test::float_init(g, "s", {}, {0.5f});
+  modelstat::test::int32_data_init(g, "zp", onnx::TensorProto::UINT8, {}, {0});
   add_node(g, "q", "QuantizeLinear", {"x", "s", "zp"}, "xq");
   if (!scaled) {
     add_node(g, "dq", "DequantizeLinear", {"xq", "s", "zp"}, "y");
     return m;
   }
-  onnx::TensorProto* one = g->add_initializer();
-  one->set_name("one");
-  one->set_data_type(onnx::TensorProto::FLOAT);
-  one->add_float_data(1.0f);
+  modelstat::test::float_init(g, "one", {}, {1.0f});
   add_node(g, "dq", "DequantizeLinear", {"xq", "s", "zp"}, "xd");
   add_node(g, "mul", "Mul", {"xd", "one"}, "y");
   return m;

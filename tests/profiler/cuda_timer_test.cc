@@ -7,6 +7,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/device_query.hpp"
 #include "profiler/timer.hpp"
+#include "test_support.hpp"
 
 #if defined(MODELSTAT_HAVE_CUDA) && MODELSTAT_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -62,13 +63,8 @@ TEST(CudaQuery, BuildWithoutCudaAnswersCleanly) {
   EXPECT_FALSE(info.built_with_cuda);
   EXPECT_FALSE(info.available);
   EXPECT_NE(info.status.find("not built with CUDA"), std::string::npos) << info.status;
-  try {
-    make_cuda_interval_timer(nullptr);
-    FAIL() << "expected modelstat::Error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
-    EXPECT_NE(std::string(e.what()).find("not built with CUDA"), std::string::npos) << e.what();
-  }
+  modelstat::test::expect_error([] { make_cuda_interval_timer(nullptr); }, ErrorKind::Runtime,
+                                {"not built with CUDA"});
   EXPECT_THROW(make_cuda_marker_timer(nullptr), Error);
 }
 
@@ -93,13 +89,7 @@ TEST(CudaQuery, NoDeviceSurfacesAsErrorNotCrash) {
   if (cuda_available()) return;
   // Creating an event needs a device: the checked call must throw modelstat::Error(Runtime)
   // naming the CUDA call, rather than leave a null event behind.
-  try {
-    make_cuda_interval_timer(nullptr);
-    FAIL() << "expected modelstat::Error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
-    EXPECT_NE(std::string(e.what()).find("cudaEventCreate"), std::string::npos) << e.what();
-  }
+  modelstat::test::expect_error([] { make_cuda_interval_timer(nullptr); }, ErrorKind::Runtime, {"cudaEventCreate"});
 }
 
 // Device memory and a stream for the tests below.

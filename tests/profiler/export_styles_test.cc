@@ -20,18 +20,10 @@ namespace fs = std::filesystem;
 using modelstat::test::add_node;
 using modelstat::test::value_info;
 
-void write_file(const fs::path& path, const std::string& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write_file(const fs::path& path, const std::string& bytes) { modelstat::test::write_file(path.string(), bytes); }
 
 // A fresh, empty folder under the test's temporary directory.
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(testing::TempDir()) / ("modelstat_export_styles_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return modelstat::test::fresh_temp_dir("modelstat_export_styles_" + name); }
 
 onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
                                const std::vector<float>& values) {

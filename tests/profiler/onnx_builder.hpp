@@ -85,11 +85,19 @@ inline void zeros_init(onnx::GraphProto* g, const std::string& name, int dtype,
   t->set_raw_data(std::string(size_t(n * bytes_per_element), '\0'));
 }
 
-inline void bool_init(onnx::GraphProto* g, const std::string& name, bool value) {
+// An initializer of a type ONNX stores in int32_data: 8- and 16-bit
+// integers, bool, float16 and bfloat16 (as bit patterns).
+inline void int32_data_init(onnx::GraphProto* g, const std::string& name, int dtype, const std::vector<int64_t>& dims,
+                            const std::vector<int32_t>& values) {
   onnx::TensorProto* t = g->add_initializer();
   t->set_name(name);
-  t->set_data_type(onnx::TensorProto::BOOL);
-  t->add_int32_data(value ? 1 : 0);
+  t->set_data_type(dtype);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int32_t v : values) t->add_int32_data(v);
+}
+
+inline void bool_init(onnx::GraphProto* g, const std::string& name, bool value) {
+  int32_data_init(g, name, onnx::TensorProto::BOOL, {}, {value ? 1 : 0});
 }
 
 inline onnx::AttributeProto* graph_attr(onnx::NodeProto* n, const std::string& name) {

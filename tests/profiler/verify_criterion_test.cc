@@ -11,6 +11,7 @@
 
 #include "profiler/ops/exec_rule.hpp"
 #include "profiler/verify.hpp"
+#include "test_support.hpp"
 #include "tests/profiler/onnx_builder.hpp"
 #include "tests/profiler/verify_summary.hpp"
 
@@ -34,10 +35,7 @@ onnx::TensorProto proto_of(const at::Tensor& t, const std::string& name = {}) {
   return p;
 }
 
-void write(const fs::path& path, const std::string& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write(const fs::path& path, const std::string& bytes) { modelstat::test::write_file(path.string(), bytes); }
 
 // x [32, 128] -> a = x @ W, b = x @ (W + 1e-4 d); outputs z = b - a (which
 // cancels: each term ~45, the difference ~0.005), p = Softmax(a) and

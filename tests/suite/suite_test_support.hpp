@@ -18,11 +18,6 @@ inline std::string sample_model(const std::string& name) {
   return std::string(MODELSTAT_SOURCE_DIR) + "/sample_models/" + name;
 }
 
-inline void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
 // A result as `suite cell` would write it, built by hand: `median` seconds from
 // samples median*0.99, median, median*1.01 (their median is `median`).
 inline suite::CellResult hand_result(const std::string& machine_name, int64_t index, const std::string& key,

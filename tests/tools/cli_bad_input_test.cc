@@ -3,15 +3,16 @@
 // exit with the expected code and a one-line error naming the problem: never
 // a crash, a hang or a stack trace.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_support.hpp"
 
 namespace {
 
@@ -19,20 +20,12 @@ namespace fs = std::filesystem;
 
 struct RunResult {
   int exit_code = -1;
-  std::string output;  // stdout + stderr
+  std::string output;  // standard output, then standard error
 };
 
 RunResult run_modelstat(const std::string& args) {
-  const std::string cmd = "timeout 60 " + std::string(MODELSTAT_BINARY) + " " + args + " 2>&1";
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  const modelstat::test::CliResult r = modelstat::test::run_modelstat_cli(args, {}, /*timeout_seconds=*/60);
+  return {r.exit_code, r.out + r.err};
 }
 
 std::string lower(std::string s) {

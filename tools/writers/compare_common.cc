@@ -11,10 +11,11 @@
 namespace modelstat {
 
 std::unique_ptr<CompareWriter> make_compare_writer(const std::string& format) {
-  using namespace report;
-  return pick_writer<Comparison>(
-      "compare", format,
-      {{"table", make_compare_table_writer}, {"json", make_compare_json_writer}, {"md", make_compare_markdown_writer}});
+  using report::compare_document;
+  return pick_writer<Comparison>("compare", format,
+                                 {{"table", report_detail::document_table_writer<Comparison, compare_document>},
+                                  {"json", report::make_compare_json_writer},
+                                  {"md", report_detail::document_markdown_writer<Comparison, compare_document>}});
 }
 
 namespace report {

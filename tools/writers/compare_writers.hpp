@@ -1,4 +1,5 @@
-// The compare writers, one file each (tools/writers/compare_*_writer.cc), behind
+// The compare writers (JSON in compare_json_writer.cc; table and Markdown
+// render compare_document), behind
 // make_compare_writer (modelstat/compare.hpp). They only format a Comparison;
 // every figure and verdict comes from compare_runs (analyzer/measurements/compare.cc).
 #pragma once
@@ -12,9 +13,7 @@
 
 namespace modelstat::report {
 
-std::unique_ptr<CompareWriter> make_compare_table_writer();
 std::unique_ptr<CompareWriter> make_compare_json_writer();
-std::unique_ptr<CompareWriter> make_compare_markdown_writer();
 
 // The human comparison (table and Markdown) as data, rendered by
 // print_text_document / print_markdown_document: warnings first, then the

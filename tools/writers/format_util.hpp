@@ -283,10 +283,8 @@ void write_profile_json(const ProfileResult& result, const ReportOptions& option
 
 // ------------------------------------------------------------ profile reports
 
-std::unique_ptr<ProfileWriter> make_profile_table_writer();
 std::unique_ptr<ProfileWriter> make_profile_json_writer();
 std::unique_ptr<ProfileWriter> make_profile_csv_writer();
-std::unique_ptr<ProfileWriter> make_profile_markdown_writer();
 
 // A layer's figures are join_layer's (modelstat/joined.hpp: the one join of
 // time with cost, also behind the joined report); giga() puts its rates in
@@ -346,10 +344,37 @@ DocumentSection context_section(const RunContext& context);
 // 16000 (--value)" (context_section, the report's context).
 std::string inputs_text(const RunContext& context);
 
-// Render a document as aligned terminal text (profile_table_writer.cc) or as
-// GitHub-flavoured Markdown (profile_markdown_writer.cc), whichever record it holds.
+// Render a document as aligned terminal text (document_text.cc) or as
+// GitHub-flavoured Markdown (document_markdown.cc), whichever record it holds.
 void print_text_document(const Document& doc, const Style& style, std::ostream& out);
 void print_markdown_document(const Document& doc, std::ostream& out);
+
+// The table and Markdown writers of every record that builds a Document:
+// `document_of` (profile_document, joined_document, ...) drawn by the one
+// renderer of the format. A record's format table names them as
+// {"table", document_table_writer<Record, record_document>}.
+template <class Record, Document (*document_of)(const Record&, const ReportOptions&)>
+class DocumentTableWriter final : public RecordWriter<Record> {
+ public:
+  void write(const Record& record, const ReportOptions& options, std::ostream& out) const override {
+    print_text_document(document_of(record, options), Style(options.color), out);
+  }
+};
+template <class Record, Document (*document_of)(const Record&, const ReportOptions&)>
+class DocumentMarkdownWriter final : public RecordWriter<Record> {
+ public:
+  void write(const Record& record, const ReportOptions& options, std::ostream& out) const override {
+    print_markdown_document(document_of(record, options), out);
+  }
+};
+template <class Record, Document (*document_of)(const Record&, const ReportOptions&)>
+std::unique_ptr<RecordWriter<Record>> document_table_writer() {
+  return std::make_unique<DocumentTableWriter<Record, document_of>>();
+}
+template <class Record, Document (*document_of)(const Record&, const ReportOptions&)>
+std::unique_ptr<RecordWriter<Record>> document_markdown_writer() {
+  return std::make_unique<DocumentMarkdownWriter<Record, document_of>>();
+}
 
 }  // namespace report_detail
 }  // namespace modelstat

@@ -242,20 +242,6 @@ DocumentSection slo_section(const GenerationResult& r) {
   return s;
 }
 
-class GenerationTableWriter final : public GenerationWriter {
- public:
-  void write(const GenerationResult& r, const ReportOptions& options, std::ostream& out) const override {
-    print_text_document(generation_document(r, options), Style(options.color), out);
-  }
-};
-
-class GenerationMarkdownWriter final : public GenerationWriter {
- public:
-  void write(const GenerationResult& r, const ReportOptions& options, std::ostream& out) const override {
-    print_markdown_document(generation_document(r, options), out);
-  }
-};
-
 }  // namespace
 
 std::string slope_text(double seconds_per_token) {
@@ -290,8 +276,8 @@ std::unique_ptr<GenerationWriter> make_generation_writer(const std::string& form
   using namespace report_detail;
   return pick_writer<GenerationResult>(
       "generation", format,
-      {{"table", writer_of<GenerationResult, GenerationTableWriter>}, {"json", make_generation_json_writer},
-       {"csv", make_generation_csv_writer}, {"md", writer_of<GenerationResult, GenerationMarkdownWriter>},
+      {{"table", document_table_writer<GenerationResult, generation_document>}, {"json", make_generation_json_writer},
+       {"csv", make_generation_csv_writer}, {"md", document_markdown_writer<GenerationResult, generation_document>},
        {"html", make_generation_html_writer}});
 }
 

@@ -1,7 +1,6 @@
 // What the joined-report writers share: rates with SI prefixes, the ceilings'
-// provenance, and the human report as data (joined_document), rendered by
-// joined_table_writer.cc and joined_markdown_writer.cc through the same
-// renderers as the profile report. Everything here selects and formats; the
+// provenance, and the human report as data (joined_document), drawn by the
+// one table and Markdown renderers (DocumentTableWriter, DocumentMarkdownWriter). Everything here selects and formats; the
 // figures are join_profile's.
 #include <fmt/format.h>
 

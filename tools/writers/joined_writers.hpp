@@ -13,10 +13,8 @@
 
 namespace modelstat::report {
 
-std::unique_ptr<JoinedWriter> make_joined_table_writer();
 std::unique_ptr<JoinedWriter> make_joined_json_writer();
 std::unique_ptr<JoinedWriter> make_joined_csv_writer();
-std::unique_ptr<JoinedWriter> make_joined_markdown_writer();
 std::unique_ptr<JoinedWriter> make_joined_html_writer();
 std::unique_ptr<JoinedWriter> make_joined_trace_writer();
 

@@ -1,8 +1,8 @@
 // What the profile writers share: the writer factory, the per-layer figures
 // (share, achieved GFLOP/s and GB/s: a join of the measured time with the
 // analysis cost of the same node), and the human report as data
-// (profile_document), rendered by profile_table_writer.cc and
-// profile_markdown_writer.cc.
+// (profile_document), rendered by document_text.cc and
+// document_markdown.cc.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,8 +19,9 @@ namespace modelstat {
 std::unique_ptr<ProfileWriter> make_profile_writer(const std::string& format) {
   using namespace report_detail;
   return pick_writer<ProfileResult>("output", format,
-                                    {{"table", make_profile_table_writer}, {"json", make_profile_json_writer},
-                                     {"csv", make_profile_csv_writer}, {"md", make_profile_markdown_writer}});
+                                    {{"table", document_table_writer<ProfileResult, profile_document>},
+                                     {"json", make_profile_json_writer}, {"csv", make_profile_csv_writer},
+                                     {"md", document_markdown_writer<ProfileResult, profile_document>}});
 }
 
 namespace report_detail {

@@ -66,12 +66,7 @@ std::optional<FusedGroup> match_conv_group(const PatternContext& ctx, int i) {
       t = bn.outputs[0];
       continue;
     }
-    const std::optional<PostOpMatch> next = next_post_op(ctx, t, i, residual >= 0, false);
-    if (!next || !is_float(g, next->next)) break;
-    if (next->op.kind == FusedPostOp::Kind::AddResidual) residual = next->op.residual;
-    spec.post_ops.push_back(next->op);
-    group.members.insert(group.members.end(), next->joined.begin(), next->joined.end());
-    t = next->next;
+    if (!take_post_op(ctx, i, false, t, residual, spec.post_ops, group.members)) break;
   }
   group.inputs = {x, residual};
   group.output = t;

@@ -62,13 +62,7 @@ std::optional<FusedGroup> match_matmul_group(const PatternContext& ctx, int i) {
       }
     }
   }
-  while (fuse) {
-    const std::optional<PostOpMatch> next = next_post_op(ctx, t, i, residual >= 0, true);
-    if (!next || !is_float(g, next->next)) break;
-    if (next->op.kind == FusedPostOp::Kind::AddResidual) residual = next->op.residual;
-    spec.post_ops.push_back(next->op);
-    group.members.insert(group.members.end(), next->joined.begin(), next->joined.end());
-    t = next->next;
+  while (fuse && take_post_op(ctx, i, true, t, residual, spec.post_ops, group.members)) {
   }
   group.packed_constants = {spec.weight};
   if (spec.bias >= 0) group.packed_constants.push_back(spec.bias);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/fit/sharding.hpp"
@@ -168,6 +169,13 @@ struct GraphMaker {
     r.model = std::make_shared<Model>(m);
     return r;
   }
+  // The training forecasts without checkpointing and with `mode`, on the same ceilings.
+  std::pair<FitReport, FitReport> without_and_with(Checkpointing mode) const {
+    FitOptions with = train_options();
+    with.checkpointing = mode;
+    const DeviceCeilings ceilings = test::cpu_ceilings(1e10, 1e11);
+    return {forecast_fit(analysis(), ceilings, train_options()), forecast_fit(analysis(), ceilings, with)};
+  }
 };
 
 // One attention head over 16 tokens of width 8: Q, K, V projections,
@@ -193,11 +201,7 @@ TEST(FitTrainingSetup, SelectiveCheckpointingDropsTheAttentionScores) {
   m.node("MatMul", "/attn/context", {p, v}, {o});
   m.node("MatMul", "/attn/out", {o, weight("wo")}, {y});
   m.g.outputs = {y};
-  FitOptions none = train_options();
-  FitOptions selective = none;
-  selective.checkpointing = Checkpointing::Selective;
-  const FitReport a = forecast_fit(m.analysis(), test::cpu_ceilings(1e10, 1e11), none);
-  const FitReport b = forecast_fit(m.analysis(), test::cpu_ceilings(1e10, 1e11), selective);
+  const auto [a, b] = m.without_and_with(Checkpointing::Selective);
   EXPECT_EQ(b.memory.recomputed_regions, 1);
   EXPECT_EQ(a.memory.saved_activation_bytes - b.memory.saved_activation_bytes, 1024);
   EXPECT_EQ(b.memory.basis, "formula-based (not measured)");
@@ -220,11 +224,7 @@ TEST(FitTrainingSetup, FullCheckpointingKeepsOnlyBlockInputs) {
   m.node("MatMul", "/l.1/fc/MatMul", {e0, w1}, {h1});
   m.node("Erf", "/l.1/act/Erf", {h1}, {e1});
   m.g.outputs = {e1};
-  FitOptions none = train_options();
-  FitOptions full = none;
-  full.checkpointing = Checkpointing::Full;
-  const FitReport a = forecast_fit(m.analysis(), test::cpu_ceilings(1e10, 1e11), none);
-  const FitReport b = forecast_fit(m.analysis(), test::cpu_ceilings(1e10, 1e11), full);
+  const auto [a, b] = m.without_and_with(Checkpointing::Full);
   EXPECT_EQ(b.memory.recomputed_regions, 2);
   EXPECT_EQ(a.memory.saved_activation_bytes - b.memory.saved_activation_bytes, 2 * 128);
 }

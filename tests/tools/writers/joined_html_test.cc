@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/measurements/record_json.hpp"
 #include "modelstat/ceilings.hpp"
 #include "modelstat/joined.hpp"
 #include "modelstat/profile.hpp"
@@ -644,54 +645,18 @@ ProfileResult resnet_like_profile() {
 
 // The fields of a `modelstat profile -f json` document the page shows
 // (docs/profile-json.md), read back for a preview; not a general reader.
-ProfileResult profile_from_json(const nlohmann::json& d) {
+ProfileResult profile_from_json(const Json& d) {
   ProfileResult p;
-  auto seconds = [](const nlohmann::json& j, const char* key) {
+  auto seconds = [](const Json& j, const char* key) {
     return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
   };
-  auto summary = [&](const nlohmann::json& j) {
-    TimingSummary t;
-    t.count = j.value("count", int64_t(0));
-    t.median = t.p50 = seconds(j, "median_s");
-    t.mean = seconds(j, "mean_s");
-    t.stddev = seconds(j, "stddev_s");
-    t.cv = seconds(j, "cv");
-    t.min = seconds(j, "min_s");
-    t.max = seconds(j, "max_s");
-    t.p90 = seconds(j, "p90_s");
-    t.p95 = seconds(j, "p95_s");
-    t.p99 = seconds(j, "p99_s");
-    t.median_ci_low = seconds(j, "median_ci_low_s");
-    t.median_ci_high = seconds(j, "median_ci_high_s");
-    t.stop_reason = j.value("stop_reason", "");
-    if (j.contains("samples_s") && j["samples_s"].is_array())
-      t.samples = j["samples_s"].get<std::vector<double>>();
-    return t;
-  };
-  const auto& c = d["context"];
-  p.context.device_name = c.value("device_name", "");
-  p.context.device_kind = c.value("device_kind", "");
-  p.context.driver_version = c.value("driver_version", "");
-  p.context.runtime_version = c.value("runtime_version", "");
-  p.context.torch_version = c.value("torch_version", "");
-  p.context.threads = c.value("threads", 0);
-  p.context.dtype = c.value("dtype", "");
-  p.context.batch = c.value("batch", int64_t(0));
-  p.context.date = c.value("date", "");
-  p.context.host = c.value("host", "");
-  p.context.timer = c.value("timer", "");
+  // The timings, the context and the layers through the readers `compare` uses.
+  p.context = d["context"].get<RunContext>();
   p.cold.model_load = seconds(d["cold_start"], "model_load_s");
   p.cold.weight_upload = seconds(d["cold_start"], "weight_upload_s");
   p.cold.first_inference = seconds(d["cold_start"], "first_inference_s");
-  p.whole = summary(d["whole"]);
-  for (const auto& l : d["layers"]) {
-    LayerTiming t;
-    t.index = l["index"].get<int>();
-    t.name = l["name"].get<std::string>();
-    t.op_type = l["op_type"].get<std::string>();
-    t.time = summary(l["time"]);
-    p.layers.push_back(t);
-  }
+  p.whole = d["whole"].get<TimingSummary>();
+  for (const auto& l : d["layers"]) p.layers.push_back(l.get<LayerTiming>());
   for (const auto& b : d["batch_sweep"]) {
     BatchPoint point;
     point.batch = b["batch"].get<int64_t>();
@@ -741,7 +706,7 @@ TEST(JoinedHtml, ExamplePage) {
   if (const char* profile_path = std::getenv("MODELSTAT_HTML_PROFILE_JSON")) {
     std::ifstream in(profile_path);
     ASSERT_TRUE(in) << profile_path;
-    const ProfileResult p = profile_from_json(nlohmann::json::parse(in));
+    const ProfileResult p = profile_from_json(Json::parse(in));
     DeviceCeilings ceilings =
         cpu_ceilings(50e9, 100e9, "example: 50 GB/s and 100 GFLOP/s, not measured on this device");
     ceilings.device_kind = p.context.device_kind;

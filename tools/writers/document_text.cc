@@ -1,6 +1,7 @@
-// Terminal profile report: profile_document() rendered as aligned plain-text
-// blocks and tables in human units, optional ANSI colour. print_text_document
-// renders any Document; the joined report's table uses it too.
+// The one terminal renderer of a Document (format_util.hpp): aligned
+// plain-text blocks and tables in human units, optional ANSI colour. Every
+// record with a Document (profile, joined report, comparison, generation)
+// gets its table writer from DocumentTableWriter through it.
 #include <ostream>
 
 #include "tools/writers/format_util.hpp"
@@ -10,13 +11,6 @@ namespace report_detail {
 namespace {
 
 constexpr size_t kWrapWidth = 100;  // free-text lines are wrapped here
-
-class ProfileTableWriter final : public ProfileWriter {
- public:
-  void write(const ProfileResult& r, const ReportOptions& options, std::ostream& out) const override {
-    print_text_document(profile_document(r, options), Style(options.color), out);
-  }
-};
 
 }  // namespace
 
@@ -59,10 +53,6 @@ void print_text_document(const Document& doc, const Style& style, std::ostream& 
       out << '\n';
     }
   }
-}
-
-std::unique_ptr<ProfileWriter> make_profile_table_writer() {
-  return std::make_unique<ProfileTableWriter>();
 }
 
 }  // namespace report_detail

@@ -1,23 +1,13 @@
-// GitHub-flavoured Markdown profile report: the same content as the terminal
-// table (profile_document()), for pasting into an issue or a pull request.
-// print_markdown_document renders any Document; the joined report's
-// Markdown uses it too.
+// The one Markdown renderer of a Document (format_util.hpp): GitHub-flavoured
+// Markdown with the same content as the terminal table, for pasting into an
+// issue or a pull request. Every record with a Document gets its Markdown
+// writer from DocumentMarkdownWriter through it.
 #include <ostream>
 
 #include "tools/writers/format_util.hpp"
 
 namespace modelstat {
 namespace report_detail {
-namespace {
-
-class ProfileMarkdownWriter final : public ProfileWriter {
- public:
-  void write(const ProfileResult& r, const ReportOptions& options, std::ostream& out) const override {
-    print_markdown_document(profile_document(r, options), out);
-  }
-};
-
-}  // namespace
 
 void print_markdown_document(const Document& doc, std::ostream& out) {
   out << "# " << md_text(doc.title) << "\n\n";
@@ -62,10 +52,6 @@ void print_markdown_document(const Document& doc, std::ostream& out) {
     }
     if (s.line_style != LineStyle::Plain) out << '\n';
   }
-}
-
-std::unique_ptr<ProfileWriter> make_profile_markdown_writer() {
-  return std::make_unique<ProfileMarkdownWriter>();
 }
 
 }  // namespace report_detail
