@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analyzer/huge_pages.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
@@ -430,6 +431,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   size_t node_outputs = 0;
   for (const auto& np : gp.node()) node_outputs += size_t(np.output_size());
   g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + node_outputs);
+  advise_huge_pages(g.tensors.data(), g.tensors.capacity() * sizeof(Tensor));
   // By view into the proto's strings, which outlive the build.
   NameMap<int> index(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
   auto add = [&](const std::string& name) -> Tensor& {
@@ -480,9 +482,14 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   }
   // Inferred (and declared) types of intermediate values and outputs: the
   // tensors are created here, their producers fill in the rest below.
-  for (const auto& vi : gp.value_info()) {
-    if (index.contains(vi.name())) continue;
-    type_into(vi.type(), add(vi.name()));
+  for (int k = 0; k < gp.value_info_size(); ++k) {
+    if (k + kPrefetchAhead < gp.value_info_size()) index.prefetch(gp.value_info(k + kPrefetchAhead).name());
+    const auto& vi = gp.value_info(k);
+    auto [id, inserted] = index.try_emplace(vi.name(), int(g.tensors.size()));
+    if (!inserted) continue;
+    g.tensors.emplace_back();
+    g.tensors.back().name = vi.name();
+    type_into(vi.type(), g.tensors.back());
   }
   for (const auto& vi : gp.output()) {
     const int* id = index.find(vi.name());
@@ -514,8 +521,14 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     }
 
   g.nodes.reserve(size_t(gp.node_size()));
+  advise_huge_pages(g.nodes.data(), g.nodes.capacity() * sizeof(Node));
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
+    if (i + kPrefetchAhead < gp.node_size()) {
+      const auto& ahead = gp.node(i + kPrefetchAhead);
+      for (const auto& in : ahead.input()) index.prefetch(in);
+      for (const auto& out : ahead.output()) index.prefetch(out);
+    }
     Node node;
     node.name = node_label(np, i);
     if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop"))
