@@ -11,7 +11,6 @@
 #include <variant>
 
 #include "analyzer/cost/cost_rule.hpp"
-#include "analyzer/huge_pages.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/saturating.hpp"
 #include "analyzer/stage_timer.hpp"
@@ -421,7 +420,6 @@ AnalysisResult analyze_model(const Model& model) {
   std::map<std::string, int64_t> unknown_ops;
   auto& t = r.totals;
   r.nodes.reserve(g.nodes.size());
-  advise_huge_pages(r.nodes.data(), r.nodes.capacity() * sizeof(NodeReport));
   std::vector<NodeReport> sub_rows;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];

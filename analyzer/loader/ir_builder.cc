@@ -7,7 +7,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analyzer/huge_pages.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/name_map.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
@@ -431,7 +430,6 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   size_t node_outputs = 0;
   for (const auto& np : gp.node()) node_outputs += size_t(np.output_size());
   g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + node_outputs);
-  advise_huge_pages(g.tensors.data(), g.tensors.capacity() * sizeof(Tensor));
   // By view into the proto's strings, which outlive the build.
   NameMap<int> index(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
   auto add = [&](const std::string& name) -> Tensor& {
@@ -521,7 +519,6 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     }
 
   g.nodes.reserve(size_t(gp.node_size()));
-  advise_huge_pages(g.nodes.data(), g.nodes.capacity() * sizeof(Node));
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
     if (i + kPrefetchAhead < gp.node_size()) {
@@ -535,6 +532,8 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       decide_control_flow(np, values, policy, node);
     node.op_type = np.op_type();
     node.domain = normalize_domain(np.domain());
+    node.inputs.reserve(size_t(np.input_size()));
+    node.outputs.reserve(size_t(np.output_size()));
     for (const auto& in : np.input()) {
       if (in.empty()) {
         node.inputs.push_back(-1);

@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "analyzer/huge_pages.hpp"
 #include "analyzer/loader/load_stages.hpp"
 #include "analyzer/loader/loader.hpp"
 #include "analyzer/loader/onnx_ir.hpp"
@@ -32,10 +31,6 @@ namespace {
 // Payloads up to this size stay in the parsed model: shape inference needs
 // the values of shape constants, scales and axes. Weights are far larger.
 constexpr size_t kKeepPayloadBytes = 4096;
-
-// From this many stripped model bytes on, the parsed model's arena is made
-// of huge pages (huge_pages.hpp): ~20 MB of arena and more.
-constexpr size_t kHugeArenaBytes = size_t(512) << 10;
 
 class MappedFile {
  public:
@@ -105,17 +100,8 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
     StageTimer timer;
     const std::string& stripped = source.stripped.bytes;
     // On an arena: a 100k-node graph is 100k small messages, allocated and
-    // freed in bulk instead of one by one. A big graph's arena (~800 bytes a
-    // node once inferred) in huge pages (huge_pages.hpp): a model whose
-    // stripped bytes pass kHugeArenaBytes (a graph of ~15,000 nodes).
-    google::protobuf::ArenaOptions arena_options;
-    if (stripped.size() >= kHugeArenaBytes) {
-      arena_options.start_block_size = kHugePageBytes;
-      arena_options.max_block_size = kHugePageBytes;
-      arena_options.block_alloc = huge_block_alloc;
-      arena_options.block_dealloc = huge_block_dealloc;
-    }
-    google::protobuf::Arena arena(arena_options);
+    // freed in bulk instead of one by one.
+    google::protobuf::Arena arena;
     onnx::ModelProto& proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
     if (stripped.size() > size_t(INT32_MAX) || !proto.ParseFromArray(stripped.data(), int(stripped.size())))
       throw Error(ErrorKind::Input, "not a valid ONNX file: protobuf parsing failed (truncated or not a model)");
