@@ -94,18 +94,24 @@ def bench(cmd, repeat):
             "max_rss": max(rsss), "runs": len(walls)}
 
 
+def cached(path, nodes):
+    """Whether path holds a model of `nodes` nodes already (a synthetic graph made before)."""
+    import onnx
+    if not os.path.exists(path):
+        return False
+    try:
+        return len(onnx.load(path, load_external_data=False).graph.node) == nodes
+    except Exception:
+        return False
+
+
 def synthetic_chain(path, nodes):
     """nodes/2 x (Add with a shared 64-float initializer, Relu) on a [1,64] tensor."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    if os.path.exists(path):
-        try:
-            m = onnx.load(path, load_external_data=False)
-            if len(m.graph.node) == nodes:
-                return path
-        except Exception:
-            pass
+    if cached(path, nodes):
+        return path
     c = numpy_helper.from_array(np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64), "c")
     node_list = []
     prev = "x"
@@ -137,13 +143,8 @@ def synthetic_branched(path, nodes, skip=8):
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    if os.path.exists(path):
-        try:
-            m = onnx.load(path, load_external_data=False)
-            if len(m.graph.node) == nodes:
-                return path
-        except Exception:
-            pass
+    if cached(path, nodes):
+        return path
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), "w"),
              numpy_helper.from_array(np.array([1, 64], dtype=np.int64), "shape")]
