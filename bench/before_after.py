@@ -2,7 +2,7 @@
 """Two modelstat builds side by side, interleaved, in fresh processes.
 
     /usr/bin/python3 bench/before_after.py --before OLD_BIN --after NEW_BIN \
-        [--models vgg16] [--synthetic-nodes 100000] [--repeat 7] [--profile vgg16] [--out FILE]
+        [--models vgg16] [--synthetic-nodes 100000] [--synthetic-branched-nodes N] [--repeat 7] [--profile vgg16] [--out FILE]
 
 For every model (torchvision exports cached like bench_analyzer.py does, plus
 the synthetic chain of --synthetic-nodes nodes) it runs
@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 
-from bench_analyzer import measure, synthetic_chain  # noqa: E402
+from bench_analyzer import measure, synthetic_branched, synthetic_chain  # noqa: E402
 
 
 def interleaved(cmds, repeat):
@@ -58,6 +58,8 @@ def main(argv=None):
     ap.add_argument("--after", required=True)
     ap.add_argument("--models", nargs="*", default=["vgg16"])
     ap.add_argument("--synthetic-nodes", type=int, default=100000)
+    ap.add_argument("--synthetic-branched-nodes", type=int, default=0,
+                    help="nodes in bench_analyzer.py's synthetic branched graph; 0 (default) to skip it")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--profile", nargs="*", default=[], help="models to profile (peak RSS)")
     ap.add_argument("--profile-repeat", type=int, default=3)
@@ -76,6 +78,10 @@ def main(argv=None):
         n = args.synthetic_nodes
         files.append((f"synthetic chain ({n} nodes)",
                       synthetic_chain(os.path.join(args.workdir, f"synthetic_chain_{n}.onnx"), n)))
+    if args.synthetic_branched_nodes > 0:
+        n = args.synthetic_branched_nodes
+        files.append((f"synthetic branched ({n} nodes)",
+                      synthetic_branched(os.path.join(args.workdir, f"synthetic_branched_{n}.onnx"), n)))
     bins = {"before": args.before, "after": args.after}
     lines = ["| model | file MB | before s | after s | change | before peak RSS MB | after peak RSS MB |",
              "|---|---:|---:|---:|---:|---:|---:|"]

@@ -94,18 +94,24 @@ def bench(cmd, repeat):
             "max_rss": max(rsss), "runs": len(walls)}
 
 
+def cached(path, nodes):
+    """Whether path holds a model of `nodes` nodes already (a synthetic graph made before)."""
+    import onnx
+    if not os.path.exists(path):
+        return False
+    try:
+        return len(onnx.load(path, load_external_data=False).graph.node) == nodes
+    except Exception:
+        return False
+
+
 def synthetic_chain(path, nodes):
     """nodes/2 x (Add with a shared 64-float initializer, Relu) on a [1,64] tensor."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    if os.path.exists(path):
-        try:
-            m = onnx.load(path, load_external_data=False)
-            if len(m.graph.node) == nodes:
-                return path
-        except Exception:
-            pass
+    if cached(path, nodes):
+        return path
     c = numpy_helper.from_array(np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64), "c")
     node_list = []
     prev = "x"
@@ -120,6 +126,49 @@ def synthetic_chain(path, nodes):
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
                           initializer=[c])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="modelstat/bench_analyzer.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+    return path
+
+
+def synthetic_branched(path, nodes, skip=8):
+    """A graph of the shape a network has, not a chain: nodes/6 blocks of
+    MatMul (a shared 64x64 weight) -> Relu, Sigmoid of the block input, their
+    Mul, an Add of a skip from `skip` blocks back (long-lived tensors, reads
+    far from their producer), and a Reshape to a constant shape (a value the
+    loader folds); names as exporters write them ("/blocks.12/mlp/MatMul",
+    "/blocks.12/mlp/MatMul_output_0"), longer than a short-string buffer."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    if cached(path, nodes):
+        return path
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.array([1, 64], dtype=np.int64), "shape")]
+    node_list, outputs = [], ["x"]
+    block = 0
+    while len(node_list) < nodes:
+        p = f"/blocks.{block}"
+        x = outputs[-1]
+        skip_from = outputs[max(0, len(outputs) - 1 - skip)]
+        steps = [("MatMul", f"{p}/mlp/MatMul", [x, "w"]),
+                 ("Relu", f"{p}/mlp/act/Relu", [f"{p}/mlp/MatMul_output_0"]),
+                 ("Sigmoid", f"{p}/gate/Sigmoid", [x]),
+                 ("Mul", f"{p}/gate/Mul", [f"{p}/mlp/act/Relu_output_0", f"{p}/gate/Sigmoid_output_0"]),
+                 ("Add", f"{p}/skip/Add", [f"{p}/gate/Mul_output_0", skip_from]),
+                 ("Reshape", f"{p}/Reshape", [f"{p}/skip/Add_output_0", "shape"])]
+        for op, name, ins in steps[:nodes - len(node_list)]:
+            node_list.append(helper.make_node(op, ins, [name + "_output_0"], name=name))
+        outputs.append(node_list[-1].output[0])
+        block += 1
+    node_list[-1].output[0] = "y"
+    g = helper.make_graph(node_list, "synthetic_branched",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+                          initializer=inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
                           producer_name="modelstat/bench_analyzer.py")
     m.ir_version = 8
@@ -152,6 +201,9 @@ def main(argv=None):
     ap.add_argument("--opset", type=int, default=13)
     ap.add_argument("--synthetic-nodes", type=int, default=100000,
                     help="nodes in the synthetic Add/Relu chain; 0 to skip it")
+    ap.add_argument("--synthetic-branched-nodes", type=int, default=0,
+                    help="nodes in a synthetic branched graph (MatMul, Relu, Sigmoid, Mul, a skip Add, "
+                         "Reshape per block; exporter-style names); 0 (default) to skip it")
     ap.add_argument("--out", help="also write the Markdown report to FILE")
     args = ap.parse_args(argv)
     if not os.access(args.modelstat, os.X_OK):
@@ -171,6 +223,10 @@ def main(argv=None):
         label = f"synthetic chain ({n // 1000}k nodes)" if n % 1000 == 0 else f"synthetic chain ({n} nodes)"
         path = synthetic_chain(os.path.join(args.workdir, f"synthetic_chain_{n}.onnx"), n)
         files.append((label, path))
+    if args.synthetic_branched_nodes > 0:
+        n = args.synthetic_branched_nodes
+        path = synthetic_branched(os.path.join(args.workdir, f"synthetic_branched_{n}.onnx"), n)
+        files.append((f"synthetic branched ({n} nodes)", path))
 
     py = sys.executable
     baseline = bench([py, "-c", IMPORT_SNIPPET], args.repeat)

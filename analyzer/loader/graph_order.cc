@@ -66,6 +66,8 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   for (const auto& node : graph.node()) outputs += size_t(node.output_size());
   Producers producer(outputs);
   for (int i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n)
+      for (const auto& o : graph.node(i + kPrefetchAhead).output()) producer.prefetch(o);
     for (const auto& o : graph.node(i).output()) {
       if (o.empty()) continue;
       // A subgraph may reuse an enclosing graph's name; not its own input's.
@@ -83,6 +85,8 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   bool sorted = true;
   for (int i = 0; i < n; ++i) {
     const auto& node = graph.node(i);
+    if (i + kPrefetchAhead < n)
+      for (const auto& in : graph.node(i + kPrefetchAhead).input()) producer.prefetch(in);
     for (const auto& in : node.input()) {
       if (in.empty()) continue;  // omitted optional input
       if (const int* p = producer.find(in)) {

@@ -452,9 +452,14 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   }
   // Inferred (and declared) types of intermediate values and outputs: the
   // tensors are created here, their producers fill in the rest below.
-  for (const auto& vi : gp.value_info()) {
-    if (index.contains(vi.name())) continue;
-    type_into(vi.type(), add(vi.name()));
+  for (int k = 0; k < gp.value_info_size(); ++k) {
+    if (k + kPrefetchAhead < gp.value_info_size()) index.prefetch(gp.value_info(k + kPrefetchAhead).name());
+    const auto& vi = gp.value_info(k);
+    auto [id, inserted] = index.try_emplace(vi.name(), int(g.tensors.size()));
+    if (!inserted) continue;
+    g.tensors.emplace_back();
+    g.tensors.back().name = vi.name();
+    type_into(vi.type(), g.tensors.back());
   }
   for (const auto& vi : gp.output()) {
     const int* id = index.find(vi.name());
@@ -488,12 +493,19 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   g.nodes.reserve(size_t(gp.node_size()));
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
+    if (i + kPrefetchAhead < gp.node_size()) {
+      const auto& ahead = gp.node(i + kPrefetchAhead);
+      for (const auto& in : ahead.input()) index.prefetch(in);
+      for (const auto& out : ahead.output()) index.prefetch(out);
+    }
     Node node;
     node.name = node_label(np, i);
     if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop"))
       decide_control_flow(np, values, policy, node);
     node.op_type = np.op_type();
     node.domain = normalize_domain(np.domain());
+    node.inputs.reserve(size_t(np.input_size()));
+    node.outputs.reserve(size_t(np.output_size()));
     for (const auto& in : np.input()) {
       if (in.empty()) {
         node.inputs.push_back(-1);

@@ -364,7 +364,15 @@ void GraphRun::run() {
         if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR && a.has_t()) data_[n.output(0)] = &a.t();
     }
   }
-  for (auto& n : *g_.mutable_node()) process(n);
+  const int n = g_.node_size();
+  for (int i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) {
+      const onnx::NodeProto& ahead = g_.node(i + kPrefetchAhead);
+      for (const auto& in : ahead.input()) types_.prefetch(in);
+      for (const auto& out : ahead.output()) types_.prefetch(out);
+    }
+    process(*g_.mutable_node(i));
+  }
 }
 
 void GraphRun::process(onnx::NodeProto& n) {
@@ -435,24 +443,29 @@ void GraphRun::process(onnx::NodeProto& n) {
 void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena) {
   if (inferred->value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
   MaterializeSymbolicShape(inferred, model_.symbols);
+  // One probe for the lookup and the insertion. A null entry reads as no
+  // entry (type_of), and no entry was all there was before, should the merge
+  // below throw: a name that is new here is in no enclosing graph either.
+  onnx::TypeProto** entry = types_.try_emplace(name, nullptr).first;
   onnx::TypeProto* existing = nullptr;
-  if (onnx::TypeProto** declared = types_.find(name)) {
-    existing = *declared;
+  if (*entry) {
+    existing = *entry;
   } else if (outer_ && (existing = outer_->type_of(name))) {
     // A subgraph's output named as an enclosing graph's value (ONNX merges into it too).
+    *entry = existing;
   } else {
     auto* vi = g_.add_value_info();
     vi->set_name(name);
     if (onnx::TypeProto** u = undefined_.find(name)) **u = *inferred;
     if (arena && arena == vi->GetArena()) {
       vi->unsafe_arena_set_allocated_type(inferred);
-      types_[name] = inferred;
+      *entry = inferred;
       return;
     }
     existing = vi->mutable_type();
   }
   mergeShapesAndTypes(*inferred, existing);
-  types_[name] = existing;
+  *entry = existing;
 }
 
 // The node's outputs as folded values, readable as data by later nodes.

@@ -100,7 +100,11 @@ class Walker {
         rewritten[f.number] = rewritten[f.number] || rewrite;
         if (rewrite) {
           path_.push_back({f.number, index});
+          // At most the original's size: reserved (address space, touched
+          // only as written) so that a graph of 100k nodes is not copied
+          // again at every doubling of the string.
           std::string sub;
+          sub.reserve(f.end - f.data);
           copy_message(child, f.data, f.end, depth + 1, sub);
           path_.pop_back();
           append_varint(out, f.tag);
