@@ -3,11 +3,20 @@
 
 namespace modelstat {
 
-std::vector<bool> run_invariant_nodes(const Graph& g, bool in_loop_body) {
-  std::vector<bool> folded(g.nodes.size(), false);
-  if (in_loop_body) return folded;
-  std::vector<bool> invariant(g.tensors.size(), false);
+RunInvariance run_invariance(const Graph& g, bool in_loop_body, const Graph* parent,
+                             const RunInvariance* parent_invariance) {
+  RunInvariance result;
+  result.nodes.assign(g.nodes.size(), false);
+  result.tensors.assign(g.tensors.size(), false);
+  if (in_loop_body) return result;
+  std::vector<bool>& invariant = result.tensors;
   for (size_t t = 0; t < g.tensors.size(); ++t) invariant[t] = g.tensors[t].is_constant();
+  if (parent && parent_invariance)
+    for (const std::string& name : g.outer_scope_inputs) {
+      const int here = g.find_tensor(name), there = parent->find_tensor(name);
+      if (here >= 0 && there >= 0 && size_t(there) < parent_invariance->tensors.size())
+        invariant[size_t(here)] = parent_invariance->tensors[size_t(there)];
+    }
   // Nodes are in topological order: one pass.
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -27,11 +36,11 @@ std::vector<bool> run_invariant_nodes(const Graph& g, bool in_loop_body) {
       small = small && bytes && *bytes <= kMaxFoldBytes;
     }
     if (!small) continue;
-    folded[i] = true;
+    result.nodes[i] = true;
     for (int t : n.outputs)
       if (t >= 0) invariant[size_t(t)] = true;
   }
-  return folded;
+  return result;
 }
 
 }  // namespace modelstat

@@ -131,9 +131,10 @@ def last_line(text, width=70):
     return lines[-1][:width] if lines else ""
 
 
-def ort_median_ms(model, specs, modules, env, seconds):
+def ort_median_ms(model, specs, modules, env, seconds, prefix=()):
     """ONNX Runtime's whole-model median at 1 thread (bench/ort_time.mjs, all
-    optimisations), its iterations sized to about `seconds`; None if it fails."""
+    optimisations), its iterations sized to about `seconds`; None if it fails.
+    `prefix`: what each command runs under (e.g. flock and taskset)."""
     inputs = []
     for spec in specs:
         name, value = spec.split("=", 1)
@@ -145,7 +146,7 @@ def ort_median_ms(model, specs, modules, env, seconds):
 
     def once(warmup, iters):
         # stdout only: ONNX Runtime logs its warnings (an unused initializer) on stderr.
-        r = subprocess.run(["node", os.path.join(HERE, "ort_time.mjs"), json.dumps(dict(job, warmup=warmup, iters=iters))],
+        r = subprocess.run(list(prefix) + ["node", os.path.join(HERE, "ort_time.mjs"), json.dumps(dict(job, warmup=warmup, iters=iters))],
                            capture_output=True, text=True, env=env)
         lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
         return json.loads(lines[-1])["median_ms"] if r.returncode == 0 and lines else None
@@ -157,10 +158,10 @@ def ort_median_ms(model, specs, modules, env, seconds):
     return once(max(3, iters // 10), iters)
 
 
-def modelstat_profile(binary, model, case, bind, flags, env, seconds, out_json):
+def modelstat_profile(binary, model, case, bind, flags, env, seconds, out_json, prefix=()):
     """`modelstat profile` at 1 thread on ort_case's inputs (--inputs): (exit
-    code, document or None, last line of its output)."""
-    code, out = run([binary, "profile", model, "--inputs", case, "--threads", "1", "--warmup-time", "0.3",
+    code, document or None, last line of its output). `prefix`: as for ort_median_ms."""
+    code, out = run(list(prefix) + [binary, "profile", model, "--inputs", case, "--threads", "1", "--warmup-time", "0.3",
                      "--min-time", str(seconds), "--max-time", str(4 * seconds), "--top", "0", "--no-nodes",
                      "--no-layers", "-f", "json", "-o", out_json] + bind + flags, env)
     if code != 0:

@@ -143,10 +143,10 @@ Executor::Executor(const Model& model, const ExecOptions& options)
   }
 
   const GemmChoiceSummary choices_before = gemm_choice_summary();
-  top_ = plan_graph(g, nullptr, model_, options_, weights_, false);
+  top_ = plan_graph(g, nullptr, nullptr, model_, options_, weights_, false);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& [label, sub] : g.nodes[i].named_subgraphs())
-      plan_subgraph(*sub, g, g.nodes[i].name, label, int(i), -1, 1, is_loop_body(g.nodes[i]));
+      plan_subgraph(*sub, g, *top_, g.nodes[i].name, label, int(i), -1, 1, is_loop_body(g.nodes[i]));
   std::vector<const GraphPlan*> plans{top_.get()};
   for (const auto& [graph, plan] : subplans_) plans.push_back(plan.get());
   fusion_notices_ = profiler::fusion_notices(plans, options_, choices_before);
@@ -185,10 +185,11 @@ std::vector<std::string> Executor::describe_plan() const {
   return lines;
 }
 
-void Executor::plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
-                             const std::string& label, int top_level_node, int enclosing, int depth,
-                             bool in_loop_body) {
-  std::unique_ptr<GraphPlan> plan = plan_graph(sub, &parent, model_, options_, weights_, in_loop_body);
+void Executor::plan_subgraph(const Graph& sub, const Graph& parent, const GraphPlan& parent_plan,
+                             const std::string& holder, const std::string& label, int top_level_node,
+                             int enclosing, int depth, bool in_loop_body) {
+  std::unique_ptr<GraphPlan> plan =
+      plan_graph(sub, &parent, &parent_plan, model_, options_, weights_, in_loop_body);
   plan->top_level_node = top_level_node;
   // Each node, then the nodes of its own subgraphs: the analysis's row order.
   for (const Node& node : sub.nodes) {
@@ -197,7 +198,7 @@ void Executor::plan_subgraph(const Graph& sub, const Graph& parent, const std::s
     subgraph_nodes_.push_back({path, node.op_type, top_level_node, enclosing, depth});
     plan->subgraph_node_ids.push_back(id);
     for (const auto& [inner_label, inner] : node.named_subgraphs())
-      plan_subgraph(*inner, sub, path, inner_label, top_level_node, id, depth + 1,
+      plan_subgraph(*inner, sub, *plan, path, inner_label, top_level_node, id, depth + 1,
                     in_loop_body || is_loop_body(node));
   }
   subplans_.emplace(&sub, std::move(plan));

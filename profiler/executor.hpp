@@ -221,10 +221,10 @@ class Executor {
 
  private:
   // Plans `sub`, the subgraph labelled `label` of the node whose row name is
-  // `holder` (a node of `parent`; its id `enclosing`, -1 for a top-level
-  // node), and, recursively, the subgraphs of its nodes, which it enters
-  // into subgraph_nodes_.
-  void plan_subgraph(const Graph& sub, const Graph& parent, const std::string& holder,
+  // `holder` (a node of `parent`, planned as `parent_plan`; its id
+  // `enclosing`, -1 for a top-level node), and, recursively, the subgraphs
+  // of its nodes, which it enters into subgraph_nodes_.
+  void plan_subgraph(const Graph& sub, const Graph& parent, const GraphPlan& parent_plan, const std::string& holder,
                      const std::string& label, int top_level_node, int enclosing, int depth, bool in_loop_body);
   // Runs g's steps over env (its tensors; inputs, initializers and outer-scope
   // values already bound). `hook`: for g's own nodes (top-level graph: the

@@ -79,8 +79,9 @@ std::string by_count(const std::map<std::string, int64_t>& counts) {
 
 }  // namespace
 
-std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const Model& model,
-                                      const ExecOptions& options, WeightStore& weights, bool in_loop_body) {
+std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const GraphPlan* parent_plan,
+                                      const Model& model, const ExecOptions& options, WeightStore& weights,
+                                      bool in_loop_body) {
   auto plan = std::make_unique<GraphPlan>();
   plan->graph = &g;
   const bool cpu = options.device.is_cpu();
@@ -150,7 +151,8 @@ std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const
 
   // Run-invariant nodes (analyzer/run_invariant.hpp) run once per set of
   // input shapes: their outputs are kept, so no later node may take one over.
-  const std::vector<bool> folded = run_invariant_nodes(g, in_loop_body);
+  plan->invariance = run_invariance(g, in_loop_body, parent, parent_plan ? &parent_plan->invariance : nullptr);
+  const std::vector<bool>& folded = plan->invariance.nodes;
   std::vector<bool> kept_value(g.tensors.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (folded[i] && !fusion.absorbed[i] && !group_steps[i])

@@ -119,6 +119,10 @@ void exec_transpose(ExecContext& ctx) {
   ctx.outputs = {x.permute(perm).contiguous()};
 }
 
+// Indices this small, on the CPU, are wrapped on the host: a Gather of a
+// dim or of one state row then costs one ATen call instead of six.
+constexpr int64_t kHostIndices = 64;
+
 void exec_gather(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
   const at::Tensor& idx = need_input(ctx, 1);
@@ -126,6 +130,23 @@ void exec_gather(ExecContext& ctx) {
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().begin() + axis);
   for (int64_t d : idx.sizes()) shape.push_back(d);
   for (int64_t d = axis + 1; d < x.dim(); ++d) shape.push_back(x.size(d));
+  if (idx.device().is_cpu() && idx.numel() <= kHostIndices && !at::isFloatingType(idx.scalar_type())) {
+    std::vector<int64_t> host = ctx.input_ints(1);
+    const int64_t n = x.size(axis);
+    for (int64_t& i : host) {
+      if (i < -n || i >= n)
+        fail_input(ctx, "index " + std::to_string(i) + " is out of range for a dim of size " + std::to_string(n));
+      if (i < 0) i += n;
+    }
+    // One index on the outer dim: a view of that slice (the rows are contiguous in x).
+    if (idx.dim() == 0 && axis == 0) {
+      ctx.outputs = {x.select(0, host[0])};
+      return;
+    }
+    const at::Tensor flat = at::tensor(host, at::TensorOptions().dtype(at::kLong));
+    ctx.outputs = {x.index_select(axis, flat.to(x.device())).reshape(shape)};
+    return;
+  }
   const at::Tensor flat = wrap_indices(idx, x.size(axis)).flatten();
   ctx.outputs = {x.index_select(axis, flat).reshape(shape)};
 }
@@ -216,6 +237,32 @@ void exec_scatter_nd(ExecContext& ctx) {
 
 // Pad: 'pads' (opset 2+; 'paddings' in 1) and 'value' attributes before
 // opset 11; pads, constant_value and (18) axes inputs from 11.
+// Reflect or edge padding of the last one or two dims of a float tensor of
+// rank 2 to 4 (audio frames, images), as ATen's own padding kernel: one call
+// instead of an index tensor and a gather per dim. Undefined where that does
+// not apply (other ranks or dtypes, a padded outer dim, reflecting a dim of
+// one element). `pads`: ONNX's [begin..., end...], none negative.
+at::Tensor native_edge_pad(const at::Tensor& x, const std::vector<int64_t>& pads, bool reflect) {
+  const int64_t r = x.dim();
+  if ((x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble) || r < 2 || r > 4) return {};
+  int64_t first = r;  // the first padded dim
+  for (int64_t d = r - 1; d >= 0; --d)
+    if (pads[size_t(d)] > 0 || pads[size_t(d + r)] > 0) {
+      first = d;
+      if (reflect && x.size(d) < 2) return {};
+    }
+  if (first == r) return x.contiguous();
+  auto last = [&](int64_t k) { return std::vector<int64_t>{pads[size_t(r - k)], pads[size_t(2 * r - k)]}; };
+  if (first == r - 1 && r <= 3) return reflect ? at::reflection_pad1d(x, last(1)) : at::replication_pad1d(x, last(1));
+  if (first >= r - 2 && r >= 3) {
+    std::vector<int64_t> p = last(1);  // W's begin, end, then H's
+    const std::vector<int64_t> h = last(2);
+    p.insert(p.end(), h.begin(), h.end());
+    return reflect ? at::reflection_pad2d(x, p) : at::replication_pad2d(x, p);
+  }
+  return {};
+}
+
 void exec_pad(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
   const int64_t r = x.dim();
@@ -252,15 +299,26 @@ void exec_pad(ExecContext& ctx) {
   }
   if (mode != "reflect" && mode != "edge" && mode != "wrap") fail_input(ctx, "unsupported pad mode '" + mode + "'");
   at::Tensor y = x;
+  // Negative pads crop first; what is left pads by at least 0 on each side.
   for (int64_t d = 0; d < r; ++d) {
-    int64_t begin = pads[size_t(d)], end = pads[size_t(d + r)];
-    if (begin < 0) y = y.narrow(d, -begin, y.size(d) + begin), begin = 0;
-    if (end < 0) y = y.narrow(d, 0, y.size(d) + end), end = 0;
+    const int64_t begin = pads[size_t(d)], end = pads[size_t(d + r)];
+    if (begin < 0) y = y.narrow(d, -begin, y.size(d) + begin), pads[size_t(d)] = 0;
+    if (end < 0) y = y.narrow(d, 0, y.size(d) + end), pads[size_t(d + r)] = 0;
+    const int64_t n = y.size(d);
+    if ((pads[size_t(d)] > 0 || pads[size_t(d + r)] > 0) && n == 0)
+      fail_input(ctx, "cannot " + mode + "-pad an empty dim");
+    if (mode == "reflect" && (pads[size_t(d)] >= n || pads[size_t(d + r)] >= n) && n > 1)
+      fail_input(ctx, "reflect pads must be smaller than the dim");
+  }
+  if (mode != "wrap")
+    if (at::Tensor padded = native_edge_pad(y, pads, mode == "reflect"); padded.defined()) {
+      ctx.outputs = {padded};
+      return;
+    }
+  for (int64_t d = 0; d < r; ++d) {
+    const int64_t begin = pads[size_t(d)], end = pads[size_t(d + r)];
     if (begin == 0 && end == 0) continue;
     const int64_t n = y.size(d);
-    if (n == 0) fail_input(ctx, "cannot " + mode + "-pad an empty dim");
-    if (mode == "reflect" && (begin >= n || end >= n) && n > 1)
-      fail_input(ctx, "reflect pads must be smaller than the dim");
     std::vector<int64_t> index;
     for (int64_t i = -begin; i < n + end; ++i) {
       int64_t j = i;

@@ -3,6 +3,9 @@
 // group's member, which runs nothing.
 #include <c10/util/Exception.h>
 
+#include <atomic>
+#include <memory>
+
 #include "modelstat/error.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/fp32_conv.hpp"
@@ -46,22 +49,20 @@ class ConvGroupStep final : public Step {
   void run(StepRun& r) const override {
     const at::Tensor& x = r.env[size_t(x_)];
     const at::Tensor residual = residual_ >= 0 ? r.env[size_t(residual_)] : at::Tensor();
-    ExecContext ctx(r.graph, node_, opset_, {x}, r.executor.options().device, at::kFloat);
-    if (x.dim() != (one_d_ ? 3 : 4))
+    if (x.dim() != (one_d_ ? 3 : 4)) {
+      const ExecContext ctx(r.graph, node_, opset_, {x}, r.executor.options().device, at::kFloat);
       fail_input(ctx, std::string("Conv with a ") + (one_d_ ? "3" : "4") + "-D weight needs a " + (one_d_ ? "3" : "4") +
                           "-D input");
+    }
     try {
+      const std::shared_ptr<const Window> win = window(r, x);
       if (!one_d_) {
-        const Window win =
-            resolve_window(ctx, attr_ints_or(node_, "kernel_shape", kernel_->kernel_spatial()), spatial_dims(x));
-        r.env[size_t(output_)] = kernel_->run(x, win, residual);
+        r.env[size_t(output_)] = kernel_->run(x, *win, residual);
         return;
       }
       // A 1-D convolution as a 2-D one of height 1.
-      const Window win = resolve_window(ctx, attr_ints_or(node_, "kernel_shape", {kernel_->kernel_spatial()[1]}),
-                                        spatial_dims(x));
       r.env[size_t(output_)] =
-          kernel_->run(x.unsqueeze(2), as_2d(win), residual.defined() ? residual.unsqueeze(2) : residual).squeeze(2);
+          kernel_->run(x.unsqueeze(2), *win, residual.defined() ? residual.unsqueeze(2) : residual).squeeze(2);
     } catch (const c10::OutOfMemoryError&) {
       throw;
     } catch (const c10::Error& e) {
@@ -73,6 +74,32 @@ class ConvGroupStep final : public Step {
   void set_one_d() { one_d_ = true; }
 
  private:
+  // The window the kernel runs (2-D; a 1-D one as height 1) for x's spatial
+  // dims: resolved from the attributes on the first run of each input shape
+  // and kept (its pads depend on the input only through auto_pad).
+  std::shared_ptr<const Window> window(StepRun& r, const at::Tensor& x) const {
+    std::shared_ptr<const KeptWindow> kept = std::atomic_load(&window_);
+    const at::IntArrayRef spatial = x.sizes().slice(2);
+    if (kept && at::IntArrayRef(kept->spatial) == spatial) return {kept, &kept->window};
+    const ExecContext ctx(r.graph, node_, opset_, {x}, r.executor.options().device, at::kFloat);
+    auto fresh = std::make_shared<KeptWindow>();
+    fresh->spatial.assign(spatial.begin(), spatial.end());
+    if (one_d_)
+      fresh->window = as_2d(resolve_window(ctx, attr_ints_or(node_, "kernel_shape", {kernel_->kernel_spatial()[1]}),
+                                           spatial_dims(x)));
+    else
+      fresh->window = resolve_window(ctx, attr_ints_or(node_, "kernel_shape", kernel_->kernel_spatial()), spatial_dims(x));
+    std::shared_ptr<const KeptWindow> done = std::move(fresh);
+    std::atomic_store(&window_, done);
+    return {done, &done->window};
+  }
+
+  struct KeptWindow {
+    std::vector<int64_t> spatial;
+    Window window;
+  };
+  // Atomic: runs may overlap (--concurrency).
+  mutable std::shared_ptr<const KeptWindow> window_;
   const Node& node_;
   int64_t opset_;
   int x_, residual_, output_;

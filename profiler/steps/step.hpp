@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "analyzer/fusion/fusion_plan.hpp"
+#include "analyzer/run_invariant.hpp"
 #include "profiler/executor.hpp"
 
 namespace modelstat::profiler {
@@ -77,6 +78,10 @@ struct GraphPlan {
   int top_level_node = -1;  // a subgraph: the top-level node it runs inside
   // A subgraph: per node, its id in the executor's subgraph_nodes() (what subgraph_hook gets).
   std::vector<int> subgraph_node_ids;
+  // Which nodes and values are the same on every run with the same input
+  // shapes (analyzer/run_invariant.hpp): the nodes run as FoldedSteps, and a
+  // subgraph's plan reads the values its enclosing scope holds.
+  RunInvariance invariance;
 };
 
 // Builds g's plan (profiler/plan.cc): the fusion plan under `options`, a
@@ -84,8 +89,10 @@ struct GraphPlan {
 // the release points, and the steps. `weights` drops the constants only
 // packed kernels read. `parent`: the enclosing graph of a subgraph.
 // `in_loop_body`: g is (inside) a Loop or Scan body, where no node folds.
-std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const Model& model,
-                                      const ExecOptions& options, WeightStore& weights, bool in_loop_body);
+// `parent_plan`: the plan of `parent` (what of its scope is run-invariant).
+std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const GraphPlan* parent_plan,
+                                      const Model& model, const ExecOptions& options, WeightStore& weights,
+                                      bool in_loop_body);
 
 // The notices of what the plans fused (one per kind of group), after every
 // plan is built (the Gemm notice counts the kernel choices made meanwhile).

@@ -478,3 +478,81 @@ TEST_F(ControlFlowTest, LoopBodyNodesAreCalledOncePerTrip) {
 
 }  // namespace
 }  // namespace modelstat::profiler
+
+namespace modelstat::profiler {
+namespace {
+
+// main: y = If_1(cond) with
+//   then_branch: Constant_1 W = [1, 2, 3, 4];
+//                If_2(cond2) with
+//                  then_branch: Slice_1 s = W[1:3]; Concat_2 c = [s, s];
+//                               Slice_3 g = c[1:3]; Mul_4 i_out = x * g
+//                  else_branch: Concat_1 xx = [x, x]; Slice_2 e_in = xx[1:3]
+//                Identity_3 t_out = the inner If's output
+//   else_branch: Neg_1 e_out = -x
+// The inner then-branch rearranges W, a constant of the scope above it, as
+// exporters rearrange LSTM gates inside an If: those three nodes are
+// run-invariant; the inner else-branch's read the input x and are not.
+onnx::ModelProto if_rearranging_outer_weights_model() {
+  onnx::ModelProto proto = new_model(16);
+  onnx::GraphProto* g = proto.mutable_graph();
+  value_info(g->add_input(), "cond", TensorProto::BOOL, {});
+  value_info(g->add_input(), "cond2", TensorProto::BOOL, {});
+  value_info(g->add_input(), "x", TensorProto::FLOAT, {2});
+  onnx::NodeProto* outer = add_node(g, "If", {"cond"}, {"y"});
+  onnx::GraphProto* then_g = graph_attr(outer, "then_branch")->mutable_g();
+  onnx::NodeProto* constant = add_node(then_g, "Constant", {}, {"W"});
+  onnx::AttributeProto* value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(TensorProto::FLOAT);
+  value->mutable_t()->add_dims(4);
+  for (float v : {1.f, 2.f, 3.f, 4.f}) value->mutable_t()->add_float_data(v);
+  onnx::NodeProto* inner = add_node(then_g, "If", {"cond2"}, {"inner_out"});
+  onnx::GraphProto* inner_then = graph_attr(inner, "then_branch")->mutable_g();
+  int64_init(inner_then, "st", {1}, {1});
+  int64_init(inner_then, "en", {1}, {3});
+  add_node(inner_then, "Slice", {"W", "st", "en"}, {"s"});
+  int_attr(add_node(inner_then, "Concat", {"s", "s"}, {"c"}), "axis", 0);
+  add_node(inner_then, "Slice", {"c", "st", "en"}, {"gates"});
+  add_node(inner_then, "Mul", {"x", "gates"}, {"i_out"});
+  value_info(inner_then->add_output(), "i_out", TensorProto::FLOAT, {2});
+  onnx::GraphProto* inner_else = graph_attr(inner, "else_branch")->mutable_g();
+  int64_init(inner_else, "st2", {1}, {1});
+  int64_init(inner_else, "en2", {1}, {3});
+  int_attr(add_node(inner_else, "Concat", {"x", "x"}, {"xx"}), "axis", 0);
+  add_node(inner_else, "Slice", {"xx", "st2", "en2"}, {"e_in"});
+  value_info(inner_else->add_output(), "e_in", TensorProto::FLOAT, {2});
+  add_node(then_g, "Identity", {"inner_out"}, {"t_out"});
+  value_info(then_g->add_output(), "t_out", TensorProto::FLOAT, {2});
+  onnx::GraphProto* else_g = graph_attr(outer, "else_branch")->mutable_g();
+  add_node(else_g, "Neg", {"x"}, {"e_out"});
+  value_info(else_g->add_output(), "e_out", TensorProto::FLOAT, {2});
+  value_info(g->add_output(), "y", TensorProto::FLOAT, {2});
+  return proto;
+}
+
+TEST_F(ControlFlowTest, SubgraphNodesOnOuterConstantsRunOncePerInputShapes) {
+  const Model model = load(if_rearranging_outer_weights_model());
+  const Executor ex(model, {});
+  // The three nodes on W (two Slices, a Concat) fold; the inner else-branch's
+  // Concat and Slice of x do not.
+  std::string folded;
+  for (const std::string& notice : ex.fusion_notices())
+    if (notice.find("once per set of input shapes") != std::string::npos) folded = notice;
+  EXPECT_NE(folded.find(": 2 Slice, 1 Concat"), std::string::npos) << folded;
+  EXPECT_EQ(folded.find("3 Slice"), std::string::npos) << folded;
+
+  auto run = [&](bool cond, bool cond2, std::vector<float> x) {
+    return ex.run({at::scalar_tensor(cond, at::kBool), at::scalar_tensor(cond2, at::kBool), floats(x, {2})})[0];
+  };
+  // W[1:3] = [2, 3]; c = [2, 3, 2, 3]; gates = c[1:3] = [3, 2].
+  expect_equal(run(true, true, {10, 20}), floats({30, 40}, {2}));
+  expect_equal(run(true, true, {1, -1}), floats({3, -2}, {2}));  // the kept values, new x
+  expect_equal(run(true, false, {10, 20}), floats({20, 10}, {2}));  // [x, x][1:3]
+  expect_equal(run(false, true, {10, 20}), floats({-10, -20}, {2}));
+  expect_equal(run(true, true, {2, 2}), floats({6, 4}, {2}));
+}
+
+}  // namespace
+}  // namespace modelstat::profiler

@@ -206,6 +206,29 @@ TEST(OpsFamilies, PadReflectEdgeConstant) {
                f32({7, 1, 2, 3}, {1, 4}));
 }
 
+// Reflect and edge over the last two dims of an image, a crop before a pad,
+// an outer dim padded, and wrap: the values worked out by hand.
+TEST(OpsFamilies, PadReflectEdgeOverTwoDimsAndCrops) {
+  const at::Tensor img = f32({1, 2, 3, 4, 5, 6}, {1, 1, 2, 3});  // rows [1 2 3], [4 5 6]
+  const at::Tensor pads = i64({0, 0, 1, 2, 0, 0, 0, 1}, {8});   // H: 1 before; W: 2 before, 1 after
+  // W reflected: [3 2 1 2 3 2], [6 5 4 5 6 5]; then H: row 1 above row 0.
+  expect_equal(run1("Pad", 13, {img, pads}, {{"mode", std::string("reflect")}}),
+               f32({6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}, {1, 1, 3, 6}));
+  // W edge: [1 1 1 2 3 3], [4 4 4 5 6 6]; then H: row 0 repeated above.
+  expect_equal(run1("Pad", 13, {img, pads}, {{"mode", std::string("edge")}}),
+               f32({1, 1, 1, 2, 3, 3, 1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6}, {1, 1, 3, 6}));
+  // A negative begin crops [1 2 3] to [2 3], which then reflects one after: [2 3 2].
+  expect_equal(run1("Pad", 13, {f32({1, 2, 3}, {1, 3}), i64({0, -1, 0, 1}, {4})}, {{"mode", std::string("reflect")}}),
+               f32({2, 3, 2}, {1, 3}));
+  // The outer dim of a matrix padded too: rows [1 2 3], [4 5 6] reflected one above and W one after.
+  expect_equal(run1("Pad", 13, {f32({1, 2, 3, 4, 5, 6}, {2, 3}), i64({1, 0, 0, 1}, {4})},
+                    {{"mode", std::string("reflect")}}),
+               f32({4, 5, 6, 5, 1, 2, 3, 2, 4, 5, 6, 5}, {3, 4}));
+  // Wrap (opset 19): [1 2 3] continued cyclically, 2 before and 1 after: [2 3 1 2 3 1].
+  expect_equal(run1("Pad", 19, {f32({1, 2, 3}, {1, 3}), i64({0, 2, 0, 1}, {4})}, {{"mode", std::string("wrap")}}),
+               f32({2, 3, 1, 2, 3, 1}, {1, 6}));
+}
+
 TEST(OpsFamilies, GatherNegativeIndices) {
   const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {3, 2});
   expect_equal(run1("Gather", 13, {x, i64({-1, 0}, {2})}), f32({5, 6, 1, 2}, {2, 2}));
@@ -465,6 +488,33 @@ TEST(OpsFamilies, UnsupportedAttributeIsAnInputError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Input);
     EXPECT_EQ(e.op(), "Pad");
+  }
+}
+
+}  // namespace
+}  // namespace modelstat::profiler
+
+namespace modelstat::profiler {
+namespace {
+
+// Gather with a few indices (wrapped on the host) and with many (on ATen):
+// the same rows either way, int32 indices as int64 ones, and an index out of
+// range refused as the model's error on either path.
+TEST(OpsFamilies, GatherFewAndManyIndices) {
+  const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {3, 2});
+  expect_equal(run1("Gather", 13, {x, i64({-2}, {})}), f32({3, 4}, {2}));   // one row: x[1]
+  expect_equal(run1("Gather", 13, {x, i32({2, -3}, {2})}), f32({5, 6, 1, 2}, {2, 2}));
+  expect_equal(run1("Gather", 13, {x, i64({1, 0, -1}, {3, 1})}, {{"axis", int64_t(1)}}), f32({2, 1, 2, 4, 3, 4, 6, 5, 6}, {3, 3, 1}));
+  std::vector<int64_t> many(100, -1);
+  std::vector<float> rows;
+  for (int k = 0; k < 100; ++k) rows.insert(rows.end(), {5, 6});
+  expect_equal(run1("Gather", 13, {x, i64(many, {100})}), f32(rows, {100, 2}));
+  try {
+    run1("Gather", 13, {x, i64({3}, {1})});
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("index 3 is out of range for a dim of size 3"), std::string::npos) << e.what();
   }
 }
 
