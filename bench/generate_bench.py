@@ -91,7 +91,10 @@ def run_modelstat(model, setting, threads, ceilings, max_time):
         clean, layers = p["clean_step"], p["layer_sum"]
         phases.append({"name": p["name"], "context": p["context"], "loop_median_s": p["loop_median_s"],
                        "clean_s": clean["median_s"], "layer_sum_s": layers["median_s"],
-                       "layer_sum_vs_clean": p["layer_sum_vs_clean"], "forecast_s": p["forecast_s"],
+                       "layer_sum_vs_clean": p["layer_sum_vs_clean"],
+                       # the per-node medians added up (the per-node pass's median total is layer_sum_s)
+                       "node_median_sum_s": sum(l["time"]["median_s"] for l in p["layers"] if l.get("time")),
+                       "forecast_s": p["forecast_s"],
                        "forecast_error": p["forecast_error"]})
     return {"ttft_s": doc["ttft"]["median_s"], "tpot_s": doc["tpot"]["median_s"], "itl_p50_s": doc["itl"]["p50_s"],
             "itl_p99_s": doc["itl"]["p99_s"], "pp_tps": doc["prompt_tokens_per_s"]["mean"],
