@@ -66,7 +66,10 @@ print(json.dumps({"median_s": statistics.median(samples), "runs": len(samples), 
 
 
 def locked(cmd, cpus):
-    return ["flock", "/tmp/modelstat-bench.lock", "taskset", "-c", cpus] + cmd
+    # MODELSTAT_BENCH_LOCK names another lock file: for a caller that already holds the shared one
+    # for the whole run (and keeps everything else off the machine meanwhile).
+    lock = os.environ.get("MODELSTAT_BENCH_LOCK", "/tmp/modelstat-bench.lock")
+    return ["flock", lock, "taskset", "-c", cpus] + cmd
 
 
 def run(cmd, env=None):

@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "profiler/ops/onednn_cpu.hpp"
+#include "profiler/ops/silu.hpp"
 #endif
 
 namespace modelstat::profiler {
@@ -31,6 +32,7 @@ using namespace onednn_names;
 
 struct Plan {
   bool native = false;  // false: oneDNN offered only a reference kernel: ATen runs it
+  bool silu_after = false;  // the trailing SiLU runs on silu_inplace after the primitive
   dnnl::convolution_forward primitive;
   memory::desc weights_md;  // the primitive's weights layout
   at::Tensor weights;       // reordered into it: an ATen allocation, so memory meters count it
@@ -64,6 +66,7 @@ struct Fp32ConvKernel::Impl {
   std::vector<int64_t> weight_dims;  // O, I/group, KH, KW
   int64_t group = 1;
   std::vector<FusedPostOp> post_ops;
+  OnednnPostOpSplit split;    // what the primitive applies; a trailing SiLU runs after it
   int residual_post_op = -1;  // index in the primitive's post-ops
   mutable std::mutex mutex;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
@@ -87,7 +90,9 @@ struct Fp32ConvKernel::Impl {
   }
 
   std::shared_ptr<Plan> plan(at::IntArrayRef dims, const Window& w) {
+    const bool silu_after = silu_after_kernel(split);
     std::vector<int64_t> key = plan_key(dims, w);
+    key.push_back(silu_after);
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end()) return it->second;
     auto p = std::make_shared<Plan>();
@@ -100,7 +105,8 @@ struct Fp32ConvKernel::Impl {
     p->dst_md = memory::desc(p->dst_dims, DT::f32, Tag::nhwc);
     const memory::desc w_any(onnx_weight_dims(), DT::f32, Tag::any);
     const memory::desc b_md({o}, DT::f32, Tag::x);
-    const dnnl::post_ops ops = onednn_post_ops(post_ops);
+    p->silu_after = silu_after;
+    const dnnl::post_ops ops = onednn_post_ops(silu_after ? split.in_kernel : post_ops);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     try {
@@ -167,7 +173,8 @@ Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group
   impl_->bias = bias.defined() ? bias.to(at::kFloat).contiguous() : at::zeros({impl_->weight_dims[0]}, at::kFloat);
   impl_->group = group;
   impl_->post_ops = std::move(post_ops);
-  onednn_post_ops(impl_->post_ops, &impl_->residual_post_op);
+  impl_->split = split_trailing_silu(impl_->post_ops);
+  onednn_post_ops(impl_->split.in_kernel, &impl_->residual_post_op);
 }
 
 void Fp32ConvKernel::prepare(const std::vector<int64_t>& input_dims, const Window& window) {
@@ -192,6 +199,7 @@ at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const 
   if (k.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(memory::desc({k.weight_dims[0]}, DT::f32, Tag::x), onednn_cpu_engine(), k.bias.data_ptr()));
   p->primitive.execute(onednn_cpu_stream(), args);
   onednn_cpu_stream().wait();
+  if (p->silu_after) silu_inplace(dst.data_ptr<float>(), dst.numel());
   return dst;
 }
 

@@ -27,6 +27,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "profiler/ops/onednn_cpu.hpp"
+#include "profiler/ops/silu.hpp"
 #endif
 
 namespace modelstat::profiler {
@@ -133,8 +134,9 @@ class ChoiceCache {
       summary_.cache_error = dir + ": " + std::strerror(errno);
       return;
     }
-    // v2: one-row shapes time BLAS's gemv (v1 timed its gemm, 3-10x slower for them).
-    summary_.cache_file = dir + "/gemm-choices-v2.tsv";
+    // v2: one-row shapes time BLAS's gemv (v1 timed its gemm, 3-10x slower for them); v3: a
+    // trailing SiLU runs on modelstat's own pass after oneDNN's kernel (v2 timed the swish post-op).
+    summary_.cache_file = dir + "/gemm-choices-v3.tsv";
     std::ifstream in(summary_.cache_file);
     std::string line;
     while (std::getline(in, line)) {
@@ -213,12 +215,14 @@ struct Fp32MatmulKernel::Impl {
   bool transposed = false;  // `weight` is the transpose of a contiguous N x K (a Gemm's transB)
   bool stored_nxk = false;  // as the model stores it (the cache key's layout)
   std::vector<FusedPostOp> post_ops;
+  OnednnPostOpSplit split;  // what oneDNN's primitive applies; a trailing SiLU runs after it
   GemmBackend backend = GemmBackend::Auto;
   int residual_index = -1;
 
 #if defined(MODELSTAT_HAVE_DNNL)
   struct Plan {
     bool native = false;  // oneDNN has a non-reference kernel for the shape
+    bool silu_after = false;  // the trailing SiLU runs on silu_inplace after the primitive
     bool onednn = false;  // and it was chosen
     dnnl::matmul primitive;
     dnnl::memory::desc weights_md;
@@ -285,20 +289,22 @@ struct Fp32MatmulKernel::Impl {
                    memory(memory::desc({1, n}, memory::data_type::f32, memory::format_tag::ab), engine, bias.data_ptr()));
     p.primitive.execute(onednn_cpu_stream(), args);
     onednn_cpu_stream().wait();
+    if (p.silu_after) silu_inplace(dst.data_ptr<float>(), dst.numel());
     return dst;
   }
 
   // oneDNN's primitive for m rows, its weights packed (shared when the layout is the one packed already).
-  std::shared_ptr<Plan> build(int64_t m) {
+  std::shared_ptr<Plan> build(int64_t m, bool silu_after) {
     using dnnl::memory;
     auto p = std::make_shared<Plan>();
+    p->silu_after = silu_after;
     try {
       auto& engine = onednn_cpu_engine();
       const memory::desc src_md({m, k}, memory::data_type::f32, memory::format_tag::ab);
       const memory::desc w_any({k, n}, memory::data_type::f32, memory::format_tag::any);
       const memory::desc dst_md({m, n}, memory::data_type::f32, memory::format_tag::ab);
       dnnl::primitive_attr attr;
-      attr.set_post_ops(onednn_post_ops(post_ops));
+      attr.set_post_ops(onednn_post_ops(silu_after ? split.in_kernel : post_ops));
       const dnnl::matmul::desc desc = bias.defined()
           ? dnnl::matmul::desc(src_md, w_any, memory::desc({1, n}, memory::data_type::f32, memory::format_tag::ab), dst_md)
           : dnnl::matmul::desc(src_md, w_any, dst_md);
@@ -355,9 +361,11 @@ struct Fp32MatmulKernel::Impl {
   }
 
   std::shared_ptr<Plan> plan(int64_t m) {
+    const bool silu_after = silu_after_kernel(split);
+    const int64_t plan_key = 2 * m + int64_t(silu_after);  // rows, and where the SiLU runs
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = plans.find(m); it != plans.end()) return it->second;
-    std::shared_ptr<Plan> p = backend == GemmBackend::Blas ? std::make_shared<Plan>() : build(m);
+    if (auto it = plans.find(plan_key); it != plans.end()) return it->second;
+    std::shared_ptr<Plan> p = backend == GemmBackend::Blas ? std::make_shared<Plan>() : build(m, silu_after);
     if (backend == GemmBackend::Blas) p->impl = "blas (--gemm blas)";
     if (p->native) {
       p->onednn = true;
@@ -386,10 +394,10 @@ struct Fp32MatmulKernel::Impl {
         ChoiceCache::instance().count(false);
       }
     }
-    plans.emplace(m, p);
+    plans.emplace(plan_key, p);
     // The plain copy lives on only while some shape runs on BLAS: else the packed copy stands for it.
     bool blas_needed = false;
-    for (const auto& [rows, other] : plans) blas_needed = blas_needed || !other->onednn;
+    for (const auto& [key, other] : plans) blas_needed = blas_needed || !other->onednn;
     if (blas_needed) (void)blas_weight();
     else if (packed.defined()) weight = at::Tensor();
     last_impl = p->impl;
@@ -417,9 +425,10 @@ Fp32MatmulKernel::Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vect
   k.n = w.size(1);
   if (bias.defined()) k.bias = bias.to(at::kFloat).reshape({k.n}).contiguous();
   k.post_ops = std::move(post_ops);
+  k.split = split_trailing_silu(k.post_ops);
   k.backend = fp32_matmul_kernels_available() ? backend : GemmBackend::Blas;
 #if defined(MODELSTAT_HAVE_DNNL)
-  onednn_post_ops(k.post_ops, &k.residual_index);
+  onednn_post_ops(k.split.in_kernel, &k.residual_index);
 #else
   for (const FusedPostOp& op : k.post_ops)
     if (op.kind == FusedPostOp::Kind::AddResidual) k.residual_index = 0;

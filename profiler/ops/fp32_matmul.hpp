@@ -66,7 +66,7 @@ struct GemmChoiceSummary {
 };
 GemmChoiceSummary gemm_choice_summary();
 
-// The choice cache: $MODELSTAT_CACHE_DIR/gemm-choices-v2.tsv, else
+// The choice cache: $MODELSTAT_CACHE_DIR/gemm-choices-v3.tsv, else
 // $XDG_CACHE_HOME/modelstat/..., else ~/.cache/modelstat/...;
 // MODELSTAT_CACHE_DIR=none keeps choices in memory only. Empty when none.
 std::string gemm_choice_cache_path();

@@ -1,6 +1,10 @@
 // Post-ops on ATen and as oneDNN post-ops (post_ops.hpp).
 #include "profiler/ops/post_ops.hpp"
 
+#include <ATen/Parallel.h>
+
+#include "profiler/ops/silu.hpp"
+
 namespace modelstat::profiler {
 
 using K = FusedPostOp::Kind;
@@ -15,7 +19,7 @@ at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops
       case K::HardSwish: y = at::hardswish(y); break;
       case K::Sigmoid: y = at::sigmoid(y); break;
       case K::Tanh: y = at::tanh(y); break;
-      case K::Swish: y = y * at::sigmoid(y); break;
+      case K::Swish: y = silu_in_place(std::move(y)); break;  // y is this group's own output: in place
       case K::Gelu: y = at::gelu(y); break;
       case K::GeluTanh: y = at::gelu(y, "tanh"); break;
       case K::AddResidual: y = y + residual; break;
@@ -23,6 +27,17 @@ at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops
   }
   return y;
 }
+
+OnednnPostOpSplit split_trailing_silu(const std::vector<FusedPostOp>& ops) {
+  OnednnPostOpSplit split{ops, false};
+  if (!ops.empty() && ops.back().kind == K::Swish) {
+    split.in_kernel.pop_back();
+    split.silu_after = true;
+  }
+  return split;
+}
+
+bool silu_after_kernel(const OnednnPostOpSplit& split) { return split.silu_after && at::get_num_threads() == 1; }
 
 #if defined(MODELSTAT_HAVE_DNNL)
 dnnl::post_ops onednn_post_ops(const std::vector<FusedPostOp>& post_ops, int* residual_index) {

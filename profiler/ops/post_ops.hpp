@@ -19,6 +19,21 @@ namespace modelstat::profiler {
 // AddResidual operand (undefined without one).
 at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops, const at::Tensor& residual);
 
+// What a oneDNN kernel applies itself, and whether a trailing SiLU runs after it
+// on modelstat's own pass (silu.hpp: oneDNN 2.6's eltwise_swish post-op is
+// slower than the kernel's output written once more).
+struct OnednnPostOpSplit {
+  std::vector<FusedPostOp> in_kernel;
+  bool silu_after = false;
+};
+OnednnPostOpSplit split_trailing_silu(const std::vector<FusedPostOp>& ops);
+
+// Whether a kernel planned now runs the split's SiLU after itself: only with one
+// intra-op thread. With more, the pass is one more parallel region per kernel and
+// rereads tiles another core wrote; measured slower than oneDNN's own post-op at
+// 2 threads on efficientnet_b0 (bench/RESULTS.md, "SiLU after the kernel").
+bool silu_after_kernel(const OnednnPostOpSplit& split);
+
 #if defined(MODELSTAT_HAVE_DNNL)
 // The same as oneDNN post-ops. AddResidual is oneDNN's sum post-op: the
 // destination must hold the residual when the primitive starts. `residual_index`

@@ -5,6 +5,7 @@
 // equal to within float rounding. The unfused executor (fuse_cpu off) is
 // checked against the same reference, so both modes agree with it.
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -502,6 +503,69 @@ TEST(CpuFusion, MatMulBiasGeluIsOneGroupOnEitherBackendAndMatchesTheDoubleRefere
     expect_close(off.run({xv})[0], ref, (name + " unfused").c_str());
   }
   expect_close(run(m.model, {xv}, false), ref, "as written");
+}
+
+// At one thread a trailing SiLU leaves oneDNN's kernel and runs on modelstat's
+// own pass (profiler/ops/silu.hpp); one before a residual Add, or any at two
+// threads, stays a oneDNN post-op. Both orders, both backends, 1 and 2 threads,
+// 1 row and 37 rows (a vector tail), against double; then a Conv + SiLU group.
+TEST(CpuFusion, MatMulAndConvSiluOnEitherPathMatchTheDoubleReference) {
+  const int threads_before = at::get_num_threads();
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (bool silu_last : {true, false}) {
+      for (int64_t rows : {37, 1}) {
+        IrModel m;
+        const at::Tensor xv = randn({rows, 16}, 91) * 2, wv = randn({16, 21}, 92, 0.5),
+                         rv = randn({rows, 21}, 93);
+        const int x = m.input("x", {rows, 16});
+        const int r = m.input("r", {rows, 21});
+        const int mm = m.node("MatMul", {x, m.weight("w", wv)})[0];
+        set_shape(m, mm, {rows, 21});
+        const auto silu = [&m, rows](int t) {
+          const int sig = m.node("Sigmoid", {t})[0];
+          set_shape(m, sig, {rows, 21});
+          const int out = m.node("Mul", {t, sig})[0];
+          set_shape(m, out, {rows, 21});
+          return out;
+        };
+        const auto add_r = [&m, r, rows](int t) {
+          const int out = m.node("Add", {t, r})[0];
+          set_shape(m, out, {rows, 21});
+          return out;
+        };
+        const int y = silu_last ? silu(add_r(mm)) : add_r(silu(mm));
+        m.output(y);
+        const FusionPlan plan = cpu_plan(m.model);
+        ASSERT_EQ(plan.count("matmul_group"), 1);
+        const std::vector<FusedPostOp> ops = matmul_spec(groups_of(plan, "matmul_group")[0]).post_ops;
+        ASSERT_EQ(ops.size(), 2u);
+        EXPECT_EQ(ops[silu_last ? 1 : 0].kind, FusedPostOp::Kind::Swish);
+
+        const at::Tensor p = at::matmul(xv.to(at::kDouble), wv.to(at::kDouble));
+        const auto silu_d = [](const at::Tensor& v) { return v / (1.0 + at::exp(-v)); };
+        const at::Tensor ref = silu_last ? silu_d(p + rv.to(at::kDouble)) : silu_d(p) + rv.to(at::kDouble);
+        const std::string what =
+            std::string(silu_last ? "silu last" : "silu then residual") + ", rows " + std::to_string(rows);
+        for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::Blas}) {
+          Executor exec(m.model, with_gemm(backend));
+          expect_close(exec.run({xv, rv})[0], ref, (what + ", " + name_of(backend)).c_str());
+        }
+        expect_close(run(m.model, {xv, rv}, false), ref, (what + ", as written").c_str());
+      }
+    }
+    IrModel m;
+    const at::Tensor xv = randn({1, 6, 9, 11}, 95) * 2, wv = randn({13, 6, 3, 3}, 96, 0.3),
+                     bv = randn({13}, 97);
+    const int x = m.input("x", {1, 6, 9, 11});
+    const int conv = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1,
+                            conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    m.output(m.node("Mul", {conv, m.node("Sigmoid", {conv})[0]})[0]);
+    const at::Tensor c = conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+    expect_close(run(m.model, {xv}, true), c / (1.0 + at::exp(-c)),
+                 ("conv, threads " + std::to_string(threads)).c_str());
+  }
+  at::set_num_threads(threads_before);
 }
 
 // Gemm with transB, alpha and beta, a C of N values, then a residual Add of

@@ -1,0 +1,149 @@
+// Vectorised SiLU (silu.hpp).
+//
+// exp(-x) by Cephes' expf scheme: n = round(-x / ln 2), r = -x - n ln 2 (ln 2
+// split in two for exactness), a degree-6 polynomial for exp(r) on
+// |r| <= ln 2 / 2, and 2^n put into the exponent bits. The argument is
+// clamped to [-87, 87] so that 2^n stays a normal float: for x < -87 the
+// result is x / (1 + e^87), about 1e-36 in magnitude, where the exact value
+// is smaller still (both round to 0 against any activation of order 1).
+#include "profiler/ops/silu.hpp"
+
+#include <ATen/Parallel.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+// GCC 12's intrinsic headers start conversions from an "undefined" register
+// (_mm512_undefined_*), which -Wmaybe-uninitialized reports in every caller.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace modelstat::profiler {
+
+namespace {
+
+constexpr float kSiluExpClamp = 87.f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+// exp(r) = 1 + r + r^2 (c5 + c4 r + ... + c0 r^5) on |r| <= ln 2 / 2 (Cephes expf).
+constexpr float kExpC0 = 1.9875691500e-4f, kExpC1 = 1.3981999507e-3f, kExpC2 = 8.3334519073e-3f,
+                kExpC3 = 4.1665795894e-2f, kExpC4 = 1.6666665459e-1f, kExpC5 = 5.0000001201e-1f;
+// Below this many elements a pass stays on the calling thread (a wake-up of the
+// team costs more than ~8k elements of work).
+constexpr int64_t kSiluGrain = 8192;
+
+float silu_scalar(float x) {
+  return x / (1.f + std::exp(-x));
+}
+
+__attribute__((target("avx512f"))) inline __m512 silu512(__m512 x) {
+  // t = -x clamped; min/max with the constant first keep a NaN (they return the second operand).
+  __m512 t = _mm512_sub_ps(_mm512_setzero_ps(), x);
+  t = _mm512_min_ps(_mm512_set1_ps(kSiluExpClamp), t);
+  t = _mm512_max_ps(_mm512_set1_ps(-kSiluExpClamp), t);
+  const __m512i ni = _mm512_cvtps_epi32(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)));  // round to nearest
+  const __m512 n = _mm512_cvtepi32_ps(ni);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpC0);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC5));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  const __m512 pow2n =
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(ni, _mm512_set1_epi32(127)), 23));
+  const __m512 e = _mm512_mul_ps(p, pow2n);  // exp(-x)
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
+}
+
+__attribute__((target("avx512f"))) void silu_avx512(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {  // two vectors a step: independent chains overlap
+    const __m512 a = silu512(_mm512_loadu_ps(x + i)), b = silu512(_mm512_loadu_ps(x + i + 16));
+    _mm512_storeu_ps(x + i, a);
+    _mm512_storeu_ps(x + i + 16, b);
+  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, silu512(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(x + i, m, silu512(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 silu256(__m256 x) {
+  __m256 t = _mm256_sub_ps(_mm256_setzero_ps(), x);
+  t = _mm256_min_ps(_mm256_set1_ps(kSiluExpClamp), t);
+  t = _mm256_max_ps(_mm256_set1_ps(-kSiluExpClamp), t);
+  const __m256i ni = _mm256_cvtps_epi32(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)));
+  const __m256 n = _mm256_cvtepi32_ps(ni);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpC0);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC5));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.f)));
+  const __m256 pow2n =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), _mm256_mul_ps(p, pow2n)));
+}
+
+__attribute__((target("avx2,fma"))) void silu_avx2(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, silu256(_mm256_loadu_ps(x + i)));
+  for (; i < n; ++i) x[i] = silu_scalar(x[i]);
+}
+
+void silu_plain(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = silu_scalar(x[i]);
+}
+
+using SiluLoop = void (*)(float*, int64_t);
+
+struct SiluChoice {
+  SiluLoop loop;
+  const char* isa;
+};
+
+const SiluChoice& silu_choice() {
+  static const SiluChoice choice = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return SiluChoice{&silu_avx512, "avx512"};
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return SiluChoice{&silu_avx2, "avx2"};
+    return SiluChoice{&silu_plain, "scalar"};
+  }();
+  return choice;
+}
+
+}  // namespace
+
+void silu_inplace(float* data, int64_t n) {
+  if (n <= 0) return;
+  const SiluLoop loop = silu_choice().loop;
+  if (n < 2 * kSiluGrain) {
+    loop(data, n);
+    return;
+  }
+  at::parallel_for(0, n, kSiluGrain, [&](int64_t begin, int64_t end) { loop(data + begin, end - begin); });
+}
+
+at::Tensor silu_in_place(at::Tensor x) {
+  if (x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+      (x.is_contiguous() || x.is_contiguous(at::MemoryFormat::ChannelsLast))) {
+    silu_inplace(x.data_ptr<float>(), x.numel());
+    return x;
+  }
+  return x * at::sigmoid(x);
+}
+
+const char* silu_isa() {
+  return silu_choice().isa;
+}
+
+}  // namespace modelstat::profiler
