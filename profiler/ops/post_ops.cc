@@ -1,8 +1,6 @@
 // Post-ops on ATen and as oneDNN post-ops (post_ops.hpp).
 #include "profiler/ops/post_ops.hpp"
 
-#include <ATen/Parallel.h>
-
 #include "profiler/ops/silu.hpp"
 
 namespace modelstat::profiler {
@@ -37,7 +35,7 @@ OnednnPostOpSplit split_trailing_silu(const std::vector<FusedPostOp>& ops) {
   return split;
 }
 
-bool silu_after_kernel(const OnednnPostOpSplit& split) { return split.silu_after && at::get_num_threads() == 1; }
+bool silu_after_kernel(const OnednnPostOpSplit& split) { return split.silu_after; }
 
 #if defined(MODELSTAT_HAVE_DNNL)
 dnnl::post_ops onednn_post_ops(const std::vector<FusedPostOp>& post_ops, int* residual_index) {

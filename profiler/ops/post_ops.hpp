@@ -28,10 +28,9 @@ struct OnednnPostOpSplit {
 };
 OnednnPostOpSplit split_trailing_silu(const std::vector<FusedPostOp>& ops);
 
-// Whether a kernel planned now runs the split's SiLU after itself: only with one
-// intra-op thread. With more, the pass is one more parallel region per kernel and
-// rereads tiles another core wrote; measured slower than oneDNN's own post-op at
-// 2 threads on efficientnet_b0 (bench/RESULTS.md, "SiLU after the kernel").
+// Whether a kernel runs the split's SiLU after itself (it does whenever the split
+// has one; the plans record it, so a rule that depends on the thread count can
+// be put back here: with at::parallel_for splitting the pass it lost at 2 threads).
 bool silu_after_kernel(const OnednnPostOpSplit& split);
 
 #if defined(MODELSTAT_HAVE_DNNL)

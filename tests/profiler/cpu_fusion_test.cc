@@ -505,9 +505,8 @@ TEST(CpuFusion, MatMulBiasGeluIsOneGroupOnEitherBackendAndMatchesTheDoubleRefere
   expect_close(run(m.model, {xv}, false), ref, "as written");
 }
 
-// At one thread a trailing SiLU leaves oneDNN's kernel and runs on modelstat's
-// own pass (profiler/ops/silu.hpp); one before a residual Add, or any at two
-// threads, stays a oneDNN post-op. Both orders, both backends, 1 and 2 threads,
+// A trailing SiLU leaves oneDNN's kernel and runs on modelstat's own pass
+// (profiler/ops/silu.hpp); one before a residual Add stays a oneDNN post-op. Both orders, both backends, 1 and 2 threads,
 // 1 row and 37 rows (a vector tail), against double; then a Conv + SiLU group.
 TEST(CpuFusion, MatMulAndConvSiluOnEitherPathMatchTheDoubleReference) {
   const int threads_before = at::get_num_threads();

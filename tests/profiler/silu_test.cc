@@ -3,6 +3,7 @@
 // AVX2 or scalar), at every tail length and on the threaded path.
 #include "profiler/ops/silu.hpp"
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,10 +46,15 @@ void expect_silu(const std::vector<float>& in, const std::vector<float>& out, co
 }
 
 TEST(SiluKernel, MatchesTheDoubleFormulaOnThisCpusLoop) {
-  const std::vector<float> in = silu_inputs();
-  std::vector<float> out = in;
-  silu_inplace(out.data(), int64_t(out.size()));  // long enough to split over threads
-  expect_silu(in, out, std::string("loop ") + silu_isa());
+  const std::vector<float> in = silu_inputs();  // 46k values: split in shares from 2 threads on
+  const int threads_before = at::get_num_threads();
+  for (int threads : {1, 2, 3}) {
+    at::set_num_threads(threads);
+    std::vector<float> out = in;
+    silu_inplace(out.data(), int64_t(out.size()));
+    expect_silu(in, out, std::string("loop ") + silu_isa() + ", threads " + std::to_string(threads));
+  }
+  at::set_num_threads(threads_before);
   const std::string isa = silu_isa();
   EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "scalar") << isa;
 }
