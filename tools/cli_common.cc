@@ -24,7 +24,7 @@ bool default_openmp_wait_policy() {
     // A short spin before sleeping when the CPUs are idle (cpu_load.hpp says why); a spin count
     // the user gave stays. One CPU allowed: no team to keep warm, nothing to sample.
     if (!std::getenv("GOMP_SPINCOUNT") && allowed_cpus().size() > 1) {
-      const double busy = sample_busy_cpus(0.15);
+      const double busy = sample_persistent_busy_cpus(0.1);  // two windows of 0.1 s (cpu_load.hpp)
       const int spin = spin_count_for(busy);
       if (spin > 0) setenv("GOMP_SPINCOUNT", std::to_string(spin).c_str(), 1);
       setenv("MODELSTAT_CPU_BUSY_AT_START", fmt::format("{:.2f}", busy).c_str(), 1);

@@ -68,6 +68,21 @@ bool read_proc_stat(std::map<int, CpuTicks>& out) {
 }
 }  // namespace
 
+double persistent_busy_cpus(const std::map<int, CpuTicks>& r0, const std::map<int, CpuTicks>& r1,
+                            const std::map<int, CpuTicks>& r2, const std::vector<int>& cpus) {
+  return std::min(busy_cpus(r0, r1, cpus), busy_cpus(r1, r2, cpus));
+}
+
+double sample_persistent_busy_cpus(double window) {
+  std::map<int, CpuTicks> r0, r1, r2;
+  if (!read_proc_stat(r0)) return -1;
+  std::this_thread::sleep_for(std::chrono::duration<double>(window));
+  if (!read_proc_stat(r1)) return -1;
+  std::this_thread::sleep_for(std::chrono::duration<double>(window));
+  if (!read_proc_stat(r2)) return -1;
+  return persistent_busy_cpus(r0, r1, r2, allowed_cpus());
+}
+
 double sample_busy_cpus(double seconds) {
   std::map<int, CpuTicks> before, after;
   if (!read_proc_stat(before)) return -1;

@@ -10,6 +10,13 @@
 // CPU hog, where passive is at 0.66-1.05x (bench/RESULTS.md, "OpenMP wait
 // policy, chosen by the load at start"). So: spin when the CPUs are idle, sleep
 // when anything else is running.
+//
+// "Running" means in each of two consecutive windows: a load that shows in one
+// only (the previous process's exit, a shell's `ps`, a build step ending) is
+// not what the run will share the CPUs with. /proc/stat counts 10 ms ticks: on
+// this project's idle 2-CPU VM one 0.15 s window read 0.00-0.13 CPUs (0 to 2
+// stray ticks of 30), and 4 stray ticks, 40 ms of anyone's work, were enough
+// to choose sleeping.
 #pragma once
 
 #include <cstdint>
@@ -46,5 +53,14 @@ std::vector<int> allowed_cpus();
 // Reads /proc/stat, sleeps `seconds`, reads it again: busy_cpus over
 // allowed_cpus(); negative if /proc/stat cannot be read.
 double sample_busy_cpus(double seconds);
+
+// The load present in both of two consecutive windows, from three readings:
+// the smaller of busy_cpus(r0, r1) and busy_cpus(r1, r2).
+double persistent_busy_cpus(const std::map<int, CpuTicks>& r0, const std::map<int, CpuTicks>& r1,
+                            const std::map<int, CpuTicks>& r2, const std::vector<int>& cpus);
+
+// Three readings `window` seconds apart: persistent_busy_cpus over
+// allowed_cpus(); negative if /proc/stat cannot be read.
+double sample_persistent_busy_cpus(double window);
 
 }  // namespace modelstat::cli

@@ -57,6 +57,20 @@ TEST(CpuLoadTest, ALowPriorityBuildCountsAsBusy) {
   EXPECT_EQ(spin_count_for(0.5), 0);
 }
 
+TEST(CpuLoadTest, ALoadInOneWindowOnlyIsNotPersistentAHogInBothIs) {
+  // 10 ticks a window per CPU. Window 1: cpu0 busy 6 of 10 (a process exiting); window 2: idle.
+  const auto r0 = parse_proc_stat("cpu0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0\n");
+  const auto r1 = parse_proc_stat("cpu0 0 0 6 4 0 0 0 0\ncpu1 0 0 0 10 0 0 0 0\n");
+  const auto r2 = parse_proc_stat("cpu0 0 0 6 14 0 0 0 0\ncpu1 0 0 0 20 0 0 0 0\n");
+  EXPECT_DOUBLE_EQ(busy_cpus(r0, r2, {0, 1}), 0.3);  // one 0.2 s window would call it busy
+  EXPECT_DOUBLE_EQ(persistent_busy_cpus(r0, r1, r2, {0, 1}), 0.0);
+  // A hog on cpu1 in both windows (and the same exit on cpu0 in the first): one CPU busy.
+  const auto h1 = parse_proc_stat("cpu0 0 0 6 4 0 0 0 0\ncpu1 10 0 0 0 0 0 0 0\n");
+  const auto h2 = parse_proc_stat("cpu0 0 0 6 14 0 0 0 0\ncpu1 20 0 0 0 0 0 0 0\n");
+  EXPECT_DOUBLE_EQ(persistent_busy_cpus(r0, h1, h2, {0, 1}), 1.0);
+  EXPECT_EQ(spin_count_for(persistent_busy_cpus(r0, h1, h2, {0, 1})), 0);
+}
+
 TEST(CpuLoadTest, UnreadableOrMissingCountsAsNoSpin) {
   EXPECT_EQ(spin_count_for(-1), 0);  // /proc/stat could not be read: sleep at once, the safe side
   const auto before = parse_proc_stat("cpu0 0 0 0 0 0 0 0 0\n");
@@ -68,6 +82,9 @@ TEST(CpuLoadTest, ThisMachineHasAllowedCpusAndAReading) {
   const double busy = sample_busy_cpus(0.02);
   EXPECT_GE(busy, 0.0);
   EXPECT_LE(busy, double(allowed_cpus().size()));
+  const double persistent = sample_persistent_busy_cpus(0.02);
+  EXPECT_GE(persistent, 0.0);
+  EXPECT_LE(persistent, double(allowed_cpus().size()));
 }
 
 }  // namespace
