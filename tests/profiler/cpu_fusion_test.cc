@@ -567,6 +567,31 @@ TEST(CpuFusion, MatMulAndConvSiluOnEitherPathMatchTheDoubleReference) {
   at::set_num_threads(threads_before);
 }
 
+// GlobalAveragePool on the executor's own loop: of a Conv group's channels-last
+// output and of an NCHW graph input, at 1 and 2 threads, planes longer than one
+// summing block (713 positions) and a channel count that is no multiple of 16.
+TEST(CpuFusion, GlobalAveragePoolOfChannelsLastAndNchwMatchesTheDoubleMean) {
+  const int threads_before = at::get_num_threads();
+  const at::Tensor xv = randn({2, 5, 23, 31}, 101) * 2, wv = randn({37, 5, 3, 3}, 102, 0.3), bv = randn({37}, 103);
+  IrModel m;
+  const int x = m.input("x", {2, 5, 23, 31});
+  const int conv = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1,
+                          conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+  m.output(m.node("GlobalAveragePool", {conv})[0]);
+  const at::Tensor ref = conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).mean({2, 3}, true);
+  IrModel direct;
+  const int d = direct.input("d", {2, 37, 23, 31});
+  direct.output(direct.node("GlobalAveragePool", {d})[0]);
+  const at::Tensor dv = randn({2, 37, 23, 31}, 104) + 3;  // a mean far from 0
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    const std::string t = ", threads " + std::to_string(threads);
+    expect_close(run(m.model, {xv}, true), ref, ("after a Conv group (channels-last)" + t).c_str());
+    expect_close(run(direct.model, {dv}, true), dv.to(at::kDouble).mean({2, 3}, true), ("NCHW input" + t).c_str());
+  }
+  at::set_num_threads(threads_before);
+}
+
 // Gemm with transB, alpha and beta, a C of N values, then a residual Add of
 // an earlier tensor and a Relu; and a batch-1 row (the classifier head's GEMV).
 TEST(CpuFusion, GemmTransBAlphaBetaResidualReluMatchesTheDoubleReference) {
