@@ -70,10 +70,11 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
       for (const auto& o : graph.node(i + kPrefetchAhead).output()) producer.prefetch(o);
     for (const auto& o : graph.node(i).output()) {
       if (o.empty()) continue;
+      const uint32_t h = Producers::hash_of(o);  // one hash for both tables
       // A subgraph may reuse an enclosing graph's name; not its own input's.
-      if (defined.contains(o) && !(outer && outer->contains(o)))
+      if (defined.contains(o, h) && !(outer && outer->contains(o)))
         node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
-      auto [first, inserted] = producer.try_emplace(o, i);
+      auto [first, inserted] = producer.try_emplace(o, h, i);
       if (!inserted)
         node_error(graph.node(i), i, "output '" + o + "' is also produced by node '" +
                                          node_label(graph.node(*first), *first) + "'");

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analyzer/loader/load_stages.hpp"
+#include "analyzer/loader/name_map.hpp"
 #include "modelstat/error.hpp"
 
 namespace modelstat::loader {
@@ -218,12 +219,14 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
   // domain modelstat has no records for, admitted by --allow-custom-domains)
   // are kept, their symbolic dims bound as the inputs' are, so that shapes
   // flow past such nodes; every other declared shape is recomputed.
-  std::set<std::string> declared, uninferable;
-  for (const auto& vi : g.value_info()) declared.insert(vi.name());
-  for (const auto& vi : g.output()) declared.insert(vi.name());
+  // Hashed, by view into the graph's strings: every node output is looked up.
+  NameMap<bool> declared(size_t(g.value_info_size() + g.output_size()));
+  for (const auto& vi : g.value_info()) declared.try_emplace(vi.name(), true);
+  for (const auto& vi : g.output()) declared.try_emplace(vi.name(), true);
+  std::set<std::string> uninferable;
   for (const auto& node : g.node()) {
     bool writes_declared = false;  // only those outputs' declared shapes could be kept
-    for (const auto& out : node.output()) writes_declared = writes_declared || declared.count(out);
+    for (const auto& out : node.output()) writes_declared = writes_declared || declared.contains(out);
     if (writes_declared && !has_inference(node))
       for (const auto& out : node.output()) uninferable.insert(out);
   }

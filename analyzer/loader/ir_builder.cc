@@ -395,13 +395,15 @@ void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std
 
 }  // namespace
 
-Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer) {
+Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer,
+                  const InferredTypes* inferred) {
   if (depth > kMaxGraphDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
   g.name = gp.name();
   size_t node_outputs = 0;
   for (const auto& np : gp.node()) node_outputs += size_t(np.output_size());
   g.tensors.reserve(size_t(gp.initializer_size() + gp.input_size()) + node_outputs);
+  const size_t n_inferred = inferred ? inferred->size() : 0;
   // By view into the proto's strings, which outlive the build.
   NameMap<int> index(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
   auto add = [&](const std::string& name) -> Tensor& {
@@ -451,15 +453,23 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     g.inputs.push_back(index[in.name()]);
   }
   // Inferred (and declared) types of intermediate values and outputs: the
-  // tensors are created here, their producers fill in the rest below.
+  // tensors are created here, their producers fill in the rest below. The
+  // graph's own value_info first, then what inference kept beside it (in the
+  // order it would have appended them to value_info).
+  auto declare = [&](const std::string& name, const onnx::TypeProto& type) {
+    auto [id, inserted] = index.try_emplace(name, int(g.tensors.size()));
+    if (!inserted) return;
+    g.tensors.emplace_back();
+    g.tensors.back().name = name;
+    type_into(type, g.tensors.back());
+  };
   for (int k = 0; k < gp.value_info_size(); ++k) {
     if (k + kPrefetchAhead < gp.value_info_size()) index.prefetch(gp.value_info(k + kPrefetchAhead).name());
-    const auto& vi = gp.value_info(k);
-    auto [id, inserted] = index.try_emplace(vi.name(), int(g.tensors.size()));
-    if (!inserted) continue;
-    g.tensors.emplace_back();
-    g.tensors.back().name = vi.name();
-    type_into(vi.type(), g.tensors.back());
+    declare(gp.value_info(k).name(), gp.value_info(k).type());
+  }
+  for (size_t k = 0; k < n_inferred; ++k) {
+    if (k + kPrefetchAhead < n_inferred) index.prefetch(*(*inferred)[k + kPrefetchAhead].name);
+    declare(*(*inferred)[k].name, *(*inferred)[k].type);
   }
   for (const auto& vi : gp.output()) {
     const int* id = index.find(vi.name());
@@ -484,8 +494,8 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   const ScopeValues* outer_values = outer ? outer->values : nullptr;
   const ScopeValues* scope_values = outer_values;
   for (const auto& np : gp.node())
-    if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop" || np.op_type() == "Scan")) {
-      values = evaluate_const_values(gp, outer_values, &known);
+    if (const std::string_view op = np.op_type(); np.domain().empty() && (op == "If" || op == "Loop" || op == "Scan")) {
+      values = evaluate_const_values(gp, outer_values, &known, inferred);
       scope_values = &known;
       break;
     }
@@ -500,10 +510,12 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     }
     Node node;
     node.name = node_label(np, i);
-    if (np.domain().empty() && (np.op_type() == "If" || np.op_type() == "Loop"))
+    // As string_views: a length check first, inline (a 100k-node graph makes these tests 100k times).
+    if (const std::string_view op = np.op_type(); np.domain().empty() && (op == "If" || op == "Loop"))
       decide_control_flow(np, values, policy, node);
     node.op_type = np.op_type();
     node.domain = normalize_domain(np.domain());
+    const bool is_constant = node.domain.empty() && std::string_view(node.op_type) == "Constant";
     node.inputs.reserve(size_t(np.input_size()));
     node.outputs.reserve(size_t(np.output_size()));
     for (const auto& in : np.input()) {
@@ -513,7 +525,11 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       }
       const int id = find_or_import(in);
       node.inputs.push_back(id);
-      g.tensors[size_t(id)].consumers.push_back(i);
+      std::vector<int>& consumers = g.tensors[size_t(id)].consumers;
+      // Room for 4 at the first: malloc's smallest block holds 6 ints anyway,
+      // and a tensor read twice (a skip connection) then grows no more.
+      if (consumers.empty()) consumers.reserve(4);
+      consumers.push_back(i);
     }
     if (np.attribute_size()) {
       const Scope scope{&index, &g, outer, scope_values};
@@ -538,11 +554,11 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       }
       Tensor& t = g.tensors[size_t(*id)];
       t.producer = i;
-      t.role = node.op_type == "Constant" && node.domain.empty() ? TensorRole::Constant : TensorRole::Activation;
+      t.role = is_constant ? TensorRole::Constant : TensorRole::Activation;
       node.outputs.push_back(*id);
     }
     // A Constant's tensor: dtype, shape and data location come from its attribute.
-    if (node.op_type == "Constant" && node.domain.empty() && np.output_size() == 1) {
+    if (is_constant && np.output_size() == 1) {
       Tensor& t = g.tensors[size_t(node.outputs[0])];
       for (const auto& a : np.attribute()) {
         if (a.name() == "value" && a.has_t()) {

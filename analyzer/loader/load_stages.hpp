@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/loader/onnx_ir.hpp"
 #include "modelstat/analysis.hpp"
 
 namespace modelstat::loader {
@@ -44,9 +45,11 @@ const onnx::ISchemaRegistry* guarded_registry();
 
 // Shape inference and constant folding in one pass (shape_inference.cc).
 // Node errors become notices; the first node left unsized and why goes to
-// unknown_shape_cause (Model::unknown_shape_cause).
+// unknown_shape_cause (Model::unknown_shape_cause). With `inferred`, the types
+// of top-level values without a value_info entry go there (onnx_ir.hpp), not
+// into new value_info entries.
 void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices,
-                  std::string& unknown_shape_cause);
+                  std::string& unknown_shape_cause, InferredTypes* inferred = nullptr);
 
 // A tensor type whose every dim has a value.
 bool fully_known(const onnx::TypeProto& type);

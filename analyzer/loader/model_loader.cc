@@ -134,7 +134,8 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
       return guarded_registry()->GetSchema(n.op_type(), version, domain) != nullptr;
     });
     timer.lap("bind inputs");
-    infer_shapes(proto, options, model.notices, model.unknown_shape_cause);
+    InferredTypes inferred;
+    infer_shapes(proto, options, model.notices, model.unknown_shape_cause, &inferred);
     timer.lap("shape inference + folding");
 
     ExternalDataPolicy policy;
@@ -145,7 +146,7 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
     policy.trip_counts = &options.trip_counts;
     policy.observed_branches = &options.observed_branches;
     policy.observed_trip_counts = &options.observed_trip_counts;
-    model.graph = build_graph(proto.graph(), policy, 0);
+    model.graph = build_graph(proto.graph(), policy, 0, nullptr, &inferred);
     for (const auto& [name, then] : options.branches)
       if (!policy.control_names_used.count(name))
         model.notices.push_back("--branch " + name + " matches no If node");

@@ -53,6 +53,18 @@ void check_and_order_graph(onnx::GraphProto& graph);
 // when it has none.
 std::string node_label(const onnx::NodeProto& n, int index);
 
+// A type shape inference gave a top-level value that had no value_info entry
+// (infer_shapes, in the order it gave them). The IR builder reads these after
+// the graph's own value_info, as it would read entries appended to it; kept
+// beside the graph instead, they cost no ValueInfoProto and no copy of the
+// name (a 100,000-node graph had 100,000 of each, built only to be read back).
+// Both point into the parsed model (its arena), which outlives the list.
+struct InferredType {
+  const std::string* name;
+  const onnx::TypeProto* type;
+};
+using InferredTypes = std::vector<InferredType>;
+
 // The enclosing scopes of a subgraph, innermost first.
 struct ScopeValues;  // analyzer/loader/shape_values.hpp
 
@@ -70,7 +82,9 @@ struct Scope {
 // validates external-data locations (never reads them). A subgraph's reads of
 // enclosing-scope tensors get their dtype and shape, and the node that owns
 // the subgraph is recorded as a consumer of them (they must live until it runs).
-Graph build_graph(const onnx::GraphProto& graph, ExternalDataPolicy& policy, int depth, const Scope* outer = nullptr);
+// `inferred`: the graph's types infer_shapes kept beside it (top level only).
+Graph build_graph(const onnx::GraphProto& graph, ExternalDataPolicy& policy, int depth, const Scope* outer = nullptr,
+                  const InferredTypes* inferred = nullptr);
 
 // Dims of a TensorShapeProto as modelstat dims.
 Shape shape_from_proto(const onnx::TensorShapeProto& shape);

@@ -87,6 +87,9 @@ struct ContextScratch {
   std::vector<const onnx::TensorProto*> data;
   std::vector<const onnx::TensorShapeProto*> symbolic;
   std::vector<onnx::TypeProto*> outputs;
+  // Data propagation's output types: empty, as ONNX's propagation context
+  // has them; grown to the most outputs a node has, never written.
+  std::vector<onnx::TypeProto> empty_outputs;
 };
 
 // ONNX's InferenceContext over one node, reading types, data and
@@ -130,22 +133,27 @@ class NodeContext final : public onnx::InferenceContext {
 // does not carry).
 class PropagationContext final : public onnx::DataPropagationContext {
  public:
-  PropagationContext(onnx::NodeProto& node, GraphRun& graph);
+  // `inputs`: the node's input types, as its NodeContext read them.
+  PropagationContext(onnx::NodeProto& node, GraphRun& graph, const std::vector<const onnx::TypeProto*>& inputs,
+                     std::vector<onnx::TypeProto>& empty_outputs);
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     return shape_math::find_attr(node_, name.c_str());
   }
   size_t getNumInputs() const override { return size_t(node_.input_size()); }
   const onnx::TypeProto* getInputType(size_t i) const override { return inputs_.at(i); }
-  size_t getNumOutputs() const override { return outputs_.size(); }
-  const onnx::TypeProto* getOutputType(size_t i) const override { return &outputs_.at(i); }
+  size_t getNumOutputs() const override { return size_t(node_.output_size()); }
+  const onnx::TypeProto* getOutputType(size_t i) const override {
+    if (i >= getNumOutputs()) throw std::out_of_range("output index");  // as ONNX's vector::at
+    return &outputs_[i];
+  }
   const onnx::TensorShapeProto* getInputData(size_t i) override;
   void addOutputData(size_t i, onnx::TensorShapeProto&& tsp) override;
 
  private:
   onnx::NodeProto& node_;
   GraphRun& graph_;
-  std::vector<const onnx::TypeProto*> inputs_;
-  std::vector<onnx::TypeProto> outputs_;  // empty, as ONNX's propagation context has them
+  const std::vector<const onnx::TypeProto*>& inputs_;
+  const std::vector<onnx::TypeProto>& outputs_;
 };
 
 class GraphRun {
@@ -168,29 +176,35 @@ class GraphRun {
   // graph (an inferred type that contradicts a declared one).
   void run();
 
-  onnx::TypeProto* type_of(std::string_view name) const {
+  onnx::TypeProto* type_of(std::string_view name) const { return type_of(name, NameMap<int>::hash_of(name)); }
+  const onnx::TensorProto* data_of(std::string_view name) const { return data_of(name, NameMap<int>::hash_of(name)); }
+  // With the name's NameMap hash computed already.
+  onnx::TypeProto* type_of(std::string_view name, uint32_t hash) const {
     for (const GraphRun* s = this; s; s = s->outer_)
-      if (onnx::TypeProto* const* t = s->types_.find(name)) return *t;
+      if (onnx::TypeProto* const* t = s->types_.find(name, hash)) return *t;
     return nullptr;
   }
-  const onnx::TensorProto* data_of(std::string_view name) const {
+  const onnx::TensorProto* data_of(std::string_view name, uint32_t hash) const {
     for (const GraphRun* s = this; s; s = s->outer_)
-      if (const onnx::TensorProto* const* d = s->data_.find(name)) return *d;
+      if (const onnx::TensorProto* const* d = s->data_.find(name, hash)) return *d;
     return nullptr;
   }
   ModelState& model() { return model_; }
   bool top_level() const { return top_level_; }
+  // New entries go to `inferred` instead of the graph's value_info (onnx_ir.hpp).
+  void keep_types_in(InferredTypes* inferred) { inferred_ = inferred; }
 
   FoldContext fold;
   std::vector<std::string> errors;  // ONNX's node error lines (top level only)
   int64_t unsized_outputs = 0;      // node outputs left without a full tensor shape
 
  private:
-  void process(onnx::NodeProto& n);
+  void process(onnx::NodeProto& n, const ModelState::Op& op);
   void update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
   void take_folded(const onnx::NodeProto& n);
   void take_selected_branch(const onnx::NodeProto& n);
   void take_observed_shapes(const onnx::NodeProto& n);
+  onnx::TypeProto* add_entry(const std::string& name);
 
   onnx::GraphProto& g_;
   ModelState& model_;
@@ -203,6 +217,7 @@ class GraphRun {
   std::list<onnx::TypeProto> initializer_types_;
   std::deque<onnx::TensorProto> folded_;  // data_ of folded values points here
   ContextScratch scratch_;
+  InferredTypes* inferred_ = nullptr;
 };
 
 // A subgraph (If branch, Loop/Scan body) inferred when its node's inference
@@ -279,8 +294,9 @@ NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch&
     }
   }
   for (const auto& in : node.input()) {
-    inputs_.push_back(in.empty() ? nullptr : graph.type_of(in));
-    const onnx::TensorProto* data = in.empty() ? nullptr : graph.data_of(in);
+    const uint32_t hash = NameMap<int>::hash_of(in);
+    inputs_.push_back(in.empty() ? nullptr : graph.type_of(in, hash));
+    const onnx::TensorProto* data = in.empty() ? nullptr : graph.data_of(in, hash);
     data_.push_back(data);
     const onnx::TensorShapeProto* propagated = nullptr;
     if (!data && !in.empty() && !symbolic.empty())
@@ -299,9 +315,11 @@ onnx::GraphInferencer* NodeContext::getGraphAttributeInferencer(const std::strin
   fail_type_inference("Attribute ", name, " does not contain a graph.");
 }
 
-PropagationContext::PropagationContext(onnx::NodeProto& node, GraphRun& graph)
-    : node_(node), graph_(graph), outputs_(size_t(node.output_size())) {
-  for (const auto& in : node.input()) inputs_.push_back(in.empty() ? nullptr : graph.type_of(in));
+PropagationContext::PropagationContext(onnx::NodeProto& node, GraphRun& graph,
+                                       const std::vector<const onnx::TypeProto*>& inputs,
+                                       std::vector<onnx::TypeProto>& empty_outputs)
+    : node_(node), graph_(graph), inputs_(inputs), outputs_(empty_outputs) {
+  if (empty_outputs.size() < size_t(node.output_size())) empty_outputs.resize(size_t(node.output_size()));
 }
 
 // ONNX's rule: a value propagated earlier, else a 0-D or 1-D int64/int32
@@ -309,7 +327,8 @@ PropagationContext::PropagationContext(onnx::NodeProto& node, GraphRun& graph)
 const onnx::TensorShapeProto* PropagationContext::getInputData(size_t i) {
   const std::string& name = node_.input(int(i));  // throws out_of_range as ONNX's .at() does
   auto& symbolic = graph_.model().symbolic;
-  if (auto it = symbolic.find(name); it != symbolic.end()) return &it->second;
+  if (!symbolic.empty())
+    if (auto it = symbolic.find(name); it != symbolic.end()) return &it->second;
   const onnx::TensorProto* data = name.empty() ? nullptr : graph_.data_of(name);
   if (!data || data->dims_size() > 1) return nullptr;
   if (data->data_type() != onnx::TensorProto::INT64 && data->data_type() != onnx::TensorProto::INT32) return nullptr;
@@ -356,8 +375,12 @@ void GraphRun::run() {
     }
     if (Opt v = shape_math::read_tensor(t)) fold.values[t.name()] = std::move(*v);
   }
+  // Each node's op, resolved once (two hashed lookups a node).
+  std::vector<const ModelState::Op*> ops;
+  ops.reserve(size_t(g_.node_size()));
   for (const auto& n : g_.node()) {
-    if (model_.op(n).experimental) {
+    ops.push_back(&model_.op(n));
+    if (ops.back()->experimental) {
       has_experimental_op_ = true;
     } else if (n.op_type() == "Constant" && n.output_size() == 1) {
       for (const auto& a : n.attribute())
@@ -371,12 +394,11 @@ void GraphRun::run() {
       for (const auto& in : ahead.input()) types_.prefetch(in);
       for (const auto& out : ahead.output()) types_.prefetch(out);
     }
-    process(*g_.mutable_node(i));
+    process(*g_.mutable_node(i), *ops[size_t(i)]);
   }
 }
 
-void GraphRun::process(onnx::NodeProto& n) {
-  const ModelState::Op& op = model_.op(n);
+void GraphRun::process(onnx::NodeProto& n, const ModelState::Op& op) {
   if (!op.imported) {
     fail_type_inference("Cannot infer type and shape for node name ", n.name(), ". No opset import for domain",
                         n.domain(), " optype ", n.op_type());
@@ -420,7 +442,7 @@ void GraphRun::process(onnx::NodeProto& n) {
     // after it went unsized in LayerNormalization's expanded function.)
     if (top_level_ && schema && schema->has_data_propagation_function()) {
       try {
-        PropagationContext propagation(n, *this);
+        PropagationContext propagation(n, *this, scratch_.inputs, scratch_.empty_outputs);
         schema->GetDataPropagationFunction()(propagation);
       } catch (const std::runtime_error&) {
       }
@@ -446,17 +468,24 @@ void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, g
   // One probe for the lookup and the insertion. A null entry reads as no
   // entry (type_of), and no entry was all there was before, should the merge
   // below throw: a name that is new here is in no enclosing graph either.
-  onnx::TypeProto** entry = types_.try_emplace(name, nullptr).first;
+  const uint32_t hash = NameMap<int>::hash_of(name);
+  onnx::TypeProto** entry = types_.try_emplace(name, hash, nullptr).first;
   onnx::TypeProto* existing = nullptr;
   if (*entry) {
     existing = *entry;
-  } else if (outer_ && (existing = outer_->type_of(name))) {
+  } else if (outer_ && (existing = outer_->type_of(name, hash))) {
     // A subgraph's output named as an enclosing graph's value (ONNX merges into it too).
     *entry = existing;
   } else {
+    if (undefined_.size())
+      if (onnx::TypeProto** u = undefined_.find(name, hash)) **u = *inferred;
+    if (inferred_ && arena && arena == g_.GetArena()) {
+      inferred_->push_back({&name, inferred});
+      *entry = inferred;
+      return;
+    }
     auto* vi = g_.add_value_info();
     vi->set_name(name);
-    if (onnx::TypeProto** u = undefined_.find(name)) **u = *inferred;
     if (arena && arena == vi->GetArena()) {
       vi->unsafe_arena_set_allocated_type(inferred);
       *entry = inferred;
@@ -466,6 +495,19 @@ void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, g
   }
   mergeShapesAndTypes(*inferred, existing);
   *entry = existing;
+}
+
+// A new, empty type for `name` (a node output of this graph): kept in
+// inferred_ where the graph has one, else a new value_info entry.
+onnx::TypeProto* GraphRun::add_entry(const std::string& name) {
+  if (inferred_ && g_.GetArena()) {
+    auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(g_.GetArena());
+    inferred_->push_back({&name, type});
+    return type;
+  }
+  auto* vi = g_.add_value_info();
+  vi->set_name(name);
+  return vi->mutable_type();
 }
 
 // The node's outputs as folded values, readable as data by later nodes.
@@ -513,9 +555,7 @@ void GraphRun::take_selected_branch(const onnx::NodeProto& n) {
     onnx::TypeProto* current = type_of(out);
     if (current && fully_known(*current)) continue;
     if (!current) {
-      auto* vi = g_.add_value_info();
-      vi->set_name(out);
-      current = vi->mutable_type();
+      current = add_entry(out);
       types_[out] = current;
     }
     *current = *found;
@@ -543,9 +583,7 @@ void GraphRun::take_observed_shapes(const onnx::NodeProto& n) {
       if (!agree) continue;
     }
     if (!current) {
-      auto* vi = g_.add_value_info();
-      vi->set_name(out);
-      current = vi->mutable_type();
+      current = add_entry(out);
       types_[out] = current;
     }
     auto* shape = current->mutable_tensor_type()->mutable_shape();
@@ -564,12 +602,19 @@ bool fully_known(const onnx::TypeProto& type) {
 }
 
 void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices,
-                  std::string& unknown_shape_cause) {
+                  std::string& unknown_shape_cause, InferredTypes* inferred) {
   ModelState model(options);
   for (const auto& o : m.opset_import()) model.opsets[o.domain()] = int(o.version());
   for (const auto& f : m.functions()) model.functions.emplace(f.domain() + ":" + f.name(), &f);
   model.ir_version = int(m.ir_version());
   GraphRun graph(*m.mutable_graph(), model, nullptr, true, int(m.ir_version()));
+  if (inferred) {
+    inferred->clear();
+    size_t outputs = 0;
+    for (const auto& n : m.graph().node()) outputs += size_t(n.output_size());
+    inferred->reserve(outputs);
+    graph.keep_types_in(inferred);
+  }
   std::string stopped;
   try {
     graph.run();

@@ -455,7 +455,8 @@ void fold_node(FoldContext& c, const onnx::NodeProto& n) noexcept {
 
 std::unordered_map<std::string, ConstValue> evaluate_const_values(const onnx::GraphProto& graph,
                                                                   const ScopeValues* outer,
-                                                                  ScopeValues* scope) noexcept {
+                                                                  ScopeValues* scope,
+                                                                  const InferredTypes* inferred) noexcept {
   FoldContext ev;
   try {
     if (outer) {
@@ -471,12 +472,18 @@ std::unordered_map<std::string, ConstValue> evaluate_const_values(const onnx::Gr
       for (const auto& node : graph.node())
         for (const auto& o : node.output()) shadow(o);
     }
+    auto note_type = [&](const std::string& name, const onnx::TypeProto& type) {
+      if (auto d = known_dims(type)) ev.shapes[name] = std::move(*d);
+    };
     auto note = [&](const onnx::ValueInfoProto& vi) {
       if (vi.name().empty() || !vi.has_type()) return;
-      if (auto d = known_dims(vi.type())) ev.shapes[vi.name()] = std::move(*d);
+      note_type(vi.name(), vi.type());
     };
     for (const auto& vi : graph.input()) note(vi);
     for (const auto& vi : graph.value_info()) note(vi);
+    if (inferred)
+      for (const auto& e : *inferred)
+        if (!e.name->empty()) note_type(*e.name, *e.type);
     for (const auto& vi : graph.output()) note(vi);
     for (const auto& t : graph.initializer()) {
       if (t.name().empty()) continue;

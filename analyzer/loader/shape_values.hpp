@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/loader/onnx_ir.hpp"
+
 namespace modelstat::loader {
 
 // A constant tensor's values. Integer and bool types hold their values;
@@ -65,13 +67,15 @@ onnx::TensorProto to_tensor_proto(const ConstValue& v, const std::string& name);
 // by name: `outer` gives what is known there (shapes and values), seeded
 // before the subgraph's own entries, which shadow it. When `scope` is given,
 // it receives everything known at the end of this graph (outer included): the
-// `outer` of this graph's own subgraphs.
+// `outer` of this graph's own subgraphs. `inferred`: the types infer_shapes
+// kept beside the graph (onnx_ir.hpp), read after its value_info.
 struct ScopeValues {
   std::unordered_map<std::string, std::vector<int64_t>> shapes;
   std::unordered_map<std::string, ConstValue> values;
 };
 std::unordered_map<std::string, ConstValue> evaluate_const_values(const onnx::GraphProto& graph,
                                                                   const ScopeValues* outer = nullptr,
-                                                                  ScopeValues* scope = nullptr) noexcept;
+                                                                  ScopeValues* scope = nullptr,
+                                                                  const InferredTypes* inferred = nullptr) noexcept;
 
 }  // namespace modelstat::loader
