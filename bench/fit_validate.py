@@ -30,6 +30,17 @@ With --device cuda both sides run on the GPU (tools/gpu_check.sh fit does that);
 Sample models come from sample_models/; torchvision names are exported with
 tests/e2e/export_torchvision.py (random weights, 1x3x224x224).
 
+--wide runs the latency forecast alone (no training step, no memory pass) over
+the wide set below (issue 33: sample models, torchvision CNNs and transformers,
+npm-shipped models, QDQ int8 and float16 models; --models picks from it), at
+--batch, and adds the accuracy summary: MdAPE, MAPE, share within +-10% and
++-5%, Spearman rank correlation of the forecast with the measurement and of
+FLOPs alone with it (the baseline ranking). --lock FILE takes the bench lock
+around each profile (run the script pinned: `taskset -c 1`; children inherit
+it). A model whose file is missing is skipped and said so. None of these
+models set any price: `modelstat device` measures op classes on synthetic
+shapes (docs/ceilings.md).
+
 Prints one row per model with the signed relative error (predicted/measured - 1)
 of each of the four figures and the median absolute error per figure, and with
 --md writes the same as a Markdown table. Run on a quiet machine: latency is a
@@ -38,6 +49,7 @@ measurement.
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -49,6 +61,61 @@ SAMPLES = ["tiny_cnn", "custom_model", "tiny_bert", "tiny_gpt2", "tiny_yolo"]
 # Dims the sample models leave symbolic besides the batch (bound the same for fit and profile).
 MODEL_FLAGS = {"tiny_bert": ["--dim", "seq=32"], "tiny_gpt2": ["--dim", "seq=32"]}
 
+# The wide set (--wide). torchvision:NAME is exported by tests/e2e/export_torchvision.py,
+# qdq:NAME by bench/make_qdq_model.py, into --workdir; the npm models are where
+# bench/wild_models.py fetches them.
+B14 = "/tmp/b14"
+WILD = "/tmp/wild-inputs"
+
+
+def sample(name, *flags):
+    return (os.path.join(ROOT, "sample_models", name + ".onnx"), list(flags))
+
+
+def wild(rel, *inputs):
+    return (os.path.join(WILD, rel), [a for spec in inputs for a in ("--input", spec)])
+
+
+# name -> (path, "torchvision:NAME" or "qdq:TORCHVISION_NAME", flags)
+MODELS = {
+    "tiny_cnn": sample("tiny_cnn"),
+    "tiny_bert": sample("tiny_bert", "--dim", "seq=32"),
+    "custom_model": sample("custom_model"),
+    "tiny_yolo": sample("tiny_yolo"),
+    "resnet18": ("torchvision:resnet18", []),
+    "resnet34": ("torchvision:resnet34", []),
+    "resnet50": (os.path.join(B14, "resnet50.onnx"), []),
+    "resnext50_32x4d": (os.path.join(B14, "resnext50_32x4d.onnx"), []),
+    "mobilenet_v2": (os.path.join(B14, "mobilenet_v2.onnx"), []),
+    "mobilenet_v3_large": ("torchvision:mobilenet_v3_large", []),
+    "mobilenet_v3_small": ("torchvision:mobilenet_v3_small", []),
+    "efficientnet_b0": (os.path.join(B14, "efficientnet_b0.onnx"), []),
+    "mnasnet1_0": (os.path.join(B14, "mnasnet1_0.onnx"), []),
+    "shufflenet_v2_x1_0": (os.path.join(B14, "shufflenet_v2_x1_0.onnx"), []),
+    "regnet_y_800mf": (os.path.join(B14, "regnet_y_800mf.onnx"), []),
+    "regnet_x_400mf": ("torchvision:regnet_x_400mf", []),
+    "densenet121": (os.path.join(B14, "densenet121.onnx"), []),
+    "squeezenet1_1": ("torchvision:squeezenet1_1", []),
+    "googlenet": ("torchvision:googlenet", []),
+    "alexnet": ("torchvision:alexnet", []),
+    "convnext_tiny": (os.path.join(B14, "convnext_tiny.onnx"), []),
+    "vit_b_16": (os.path.join(B14, "vit_b_16.onnx"), []),
+    "bert_encoder": (os.path.join(B14, "bert_encoder.onnx"), ["--dim", "seq=128"]),
+    "ppocr_cls": wild("gutenye/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx", "x:1x3x48x192"),
+    "ppocrv4_rec": wild("gutenye/package/assets/ch_PP-OCRv4_rec_infer.onnx", "x:1x3x48x320"),
+    "ultraface_rfb320": wild("faceplugin/package/model/fr_detect.onnx", "input:1x3x240x320"),
+    "mobilefacenet": wild("faceplugin/package/model/fr_feature.onnx", "input:1x3x112x112"),
+    "face_liveness": wild("faceplugin/package/model/fr_liveness.onnx", "input:1x3x128x128"),
+    "blazeface_128": wild("blazeface/package/ONNX/face_detection_front_128x128_barracuda.onnx", "input:0:1x128x128x3"),
+    "mlsd_320_tiny": wild("mlsd/package/ONNX/mlsd_320x320_tiny.onnx", "input_image_with_alpha:0:1x320x320x4"),
+    "oww_embedding": wild("oww/package/models/embedding_model.onnx", "input_1:1x76x32x1"),
+    "isnet_int8": wild("imgly/small.onnx", "input:1x3x1024x1024"),
+    "isnet_fp16": wild("imgly/medium.onnx", "input:1x3x1024x1024"),
+    "qdq_resnet18": ("qdq:resnet18", []),
+    "qdq_mobilenet_v2": ("qdq:mobilenet_v2", []),
+}
+WIDE_SET = list(MODELS)
+
 
 def model_path(name, workdir):
     if name in SAMPLES:
@@ -58,6 +125,18 @@ def model_path(name, workdir):
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "e2e", "export_torchvision.py"), name, out],
                        check=True, stdout=subprocess.DEVNULL)
     return out
+
+
+def resolve_wide(name, workdir):
+    path, flags = MODELS[name]
+    if path.startswith("torchvision:") or path.startswith("qdq:"):
+        kind, tv = path.split(":", 1)
+        path = os.path.join(workdir, (tv if kind == "torchvision" else name) + ".onnx")
+        if not os.path.exists(path):
+            script = (os.path.join(ROOT, "tests", "e2e", "export_torchvision.py") if kind == "torchvision"
+                      else os.path.join(HERE, "make_qdq_model.py"))
+            subprocess.run([sys.executable, script, tv, path], check=True, stdout=subprocess.DEVNULL)
+    return path, flags
 
 
 def run_json(cmd, ok_codes=(0, 3)):
@@ -77,6 +156,31 @@ def pct(x):
     return "-" if x is None else f"{100 * x:+.1f}%"
 
 
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2.0 + 1
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    if len(a) < 3:
+        return None
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
+    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
+    return cov / (va * vb) if va and vb else None
+
+
 def human_bytes(n):
     return "-" if n is None else f"{n / 2**20:.1f} MiB"
 
@@ -85,6 +189,79 @@ def human_s(s):
     if s is None:
         return "-"
     return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} us"
+
+
+def summary(rows):
+    errs = [abs(r["err"]) for r in rows]
+    n = len(rows)
+    return {
+        "models": n,
+        "mape": statistics.mean(errs) if errs else None,
+        "mdape": statistics.median(errs) if errs else None,
+        "within_10": sum(e <= 0.10 for e in errs) / n if n else None,
+        "within_5": sum(e <= 0.05 for e in errs) / n if n else None,
+        "spearman_forecast": spearman([r["forecast_s"] for r in rows], [r["measured_s"] for r in rows]),
+        "spearman_flops": spearman([r["flops"] for r in rows], [r["measured_s"] for r in rows]),
+    }
+
+
+def write_outputs(args, md_lines, record):
+    """--md gets the table lines (when any), --json the record."""
+    if args.md and md_lines is not None:
+        with open(args.md, "w") as f:
+            f.write("\n".join(md_lines) + "\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(record, f, indent=1)
+
+
+def wide(args):
+    rows, skipped = [], []
+    for name in args.models:
+        try:
+            path, flags = resolve_wide(name, args.workdir)
+        except Exception as e:  # noqa: BLE001 - a model that cannot be built is reported, not fatal
+            skipped.append((name, f"not built: {e}"))
+            continue
+        if not os.path.exists(path):
+            skipped.append((name, f"missing {path}"))
+            continue
+        bind = flags + ["--default-batch", str(args.batch)]
+        lock = ["flock", args.lock] if args.lock else []
+        try:
+            fit = run_json([args.modelstat, "fit", path, *bind, "-f", "json"])
+            analysis = run_json([args.modelstat, path, *bind, "-f", "json"])
+            medians = [run_json(lock + [args.modelstat, "profile", path, *bind, "--threads", str(args.threads),
+                                        "--no-layers", "--min-time", args.min_time, "-f", "json"],
+                                ok_codes=(0,))["whole"]["median_s"] for _ in range(args.repeats)]
+        except Exception as e:  # noqa: BLE001
+            skipped.append((name, str(e).splitlines()[0][:300]))
+            print(f"{name:22s} skipped: {skipped[-1][1]}", flush=True)
+            continue
+        row = {"model": name, "forecast_s": fit["latency"]["total_seconds"], "measured_s": statistics.median(medians),
+               "runs_s": medians, "flops": analysis["totals"]["flops"]}
+        row["err"] = row["forecast_s"] / row["measured_s"] - 1
+        rows.append(row)
+        print(f"{name:22s} forecast {human_s(row['forecast_s']):>9s} measured {human_s(row['measured_s']):>9s} "
+              f"{100 * row['err']:+6.1f}%", flush=True)
+    s = summary(rows)
+    print(json.dumps(s, indent=1))
+    for name, why in skipped:
+        print(f"skipped {name}: {why}")
+    if args.md:
+        lines = ["| model | forecast | measured | error |", "| :--- | ---: | ---: | ---: |"]
+        for r in rows:
+            lines.append(f"| {r['model']} | {human_s(r['forecast_s'])} | {human_s(r['measured_s'])} | "
+                         f"{100 * r['err']:+.1f}% |")
+        pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+        num = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        lines.append("")
+        lines.append(f"{s['models']} models, {args.threads} thread(s), batch {args.batch}: MdAPE {pct(s['mdape'])}, "
+                     f"MAPE {pct(s['mape'])}, within +-10% {pct(s['within_10'])}, within +-5% {pct(s['within_5'])}, "
+                     f"Spearman forecast {num(s['spearman_forecast'])}, FLOPs alone {num(s['spearman_flops'])}")
+    record = {"rows": rows, "summary": s, "skipped": skipped, "threads": args.threads, "batch": args.batch}
+    write_outputs(args, lines if args.md else None, record)
+    return 0
 
 
 def main():
@@ -106,8 +283,16 @@ def main():
                     help="also time PyTorch's own training step of the torchvision models (not metered)")
     ap.add_argument("--md", help="write the error table as Markdown to this file")
     ap.add_argument("--json", help="write every predicted and measured figure to this file")
+    ap.add_argument("--wide", action="store_true",
+                    help="latency only, over the wide set (or --models from it), with the accuracy summary")
+    ap.add_argument("--batch", type=int, default=1, help="--wide: the batch bound by --default-batch")
+    ap.add_argument("--lock", help="--wide: flock this file around each profile")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
+    if args.wide:
+        if args.models == ap.get_default("models"):
+            args.models = WIDE_SET
+        return wide(args)
 
     rows = []
     for name in args.models:
@@ -201,11 +386,7 @@ def main():
                      f"{pct(m['err_memory'])[1:] if m['err_memory'] is not None else '-'} | | "
                      f"{pct(m['err_train_s'])[1:] if m['err_train_s'] is not None else '-'} | | "
                      f"{pct(m['err_train_bytes'])[1:] if m['err_train_bytes'] is not None else '-'} |")
-        with open(args.md, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"rows": rows, "median_abs_error": medians}, f, indent=2)
+    write_outputs(args, lines if args.md else None, {"rows": rows, "median_abs_error": medians})
     return 0
 
 
