@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 
@@ -18,11 +19,15 @@ at::Tensor convolve(const ExecContext& ctx, const at::Tensor& x, const at::Tenso
                     double pad_value) {
   if (x.dim() < 3 || w.dim() != x.dim()) fail_input(ctx, "Conv needs input and weight of the same rank >= 3");
   const Window win = resolve_window(ctx, attr_ints_or(ctx.node(), "kernel_shape", spatial_dims(w)), spatial_dims(x));
+  const int64_t group = ctx.node().attr_int("group", 1);
+  // A small fp32 Conv: a direct loop instead of ATen's im2col or per-call oneDNN primitive (direct_kernels.hpp).
+  if (pad_value == 0.0)
+    if (std::optional<at::Tensor> y = direct_conv(x, w, bias, win, group)) return *y;
   std::vector<int64_t> native;
   const at::Tensor padded = pads_for_aten(x, win, pad_value, false, native);
   const std::vector<int64_t> no_output_padding(native.size(), 0);
   return at::convolution(as_autocast_input(padded), as_autocast_input(w), as_autocast_input(bias), win.strides,
-                         native, win.dilations, false, no_output_padding, ctx.node().attr_int("group", 1));
+                         native, win.dilations, false, no_output_padding, group);
 }
 
 void conv(ExecContext& ctx) {

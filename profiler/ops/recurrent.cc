@@ -5,6 +5,7 @@
 // recurrence is one small GEMM per step.
 #include <cmath>
 
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -128,6 +129,79 @@ void rnn_step(const ExecContext& ctx, const Direction& d, const at::Tensor& xw, 
 
 using StepFn = void (*)(const ExecContext&, const Direction&, const at::Tensor&, at::Tensor&, at::Tensor&);
 
+// A small fp32 LSTM (default activations, no peepholes, clip or
+// input_forget) or GRU (default activations, no clip) without
+// sequence_lens, on the CPU: every step as direct loops
+// (direct_kernels.hpp) writing straight into the outputs, instead of ~15
+// ATen calls per step. False (nothing done) when the layer is not of that
+// form or is above kDirectRecurrentMaxMacs; run_recurrent then runs ATen.
+bool run_recurrent_direct(ExecContext& ctx, const CellKind& kind, const std::vector<Activation>& acts, bool batch_first,
+                          int64_t hidden, int64_t dirs, bool reverse_only) {
+  const Node& node = ctx.node();
+  const bool lstm = kind.gates == 4;
+  if ((!lstm && kind.gates != 3) || node.attr_float("clip", 0.0) > 0 || ctx.has_input(4) || (lstm && ctx.has_input(7)))
+    return false;
+  if (lstm && node.attr_int("input_forget", 0) != 0) return false;
+  for (size_t i = 0; i < acts.size(); ++i)
+    if (acts[i].name != kind.default_activations[i % kind.default_activations.size()]) return false;
+  const std::vector<size_t> used = lstm ? std::vector<size_t>{0, 1, 2, 3, 5, 6} : std::vector<size_t>{0, 1, 2, 3, 5};
+  for (size_t i : used)
+    if (ctx.has_input(i) && (ctx.input(i).scalar_type() != at::kFloat || !ctx.input(i).device().is_cpu())) return false;
+  const at::Tensor x = ctx.input(0).contiguous();  // [seq, batch, I], or [batch, seq, I] batch-first
+  const int64_t seq = batch_first ? x.size(1) : x.size(0), batch = batch_first ? x.size(0) : x.size(1);
+  const int64_t input = x.size(2), g = kind.gates * hidden;
+  if (ctx.input(2).size(2) != hidden || ctx.input(1).size(2) != input) return false;
+  if (ctx.has_input(3) && (ctx.input(3).size(0) != dirs || ctx.input(3).size(1) != 2 * g)) return false;
+  if (seq * batch * g * (input + hidden) * dirs > kDirectRecurrentMaxMacs) return false;
+  const at::Tensor w = ctx.input(1).contiguous(), r = ctx.input(2).contiguous();
+  const at::Tensor b = ctx.has_input(3) ? ctx.input(3).contiguous() : at::Tensor();
+  const auto opts = x.options();
+  // Initial states as [dirs, batch, H]: zeros when absent.
+  auto state = [&](size_t i) {
+    if (!ctx.has_input(i)) return at::zeros({dirs, batch, hidden}, opts);
+    const at::Tensor s = batch_first ? ctx.input(i).transpose(0, 1) : ctx.input(i);
+    if (s.size(0) != dirs || s.size(1) != batch || s.size(2) != hidden) fail_input(ctx, "initial state has the wrong shape");
+    return s.contiguous();
+  };
+  const at::Tensor h0 = state(5);
+  at::Tensor y = at::empty({seq, dirs, batch, hidden}, opts);
+  at::Tensor y_h = at::empty({dirs, batch, hidden}, opts);
+  at::Tensor y_c = lstm ? state(6).clone() : at::Tensor();  // the cell state, updated in place
+  std::vector<float> gates(size_t(4 * hidden));
+  const int64_t x_row = batch_first ? seq * input : input, x_step = batch_first ? input : batch * input;
+  const int64_t slab = batch * hidden;  // one step's h for one direction
+  for (int64_t d = 0; d < dirs; ++d) {
+    RecurrentWeights p;
+    p.w = w.data_ptr<float>() + d * g * input;
+    p.r = r.data_ptr<float>() + d * g * hidden;
+    if (b.defined()) p.wb = b.data_ptr<float>() + d * 2 * g, p.rb = p.wb + g;
+    const bool reverse = reverse_only || d == 1;
+    const float* h = h0.data_ptr<float>() + d * slab;
+    for (int64_t k = 0; k < seq; ++k) {
+      const int64_t t = reverse ? seq - 1 - k : k;
+      const float* xt = x.data_ptr<float>() + t * x_step;
+      float* h_out = y.data_ptr<float>() + (t * dirs + d) * slab;
+      if (lstm) {
+        float* c = y_c.data_ptr<float>() + d * slab;
+        lstm_step_direct(p, batch, input, hidden, xt, x_row, h, hidden, c, hidden, h_out, c, gates.data());
+      } else {
+        gru_step_direct(p, node.attr_int("linear_before_reset", 0) != 0, batch, input, hidden, xt, x_row, h, hidden,
+                        h_out, gates.data());
+      }
+      h = h_out;
+    }
+    std::copy(h, h + slab, y_h.data_ptr<float>() + d * slab);
+  }
+  if (batch_first) {
+    y = y.permute({2, 0, 1, 3});
+    y_h = y_h.transpose(0, 1);
+    if (y_c.defined()) y_c = y_c.transpose(0, 1);
+  }
+  ctx.outputs = {y, y_h};
+  if (lstm) ctx.outputs.push_back(y_c);
+  return true;
+}
+
 // Inputs: X, W, R, B, sequence_lens, initial_h, (LSTM: initial_c, P).
 // Outputs: Y [seq, dirs, batch, H], Y_h [dirs, batch, H], (LSTM: Y_c); with
 // layout = 1 batch comes first in X, Y, Y_h and Y_c.
@@ -157,6 +231,8 @@ void run_recurrent(ExecContext& ctx, const CellKind& kind, StepFn step) {
   for (size_t i = 0; i < names.size(); ++i)
     acts.push_back({names[i], i < alphas.size() ? alphas[i] : default_alpha(names[i]),
                     i < betas.size() ? betas[i] : default_beta(names[i])});
+
+  if (run_recurrent_direct(ctx, kind, acts, batch_first, hidden, dirs, direction == "reverse")) return;
 
   auto state = [&](size_t i) {
     if (!ctx.has_input(i)) return at::zeros({dirs, batch, hidden}, x.options());

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -89,6 +90,18 @@ void exec_reduce(ExecContext& ctx) {
   if (x.dim() == 0) {
     ctx.outputs = {reduce_nothing<K>(x)};
     return;
+  }
+  // A small fp32 Sum, Mean, Max or Min: a direct loop (direct_kernels.hpp).
+  constexpr bool direct = K == Reduce::Sum || K == Reduce::Mean || K == Reduce::Max || K == Reduce::Min;
+  if constexpr (direct) {
+    constexpr DirectReduce kind = K == Reduce::Sum    ? DirectReduce::Sum
+                                  : K == Reduce::Mean ? DirectReduce::Mean
+                                  : K == Reduce::Max  ? DirectReduce::Max
+                                                      : DirectReduce::Min;
+    if (std::optional<at::Tensor> y = direct_reduce(x, dims, keep, kind)) {
+      ctx.outputs = {*y};
+      return;
+    }
   }
   ctx.outputs = {reduce<K>(x, dims, keep).to(x.scalar_type())};
 }

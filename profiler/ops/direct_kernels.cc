@@ -1,0 +1,272 @@
+// Direct loops for small fp32 Convs and recurrent steps (direct_kernels.hpp).
+#include "profiler/ops/direct_kernels.hpp"
+
+#include <ATen/autocast_mode.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace modelstat::profiler {
+
+namespace {
+
+// The build targets baseline x86-64 (SSE2); the loops below also get an AVX2
+// clone, chosen at load by the CPU (GCC's function multiversioning), for 2x
+// the lanes where the machine has them.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define MODELSTAT_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MODELSTAT_VECTOR_CLONES
+#endif
+
+// a . b with sixteen partial sums, so that the compiler keeps several vectors
+// in flight instead of one serial chain of adds (no -ffast-math needed).
+MODELSTAT_VECTOR_CLONES float dot(const float* a, const float* b, int64_t n) {
+  float acc[16] = {};
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    for (int u = 0; u < 16; ++u) acc[u] += a[k + u] * b[k + u];
+  for (int u = 0; u < 8; ++u) acc[u] += acc[u + 8];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; k < n; ++k) s += a[k] * b[k];
+  return s;
+}
+
+float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+// Rows [row0, row0 + rows) of x W^T + h R^T + Wb + Rb for one batch row.
+void gate_rows(const RecurrentWeights& p, int64_t row0, int64_t rows, int64_t input, int64_t hidden, const float* x,
+               const float* h, float* out) {
+  for (int64_t j = row0; j < row0 + rows; ++j) {
+    float v = dot(p.w + j * input, x, input) + dot(p.r + j * hidden, h, hidden);
+    if (p.wb) v += p.wb[j];
+    if (p.rb) v += p.rb[j];
+    out[j] = v;
+  }
+}
+
+// One spatial axis of the Conv loop: sizes and the window along it, and per
+// kernel tap t the output positions [lo[t], hi[t]) whose input index
+// o*stride + t*dilation - pad lies inside [0, in) (computed once: the loops
+// would otherwise divide in their innermost levels).
+struct Axis {
+  int64_t in = 1, out = 1, k = 1, stride = 1, dilation = 1, pad = 0;
+  std::vector<int64_t> lo, hi;
+  void tabulate() {
+    lo.resize(size_t(k));
+    hi.resize(size_t(k));
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t off = t * dilation - pad;  // input index of output 0
+      lo[size_t(t)] = off >= 0 ? 0 : (-off + stride - 1) / stride;
+      hi[size_t(t)] = in - 1 - off < 0 ? 0 : std::min(out, (in - 1 - off) / stride + 1);
+    }
+  }
+};
+
+// The Conv's loops: for each output plane, each input channel of its group
+// and each kernel tap, one weight times a row of input added to a row of
+// output (contiguous when the stride is 1: vectorised).
+MODELSTAT_VECTOR_CLONES void conv_loops(const float* xp, const float* wp, const float* bp, float* yp, const Axis* ax,
+                                        int64_t n, int64_t c, int64_t o, int64_t cg, int64_t group) {
+  const Axis &ad = ax[0], &ah = ax[1], &aw = ax[2];
+  const int64_t in_plane = ad.in * ah.in * aw.in, out_plane = ad.out * ah.out * aw.out;
+  const int64_t taps = ad.k * ah.k * aw.k, og = o / group;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t oc = 0; oc < o; ++oc) {
+      float* yplane = yp + (b * o + oc) * out_plane;
+      std::fill(yplane, yplane + out_plane, bp ? bp[oc] : 0.0f);
+      const int64_t first_channel = (oc / og) * cg;
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const float* xplane = xp + (b * c + first_channel + ci) * in_plane;
+        const float* wtaps = wp + (oc * cg + ci) * taps;
+        for (int64_t kd = 0; kd < ad.k; ++kd) {
+          const int64_t d_lo = ad.lo[size_t(kd)], d_hi = ad.hi[size_t(kd)];
+          for (int64_t kh = 0; kh < ah.k; ++kh) {
+            const int64_t h_lo = ah.lo[size_t(kh)], h_hi = ah.hi[size_t(kh)];
+            for (int64_t kw = 0; kw < aw.k; ++kw) {
+              const int64_t w_lo = aw.lo[size_t(kw)], w_hi = aw.hi[size_t(kw)];
+              if (w_lo >= w_hi) continue;
+              const float wv = wtaps[(kd * ah.k + kh) * aw.k + kw];
+              const int64_t w_off = kw * aw.dilation - aw.pad;
+              for (int64_t od = d_lo; od < d_hi; ++od) {
+                const int64_t id = od * ad.stride + kd * ad.dilation - ad.pad;
+                for (int64_t oh = h_lo; oh < h_hi; ++oh) {
+                  const int64_t ih = oh * ah.stride + kh * ah.dilation - ah.pad;
+                  float* yrow = yplane + (od * ah.out + oh) * aw.out;
+                  const float* xrow = xplane + (id * ah.in + ih) * aw.in + w_off;
+                  if (aw.stride == 1) {
+                    for (int64_t ow = w_lo; ow < w_hi; ++ow) yrow[ow] += wv * xrow[ow];
+                  } else {
+                    for (int64_t ow = w_lo; ow < w_hi; ++ow) yrow[ow] += wv * xrow[ow * aw.stride];
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
+                                      const Window& window, int64_t group) {
+  const int64_t rank = x.dim() - 2;
+  if (rank < 1 || rank > 3 || w.dim() != x.dim() || group < 1) return std::nullopt;
+  if (x.scalar_type() != at::kFloat || w.scalar_type() != at::kFloat || !x.device().is_cpu() || !w.device().is_cpu())
+    return std::nullopt;
+  if (bias.defined() && (bias.scalar_type() != at::kFloat || !bias.device().is_cpu() || bias.numel() != w.size(0)))
+    return std::nullopt;
+  if (at::autocast::is_cpu_enabled()) return std::nullopt;  // a bf16 training step: ATen's autocast path
+  if (window.spatial_rank() != rank || window.strides.size() != size_t(rank) ||
+      window.dilations.size() != size_t(rank) || window.pads_begin.size() != size_t(rank) ||
+      window.pads_end.size() != size_t(rank))
+    return std::nullopt;
+  const int64_t n = x.size(0), c = x.size(1), o = w.size(0), cg = w.size(1);
+  if (cg * group != c || o % group != 0 || n < 1 || o < 1) return std::nullopt;
+  // Spatial axes, padded in front to three (a 1-D Conv is D = H = 1).
+  Axis ax[3];
+  int64_t macs = n * o * cg;
+  for (int64_t i = 0; i < rank; ++i) {
+    Axis& a = ax[3 - rank + i];
+    a.in = x.size(2 + i);
+    a.k = w.size(2 + i);
+    a.stride = window.strides[size_t(i)];
+    a.dilation = window.dilations[size_t(i)];
+    a.pad = window.pads_begin[size_t(i)];
+    const int64_t pad_end = window.pads_end[size_t(i)];
+    if (window.kernel[size_t(i)] != a.k || a.stride < 1 || a.dilation < 1 || a.pad < 0 || pad_end < 0)
+      return std::nullopt;
+    const int64_t span = (a.k - 1) * a.dilation + 1;
+    if (a.in + a.pad + pad_end < span) return std::nullopt;
+    a.out = (a.in + a.pad + pad_end - span) / a.stride + 1;
+    macs *= a.out * a.k;
+    if (macs > kDirectConvMaxMacs) return std::nullopt;
+  }
+  // Each (output channel, input channel, tap, output row) is one pass of the
+  // innermost loop, which pays ~15 ns of bookkeeping around its arithmetic.
+  const int64_t rows = n * o * cg * ax[0].k * ax[1].k * ax[2].k * ax[0].out * ax[1].out;
+  if (rows > (group > 1 ? kDirectConvMaxRowsGrouped : kDirectConvMaxRows)) return std::nullopt;
+  for (Axis& a : ax) a.tabulate();
+  std::vector<int64_t> out_dims{n, o};
+  for (int64_t i = 0; i < rank; ++i) out_dims.push_back(ax[3 - rank + i].out);
+  const at::Tensor xc = x.contiguous(), wc = w.contiguous();
+  const at::Tensor bc = bias.defined() ? bias.contiguous() : at::Tensor();
+  at::Tensor y = at::empty(out_dims, x.options().memory_format(at::MemoryFormat::Contiguous));
+  conv_loops(xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
+             y.data_ptr<float>(), ax, n, c, o, cg, group);
+  return y;
+}
+
+std::optional<at::Tensor> direct_reduce(const at::Tensor& x, const std::vector<int64_t>& dims, bool keep,
+                                        DirectReduce kind) {
+  const int64_t rank = x.dim(), numel = x.numel();
+  if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || rank == 0 || dims.empty() || numel < 1 ||
+      numel > kDirectReduceMaxElements)
+    return std::nullopt;
+  std::vector<bool> reduced(size_t(rank), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank) return std::nullopt;
+    reduced[size_t(d)] = true;
+  }
+  // Output strides per input dim (0 along a reduced dim), output dims.
+  std::vector<int64_t> out_stride(size_t(rank), 0), out_dims;
+  int64_t out_numel = 1, count = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (reduced[size_t(d)]) {
+      count *= x.size(d);
+    } else {
+      out_stride[size_t(d)] = out_numel;
+      out_numel *= x.size(d);
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[size_t(d)]) out_dims.push_back(x.size(d));
+    else if (keep) out_dims.push_back(1);
+  const bool extreme = kind == DirectReduce::Max || kind == DirectReduce::Min;
+  const bool is_max = kind == DirectReduce::Max;
+  std::vector<double> acc(size_t(out_numel), 0.0);
+  std::vector<bool> seen(size_t(out_numel), false);
+  const at::Tensor xc = x.contiguous();
+  const float* xp = xc.data_ptr<float>();
+  // Rows of the last dim, the multi-index of the dims before it carried by hand.
+  const int64_t inner = x.size(rank - 1), inner_stride = out_stride[size_t(rank - 1)];
+  std::vector<int64_t> idx(size_t(rank), 0);
+  int64_t o = 0;
+  for (int64_t row = 0; row < numel / inner; ++row) {
+    const float* v = xp + row * inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      double& a = acc[size_t(o + j * inner_stride)];
+      const size_t at_o = size_t(o + j * inner_stride);
+      if (!extreme) {
+        a += double(v[j]);
+      } else if (!seen[at_o] || std::isnan(v[j]) || (!std::isnan(a) && (is_max ? v[j] > a : v[j] < a))) {
+        a = v[j];  // NaN propagates, as ATen's amax/amin do
+        seen[at_o] = true;
+      }
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {  // advance the row's index
+      o += out_stride[size_t(d)];
+      if (++idx[size_t(d)] < x.size(d)) break;
+      o -= x.size(d) * out_stride[size_t(d)];
+      idx[size_t(d)] = 0;
+    }
+  }
+  at::Tensor y = at::empty(out_dims, x.options());
+  float* yp = y.data_ptr<float>();
+  for (int64_t i = 0; i < out_numel; ++i)
+    yp[i] = float(kind == DirectReduce::Mean ? acc[size_t(i)] / double(count) : acc[size_t(i)]);
+  return y;
+}
+
+void lstm_step_direct(const RecurrentWeights& p, int64_t batch, int64_t input, int64_t hidden, const float* x,
+                      int64_t x_stride, const float* h, int64_t h_stride, const float* c, int64_t c_stride,
+                      float* h_out, float* c_out, float* gates) {
+  for (int64_t b = 0; b < batch; ++b) {
+    gate_rows(p, 0, 4 * hidden, input, hidden, x + b * x_stride, h + b * h_stride, gates);
+    const float* cb = c + b * c_stride;
+    for (int64_t k = 0; k < hidden; ++k) {
+      const float i = sigmoid(gates[k]), og = sigmoid(gates[hidden + k]), f = sigmoid(gates[2 * hidden + k]);
+      const float cell = std::tanh(gates[3 * hidden + k]);
+      const float cn = f * cb[k] + i * cell;
+      c_out[b * hidden + k] = cn;
+      h_out[b * hidden + k] = og * std::tanh(cn);
+    }
+  }
+}
+
+void gru_step_direct(const RecurrentWeights& p, bool linear_before_reset, int64_t batch, int64_t input,
+                     int64_t hidden, const float* x, int64_t x_stride, const float* h, int64_t h_stride,
+                     float* h_out, float* gates) {
+  float* zr = gates;               // z, r: 2H
+  float* rh = gates + 2 * hidden;  // r*h (linear_before_reset = 0), H
+  float* cand = gates + 3 * hidden;
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* xb = x + b * x_stride;
+    const float* hb = h + b * h_stride;
+    gate_rows(p, 0, 2 * hidden, input, hidden, xb, hb, zr);
+    for (int64_t k = 0; k < 2 * hidden; ++k) zr[k] = sigmoid(zr[k]);
+    for (int64_t k = 0; k < hidden; ++k) {
+      const int64_t j = 2 * hidden + k;  // the h gate's row
+      const float xw = dot(p.w + j * input, xb, input) + (p.wb ? p.wb[j] : 0.0f);
+      if (linear_before_reset) {
+        const float hr = dot(p.r + j * hidden, hb, hidden) + (p.rb ? p.rb[j] : 0.0f);
+        cand[k] = std::tanh(xw + zr[hidden + k] * hr);
+      } else {
+        cand[k] = xw;  // (r*h) Rh^T added below, once r*h is complete
+      }
+    }
+    if (!linear_before_reset) {
+      for (int64_t k = 0; k < hidden; ++k) rh[k] = zr[hidden + k] * hb[k];
+      for (int64_t k = 0; k < hidden; ++k) {
+        const int64_t j = 2 * hidden + k;
+        cand[k] = std::tanh(cand[k] + dot(p.r + j * hidden, rh, hidden) + (p.rb ? p.rb[j] : 0.0f));
+      }
+    }
+    for (int64_t k = 0; k < hidden; ++k) h_out[b * hidden + k] = (1.0f - zr[k]) * cand[k] + zr[k] * hb[k];
+  }
+}
+
+}  // namespace modelstat::profiler

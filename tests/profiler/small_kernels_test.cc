@@ -1,0 +1,243 @@
+// The direct loops for small fp32 Convs and recurrent steps
+// (profiler/ops/direct_kernels.hpp), each class of input against an
+// independent reference: ATen's own convolution, LSTM and GRU in double
+// precision (different code: im2col/GEMM, ATen's cells), and for GRU's
+// linear_before_reset = 0, which ATen has no cell for, ONNX's formula written
+// out here in ATen ops. Every case is small enough for the direct path, and
+// the Conv cases call it directly too, so the test fails if it stops applying.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "profiler/exec_support.hpp"
+#include "profiler/ops/direct_kernels.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+using test::Attrs;
+
+at::Tensor randn(std::vector<int64_t> dims, uint64_t seed) {
+  at::manual_seed(seed);
+  return at::randn(dims, at::TensorOptions().dtype(at::kFloat));
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(at::allclose(got.to(at::kDouble), want.to(at::kDouble), 1e-4, 1e-5))
+      << what << ": max |diff| " << (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
+}
+
+struct ConvCase {
+  std::string name;
+  std::vector<int64_t> x, w;  // N C spatial..., O C/group kernel...
+  int64_t group;
+  std::vector<int64_t> strides, dilations, pads;  // pads: begins then ends
+  bool bias;
+};
+
+// ATen's convolution in double, the asymmetric pads applied first.
+at::Tensor reference_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const ConvCase& c) {
+  const size_t n = c.strides.size();
+  std::vector<int64_t> pad_nd;  // constant_pad_nd: last dim first, (begin, end) pairs
+  for (size_t i = n; i-- > 0;) pad_nd.insert(pad_nd.end(), {c.pads[i], c.pads[i + n]});
+  const at::Tensor xp = at::constant_pad_nd(x.to(at::kDouble), pad_nd, 0.0);
+  return at::convolution(xp, w.to(at::kDouble), b.defined() ? b.to(at::kDouble) : at::Tensor(), c.strides,
+                         std::vector<int64_t>(n, 0), c.dilations, false, std::vector<int64_t>(n, 0), c.group);
+}
+
+TEST(SmallKernels, DirectConvMatchesAtenInDouble) {
+  const std::vector<ConvCase> cases = {
+      // Silero's depthwise and pointwise 1-D Convs, at their sizes.
+      {"1-D depthwise k5 p2", {1, 16, 4}, {16, 1, 5}, 16, {1}, {1}, {2, 2}, true},
+      {"1-D pointwise", {1, 16, 8}, {8, 16, 1}, 1, {1}, {1}, {0, 0}, true},
+      {"1-D strided, no bias", {2, 6, 11}, {4, 6, 3}, 1, {2}, {1}, {1, 0}, false},
+      {"1-D dilated, asymmetric pads", {1, 4, 9}, {4, 2, 3}, 2, {1}, {3}, {0, 4}, true},
+      {"2-D grouped, strided, dilated", {1, 6, 7, 6}, {6, 2, 3, 2}, 3, {2, 1}, {1, 2}, {1, 0, 2, 1}, true},
+      {"2-D pad wider than the kernel", {1, 2, 3, 3}, {3, 2, 2, 2}, 1, {1, 1}, {1, 1}, {3, 1, 0, 3}, true},
+      {"3-D", {1, 2, 3, 4, 4}, {2, 2, 2, 2, 2}, 1, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 1}, true},
+  };
+  uint64_t seed = 1;
+  for (const ConvCase& c : cases) {
+    const at::Tensor x = randn(c.x, seed++), w = randn(c.w, seed++);
+    const at::Tensor b = c.bias ? randn({c.w[0]}, seed++) : at::Tensor();
+    const at::Tensor want = reference_conv(x, w, b, c);
+    const size_t n = c.strides.size();
+    Window win;
+    win.kernel.assign(c.w.begin() + 2, c.w.end());
+    win.strides = c.strides;
+    win.dilations = c.dilations;
+    win.pads_begin.assign(c.pads.begin(), c.pads.begin() + int64_t(n));
+    win.pads_end.assign(c.pads.begin() + int64_t(n), c.pads.end());
+    const std::optional<at::Tensor> direct = direct_conv(x, w, b, win, c.group);
+    ASSERT_TRUE(direct.has_value()) << c.name << ": small enough for the direct loop";
+    expect_close(*direct, want, c.name + " (direct_conv)");
+    // The Conv node end to end (window from the attributes).
+    Attrs attrs{{"group", c.group}, {"strides", c.strides}, {"dilations", c.dilations}, {"pads", c.pads}};
+    auto out = test::run_node("", "Conv", 13, {x, w, b}, attrs, 1);
+    expect_close(out.at(0), want, c.name + " (Conv node)");
+  }
+}
+
+TEST(SmallKernels, DirectConvDeclinesLargeOrNonFloatWork) {
+  Window win{{3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  // 1 x 64 x 16 x 16 output x 64 x 9: far above the limit: ATen's kernels run it.
+  EXPECT_FALSE(direct_conv(randn({1, 64, 16, 16}, 1), randn({64, 64, 3, 3}, 2), {}, win, 1).has_value());
+  EXPECT_FALSE(direct_conv(randn({1, 2, 4, 4}, 1).to(at::kDouble), randn({2, 2, 3, 3}, 2).to(at::kDouble), {}, win, 1)
+                   .has_value());
+  // Channels that do not divide into the groups: ATen reports the malformed shape.
+  EXPECT_FALSE(direct_conv(randn({1, 3, 4, 4}, 1), randn({2, 2, 3, 3}, 2), {}, win, 2).has_value());
+}
+
+// ONNX's gate blocks (LSTM i, o, f, c; GRU z, r, h) reordered into ATen's
+// (LSTM i, f, g, o; GRU r, z, n), along dim 0 of one direction's W, R or bias.
+at::Tensor reorder_gates(const at::Tensor& t, const std::vector<int64_t>& order) {
+  auto blocks = t.chunk(int64_t(order.size()), 0);
+  std::vector<at::Tensor> out;
+  for (int64_t k : order) out.push_back(blocks[size_t(k)]);
+  return at::cat(out, 0);
+}
+
+struct RecurrentCase {
+  std::string name, direction;
+  int64_t seq, batch, input, hidden;
+  bool bias, states;
+};
+
+const std::vector<RecurrentCase> kRecurrentCases = {
+    {"one step (Silero's)", "forward", 1, 1, 16, 8, true, true},
+    {"forward, 3 steps, batch 2, no bias", "forward", 3, 2, 5, 4, false, true},
+    {"reverse, no initial state", "reverse", 4, 1, 3, 6, true, false},
+    {"bidirectional", "bidirectional", 2, 3, 4, 5, true, true},
+};
+
+// ATen's LSTM/GRU (double) on the ONNX weights: outputs Y [seq, dirs, batch, H], Y_h (and Y_c).
+std::vector<at::Tensor> aten_recurrent(bool lstm, const RecurrentCase& c, const at::Tensor& x, const at::Tensor& w,
+                                       const at::Tensor& r, const at::Tensor& b, const at::Tensor& h0,
+                                       const at::Tensor& c0) {
+  const int64_t dirs = w.size(0);
+  const std::vector<int64_t> order = lstm ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{1, 0, 2};
+  std::vector<at::Tensor> params;
+  for (int64_t d = 0; d < dirs; ++d) {
+    params.push_back(reorder_gates(w[d], order).to(at::kDouble));
+    params.push_back(reorder_gates(r[d], order).to(at::kDouble));
+    auto parts = b[d].chunk(2, 0);
+    params.push_back(reorder_gates(parts[0], order).to(at::kDouble));
+    params.push_back(reorder_gates(parts[1], order).to(at::kDouble));
+  }
+  // ATen runs "reverse" only as the second half of a bidirectional layer: a
+  // reverse layer is a forward one over the time-reversed sequence.
+  const bool reverse = c.direction == "reverse";
+  const at::Tensor xs = (reverse ? x.flip(0) : x).to(at::kDouble);
+  const bool bidir = dirs == 2;
+  if (lstm) {
+    auto [y, h, cell] = at::lstm(xs, {h0.to(at::kDouble), c0.to(at::kDouble)}, params, true, 1, 0.0, false, bidir, false);
+    if (reverse) y = y.flip(0);
+    return {y.view({c.seq, c.batch, dirs, c.hidden}).transpose(1, 2), h, cell};
+  }
+  auto [y, h] = at::gru(xs, h0.to(at::kDouble), params, true, 1, 0.0, false, bidir, false);
+  if (reverse) y = y.flip(0);
+  return {y.view({c.seq, c.batch, dirs, c.hidden}).transpose(1, 2), h};
+}
+
+void check_recurrent(bool lstm) {
+  uint64_t seed = 100;
+  const int64_t gates = lstm ? 4 : 3;
+  for (const RecurrentCase& c : kRecurrentCases) {
+    const int64_t dirs = c.direction == "bidirectional" ? 2 : 1;
+    ASSERT_LE(c.seq * c.batch * gates * c.hidden * (c.input + c.hidden) * dirs, kDirectRecurrentMaxMacs);
+    const at::Tensor x = randn({c.seq, c.batch, c.input}, seed++);
+    const at::Tensor w = randn({dirs, gates * c.hidden, c.input}, seed++) * 0.5;
+    const at::Tensor r = randn({dirs, gates * c.hidden, c.hidden}, seed++) * 0.5;
+    const at::Tensor b = c.bias ? randn({dirs, 2 * gates * c.hidden}, seed++) : at::Tensor();
+    const at::Tensor h0 = c.states ? randn({dirs, c.batch, c.hidden}, seed++) : at::Tensor();
+    const at::Tensor c0 = c.states && lstm ? randn({dirs, c.batch, c.hidden}, seed++) : at::Tensor();
+    const at::Tensor zeros = at::zeros({dirs, c.batch, c.hidden});
+    const auto want = aten_recurrent(lstm, c, x, w, r, b.defined() ? b : at::zeros({dirs, 2 * gates * c.hidden}),
+                                     h0.defined() ? h0 : zeros, c0.defined() ? c0 : zeros);
+    Attrs attrs{{"hidden_size", c.hidden}, {"direction", c.direction}};
+    if (!lstm) attrs["linear_before_reset"] = int64_t(1);  // ATen's GRU cell
+    std::vector<at::Tensor> inputs{x, w, r, b, at::Tensor(), h0};
+    if (lstm) inputs.push_back(c0);
+    auto out = test::run_node("", lstm ? "LSTM" : "GRU", 14, inputs, attrs, lstm ? 3 : 2);
+    ASSERT_EQ(out.size(), want.size()) << c.name;
+    for (size_t k = 0; k < want.size(); ++k) expect_close(out[k], want[k], c.name + " output " + std::to_string(k));
+
+    // layout = 1 (batch first): the same values, batch leading.
+    attrs["layout"] = int64_t(1);
+    std::vector<at::Tensor> bf{x.transpose(0, 1).contiguous(), w, r, b, at::Tensor(),
+                               h0.defined() ? h0.transpose(0, 1).contiguous() : h0};
+    if (lstm) bf.push_back(c0.defined() ? c0.transpose(0, 1).contiguous() : c0);
+    auto out_bf = test::run_node("", lstm ? "LSTM" : "GRU", 14, bf, attrs, lstm ? 3 : 2);
+    expect_close(out_bf.at(0), want[0].permute({2, 0, 1, 3}), c.name + " batch-first Y");
+    expect_close(out_bf.at(1), want[1].transpose(0, 1), c.name + " batch-first Y_h");
+  }
+}
+
+TEST(SmallKernels, LstmMatchesAtenLstm) { check_recurrent(true); }
+TEST(SmallKernels, GruLinearBeforeResetMatchesAtenGru) { check_recurrent(false); }
+
+// GRU with linear_before_reset = 0 (ONNX's default; no ATen cell computes it):
+// operators.md's equations written out in double, one step at a time.
+TEST(SmallKernels, GruResetBeforeLinearMatchesOnnxFormula) {
+  const int64_t seq = 3, batch = 2, input = 4, hidden = 5;
+  const at::Tensor x = randn({seq, batch, input}, 7), w = randn({1, 3 * hidden, input}, 8) * 0.5;
+  const at::Tensor r = randn({1, 3 * hidden, hidden}, 9) * 0.5, b = randn({1, 6 * hidden}, 10);
+  const at::Tensor h0 = randn({1, batch, hidden}, 11);
+  auto wz = w[0].to(at::kDouble).chunk(3, 0), rz = r[0].to(at::kDouble).chunk(3, 0);
+  auto bz = b[0].to(at::kDouble).chunk(6, 0);  // Wbz Wbr Wbh Rbz Rbr Rbh
+  at::Tensor h = h0[0].to(at::kDouble);
+  std::vector<at::Tensor> ys;
+  for (int64_t t = 0; t < seq; ++t) {
+    const at::Tensor xt = x[t].to(at::kDouble);
+    const at::Tensor z = at::sigmoid(at::matmul(xt, wz[0].t()) + at::matmul(h, rz[0].t()) + bz[0] + bz[3]);
+    const at::Tensor rr = at::sigmoid(at::matmul(xt, wz[1].t()) + at::matmul(h, rz[1].t()) + bz[1] + bz[4]);
+    const at::Tensor n = at::tanh(at::matmul(xt, wz[2].t()) + at::matmul(rr * h, rz[2].t()) + bz[5] + bz[2]);
+    h = (1 - z) * n + z * h;
+    ys.push_back(h);
+  }
+  auto out = test::run_node("", "GRU", 14, {x, w, r, b, at::Tensor(), h0}, {{"hidden_size", hidden}}, 2);
+  expect_close(out.at(0), at::stack(ys, 0).unsqueeze(1), "Y");
+  expect_close(out.at(1), h.unsqueeze(0), "Y_h");
+}
+
+// Small Reduce{Sum,Mean,Max,Min} (the direct loop's size) against ATen's
+// reductions in double: every axis set of a 3-D input, with and without keepdims.
+TEST(SmallKernels, SmallReductionsMatchAtenInDouble) {
+  const at::Tensor x = randn({3, 4, 5}, 21);
+  const at::Tensor xd = x.to(at::kDouble);
+  const std::vector<std::vector<int64_t>> axis_sets = {{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}, {-1}};
+  for (const auto& axes : axis_sets) {
+    std::vector<int64_t> dims;
+    for (int64_t a : axes) dims.push_back(a < 0 ? a + 3 : a);
+    for (int64_t keep : {0, 1}) {
+      const std::string what = "axes " + std::to_string(axes.size()) + "/" + std::to_string(axes[0]) + " keep " +
+                               std::to_string(keep);
+      const Attrs attrs{{"axes", axes}, {"keepdims", keep}};
+      expect_close(test::run_node("", "ReduceMean", 13, {x}, attrs, 1).at(0), at::mean(xd, dims, keep != 0),
+                   "ReduceMean " + what);
+      expect_close(test::run_node("", "ReduceMax", 13, {x}, attrs, 1).at(0), at::amax(xd, dims, keep != 0),
+                   "ReduceMax " + what);
+      expect_close(test::run_node("", "ReduceMin", 13, {x}, attrs, 1).at(0), at::amin(xd, dims, keep != 0),
+                   "ReduceMin " + what);
+      // ReduceSum takes its axes as an input from opset 13.
+      const at::Tensor axes_t = at::tensor(axes, at::TensorOptions().dtype(at::kLong));
+      expect_close(test::run_node("", "ReduceSum", 13, {x, axes_t}, {{"keepdims", keep}}, 1).at(0),
+                   at::sum(xd, dims, keep != 0), "ReduceSum " + what);
+    }
+  }
+  ASSERT_TRUE(direct_reduce(x, {1}, true, DirectReduce::Mean).has_value()) << "small enough for the direct loop";
+  // NaN propagates through Max, as in ATen and ONNX Runtime.
+  at::Tensor with_nan = x.clone();
+  with_nan[1][2][3] = std::nan("");
+  const at::Tensor m = *direct_reduce(with_nan, {2}, false, DirectReduce::Max);
+  EXPECT_TRUE(std::isnan(m[1][2].item<float>()));
+  EXPECT_FALSE(std::isnan(m[1][1].item<float>()));
+}
+
+}  // namespace
+}  // namespace modelstat::profiler
