@@ -2,6 +2,7 @@
 #include "profiler/ops/direct_kernels.hpp"
 
 #include <ATen/autocast_mode.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -111,8 +112,16 @@ MODELSTAT_VECTOR_CLONES void conv_loops(const float* xp, const float* wp, const 
 
 }  // namespace
 
+bool direct_kernels_allowed(std::initializer_list<const at::Tensor*> inputs) {
+  if (!at::GradMode::is_enabled()) return true;
+  for (const at::Tensor* t : inputs)
+    if (t->defined() && t->requires_grad()) return false;
+  return true;
+}
+
 std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
                                       const Window& window, int64_t group) {
+  if (!direct_kernels_allowed({&x, &w, &bias})) return std::nullopt;
   const int64_t rank = x.dim() - 2;
   if (rank < 1 || rank > 3 || w.dim() != x.dim() || group < 1) return std::nullopt;
   if (x.scalar_type() != at::kFloat || w.scalar_type() != at::kFloat || !x.device().is_cpu() || !w.device().is_cpu())
@@ -162,6 +171,7 @@ std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, 
 
 std::optional<at::Tensor> direct_reduce(const at::Tensor& x, const std::vector<int64_t>& dims, bool keep,
                                         DirectReduce kind) {
+  if (!direct_kernels_allowed({&x})) return std::nullopt;
   const int64_t rank = x.dim(), numel = x.numel();
   if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || rank == 0 || dims.empty() || numel < 1 ||
       numel > kDirectReduceMaxElements)

@@ -12,6 +12,7 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
 #include <optional>
 
 #include "profiler/ops/exec_helpers.hpp"
@@ -40,6 +41,12 @@ constexpr int64_t kDirectConvMaxRowsGrouped = 2048;
 // reports a malformed shape).
 std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
                                       const Window& window, int64_t group);
+
+// Whether the direct loops may stand in for ATen's op on these inputs: not
+// while autograd records it (a training step's forward, where an input or a
+// weight requires grad): the loops have no backward, and the step's gradients
+// and parameter count would miss what ran through them.
+bool direct_kernels_allowed(std::initializer_list<const at::Tensor*> inputs);
 
 // Largest recurrent layer (multiply-accumulates over all steps and
 // directions: seq x batch x gates*H x (input + H)) the direct loops take:

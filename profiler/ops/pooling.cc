@@ -1,6 +1,7 @@
 // Pooling and resampling: MaxPool (with Indices), AveragePool, LpPool, the
 // global pools, MaxUnpool, GridSample, Resize and Upsample.
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -155,8 +156,10 @@ std::vector<int64_t> spatial_axes(const at::Tensor& x) {
 // double: the error of a plain float sum grows with the map's size.
 constexpr int64_t kGapBlockRows = 256;
 
+// Not while autograd records the op (a training step): the loop has no backward.
 bool gap_fast_path(const at::Tensor& x) {
-  return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 3 && x.numel() > 0 &&
+  return !(at::GradMode::is_enabled() && x.requires_grad()) && x.device().is_cpu() &&
+         x.scalar_type() == at::kFloat && x.dim() >= 3 && x.numel() > 0 &&
          (x.is_contiguous() || (x.dim() == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast)));
 }
 

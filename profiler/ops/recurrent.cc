@@ -146,7 +146,9 @@ bool run_recurrent_direct(ExecContext& ctx, const CellKind& kind, const std::vec
     if (acts[i].name != kind.default_activations[i % kind.default_activations.size()]) return false;
   const std::vector<size_t> used = lstm ? std::vector<size_t>{0, 1, 2, 3, 5, 6} : std::vector<size_t>{0, 1, 2, 3, 5};
   for (size_t i : used)
-    if (ctx.has_input(i) && (ctx.input(i).scalar_type() != at::kFloat || !ctx.input(i).device().is_cpu())) return false;
+    if (ctx.has_input(i) && (ctx.input(i).scalar_type() != at::kFloat || !ctx.input(i).device().is_cpu() ||
+                             !direct_kernels_allowed({&ctx.input(i)})))
+      return false;
   const at::Tensor x = ctx.input(0).contiguous();  // [seq, batch, I], or [batch, seq, I] batch-first
   const int64_t seq = batch_first ? x.size(1) : x.size(0), batch = batch_first ? x.size(0) : x.size(1);
   const int64_t input = x.size(2), g = kind.gates * hidden;

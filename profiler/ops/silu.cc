@@ -9,6 +9,7 @@
 #include "profiler/ops/silu.hpp"
 
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 #include <immintrin.h>
 #include <omp.h>
 
@@ -147,7 +148,8 @@ void silu_inplace(float* data, int64_t n) {
 }
 
 at::Tensor silu_in_place(at::Tensor x) {
-  if (x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+  const bool recorded = at::GradMode::is_enabled() && x.requires_grad();  // autograd needs ATen's ops
+  if (!recorded && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
       (x.is_contiguous() || x.is_contiguous(at::MemoryFormat::ChannelsLast))) {
     silu_inplace(x.data_ptr<float>(), x.numel());
     return x;
