@@ -93,6 +93,20 @@ TEST(SmallKernels, DirectConvDeclinesLargeOrNonFloatWork) {
   EXPECT_FALSE(direct_conv(randn({1, 3, 4, 4}, 1), randn({2, 2, 3, 3}, 2), {}, win, 2).has_value());
 }
 
+TEST(SmallKernels, NoDirectLoopWhileAutogradRecords) {
+  Window win{{3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const at::Tensor x = randn({1, 2, 4, 4}, 1), w = randn({2, 2, 3, 3}, 2);
+  ASSERT_TRUE(direct_conv(x, w, {}, win, 1).has_value()) << "small enough for the loop";
+  const at::Tensor trained = w.clone().requires_grad_(true);  // a training step's weight
+  {
+    at::AutoGradMode on(true);
+    EXPECT_FALSE(direct_conv(x, trained, {}, win, 1).has_value()) << "the loop has no backward";
+    EXPECT_FALSE(direct_reduce(x.clone().requires_grad_(true), {2, 3}, true, DirectReduce::Mean).has_value());
+  }
+  at::NoGradGuard off;  // inference: the same weight object, nothing recorded
+  EXPECT_TRUE(direct_conv(x, trained, {}, win, 1).has_value());
+}
+
 // ONNX's gate blocks (LSTM i, o, f, c; GRU z, r, h) reordered into ATen's
 // (LSTM i, f, g, o; GRU r, z, n), along dim 0 of one direction's W, R or bias.
 at::Tensor reorder_gates(const at::Tensor& t, const std::vector<int64_t>& order) {
