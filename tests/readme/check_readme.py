@@ -36,6 +36,7 @@ def normalise(line):
     s = re.sub(r"#\s*[KMGT](?![\w/])", "#", s)  # 14.80 G and 980 M likewise
     s = re.sub(r"#\s*(B|KiB|MiB|GiB|TiB)(?![\w/])", "#B", s)
     s = re.sub(r"<#%", "#%", s)  # a share below 0.1% prints as <0.1%
+    s = re.sub(r"(?<![\w/#.])[+-](#)", r"\1", s)  # a signed figure (+1.2%, -37.7%): the sign is a value too
     s = re.sub(r"\s+", " ", s).strip()
     return s
 
@@ -171,6 +172,8 @@ def self_test():
         ("a shape changed", ["  x: float32 32x3x224x224"], ["  x: float32 32x3x224x225"], False),
         ("output past the last line shown", ["a", "b"], ["a", "b", "c"], False),
         ("a word inside a segment", ["...", "a", "b", "..."], ["a", "x", "b"], False),
+        ("a signed figure with the other sign", ["  fit 199 ms (-37.7% vs x)"], ["  fit 318 ms (+1.2% vs x)"], True),
+        ("a word after a dash is not a figure", ["--dim batch"], ["--dim batch2"], False),
     ]
     bad = 0
     for name, expected, actual, ok in cases:
