@@ -83,12 +83,4 @@ double sample_persistent_busy_cpus(double window) {
   return persistent_busy_cpus(r0, r1, r2, allowed_cpus());
 }
 
-double sample_busy_cpus(double seconds) {
-  std::map<int, CpuTicks> before, after;
-  if (!read_proc_stat(before)) return -1;
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  if (!read_proc_stat(after)) return -1;
-  return busy_cpus(before, after, allowed_cpus());
-}
-
 }  // namespace modelstat::cli

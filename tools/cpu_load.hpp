@@ -50,10 +50,6 @@ int spin_count_for(double busy);
 // The CPUs this process may run on (sched_getaffinity); empty if unknown.
 std::vector<int> allowed_cpus();
 
-// Reads /proc/stat, sleeps `seconds`, reads it again: busy_cpus over
-// allowed_cpus(); negative if /proc/stat cannot be read.
-double sample_busy_cpus(double seconds);
-
 // The load present in both of two consecutive windows, from three readings:
 // the smaller of busy_cpus(r0, r1) and busy_cpus(r1, r2).
 double persistent_busy_cpus(const std::map<int, CpuTicks>& r0, const std::map<int, CpuTicks>& r1,

@@ -79,9 +79,6 @@ TEST(CpuLoadTest, UnreadableOrMissingCountsAsNoSpin) {
 
 TEST(CpuLoadTest, ThisMachineHasAllowedCpusAndAReading) {
   EXPECT_FALSE(allowed_cpus().empty());
-  const double busy = sample_busy_cpus(0.02);
-  EXPECT_GE(busy, 0.0);
-  EXPECT_LE(busy, double(allowed_cpus().size()));
   const double persistent = sample_persistent_busy_cpus(0.02);
   EXPECT_GE(persistent, 0.0);
   EXPECT_LE(persistent, double(allowed_cpus().size()));
