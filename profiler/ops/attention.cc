@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "profiler/ops/activation_matmul.hpp"
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/softmax.hpp"
 
 namespace modelstat::profiler {
 namespace {
@@ -60,7 +62,7 @@ at::Tensor attend(const ExecContext& ctx, const at::Tensor& q_in, at::Tensor k, 
     // step would otherwise copy its whole cache (g - 1) times).
     const int64_t g = nq / nkv, b = q.size(0), s = q.size(2), t = k.size(2);
     const at::Tensor qg = q.reshape({b, nkv, g * s, q.size(3)});
-    at::Tensor scores = (at::matmul(qg, k.transpose(-1, -2)) * scale).view({b, nkv, g, s, t});
+    at::Tensor scores = (activation_matmul(qg, k.transpose(-1, -2)) * scale).view({b, nkv, g, s, t});
     if (softcap > 0) scores = at::tanh(scores / softcap) * softcap;
     if (bias.defined()) {
       // [B or 1, N or 1, S, T] -> [B or 1, N_kv or 1, g or 1, S, T].
@@ -69,13 +71,13 @@ at::Tensor attend(const ExecContext& ctx, const at::Tensor& q_in, at::Tensor k, 
                                         : bias;
       scores = scores + b5.to(scores.device(), scores.scalar_type());
     }
-    const at::Tensor probs = at::softmax(scores, -1).view({b, nkv, g * s, t});
-    return at::matmul(probs, v).view({b, nq, s, v.size(3)}).to(dtype);
+    const at::Tensor probs = softmax_last_axis(scores).view({b, nkv, g * s, t});
+    return activation_matmul(probs, v).view({b, nq, s, v.size(3)}).to(dtype);
   }
-  at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale;
+  at::Tensor scores = activation_matmul(q, k.transpose(-1, -2)) * scale;
   if (softcap > 0) scores = at::tanh(scores / softcap) * softcap;
   if (bias.defined()) scores = scores + bias.to(scores.device(), scores.scalar_type());
-  return at::matmul(at::softmax(scores, -1), v).to(dtype);
+  return activation_matmul(softmax_last_axis(scores), v).to(dtype);
 }
 
 double scale_or_default(const ExecContext& ctx, int64_t head_size) {

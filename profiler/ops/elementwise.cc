@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/softmax.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -387,7 +388,7 @@ void exec_softmax(ExecContext& ctx) {
     axis = 1;
   }
   at::Tensor y;
-  if (K == SoftmaxKind::Softmax) y = at::softmax(in, axis);
+  if (K == SoftmaxKind::Softmax) y = axis == in.dim() - 1 ? softmax_last_axis(in) : at::softmax(in, axis);
   else if (K == SoftmaxKind::LogSoftmax) y = at::log_softmax(in, axis);
   else y = at::zeros_like(in).scatter_(axis, at::argmax(in, axis, /*keepdim=*/true), 1);
   ctx.outputs = {legacy ? y.reshape(x.sizes()) : y};

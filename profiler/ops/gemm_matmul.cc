@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/ops/activation_matmul.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 
@@ -42,7 +43,7 @@ void gemm(ExecContext& ctx) {
   ctx.outputs = {gemm_product(ctx, a, b)};
 }
 
-void matmul(ExecContext& ctx) { ctx.outputs = {at::matmul(ctx.input(0), ctx.input(1))}; }
+void matmul(ExecContext& ctx) { ctx.outputs = {activation_matmul(ctx.input(0), ctx.input(1))}; }
 
 // com.microsoft FusedGemm: Gemm, then `activation` with activation_alpha,
 // _beta, _gamma as the activation's alpha, beta, gamma.
@@ -81,7 +82,7 @@ at::Tensor fused_operand(const ExecContext& ctx, at::Tensor t, const char* trans
 
 // com.microsoft FusedMatMul: alpha * op(A) @ op(B).
 void fused_matmul(ExecContext& ctx) {
-  at::Tensor y = at::matmul(fused_operand(ctx, need_input(ctx, 0), "transBatchA", "transA"),
+  at::Tensor y = activation_matmul(fused_operand(ctx, need_input(ctx, 0), "transBatchA", "transA"),
                             fused_operand(ctx, need_input(ctx, 1), "transBatchB", "transB"));
   const double alpha = ctx.node().attr_float("alpha", 1.0);
   ctx.outputs = {alpha != 1.0 ? y * alpha : y};

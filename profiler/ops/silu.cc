@@ -1,16 +1,13 @@
-// Vectorised SiLU (silu.hpp).
-//
-// exp(-x) by Cephes' expf scheme: n = round(-x / ln 2), r = -x - n ln 2 (ln 2
-// split in two for exactness), a degree-6 polynomial for exp(r) on
-// |r| <= ln 2 / 2, and 2^n put into the exponent bits. The argument is
-// clamped to [-87, 87] so that 2^n stays a normal float: for x < -87 the
-// result is x / (1 + e^87), about 1e-36 in magnitude, where the exact value
-// is smaller still (both round to 0 against any activation of order 1).
+// Vectorised SiLU (silu.hpp): x / (1 + exp(-x)) with vec_exp.hpp's exp. For
+// x < -87 the clamp makes the result x / (1 + e^87), about 1e-36 in
+// magnitude, where the exact value is smaller still (both round to 0 against
+// any activation of order 1).
 #include "profiler/ops/silu.hpp"
+
+#include "profiler/ops/vec_exp.hpp"
 
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -24,13 +21,6 @@ namespace modelstat::profiler {
 
 namespace {
 
-constexpr float kSiluExpClamp = 87.f;
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693359375f;
-constexpr float kLn2Lo = -2.12194440e-4f;
-// exp(r) = 1 + r + r^2 (c5 + c4 r + ... + c0 r^5) on |r| <= ln 2 / 2 (Cephes expf).
-constexpr float kExpC0 = 1.9875691500e-4f, kExpC1 = 1.3981999507e-3f, kExpC2 = 8.3334519073e-3f,
-                kExpC3 = 4.1665795894e-2f, kExpC4 = 1.6666665459e-1f, kExpC5 = 5.0000001201e-1f;
 // Below this many elements a pass stays on the calling thread (a wake-up of the
 // team costs more than ~8k elements of work).
 constexpr int64_t kSiluGrain = 8192;
@@ -40,24 +30,7 @@ float silu_scalar(float x) {
 }
 
 __attribute__((target("avx512f"))) inline __m512 silu512(__m512 x) {
-  // t = -x clamped; min/max with the constant first keep a NaN (they return the second operand).
-  __m512 t = _mm512_sub_ps(_mm512_setzero_ps(), x);
-  t = _mm512_min_ps(_mm512_set1_ps(kSiluExpClamp), t);
-  t = _mm512_max_ps(_mm512_set1_ps(-kSiluExpClamp), t);
-  const __m512i ni = _mm512_cvtps_epi32(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)));  // round to nearest
-  const __m512 n = _mm512_cvtepi32_ps(ni);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(kExpC0);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC1));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC2));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC3));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC4));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC5));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  const __m512 pow2n =
-      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(ni, _mm512_set1_epi32(127)), 23));
-  const __m512 e = _mm512_mul_ps(p, pow2n);  // exp(-x)
+  const __m512 e = vec::exp512(_mm512_sub_ps(_mm512_setzero_ps(), x));  // exp(-x)
   return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
 }
 
@@ -76,23 +49,8 @@ __attribute__((target("avx512f"))) void silu_avx512(float* x, int64_t n) {
 }
 
 __attribute__((target("avx2,fma"))) inline __m256 silu256(__m256 x) {
-  __m256 t = _mm256_sub_ps(_mm256_setzero_ps(), x);
-  t = _mm256_min_ps(_mm256_set1_ps(kSiluExpClamp), t);
-  t = _mm256_max_ps(_mm256_set1_ps(-kSiluExpClamp), t);
-  const __m256i ni = _mm256_cvtps_epi32(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)));
-  const __m256 n = _mm256_cvtepi32_ps(ni);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
-  __m256 p = _mm256_set1_ps(kExpC0);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC5));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.f)));
-  const __m256 pow2n =
-      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23));
-  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), _mm256_mul_ps(p, pow2n)));
+  const __m256 e = vec::exp256(_mm256_sub_ps(_mm256_setzero_ps(), x));  // exp(-x)
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e));
 }
 
 __attribute__((target("avx2,fma"))) void silu_avx2(float* x, int64_t n) {
