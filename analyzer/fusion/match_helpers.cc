@@ -10,6 +10,16 @@ namespace modelstat::fusion {
 
 bool is_float(const Graph& g, int t) { return t >= 0 && g.tensors[size_t(t)].dtype == DType::Float; }
 
+bool is_group_float(const Graph& g, int t) {
+  if (t < 0) return false;
+  const DType d = g.tensors[size_t(t)].dtype;
+  return d == DType::Float || d == DType::Float16;
+}
+
+bool same_group_float(const Graph& g, int a, int b) {
+  return is_group_float(g, a) && b >= 0 && g.tensors[size_t(a)].dtype == g.tensors[size_t(b)].dtype;
+}
+
 bool is_op(const Node& n, const char* type, size_t inputs) {
   return n.domain.empty() && n.op_type == type && n.inputs.size() == inputs && n.outputs.size() == 1;
 }
@@ -107,7 +117,7 @@ std::optional<PostOpMatch> next_post_op(const PatternContext& ctx, int t, int he
     } else if (!has_residual && is_op(node, "Add", 2) && node.inputs[0] != node.inputs[1]) {
       const int other = node.inputs[0] == t ? node.inputs[1] : node.inputs[0];
       // A residual computed before the head runs, of the output's shape (no broadcast).
-      if (other < 0 || !is_float(g, other) || g.tensors[size_t(other)].is_constant() ||
+      if (other < 0 || !same_group_float(g, other, t) || g.tensors[size_t(other)].is_constant() ||
           g.tensors[size_t(other)].producer >= head ||
           !same_known_shape(g.tensors[size_t(other)].shape, g.tensors[size_t(t)].shape))
         return std::nullopt;
@@ -155,7 +165,7 @@ std::optional<PostOpMatch> next_post_op(const PatternContext& ctx, int t, int he
 bool take_post_op(const PatternContext& ctx, int head, bool gelu, int& t, int& residual,
                   std::vector<FusedPostOp>& post_ops, std::vector<int>& members) {
   const std::optional<PostOpMatch> next = next_post_op(ctx, t, head, residual >= 0, gelu);
-  if (!next || !is_float(ctx.g, next->next)) return false;
+  if (!next || !same_group_float(ctx.g, next->next, t)) return false;
   if (next->op.kind == FusedPostOp::Kind::AddResidual) residual = next->op.residual;
   post_ops.push_back(next->op);
   members.insert(members.end(), next->joined.begin(), next->joined.end());

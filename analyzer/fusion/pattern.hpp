@@ -46,6 +46,13 @@ std::optional<FusedGroup> match_hard_swish(const PatternContext& ctx, int node);
 // ---- helpers (match_helpers.cc)
 
 bool is_float(const Graph& g, int t);
+// A float dtype a CPU Conv group computes in fp32: fp32, or float16 (the
+// group widens its input on entry and rounds its output back: oneDNN has no
+// float16 convolution on CPUs without AVX512-FP16, and LibTorch none at all
+// on the CPU). bfloat16 is not one: oneDNN runs it natively (AVX512-BF16).
+bool is_group_float(const Graph& g, int t);
+// a is such a float and b has its dtype (a chain keeps the group's dtype).
+bool same_group_float(const Graph& g, int a, int b);
 // Node n is `type` of the default domain with `inputs` inputs and one output.
 bool is_op(const Node& n, const char* type, size_t inputs);
 // The one reader of tensor t (no graph output), or -1.
@@ -83,7 +90,7 @@ struct PostOpMatch {
 std::optional<PostOpMatch> next_post_op(const PatternContext& ctx, int t, int head, bool has_residual, bool gelu);
 
 // The post-op chain a Conv or MatMul group grows by: takes the post-op that
-// reads `t` next (next_post_op; its output must be float) into the group:
+// reads `t` next (next_post_op; its output must have t's dtype) into the group:
 // appends it to `post_ops` and its nodes to `members`, notes a residual's
 // tensor in `residual` (-1 while none) and moves `t` to its output. False,
 // nothing changed, when the chain ends there.

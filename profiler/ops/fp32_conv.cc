@@ -14,6 +14,13 @@
 
 namespace modelstat::profiler {
 
+at::Tensor channels_last_in(at::Tensor& buffer, at::IntArrayRef dims) {
+  const int64_t c = dims[1], h = dims[2], w = dims[3];
+  const int64_t n = dims[0] * c * h * w;
+  if (!buffer.defined() || buffer.numel() < n) buffer = at::empty({n}, at::kFloat);
+  return buffer.as_strided(dims, {c * h * w, 1, w * c, c});
+}
+
 void fold_batch_norm(at::Tensor& weight, at::Tensor& bias, const at::Tensor& scale, const at::Tensor& beta,
                      const at::Tensor& mean, const at::Tensor& var, double epsilon) {
   const at::Tensor s = scale.to(at::kFloat) / at::sqrt(var.to(at::kFloat) + epsilon);
@@ -183,14 +190,16 @@ void Fp32ConvKernel::prepare(const std::vector<int64_t>& input_dims, const Windo
 
 std::vector<int64_t> Fp32ConvKernel::kernel_spatial() const { return {impl_->weight_dims[2], impl_->weight_dims[3]}; }
 
-at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const {
+at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const at::Tensor& residual,
+                               at::Tensor* buffer) const {
   Impl& k = *impl_;
   const std::shared_ptr<Plan> p = x.dim() == 4 && x.scalar_type() == at::kFloat && x.device().is_cpu()
                                       ? k.plan(x.sizes(), window)
                                       : nullptr;
   if (!p || !p->native) return k.run_aten(x, window, residual);
   const at::Tensor src = x.contiguous(at::MemoryFormat::ChannelsLast);
-  at::Tensor dst = at::empty(p->dst_dims, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  at::Tensor dst = buffer ? channels_last_in(*buffer, p->dst_dims)
+                          : at::empty(p->dst_dims, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   if (k.residual_post_op >= 0) dst.copy_(residual.expand(p->dst_dims));  // the sum post-op adds to it
   memory src_m(p->src_md, onednn_cpu_engine(), src.data_ptr());
   memory dst_m(p->dst_md, onednn_cpu_engine(), dst.data_ptr());
@@ -226,7 +235,8 @@ Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group
   impl_->post_ops = std::move(post_ops);
 }
 
-at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const {
+at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const at::Tensor& residual,
+                               at::Tensor*) const {
   at::Tensor input = x;
   std::vector<int64_t> pads = window.pads_begin;
   if (!window.symmetric()) {

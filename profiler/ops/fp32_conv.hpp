@@ -34,8 +34,11 @@ class Fp32ConvKernel {
   Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops);
 
   // The group's output for input x (N x C x H x W, any strides) and the
-  // residual (the AddResidual operand; undefined without one).
-  at::Tensor run(const at::Tensor& x, const Window& window, const at::Tensor& residual) const;
+  // residual (the AddResidual operand, any float dtype; undefined without
+  // one). `buffer`: where the output may be written (channels_last_in), for a
+  // caller that consumes it before its next call; null: a fresh tensor.
+  at::Tensor run(const at::Tensor& x, const Window& window, const at::Tensor& residual,
+                 at::Tensor* buffer = nullptr) const;
 
   // Builds the primitive for this input shape now (at load, when the graph
   // binds the shape): the weights are packed once, and the ONNX-layout copy
@@ -53,6 +56,13 @@ class Fp32ConvKernel {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
+
+// A channels-last fp32 tensor of 4-D `dims` on `buffer`'s storage, which is
+// allocated afresh (flat) only when undefined or too small: a caller reusing
+// one buffer across calls writes to pages already mapped (glibc maps every
+// block above 32 MiB anew, run_context.hpp, and faulting its pages in costs
+// more than the arithmetic of a cast).
+at::Tensor channels_last_in(at::Tensor& buffer, at::IntArrayRef dims);
 
 // Whether this build has oneDNN's fp32 convolution (MODELSTAT_HAVE_DNNL).
 bool fp32_conv_kernels_available();

@@ -47,8 +47,21 @@ class ConvGroupStep final : public Step {
         kernel_(std::move(kernel)) {}
 
   void run(StepRun& r) const override {
-    const at::Tensor& x = r.env[size_t(x_)];
-    const at::Tensor residual = residual_ >= 0 ? r.env[size_t(residual_)] : at::Tensor();
+    at::Tensor x = r.env[size_t(x_)];
+    at::Tensor residual = residual_ >= 0 ? r.env[size_t(residual_)] : at::Tensor();
+    // A float16 group (conv_group.cc) computes in fp32: its input widened
+    // here, its output rounded back below, in the group's own time
+    // (Executor::upcasts names it as upcast). The widened input and the fp32
+    // output live in this thread's two scratch buffers, shared by every such
+    // group, grown to the largest and kept between runs (channels_last_in:
+    // pages already mapped); the kernel widens a residual as it copies it in.
+    const at::ScalarType io = x.scalar_type();
+    const bool reduced = is_reduced_float(io);
+    thread_local at::Tensor widened, fp32_output;
+    if (reduced) {
+      reduced_ = io == at::kHalf ? ReducedPath::UpcastHalf : ReducedPath::UpcastBFloat16;
+      x = x.dim() == 4 ? channels_last_in(widened, x.sizes()).copy_(x) : x.to(at::kFloat);
+    }
     if (x.dim() != (one_d_ ? 3 : 4)) {
       const ExecContext ctx(r.graph, node_, opset_, {x}, r.executor.options().device, at::kFloat);
       fail_input(ctx, std::string("Conv with a ") + (one_d_ ? "3" : "4") + "-D weight needs a " + (one_d_ ? "3" : "4") +
@@ -56,13 +69,13 @@ class ConvGroupStep final : public Step {
     }
     try {
       const std::shared_ptr<const Window> win = window(r, x);
-      if (!one_d_) {
-        r.env[size_t(output_)] = kernel_->run(x, *win, residual);
-        return;
-      }
       // A 1-D convolution as a 2-D one of height 1.
-      r.env[size_t(output_)] =
-          kernel_->run(x.unsqueeze(2), *win, residual.defined() ? residual.unsqueeze(2) : residual).squeeze(2);
+      at::Tensor* buffer = reduced ? &fp32_output : nullptr;
+      at::Tensor y =
+          one_d_ ? kernel_->run(x.unsqueeze(2), *win, residual.defined() ? residual.unsqueeze(2) : residual, buffer)
+                       .squeeze(2)
+                 : kernel_->run(x, *win, residual, buffer);
+      r.env[size_t(output_)] = reduced ? y.to(io) : std::move(y);
     } catch (const c10::OutOfMemoryError&) {
       throw;
     } catch (const c10::Error& e) {
@@ -71,6 +84,7 @@ class ConvGroupStep final : public Step {
   }
   std::string describe() const override { return "Conv group: " + kernel() + members_; }
   std::string kernel() const override { return kernel_->implementation(); }
+  ReducedPath reduced_path() const override { return reduced_.load(); }
   void set_one_d() { one_d_ = true; }
 
  private:
@@ -106,6 +120,7 @@ class ConvGroupStep final : public Step {
   std::string members_;
   std::shared_ptr<Fp32ConvKernel> kernel_;
   bool one_d_ = false;  // a 1-D convolution, run with a height of 1
+  mutable std::atomic<ReducedPath> reduced_{ReducedPath::Unknown};  // widened from fp16/bf16 on its last run
 };
 
 class MatMulGroupStep final : public Step {

@@ -13,6 +13,13 @@
 // BatchNormalization (inference form, constant statistics) folds into the
 // weights and bias; the rest become post-ops, in graph order. A Conv alone is
 // a group of one: it still runs on the prepacked kernel.
+//
+// Float16 Convs qualify too (every tensor of the group in the
+// Conv's dtype): the kernel computes in fp32 (weights widened once, when it
+// is built), its input widened on entry and its output rounded back on exit,
+// as a runtime without float16 convolutions on the CPU runs them (ONNX
+// Runtime wraps them in Casts); its members' outputs are then not rounded to
+// float16 in between.
 #include "analyzer/fusion/pattern.hpp"
 
 namespace modelstat::fusion {
@@ -38,13 +45,13 @@ std::optional<FusedGroup> match_conv_group(const PatternContext& ctx, int i) {
   if (!conv.domain.empty() || conv.op_type != "Conv") return std::nullopt;
   if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.outputs[0] < 0) return std::nullopt;
   const int x = conv.inputs[0], w = conv.inputs[1];
-  if (x < 0 || w < 0 || !is_float(g, x) || !is_float(g, conv.outputs[0])) return std::nullopt;
+  if (x < 0 || w < 0 || !same_group_float(g, x, conv.outputs[0])) return std::nullopt;
   ConvKernelSpec spec;
   spec.weight = constant_source(g, w);
   if (spec.weight < 0) return std::nullopt;
   const Tensor& weight = g.tensors[size_t(spec.weight)];
   // 2-D convolutions, and 1-D ones (audio, sequence models), which run as 2-D with a height of 1.
-  if (weight.dtype != DType::Float || !weight.shape.fully_known()) return std::nullopt;
+  if (!same_group_float(g, x, spec.weight) || !weight.shape.fully_known()) return std::nullopt;
   if (weight.shape.dims.size() != 4 && weight.shape.dims.size() != 3) return std::nullopt;
   if (!constant_or_absent(g, conv, 2)) return std::nullopt;
   if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) spec.bias = constant_source(g, conv.inputs[2]);
