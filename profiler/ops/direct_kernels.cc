@@ -1,6 +1,7 @@
 // Direct loops for small fp32 Convs and recurrent steps (direct_kernels.hpp).
 #include "profiler/ops/direct_kernels.hpp"
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
@@ -152,6 +153,11 @@ void conv_by_positions(const float* xp, const float* wp, const float* bp, float*
       }
     }
   }
+}
+
+// y = x < 0 ? s * x : x over n values with their own slopes (s_step 1) or one.
+MODELSTAT_VECTOR_CLONES void prelu_run(const float* x, const float* s, int64_t s_step, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? s[i * s_step] * x[i] : x[i];
 }
 
 }  // namespace
@@ -424,6 +430,76 @@ std::optional<std::array<at::Tensor, 3>> direct_layer_norm(const at::Tensor& x, 
     }
   }
   return std::array<at::Tensor, 3>{y, mean, rstd};
+}
+
+
+std::optional<at::Tensor> direct_softmax_last_axis(const at::Tensor& x, bool log) {
+  if (!direct_kernels_allowed({&x}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.dim() < 1 || x.numel() < 1) return std::nullopt;
+  const int64_t cols = x.size(-1);
+  if (cols > kDirectSoftmaxMaxAxis) return std::nullopt;
+  const int64_t rows = x.numel() / cols;
+  const at::Tensor xc = x.contiguous();
+  at::Tensor y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  const float* xp = xc.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* v = xp + r * cols;
+    float* out = yp + r * cols;
+    float top = v[0];
+    for (int64_t i = 1; i < cols; ++i) top = std::max(top, v[i]);
+    double total = 0;
+    for (int64_t i = 0; i < cols; ++i) {
+      out[i] = std::exp(v[i] - top);
+      total += out[i];
+    }
+    if (log) {
+      const float shift = top + float(std::log(total));
+      for (int64_t i = 0; i < cols; ++i) out[i] = v[i] - shift;
+    } else {
+      const float inv = float(1.0 / total);
+      for (int64_t i = 0; i < cols; ++i) out[i] *= inv;
+    }
+  }
+  return y;
+}
+
+std::optional<at::Tensor> direct_prelu(const at::Tensor& x, const at::Tensor& slope) {
+  if (!direct_kernels_allowed({&x, &slope}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (x.scalar_type() != at::kFloat || slope.scalar_type() != at::kFloat || !x.device().is_cpu() ||
+      !slope.device().is_cpu() || x.dim() < 2 || x.numel() < 1)
+    return std::nullopt;
+  const int64_t n = x.size(0), c = x.size(1), plane = x.numel() / (n * c);
+  // One slope, or one per channel: [C, 1...] or [1, C, 1...], no longer than X's rank.
+  bool per_channel = false;
+  if (slope.numel() != 1) {
+    if (slope.numel() != c || slope.dim() > x.dim() || slope.dim() < x.dim() - 1) return std::nullopt;
+    const int64_t lead = slope.dim() == x.dim() ? 1 : 0;  // slope's dim of the channels
+    for (int64_t d = 0; d < slope.dim(); ++d)
+      if (slope.size(d) != (d == lead ? c : 1)) return std::nullopt;
+    per_channel = c > 1;
+  }
+  const bool channels_last = x.dim() == 4 && !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast);
+  if (!channels_last && !x.is_contiguous()) return std::nullopt;
+  const at::Tensor sc = slope.contiguous();
+  at::Tensor y = at::empty_like(x, channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+  const float* xp = x.data_ptr<float>();
+  const float* sp = sc.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  if (channels_last && per_channel) {  // rows of C channels, one per pixel
+    at::parallel_for(0, n * plane, std::max<int64_t>(1, 32768 / c), [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) prelu_run(xp + p * c, sp, 1, yp + p * c, c);
+    });
+  } else if (per_channel) {  // planes of one channel each
+    at::parallel_for(0, n * c, std::max<int64_t>(1, 32768 / plane), [&](int64_t begin, int64_t end) {
+      for (int64_t q = begin; q < end; ++q) prelu_run(xp + q * plane, sp + q % c, 0, yp + q * plane, plane);
+    });
+  } else {
+    at::parallel_for(0, x.numel(), 32768, [&](int64_t begin, int64_t end) {
+      prelu_run(xp + begin, sp, 0, yp + begin, end - begin);
+    });
+  }
+  return y;
 }
 
 }  // namespace modelstat::profiler

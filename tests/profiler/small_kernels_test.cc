@@ -331,5 +331,98 @@ TEST(SmallKernels, MatmulGroupOfOneRowRunsTheDirectLoop) {
   EXPECT_NE(blas.implementation(), "direct loop");
 }
 
+// Softmax along a short last axis (a detector's per-anchor scores): the
+// direct loop against ATen's softmax in double, directly and through the
+// Softmax / LogSoftmax nodes (opset 9's 2-D coercion and opset 13's axis).
+TEST(SmallKernels, ShortSoftmaxRowsMatchAtenInDouble) {
+  for (int64_t cols : {int64_t(1), int64_t(2), int64_t(5), kDirectSoftmaxMaxAxis}) {
+    const at::Tensor x = randn({2, 300, cols}, 40 + uint64_t(cols)) * 6.0;
+    const at::Tensor soft = at::softmax(x.to(at::kDouble), -1), logsoft = at::log_softmax(x.to(at::kDouble), -1);
+    const std::string what = std::to_string(cols) + " per row";
+    const std::optional<at::Tensor> direct = direct_softmax_last_axis(x, false);
+    ASSERT_TRUE(direct.has_value()) << what << ": short enough for the direct loop";
+    expect_close(*direct, soft, what + " (softmax)");
+    const std::optional<at::Tensor> direct_log = direct_softmax_last_axis(x, true);
+    ASSERT_TRUE(direct_log.has_value()) << what;
+    expect_close(*direct_log, logsoft, what + " (log-softmax)");
+    expect_close(test::run_node("", "Softmax", 9, {x}, {{"axis", int64_t(2)}}, 1).at(0), soft, what + " (Softmax-9)");
+    expect_close(test::run_node("", "Softmax", 13, {x}, {}, 1).at(0), soft, what + " (Softmax-13)");
+    expect_close(test::run_node("", "LogSoftmax", 13, {x}, {}, 1).at(0), logsoft, what + " (LogSoftmax-13)");
+  }
+  // A longer axis, or a middle one through the node, is ATen's.
+  EXPECT_FALSE(direct_softmax_last_axis(randn({4, kDirectSoftmaxMaxAxis + 1}, 1), false).has_value());
+  const at::Tensor x = randn({3, 4, 2}, 2);
+  expect_close(test::run_node("", "Softmax", 13, {x}, {{"axis", int64_t(1)}}, 1).at(0),
+               at::softmax(x.to(at::kDouble), 1), "Softmax over a middle axis");
+}
+
+// LayerNormalization of a small head, against its formula in double:
+// y = (x - mean) / sqrt(var + eps) * scale + bias, var the biased variance.
+TEST(SmallKernels, SmallLayerNormMatchesFormula) {
+  const at::Tensor x = randn({2, 3, 32}, 50) * 3.0 + 1.0;
+  for (int64_t axis : {int64_t(-1), int64_t(1)}) {
+    const std::vector<int64_t> norm_dims = axis == -1 ? std::vector<int64_t>{2} : std::vector<int64_t>{1, 2};
+    const std::vector<int64_t> param_shape = axis == -1 ? std::vector<int64_t>{32} : std::vector<int64_t>{3, 32};
+    const at::Tensor scale = randn(param_shape, 51), bias = randn(param_shape, 52);
+    const double eps = 1e-3;
+    const at::Tensor xd = x.to(at::kDouble);
+    const at::Tensor mean = xd.mean(norm_dims, true);
+    const at::Tensor var = (xd - mean).pow(2).mean(norm_dims, true);
+    const at::Tensor want = (xd - mean) / at::sqrt(var + eps) * scale.to(at::kDouble) + bias.to(at::kDouble);
+    const int64_t size = axis == -1 ? 32 : 96;
+    const std::string what = "axis " + std::to_string(axis);
+    const auto direct = direct_layer_norm(x, size, scale, bias, eps);
+    ASSERT_TRUE(direct.has_value()) << what << ": small enough for the direct loop";
+    expect_close((*direct)[0], want, what + " (direct_layer_norm)");
+    auto out = test::run_node("", "LayerNormalization", 17, {x, scale, bias}, {{"axis", axis}, {"epsilon", eps}}, 3);
+    ASSERT_EQ(out.size(), 3u);
+    expect_close(out[0], want, what + " Y");
+    expect_close(out[1], mean, what + " Mean");
+    expect_close(out[2], 1.0 / at::sqrt(var + eps), what + " InvStdDev");
+  }
+  EXPECT_FALSE(direct_layer_norm(randn({2, kDirectReduceMaxElements}, 3), kDirectReduceMaxElements, {}, {}, 1e-5)
+                   .has_value())
+      << "over the size limit: ATen's";
+}
+
+// PRelu with a slope per channel or one for all, on plain and channels-last
+// activations (a Conv group's output): one pass in x's layout, against the
+// formula in double on ATen's broadcasting.
+TEST(SmallKernels, PreluPerChannelMatchesFormulaInEitherLayout) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> x, slope;
+    bool channels_last;
+  };
+  const std::vector<Case> cases = {
+      {"[C,1,1] slope, NCHW", {2, 8, 5, 6}, {8, 1, 1}, false},
+      {"[C,1,1] slope, channels-last", {2, 8, 5, 6}, {8, 1, 1}, true},
+      {"[1,C,1,1] slope, channels-last, a large map", {1, 64, 56, 56}, {1, 64, 1, 1}, true},
+      {"one slope, channels-last", {1, 3, 4, 4}, {1}, true},
+      {"[C] slope on [N, C]", {4, 8}, {8}, false},
+      {"[C,1] slope on a 1-D map", {2, 6, 7}, {6, 1}, false},
+  };
+  uint64_t seed = 70;
+  for (const Case& c : cases) {
+    at::Tensor x = randn(c.x, seed++);
+    if (c.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor slope = randn(c.slope, seed++);
+    const at::Tensor xd = x.to(at::kDouble);
+    const at::Tensor want = at::where(xd < 0, xd * slope.to(at::kDouble), xd);
+    const std::optional<at::Tensor> direct = direct_prelu(x, slope);
+    ASSERT_TRUE(direct.has_value()) << c.name << ": the direct pass takes it";
+    expect_close(*direct, want, c.name);
+    EXPECT_EQ(direct->is_contiguous(at::MemoryFormat::ChannelsLast) && !direct->is_contiguous(), c.channels_last)
+        << c.name << ": x's layout kept";
+    expect_close(test::run_node("", "PRelu", 9, {x, slope}, {}, 1).at(0), want, c.name + " (PRelu node)");
+  }
+  // A slope along the last dim of a 3-D X (numpy's broadcast): ATen's.
+  const at::Tensor x = randn({2, 3, 4}, 1), slope = randn({4}, 2);
+  EXPECT_FALSE(direct_prelu(x, slope).has_value());
+  expect_close(test::run_node("", "PRelu", 9, {x, slope}, {}, 1).at(0),
+               at::where(x.to(at::kDouble) < 0, x.to(at::kDouble) * slope.to(at::kDouble), x.to(at::kDouble)),
+               "slope along the last dim");
+}
+
 }  // namespace
 }  // namespace modelstat::profiler
