@@ -53,7 +53,9 @@ std::string gemm_notice(int64_t kernels, int64_t onednn, int64_t blas, int64_t d
           " on BLAS";
   if (direct > 0) text += ", " + std::to_string(direct) + " as a direct loop (a few rows of a small weight)";
   if (later > 0) text += ", " + std::to_string(later) + " chosen at their first run (shape not bound at load)";
-  if (backend == GemmBackend::Auto) {
+  if (backend == GemmBackend::Auto && direct == kernels) {
+    text += " (--gemm onednn|blas forces one)";
+  } else if (backend == GemmBackend::Auto) {
     text += ", whichever measured faster for the shape (" + std::to_string(measured) + " shapes measured now, " +
             std::to_string(cached) + " read from the per-machine cache" +
             (summary.cache_file.empty() ? " (none: " + summary.cache_error + ")" : " " + summary.cache_file) +

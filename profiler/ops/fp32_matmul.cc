@@ -447,9 +447,9 @@ int64_t Fp32MatmulKernel::k() const { return impl_->k; }
 int64_t Fp32MatmulKernel::n() const { return impl_->n; }
 
 void Fp32MatmulKernel::prepare(int64_t rows) {
-  if (impl_->direct_weight.defined() && rows <= kDirectGemmMaxRows && rows * impl_->k * impl_->n <= kDirectGemmMaxMacs)
-  {
-    impl_->ran_direct.store(true, std::memory_order_relaxed);
+  const Impl& k = *impl_;
+  if (k.direct_weight.defined() && rows <= kDirectGemmMaxRows && rows * k.k * k.n <= kDirectGemmMaxMacs) {
+    k.ran_direct.store(true, std::memory_order_relaxed);
     return;  // the direct loop: nothing to build or choose
   }
 #if defined(MODELSTAT_HAVE_DNNL)

@@ -3,6 +3,8 @@
 // (contiguous) tensors, so their copy is timed at the node, as a runtime would
 // do it; the metadata-only views (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity, inference Dropout) stay views.
+#include <ATen/core/grad_mode.h>
+
 #include <limits>
 #include <numeric>
 #include <string>
@@ -33,10 +35,15 @@ void exec_concat(ExecContext& ctx) {
   // then be transposed here and back again in the next Conv: 2-3x the Concat's
   // own cost, and the Conv's residual read transposed. The output keeps the
   // layout of the largest part instead (its bytes are most of the copy).
+  // (Not while autograd records: cat_out has no backward.)
   const at::Tensor* largest = &parts[0];
-  for (const at::Tensor& p : parts)
+  bool recorded = false;
+  for (const at::Tensor& p : parts) {
     if (p.numel() > largest->numel()) largest = &p;
-  if (largest->dim() == 4 && !largest->is_contiguous() && largest->is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    recorded = recorded || (at::GradMode::is_enabled() && p.requires_grad());
+  }
+  if (!recorded && largest->dim() == 4 && !largest->is_contiguous() &&
+      largest->is_contiguous(at::MemoryFormat::ChannelsLast)) {
     std::vector<int64_t> dims = largest->sizes().vec();
     dims[size_t(axis)] = 0;
     for (const at::Tensor& p : parts) dims[size_t(axis)] += p.size(axis);

@@ -540,6 +540,12 @@ TEST(OpsFamilies, ConcatKeepsTheLargestPartsChannelsLastLayout) {
   EXPECT_TRUE(at::equal(z.slice(2, 0, 1), at::zeros({1, 6, 1, 4})));
   // Plain inputs stay plain.
   EXPECT_TRUE(run("Concat", 13, {x.contiguous(), zeros}, {{"axis", int64_t(1)}}).at(0).is_contiguous());
+  // A training step's forward (autograd recording): ATen's cat, which has a backward.
+  at::AutoGradMode on(true);
+  const at::Tensor trained = x.clone().requires_grad_(true);
+  const at::Tensor t = run("Concat", 13, {trained, zeros}, {{"axis", int64_t(1)}}).at(0);
+  EXPECT_TRUE(t.requires_grad());
+  EXPECT_TRUE(at::equal(t.detach(), y));
 }
 
 }  // namespace
