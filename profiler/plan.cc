@@ -44,15 +44,18 @@ void compact(FusionPlan& plan) {
 
 // "48 Gemm/MatMul with constant weights: 46 on oneDNN matmul with prepacked
 // weights, 2 on BLAS, whichever measured faster for the shape (...)".
-std::string gemm_notice(int64_t kernels, int64_t onednn, int64_t blas, GemmBackend backend, int64_t measured,
-                        int64_t cached, const GemmChoiceSummary& summary,
+std::string gemm_notice(int64_t kernels, int64_t onednn, int64_t blas, int64_t direct, GemmBackend backend,
+                        int64_t measured, int64_t cached, const GemmChoiceSummary& summary,
                         const std::map<std::string, int64_t>& absorbed_by_op) {
   std::string text = std::to_string(kernels) + " Gemm/MatMul with constant weights";
-  const int64_t later = kernels - onednn - blas;
+  const int64_t later = kernels - onednn - blas - direct;
   text += ": " + std::to_string(onednn) + " ran on oneDNN matmul with prepacked weights, " + std::to_string(blas) +
           " on BLAS";
+  if (direct > 0) text += ", " + std::to_string(direct) + " as a direct loop (a few rows of a small weight)";
   if (later > 0) text += ", " + std::to_string(later) + " chosen at their first run (shape not bound at load)";
-  if (backend == GemmBackend::Auto) {
+  if (backend == GemmBackend::Auto && direct == kernels) {
+    text += " (--gemm onednn|blas forces one)";
+  } else if (backend == GemmBackend::Auto) {
     text += ", whichever measured faster for the shape (" + std::to_string(measured) + " shapes measured now, " +
             std::to_string(cached) + " read from the per-machine cache" +
             (summary.cache_file.empty() ? " (none: " + summary.cache_error + ")" : " " + summary.cache_file) +
@@ -232,7 +235,7 @@ std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const
 std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& plans, const ExecOptions& options,
                                         const GemmChoiceSummary& choices_before) {
   std::map<std::string, int64_t> qdq_by_op, conv_absorbed, matmul_absorbed;
-  int64_t qdq_absorbed = 0, convs = 0, matmuls = 0, gelus = 0, layer_norms = 0, onednn = 0, blas = 0;
+  int64_t qdq_absorbed = 0, convs = 0, matmuls = 0, gelus = 0, layer_norms = 0, onednn = 0, blas = 0, direct = 0;
   std::map<std::string, std::pair<std::string, int64_t>> rewrites;  // other Rewrite patterns: op, groups
   std::map<std::string, int64_t> folded_by_op;
   for (const GraphPlan* plan : plans) {
@@ -246,7 +249,8 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
       } else if (group.kind == FusedKind::MatMul) {
         ++matmuls;
         const std::string impl = matmul_step_implementation(*plan->steps[size_t(group.head)]);
-        if (impl != "none" && !impl.empty()) ++(impl.rfind("onednn", 0) == 0 ? onednn : blas);
+        if (impl == "direct loop") ++direct;
+        else if (impl != "none" && !impl.empty()) ++(impl.rfind("onednn", 0) == 0 ? onednn : blas);
       } else if (group.pattern == "gelu") {
         ++gelus;
       } else if (group.pattern == "layer_norm") {
@@ -281,7 +285,7 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
   }
   if (matmuls > 0) {
     const GemmChoiceSummary after = gemm_choice_summary();
-    notices.push_back(gemm_notice(matmuls, onednn, blas, options.gemm, after.measured - choices_before.measured,
+    notices.push_back(gemm_notice(matmuls, onednn, blas, direct, options.gemm, after.measured - choices_before.measured,
                                   after.cached - choices_before.cached, after, matmul_absorbed));
   }
   if (layer_norms > 0)

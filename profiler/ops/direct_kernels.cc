@@ -1,6 +1,7 @@
 // Direct loops for small fp32 Convs and recurrent steps (direct_kernels.hpp).
 #include "profiler/ops/direct_kernels.hpp"
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
@@ -31,6 +32,11 @@ MODELSTAT_VECTOR_CLONES float dot(const float* a, const float* b, int64_t n) {
   float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
   for (; k < n; ++k) s += a[k] * b[k];
   return s;
+}
+
+// y += s * x over n values (vectorised on n).
+MODELSTAT_VECTOR_CLONES void axpy(float s, const float* x, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] += s * x[j];
 }
 
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
@@ -110,6 +116,57 @@ MODELSTAT_VECTOR_CLONES void conv_loops(const float* xp, const float* wp, const 
   }
 }
 
+// An ungrouped Conv with few output positions: each position's inputs
+// gathered into one row of C x taps (zeros where the window reads padding),
+// then every output value is one dot product of that row with a weight row
+// (ONNX's O x C x taps layout: contiguous). The loops above would run rows of
+// 1-4 outputs, below a vector's width.
+void conv_by_positions(const float* xp, const float* wp, const float* bp, float* yp, const Axis* ax, int64_t n,
+                       int64_t c, int64_t o) {
+  const Axis &ad = ax[0], &ah = ax[1], &aw = ax[2];
+  const int64_t in_plane = ad.in * ah.in * aw.in, out_plane = ad.out * ah.out * aw.out;
+  const int64_t taps = ad.k * ah.k * aw.k, row = c * taps;
+  std::vector<float> gathered(static_cast<size_t>(row));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t od = 0; od < ad.out; ++od) {
+      for (int64_t oh = 0; oh < ah.out; ++oh) {
+        for (int64_t ow = 0; ow < aw.out; ++ow) {
+          float* g = gathered.data();
+          for (int64_t ci = 0; ci < c; ++ci) {
+            const float* xplane = xp + (b * c + ci) * in_plane;
+            for (int64_t kd = 0; kd < ad.k; ++kd) {
+              const int64_t id = od * ad.stride + kd * ad.dilation - ad.pad;
+              for (int64_t kh = 0; kh < ah.k; ++kh) {
+                const int64_t ih = oh * ah.stride + kh * ah.dilation - ah.pad;
+                for (int64_t kw = 0; kw < aw.k; ++kw) {
+                  const int64_t iw = ow * aw.stride + kw * aw.dilation - aw.pad;
+                  const bool inside = id >= 0 && id < ad.in && ih >= 0 && ih < ah.in && iw >= 0 && iw < aw.in;
+                  *g++ = inside ? xplane[(id * ah.in + ih) * aw.in + iw] : 0.0f;
+                }
+              }
+            }
+          }
+          const int64_t pos = (od * ah.out + oh) * aw.out + ow;
+          for (int64_t oc = 0; oc < o; ++oc)
+            yp[(b * o + oc) * out_plane + pos] = dot(wp + oc * row, gathered.data(), row) + (bp ? bp[oc] : 0.0f);
+        }
+      }
+    }
+  }
+}
+
+// y = x < 0 ? s * x : x over n values, each with its own slope s[i]
+// (branch-free: min/max vectorise, where a branch on the sign would
+// mispredict on half the values).
+MODELSTAT_VECTOR_CLONES void prelu_slopes(const float* x, const float* s, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.0f) + s[i] * std::min(x[i], 0.0f);
+}
+
+// The same with one slope for all n values.
+MODELSTAT_VECTOR_CLONES void prelu_slope(const float* x, float s, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.0f) + s * std::min(x[i], 0.0f);
+}
+
 }  // namespace
 
 bool direct_kernels_allowed(std::initializer_list<const at::Tensor*> inputs) {
@@ -152,20 +209,81 @@ std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, 
     if (a.in + a.pad + pad_end < span) return std::nullopt;
     a.out = (a.in + a.pad + pad_end - span) / a.stride + 1;
     macs *= a.out * a.k;
-    if (macs > kDirectConvMaxMacs) return std::nullopt;
+    if (macs > std::max(kDirectConvMaxMacs, kDirectGemmMaxMacs)) return std::nullopt;
   }
+  std::vector<int64_t> out_dims{n, o};
+  for (int64_t i = 0; i < rank; ++i) out_dims.push_back(ax[3 - rank + i].out);
+  const int64_t positions = n * ax[0].out * ax[1].out * ax[2].out;
+  if (group == 1 && positions <= kDirectConvMaxPositions && macs <= kDirectGemmMaxMacs) {
+    const at::Tensor xc = x.contiguous(), wc = w.contiguous();
+    const at::Tensor bc = bias.defined() ? bias.contiguous() : at::Tensor();
+    at::Tensor y = at::empty(out_dims, x.options().memory_format(at::MemoryFormat::Contiguous));
+    conv_by_positions(xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
+                      y.data_ptr<float>(), ax, n, c, o);
+    return y;
+  }
+  if (macs > kDirectConvMaxMacs) return std::nullopt;
   // Each (output channel, input channel, tap, output row) is one pass of the
   // innermost loop, which pays ~15 ns of bookkeeping around its arithmetic.
   const int64_t rows = n * o * cg * ax[0].k * ax[1].k * ax[2].k * ax[0].out * ax[1].out;
   if (rows > (group > 1 ? kDirectConvMaxRowsGrouped : kDirectConvMaxRows)) return std::nullopt;
   for (Axis& a : ax) a.tabulate();
-  std::vector<int64_t> out_dims{n, o};
-  for (int64_t i = 0; i < rank; ++i) out_dims.push_back(ax[3 - rank + i].out);
   const at::Tensor xc = x.contiguous(), wc = w.contiguous();
   const at::Tensor bc = bias.defined() ? bias.contiguous() : at::Tensor();
   at::Tensor y = at::empty(out_dims, x.options().memory_format(at::MemoryFormat::Contiguous));
   conv_loops(xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
              y.data_ptr<float>(), ax, n, c, o, cg, group);
+  return y;
+}
+
+std::optional<at::Tensor> direct_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
+                                      double beta) {
+  if (!direct_kernels_allowed({&a, &b, &c}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (a.dim() != 2 || b.dim() != 2 || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||
+      !a.device().is_cpu() || !b.device().is_cpu())
+    return std::nullopt;
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (b.size(0) != k || m < 1 || m > kDirectGemmMaxRows || k < 1 || n < 1 || m * k * n > kDirectGemmMaxMacs)
+    return std::nullopt;
+  // b's rows of N (contiguous [K, N]) or its columns of K (transposed [N, K]).
+  const bool columns = b.stride(0) == 1 && b.stride(1) == k;
+  if (!columns && !b.is_contiguous()) return std::nullopt;
+  // c: one value, one per column, or one per element.
+  int64_t c_row_stride = 0, c_col_stride = 0;
+  if (c.defined()) {
+    if (c.scalar_type() != at::kFloat || !c.device().is_cpu() || c.dim() > 2) return std::nullopt;
+    if (c.numel() == n * m && c.dim() == 2 && c.size(0) == m) {
+      c_row_stride = n;
+      c_col_stride = 1;
+    } else if (c.numel() == n && (c.dim() == 1 || c.size(0) == 1)) {
+      c_col_stride = 1;
+    } else if (c.numel() != 1) {
+      return std::nullopt;
+    }
+  }
+  const at::Tensor ac = a.contiguous();
+  const at::Tensor cc = c.defined() ? c.contiguous() : at::Tensor();
+  at::Tensor y = at::empty({m, n}, a.options().memory_format(at::MemoryFormat::Contiguous));
+  const float* ap = ac.data_ptr<float>();
+  const float* bp = b.data_ptr<float>();
+  const float* cp = cc.defined() ? cc.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  const float fa = float(alpha), fb = float(beta);
+  for (int64_t i = 0; i < m; ++i) {
+    float* yrow = yp + i * n;
+    const float* arow = ap + i * k;
+    if (columns) {
+      for (int64_t j = 0; j < n; ++j) yrow[j] = dot(arow, bp + j * k, k);
+    } else {
+      std::fill(yrow, yrow + n, 0.0f);
+      for (int64_t t = 0; t < k; ++t) axpy(arow[t], bp + t * n, yrow, n);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      float v = fa == 1.0f ? yrow[j] : fa * yrow[j];
+      if (cp && fb != 0.0f) v += fb * cp[i * c_row_stride + j * c_col_stride];
+      yrow[j] = v;
+    }
+  }
   return y;
 }
 
@@ -277,6 +395,118 @@ void gru_step_direct(const RecurrentWeights& p, bool linear_before_reset, int64_
     }
     for (int64_t k = 0; k < hidden; ++k) h_out[b * hidden + k] = (1.0f - zr[k]) * cand[k] + zr[k] * hb[k];
   }
+}
+
+}  // namespace modelstat::profiler
+
+namespace modelstat::profiler {
+
+std::optional<std::array<at::Tensor, 3>> direct_layer_norm(const at::Tensor& x, int64_t size, const at::Tensor& scale,
+                                                           const at::Tensor& bias, double eps) {
+  if (!direct_kernels_allowed({&x, &scale, &bias}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  const int64_t numel = x.numel();
+  if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || size < 1 || numel < 1 ||
+      numel > kDirectReduceMaxElements || numel % size != 0)
+    return std::nullopt;
+  for (const at::Tensor* t : {&scale, &bias})
+    if (t->defined() && (t->scalar_type() != at::kFloat || !t->device().is_cpu() || t->numel() != size))
+      return std::nullopt;
+  const int64_t rows = numel / size;
+  const at::Tensor xc = x.contiguous();
+  const at::Tensor sc = scale.defined() ? scale.contiguous() : at::Tensor();
+  const at::Tensor bc = bias.defined() ? bias.contiguous() : at::Tensor();
+  at::Tensor y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor mean = at::empty({rows}, x.options()), rstd = at::empty({rows}, x.options());
+  const float* xp = xc.data_ptr<float>();
+  const float* sp = sc.defined() ? sc.data_ptr<float>() : nullptr;
+  const float* bp = bc.defined() ? bc.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* v = xp + r * size;
+    double total = 0, squares = 0;
+    for (int64_t i = 0; i < size; ++i) total += v[i];
+    const double mu = total / double(size);
+    for (int64_t i = 0; i < size; ++i) squares += (v[i] - mu) * (v[i] - mu);
+    const double inv = 1.0 / std::sqrt(squares / double(size) + eps);
+    mean.data_ptr<float>()[r] = float(mu);
+    rstd.data_ptr<float>()[r] = float(inv);
+    float* out = yp + r * size;
+    for (int64_t i = 0; i < size; ++i) {
+      const double z = (v[i] - mu) * inv;
+      out[i] = float(z * (sp ? sp[i] : 1.0f) + (bp ? bp[i] : 0.0f));
+    }
+  }
+  return std::array<at::Tensor, 3>{y, mean, rstd};
+}
+
+
+std::optional<at::Tensor> direct_softmax_last_axis(const at::Tensor& x, bool log) {
+  if (!direct_kernels_allowed({&x}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.dim() < 1 || x.numel() < 1) return std::nullopt;
+  const int64_t cols = x.size(-1);
+  if (cols > kDirectSoftmaxMaxAxis) return std::nullopt;
+  const int64_t rows = x.numel() / cols;
+  const at::Tensor xc = x.contiguous();
+  at::Tensor y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  const float* xp = xc.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* v = xp + r * cols;
+    float* out = yp + r * cols;
+    float top = v[0];
+    for (int64_t i = 1; i < cols; ++i) top = std::max(top, v[i]);
+    double total = 0;
+    for (int64_t i = 0; i < cols; ++i) {
+      out[i] = std::exp(v[i] - top);
+      total += out[i];
+    }
+    if (log) {
+      const float shift = top + float(std::log(total));
+      for (int64_t i = 0; i < cols; ++i) out[i] = v[i] - shift;
+    } else {
+      const float inv = float(1.0 / total);
+      for (int64_t i = 0; i < cols; ++i) out[i] *= inv;
+    }
+  }
+  return y;
+}
+
+std::optional<at::Tensor> direct_prelu(const at::Tensor& x, const at::Tensor& slope) {
+  if (!direct_kernels_allowed({&x, &slope}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (x.scalar_type() != at::kFloat || slope.scalar_type() != at::kFloat || !x.device().is_cpu() ||
+      !slope.device().is_cpu() || x.dim() < 2 || x.numel() < 1)
+    return std::nullopt;
+  const int64_t n = x.size(0), c = x.size(1), plane = x.numel() / (n * c);
+  // One slope, or one per channel: [C, 1...] or [1, C, 1...], no longer than X's rank.
+  bool per_channel = false;
+  if (slope.numel() != 1) {
+    if (slope.numel() != c || slope.dim() > x.dim() || slope.dim() < x.dim() - 1) return std::nullopt;
+    const int64_t lead = slope.dim() == x.dim() ? 1 : 0;  // slope's dim of the channels
+    for (int64_t d = 0; d < slope.dim(); ++d)
+      if (slope.size(d) != (d == lead ? c : 1)) return std::nullopt;
+    per_channel = c > 1;
+  }
+  const bool channels_last = x.dim() == 4 && !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast);
+  if (!channels_last && !x.is_contiguous()) return std::nullopt;
+  const at::Tensor sc = slope.contiguous();
+  at::Tensor y = at::empty_like(x, channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+  const float* xp = x.data_ptr<float>();
+  const float* sp = sc.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  if (channels_last && per_channel) {  // rows of C channels, one per pixel
+    at::parallel_for(0, n * plane, std::max<int64_t>(1, 32768 / c), [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) prelu_slopes(xp + p * c, sp, yp + p * c, c);
+    });
+  } else if (per_channel) {  // planes of one channel each
+    at::parallel_for(0, n * c, std::max<int64_t>(1, 32768 / plane), [&](int64_t begin, int64_t end) {
+      for (int64_t q = begin; q < end; ++q) prelu_slope(xp + q * plane, sp[q % c], yp + q * plane, plane);
+    });
+  } else {
+    at::parallel_for(0, x.numel(), 32768, [&](int64_t begin, int64_t end) {
+      prelu_slope(xp + begin, sp[0], yp + begin, end - begin);
+    });
+  }
+  return y;
 }
 
 }  // namespace modelstat::profiler

@@ -12,6 +12,7 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <initializer_list>
 #include <optional>
 
@@ -33,10 +34,18 @@ constexpr int64_t kDirectConvMaxMacs = 16384;
 constexpr int64_t kDirectConvMaxRows = 256;
 constexpr int64_t kDirectConvMaxRowsGrouped = 2048;
 
+// An ungrouped Conv with at most this many output positions (batch x output
+// spatial size) and at most kDirectGemmMaxMacs MACs runs as one dot product
+// per output value (the taps of all input channels against a weight row),
+// whatever its size below that: Silero's encoder Convs on 1-3 frames (12-75k
+// MACs) cost 7-12 µs through ATen's im2col + GEMM.
+constexpr int64_t kDirectConvMaxPositions = 4;
+
 // The Conv y = conv(x, w) + bias (ONNX Conv: N x C x spatial..., 1 to 3
 // spatial dims, groups, strides, dilations, asymmetric pads) as a direct
 // loop, when x and w are fp32 CPU tensors of a valid shape, the Conv has at
-// most kDirectConvMaxMacs MACs and kDirectConvMaxRows(Grouped) passes;
+// most kDirectConvMaxMacs MACs and kDirectConvMaxRows(Grouped) passes, or has
+// few output positions (kDirectConvMaxPositions);
 // nullopt otherwise (the caller runs ATen, which also
 // reports a malformed shape).
 std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
@@ -47,6 +56,24 @@ std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, 
 // weight requires grad): the loops have no backward, and the step's gradients
 // and parameter count would miss what ran through them.
 bool direct_kernels_allowed(std::initializer_list<const at::Tensor*> inputs);
+
+// Largest Gemm the direct row loop takes: at most kDirectGemmMaxRows rows
+// of A and kDirectGemmMaxMacs multiply-accumulates (M x K x N). Measured on
+// the project VM, one thread: a 1 x 32 x 32 Gemm cost 3.6 µs through the
+// matmul kernel and a 1 x 128 x 512 one 6-8 µs through at::addmm (dispatch,
+// the BLAS call's setup, the bias broadcast), where the loop costs what its
+// weights cost to read (~0.05 ns a MAC from L2 in the AVX2 clone). With more
+// rows a GEMM reuses each weight across rows and BLAS / oneDNN win.
+constexpr int64_t kDirectGemmMaxRows = 4;
+constexpr int64_t kDirectGemmMaxMacs = 262144;
+
+// y = alpha * a b + beta * c for fp32 CPU a [M, K] and b [K, N] (b either
+// contiguous, or the transpose of a contiguous [N, K]: Gemm's transB), c
+// undefined or broadcast to [M, N] from [N], [1, N], one value or [M, N]; a
+// direct loop within the limits above, nullopt otherwise (the caller runs
+// ATen, which also reports a malformed shape).
+std::optional<at::Tensor> direct_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
+                                      double beta);
 
 // Largest recurrent layer (multiply-accumulates over all steps and
 // directions: seq x batch x gates*H x (input + H)) the direct loops take:
@@ -97,5 +124,35 @@ enum class DirectReduce { Sum, Mean, Max, Min };
 // elements, and at least one; nullopt otherwise (the caller runs ATen).
 std::optional<at::Tensor> direct_reduce(const at::Tensor& x, const std::vector<int64_t>& dims, bool keep,
                                         DirectReduce kind);
+
+// LayerNormalization of fp32 CPU x over its last `size` elements per row
+// (rows x size elements, at most kDirectReduceMaxElements): y = (x - mean) *
+// rstd * scale + bias, with mean and rstd = 1 / sqrt(var + eps) of each row
+// (sums in double). scale and bias: `size` fp32 values or undefined. Returns
+// {y, mean, rstd} (mean and rstd with `rows` elements, shaped by the caller),
+// or nullopt (the caller runs ATen's layer_norm, whose fixed cost is 3-4 µs:
+// the written-out LayerNorm of a small head, issue 32 item 6).
+std::optional<std::array<at::Tensor, 3>> direct_layer_norm(const at::Tensor& x, int64_t size, const at::Tensor& scale,
+                                                           const at::Tensor& bias, double eps);
+
+// Longest softmax axis the direct row loop takes. ATen 1.13's last-axis
+// softmax runs each row through vector code with a tail, ~65 ns a row
+// whatever its length below a vector: ultraface's scores (4420 rows of 2)
+// took 297 µs where ONNX Runtime took 65.
+constexpr int64_t kDirectSoftmaxMaxAxis = 16;
+
+// Softmax (or LogSoftmax, when `log`) of fp32 CPU x along its last axis, of
+// at most kDirectSoftmaxMaxAxis elements: a loop over rows (max, exp, sum in
+// double); nullopt otherwise (the caller runs ATen).
+std::optional<at::Tensor> direct_softmax_last_axis(const at::Tensor& x, bool log);
+
+// PRelu of fp32 CPU x (rank >= 2; plain or, at rank 4, channels-last) with
+// one slope per channel (dim 1; slope shaped [C, 1...] or [1, C, 1...]) or one
+// for all: y = x < 0 ? slope * x : x in one pass, in x's layout, split over
+// the intra-op threads; nullopt for other slopes (the caller runs ATen).
+// ATen's where(x < 0, x * slope, x) made three passes, and on a channels-last
+// x broadcast the slope across the layout: mobilefacenet's PRelus took 8.3 ms
+// of its 13.5.
+std::optional<at::Tensor> direct_prelu(const at::Tensor& x, const at::Tensor& slope);
 
 }  // namespace modelstat::profiler

@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/softmax.hpp"
 
@@ -254,6 +255,10 @@ void exec_prelu(ExecContext& ctx) {
     fail_input(ctx, "a slope of shape " + c10::str(slope.sizes()) + " for X " + c10::str(x.sizes()) +
                         " is ambiguous before opset 7 (this model imports opset " + std::to_string(ctx.opset()) +
                         "): per channel or along the last dim");
+  if (auto y = direct_prelu(x, slope)) {  // a slope per channel or one: one pass in x's layout
+    ctx.outputs = {*y};
+    return;
+  }
   ctx.outputs = {at::where(x < 0, x * slope, x).to(x.scalar_type())};
 }
 
@@ -387,8 +392,12 @@ void exec_softmax(ExecContext& ctx) {
     in = x.reshape({rows, cols});
     axis = 1;
   }
+  std::optional<at::Tensor> direct;  // short rows: a direct loop (direct_kernels.hpp)
+  if (K != SoftmaxKind::Hardmax && axis == in.dim() - 1)
+    direct = direct_softmax_last_axis(in, K == SoftmaxKind::LogSoftmax);
   at::Tensor y;
-  if (K == SoftmaxKind::Softmax) y = axis == in.dim() - 1 ? softmax_last_axis(in) : at::softmax(in, axis);
+  if (direct) y = std::move(*direct);
+  else if (K == SoftmaxKind::Softmax) y = axis == in.dim() - 1 ? softmax_last_axis(in) : at::softmax(in, axis);
   else if (K == SoftmaxKind::LogSoftmax) y = at::log_softmax(in, axis);
   else y = at::zeros_like(in).scatter_(axis, at::argmax(in, axis, /*keepdim=*/true), 1);
   ctx.outputs = {legacy ? y.reshape(x.sizes()) : y};

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include <ATen/Parallel.h>
 
 #include "modelstat/error.hpp"
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/run_context.hpp"
 
 #if defined(MODELSTAT_HAVE_DNNL)
@@ -218,6 +220,11 @@ struct Fp32MatmulKernel::Impl {
   OnednnPostOpSplit split;  // what oneDNN's primitive applies; a trailing SiLU runs after it
   GemmBackend backend = GemmBackend::Auto;
   int residual_index = -1;
+  // K x N (as `weight` was given) when a few rows of it fit the direct loop
+  // (direct_kernels.hpp) and the backend is Auto: kept even where oneDNN's
+  // packed copy releases `weight` (at most kDirectGemmMaxMacs floats).
+  at::Tensor direct_weight;
+  mutable std::atomic<bool> ran_direct{false};  // the last shape prepared or run took the direct loop
 
 #if defined(MODELSTAT_HAVE_DNNL)
   struct Plan {
@@ -427,6 +434,7 @@ Fp32MatmulKernel::Fp32MatmulKernel(at::Tensor weight, at::Tensor bias, std::vect
   k.post_ops = std::move(post_ops);
   k.split = split_trailing_silu(k.post_ops);
   k.backend = fp32_matmul_kernels_available() ? backend : GemmBackend::Blas;
+  if (backend == GemmBackend::Auto && k.k * k.n <= kDirectGemmMaxMacs) k.direct_weight = k.weight;
 #if defined(MODELSTAT_HAVE_DNNL)
   onednn_post_ops(k.split.in_kernel, &k.residual_index);
 #else
@@ -439,6 +447,11 @@ int64_t Fp32MatmulKernel::k() const { return impl_->k; }
 int64_t Fp32MatmulKernel::n() const { return impl_->n; }
 
 void Fp32MatmulKernel::prepare(int64_t rows) {
+  const Impl& k = *impl_;
+  if (k.direct_weight.defined() && rows <= kDirectGemmMaxRows && rows * k.k * k.n <= kDirectGemmMaxMacs) {
+    k.ran_direct.store(true, std::memory_order_relaxed);
+    return;  // the direct loop: nothing to build or choose
+  }
 #if defined(MODELSTAT_HAVE_DNNL)
   if (rows > 0) impl_->plan(rows);
 #else
@@ -464,6 +477,13 @@ at::Tensor Fp32MatmulKernel::run(const at::Tensor& x, const at::Tensor& residual
   const at::Tensor x2 = x.reshape({-1, k.k}).contiguous();
   const int64_t m = x2.size(0);
   const at::Tensor residual2 = residual.defined() ? residual.expand(out_dims).reshape({m, k.n}) : residual;
+  if (k.direct_weight.defined() && m <= kDirectGemmMaxRows) {
+    if (auto y = direct_gemm(x2, k.direct_weight, k.bias, 1.0, 1.0)) {
+      k.ran_direct.store(true, std::memory_order_relaxed);
+      return apply_post_ops_aten(std::move(*y), k.post_ops, residual2).reshape(out_dims);
+    }
+  }
+  k.ran_direct.store(false, std::memory_order_relaxed);
 #if defined(MODELSTAT_HAVE_DNNL)
   if (m > 0) {  // no rows (an empty batch): ATen's empty product below
     const std::shared_ptr<Impl::Plan> p = k.plan(m);
@@ -479,6 +499,7 @@ at::Tensor Fp32MatmulKernel::run(const at::Tensor& x, const at::Tensor& residual
 }
 
 std::string Fp32MatmulKernel::implementation() const {
+  if (impl_->ran_direct.load(std::memory_order_relaxed)) return "direct loop";
   std::lock_guard<std::mutex> lock(impl_->mutex);
 #if defined(MODELSTAT_HAVE_DNNL)
   return impl_->last_impl;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "profiler/ops/activation_matmul.hpp"
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 
@@ -18,7 +19,10 @@ at::Tensor gemm_product(const ExecContext& ctx, const at::Tensor& a, const at::T
   const Node& node = ctx.node();
   const double alpha = node.attr_float("alpha", 1.0);
   const double beta = node.attr_float("beta", 1.0);
-  if (ctx.has_input(2) && beta != 0.0) {
+  const at::Tensor c = ctx.has_input(2) && beta != 0.0 ? ctx.input(2) : at::Tensor();
+  // A row or a few (a recurrent step's gates, a small head): no BLAS call.
+  if (auto y = direct_gemm(a, b, c, alpha, beta)) return *y;
+  if (c.defined()) {
     // addmm broadcasts C itself and fuses the scaling into the BLAS call.
     return at::addmm(ctx.input(2).to(a.scalar_type()), a, b, beta, alpha);
   }

@@ -5,6 +5,7 @@
 // (SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 // EmbedLayerNormalization).
 #include "analyzer/op_traits.hpp"
+#include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -87,7 +88,15 @@ void layer_norm(ExecContext& ctx) {
   const double eps = ctx.node().attr_float("epsilon", 1e-5);
   const auto sizes = x.sizes();
   const std::vector<int64_t> normalized(sizes.begin() + axis, sizes.end());
+  std::vector<int64_t> stat_shape(sizes.begin(), sizes.begin() + axis);
+  stat_shape.resize(size_t(x.dim()), 1);
   at::Tensor scale = ctx.input(1), bias = ctx.input(2);
+  int64_t size = 1;
+  for (int64_t d : normalized) size *= d;
+  if (auto direct = direct_layer_norm(x, size, scale, bias, eps)) {  // a small one: no ATen call
+    ctx.outputs = {(*direct)[0], (*direct)[1].view(stat_shape), (*direct)[2].view(stat_shape)};
+    return;
+  }
   // Scale and B may be given with leading 1s (broadcastable): ATen wants exactly the normalised shape.
   if (scale.defined()) scale = scale.expand(normalized).contiguous();
   if (bias.defined()) bias = bias.expand(normalized).contiguous();
@@ -98,8 +107,6 @@ void layer_norm(ExecContext& ctx) {
   if (scale.defined() && scale.scalar_type() != x.scalar_type())
     x_in = x.to(at::promote_types(x.scalar_type(), scale.scalar_type()));
   auto [y, mean, rstd] = at::native_layer_norm(x_in, normalized, scale, bias, eps);
-  std::vector<int64_t> stat_shape(sizes.begin(), sizes.begin() + axis);
-  stat_shape.resize(size_t(x.dim()), 1);
   ctx.outputs = {y, mean.reshape(stat_shape), rstd.reshape(stat_shape)};
 }
 

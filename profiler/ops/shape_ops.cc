@@ -3,6 +3,8 @@
 // (contiguous) tensors, so their copy is timed at the node, as a runtime would
 // do it; the metadata-only views (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity, inference Dropout) stay views.
+#include <ATen/core/grad_mode.h>
+
 #include <limits>
 #include <numeric>
 #include <string>
@@ -28,6 +30,27 @@ void exec_concat(ExecContext& ctx) {
   if (parts.empty()) fail_input(ctx, "Concat needs at least one input");
   if (!has_attr(ctx, "axis") && ctx.opset() >= 4) fail_input(ctx, "Concat needs the 'axis' attribute");
   const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 1), parts[0].dim());
+  // ATen's cat writes NCHW as soon as its inputs' layouts differ. A channel pad
+  // written as Concat(x, zeros) (tf2onnx's Pad on C) of a channels-last x would
+  // then be transposed here and back again in the next Conv: 2-3x the Concat's
+  // own cost, and the Conv's residual read transposed. The output keeps the
+  // layout of the largest part instead (its bytes are most of the copy).
+  // (Not while autograd records: cat_out has no backward.)
+  const at::Tensor* largest = &parts[0];
+  bool recorded = false;
+  for (const at::Tensor& p : parts) {
+    if (p.numel() > largest->numel()) largest = &p;
+    recorded = recorded || (at::GradMode::is_enabled() && p.requires_grad());
+  }
+  if (!recorded && largest->dim() == 4 && !largest->is_contiguous() &&
+      largest->is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    std::vector<int64_t> dims = largest->sizes().vec();
+    dims[size_t(axis)] = 0;
+    for (const at::Tensor& p : parts) dims[size_t(axis)] += p.size(axis);
+    at::Tensor out = at::empty(dims, largest->options().memory_format(at::MemoryFormat::ChannelsLast));
+    ctx.outputs = {at::cat_out(out, parts, axis)};
+    return;
+  }
   ctx.outputs = {at::cat(parts, axis)};
 }
 

@@ -518,5 +518,35 @@ TEST(OpsFamilies, GatherFewAndManyIndices) {
   }
 }
 
+// tf2onnx writes a Pad of channels as Concat(x, zeros) on axis 1. With x
+// channels-last (a Conv group's output) and the zeros plain, the output keeps
+// x's layout (ATen's cat would write NCHW, and the next Conv would transpose
+// it back); the values are the concatenation's either way.
+TEST(OpsFamilies, ConcatKeepsTheLargestPartsChannelsLastLayout) {
+  at::manual_seed(7);
+  const at::Tensor x = at::randn({1, 6, 5, 4}).contiguous(at::MemoryFormat::ChannelsLast);
+  const at::Tensor zeros = at::zeros({1, 2, 5, 4});
+  const at::Tensor y = run("Concat", 13, {x, zeros}, {{"axis", int64_t(1)}}).at(0);
+  ASSERT_EQ(y.sizes(), (at::IntArrayRef{1, 8, 5, 4}));
+  EXPECT_TRUE(y.is_contiguous(at::MemoryFormat::ChannelsLast));
+  for (int64_t c = 0; c < 8; ++c)
+    for (int64_t h = 0; h < 5; ++h)
+      for (int64_t w = 0; w < 4; ++w)
+        ASSERT_EQ(y[0][c][h][w].item<float>(), c < 6 ? x[0][c][h][w].item<float>() : 0.f) << c << " " << h << " " << w;
+  // Zeros first, on another axis: the same rule, the same values.
+  const at::Tensor z = run("Concat", 13, {at::zeros({1, 6, 1, 4}), x}, {{"axis", int64_t(-2)}}).at(0);
+  EXPECT_TRUE(z.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(at::equal(z.slice(2, 1, 6), x));
+  EXPECT_TRUE(at::equal(z.slice(2, 0, 1), at::zeros({1, 6, 1, 4})));
+  // Plain inputs stay plain.
+  EXPECT_TRUE(run("Concat", 13, {x.contiguous(), zeros}, {{"axis", int64_t(1)}}).at(0).is_contiguous());
+  // A training step's forward (autograd recording): ATen's cat, which has a backward.
+  at::AutoGradMode on(true);
+  const at::Tensor trained = x.clone().requires_grad_(true);
+  const at::Tensor t = run("Concat", 13, {trained, zeros}, {{"axis", int64_t(1)}}).at(0);
+  EXPECT_TRUE(t.requires_grad());
+  EXPECT_TRUE(at::equal(t.detach(), y));
+}
+
 }  // namespace
 }  // namespace modelstat::profiler

@@ -14,6 +14,7 @@
 
 #include "profiler/exec_support.hpp"
 #include "profiler/ops/direct_kernels.hpp"
+#include "profiler/ops/fp32_matmul.hpp"
 
 namespace modelstat::profiler {
 namespace {
@@ -60,6 +61,14 @@ TEST(SmallKernels, DirectConvMatchesAtenInDouble) {
       {"2-D grouped, strided, dilated", {1, 6, 7, 6}, {6, 2, 3, 2}, 3, {2, 1}, {1, 2}, {1, 0, 2, 1}, true},
       {"2-D pad wider than the kernel", {1, 2, 3, 3}, {3, 2, 2, 2}, 1, {1, 1}, {1, 1}, {3, 1, 0, 3}, true},
       {"3-D", {1, 2, 3, 4, 4}, {2, 2, 2, 2, 2}, 1, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 1}, true},
+      // Few output positions, above kDirectConvMaxMacs: one dot product per output value.
+      {"1-D, 3 positions, 75k MACs (Silero's encoder)", {1, 65, 3}, {128, 65, 3}, 1, {1}, {1}, {1, 1}, true},
+      {"1-D strided, 2 positions", {1, 128, 3}, {64, 128, 3}, 1, {2}, {1}, {1, 1}, true},
+      {"1-D, stride as long as the kernel (an STFT basis)", {1, 1, 320}, {130, 1, 128}, 1, {64}, {1}, {0, 0}, false},
+      {"2-D, batch 2 on a 1x1 output, asymmetric pads", {2, 24, 2, 3}, {40, 24, 3, 3}, 1, {2, 2}, {1, 1}, {1, 0, 0, 1},
+       true},
+      {"3-D, one position, dilated", {1, 8, 3, 3, 5}, {16, 8, 2, 2, 3}, 1, {1, 1, 1}, {2, 2, 2}, {0, 0, 0, 0, 0, 0},
+       true},
   };
   uint64_t seed = 1;
   for (const ConvCase& c : cases) {
@@ -251,6 +260,168 @@ TEST(SmallKernels, SmallReductionsMatchAtenInDouble) {
   const at::Tensor m = *direct_reduce(with_nan, {2}, false, DirectReduce::Max);
   EXPECT_TRUE(std::isnan(m[1][2].item<float>()));
   EXPECT_FALSE(std::isnan(m[1][1].item<float>()));
+}
+
+struct GemmCase {
+  std::string name;
+  int64_t m, k, n;
+  bool trans_b;
+  std::vector<int64_t> c;  // empty: no C
+  double alpha, beta;
+};
+
+// Gemm with a row or a few: the direct loop against the product in double
+// (ATen's mm on double tensors: BLAS-free code, another summation order).
+TEST(SmallKernels, DirectGemmMatchesDoubleProduct) {
+  const std::vector<GemmCase> cases = {
+      {"one row, transB, bias [N] (a recurrent step's gates)", 1, 128, 512, true, {512}, 1.0, 1.0},
+      {"one row, B as stored, bias [1, N]", 1, 40, 24, false, {1, 24}, 1.0, 1.0},
+      {"one row, K not a multiple of 16, no C", 1, 37, 5, true, {}, 1.0, 1.0},
+      {"three rows, C per element, alpha and beta", 3, 20, 9, false, {3, 9}, 0.5, -2.0},
+      {"four rows, one C value", 4, 64, 16, true, {1}, 1.0, 0.25},
+      {"one output column, C [M, 1]", 2, 33, 1, true, {2, 1}, 1.0, 1.0},
+  };
+  uint64_t seed = 300;
+  for (const GemmCase& g : cases) {
+    ASSERT_LE(g.m * g.k * g.n, kDirectGemmMaxMacs) << g.name;
+    const at::Tensor a = randn({g.m, g.k}, seed++);
+    const at::Tensor stored = g.trans_b ? randn({g.n, g.k}, seed++) : randn({g.k, g.n}, seed++);
+    const at::Tensor b = g.trans_b ? stored.t() : stored;
+    const at::Tensor c = g.c.empty() ? at::Tensor() : randn(g.c, seed++);
+    at::Tensor want = at::mm(a.to(at::kDouble), b.to(at::kDouble)) * g.alpha;
+    if (c.defined()) want = want + c.to(at::kDouble) * g.beta;
+    const std::optional<at::Tensor> direct = direct_gemm(a, b, c, g.alpha, g.beta);
+    ASSERT_TRUE(direct.has_value()) << g.name << ": small enough for the direct loop";
+    expect_close(*direct, want, g.name + " (direct_gemm)");
+    // The Gemm node end to end.
+    Attrs attrs{{"transB", int64_t(g.trans_b)}, {"alpha", g.alpha}, {"beta", g.beta}};
+    auto out = test::run_node("", "Gemm", 13, {a, stored, c}, attrs, 1);
+    expect_close(out.at(0), want, g.name + " (Gemm node)");
+  }
+}
+
+TEST(SmallKernels, DirectGemmDeclinesManyRowsLargeOrStridedWork) {
+  const at::Tensor w = randn({32, 16}, 2);
+  EXPECT_FALSE(direct_gemm(randn({kDirectGemmMaxRows + 1, 32}, 1), w, {}, 1.0, 1.0).has_value()) << "a GEMM";
+  EXPECT_FALSE(direct_gemm(randn({1, 1024}, 1), randn({1024, 512}, 2), {}, 1.0, 1.0).has_value()) << "over the MACs";
+  EXPECT_FALSE(direct_gemm(randn({1, 32}, 1), randn({32, 32}, 2).slice(1, 0, 32, 2), {}, 1.0, 1.0).has_value())
+      << "B with strided rows";
+  EXPECT_FALSE(direct_gemm(randn({1, 32}, 1).to(at::kDouble), w.to(at::kDouble), {}, 1.0, 1.0).has_value());
+  EXPECT_FALSE(direct_gemm(randn({1, 32}, 1), w, randn({2, 16}, 3), 1.0, 1.0).has_value()) << "C of other rows";
+}
+
+// A fused MatMul group (Gemm + Relu + residual Add) of one row: the direct
+// loop, the post-ops after it, and the kernel says so.
+TEST(SmallKernels, MatmulGroupOfOneRowRunsTheDirectLoop) {
+  const at::Tensor stored = randn({24, 96}, 11), bias = randn({24}, 12);  // N x K: a transB weight
+  const at::Tensor x = randn({1, 96}, 13), residual = randn({1, 24}, 14);
+  std::vector<FusedPostOp> ops(2);
+  ops[0].kind = FusedPostOp::Kind::Relu;
+  ops[1].kind = FusedPostOp::Kind::AddResidual;
+  Fp32MatmulKernel kernel(stored.t(), bias, ops, GemmBackend::Auto);
+  kernel.prepare(1);
+  const at::Tensor y = kernel.run(x, residual);
+  const at::Tensor want =
+      at::relu(at::mm(x.to(at::kDouble), stored.t().to(at::kDouble)) + bias.to(at::kDouble)) + residual.to(at::kDouble);
+  expect_close(y, want, "Gemm + Relu + Add, one row");
+  EXPECT_EQ(kernel.implementation(), "direct loop");
+  // The backend chosen by the user is kept: no direct loop under --gemm blas.
+  Fp32MatmulKernel blas(stored.t(), bias, ops, GemmBackend::Blas);
+  expect_close(blas.run(x, residual), want, "the same on BLAS");
+  EXPECT_NE(blas.implementation(), "direct loop");
+}
+
+// Softmax along a short last axis (a detector's per-anchor scores): the
+// direct loop against ATen's softmax in double, directly and through the
+// Softmax / LogSoftmax nodes (opset 9's 2-D coercion and opset 13's axis).
+TEST(SmallKernels, ShortSoftmaxRowsMatchAtenInDouble) {
+  for (int64_t cols : {int64_t(1), int64_t(2), int64_t(5), kDirectSoftmaxMaxAxis}) {
+    const at::Tensor x = randn({2, 300, cols}, 40 + uint64_t(cols)) * 6.0;
+    const at::Tensor soft = at::softmax(x.to(at::kDouble), -1), logsoft = at::log_softmax(x.to(at::kDouble), -1);
+    const std::string what = std::to_string(cols) + " per row";
+    const std::optional<at::Tensor> direct = direct_softmax_last_axis(x, false);
+    ASSERT_TRUE(direct.has_value()) << what << ": short enough for the direct loop";
+    expect_close(*direct, soft, what + " (softmax)");
+    const std::optional<at::Tensor> direct_log = direct_softmax_last_axis(x, true);
+    ASSERT_TRUE(direct_log.has_value()) << what;
+    expect_close(*direct_log, logsoft, what + " (log-softmax)");
+    expect_close(test::run_node("", "Softmax", 9, {x}, {{"axis", int64_t(2)}}, 1).at(0), soft, what + " (Softmax-9)");
+    expect_close(test::run_node("", "Softmax", 13, {x}, {}, 1).at(0), soft, what + " (Softmax-13)");
+    expect_close(test::run_node("", "LogSoftmax", 13, {x}, {}, 1).at(0), logsoft, what + " (LogSoftmax-13)");
+  }
+  // A longer axis, or a middle one through the node, is ATen's.
+  EXPECT_FALSE(direct_softmax_last_axis(randn({4, kDirectSoftmaxMaxAxis + 1}, 1), false).has_value());
+  const at::Tensor x = randn({3, 4, 2}, 2);
+  expect_close(test::run_node("", "Softmax", 13, {x}, {{"axis", int64_t(1)}}, 1).at(0),
+               at::softmax(x.to(at::kDouble), 1), "Softmax over a middle axis");
+}
+
+// LayerNormalization of a small head, against its formula in double:
+// y = (x - mean) / sqrt(var + eps) * scale + bias, var the biased variance.
+TEST(SmallKernels, SmallLayerNormMatchesFormula) {
+  const at::Tensor x = randn({2, 3, 32}, 50) * 3.0 + 1.0;
+  for (int64_t axis : {int64_t(-1), int64_t(1)}) {
+    const std::vector<int64_t> norm_dims = axis == -1 ? std::vector<int64_t>{2} : std::vector<int64_t>{1, 2};
+    const std::vector<int64_t> param_shape = axis == -1 ? std::vector<int64_t>{32} : std::vector<int64_t>{3, 32};
+    const at::Tensor scale = randn(param_shape, 51), bias = randn(param_shape, 52);
+    const double eps = 1e-3;
+    const at::Tensor xd = x.to(at::kDouble);
+    const at::Tensor mean = xd.mean(norm_dims, true);
+    const at::Tensor var = (xd - mean).pow(2).mean(norm_dims, true);
+    const at::Tensor want = (xd - mean) / at::sqrt(var + eps) * scale.to(at::kDouble) + bias.to(at::kDouble);
+    const int64_t size = axis == -1 ? 32 : 96;
+    const std::string what = "axis " + std::to_string(axis);
+    const auto direct = direct_layer_norm(x, size, scale, bias, eps);
+    ASSERT_TRUE(direct.has_value()) << what << ": small enough for the direct loop";
+    expect_close((*direct)[0], want, what + " (direct_layer_norm)");
+    auto out = test::run_node("", "LayerNormalization", 17, {x, scale, bias}, {{"axis", axis}, {"epsilon", eps}}, 3);
+    ASSERT_EQ(out.size(), 3u);
+    expect_close(out[0], want, what + " Y");
+    expect_close(out[1], mean, what + " Mean");
+    expect_close(out[2], 1.0 / at::sqrt(var + eps), what + " InvStdDev");
+  }
+  EXPECT_FALSE(direct_layer_norm(randn({2, kDirectReduceMaxElements}, 3), kDirectReduceMaxElements, {}, {}, 1e-5)
+                   .has_value())
+      << "over the size limit: ATen's";
+}
+
+// PRelu with a slope per channel or one for all, on plain and channels-last
+// activations (a Conv group's output): one pass in x's layout, against the
+// formula in double on ATen's broadcasting.
+TEST(SmallKernels, PreluPerChannelMatchesFormulaInEitherLayout) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> x, slope;
+    bool channels_last;
+  };
+  const std::vector<Case> cases = {
+      {"[C,1,1] slope, NCHW", {2, 8, 5, 6}, {8, 1, 1}, false},
+      {"[C,1,1] slope, channels-last", {2, 8, 5, 6}, {8, 1, 1}, true},
+      {"[1,C,1,1] slope, channels-last, a large map", {1, 64, 56, 56}, {1, 64, 1, 1}, true},
+      {"one slope, channels-last", {1, 3, 4, 4}, {1}, true},
+      {"[C] slope on [N, C]", {4, 8}, {8}, false},
+      {"[C,1] slope on a 1-D map", {2, 6, 7}, {6, 1}, false},
+  };
+  uint64_t seed = 70;
+  for (const Case& c : cases) {
+    at::Tensor x = randn(c.x, seed++);
+    if (c.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor slope = randn(c.slope, seed++);
+    const at::Tensor xd = x.to(at::kDouble);
+    const at::Tensor want = at::where(xd < 0, xd * slope.to(at::kDouble), xd);
+    const std::optional<at::Tensor> direct = direct_prelu(x, slope);
+    ASSERT_TRUE(direct.has_value()) << c.name << ": the direct pass takes it";
+    expect_close(*direct, want, c.name);
+    EXPECT_EQ(direct->is_contiguous(at::MemoryFormat::ChannelsLast) && !direct->is_contiguous(), c.channels_last)
+        << c.name << ": x's layout kept";
+    expect_close(test::run_node("", "PRelu", 9, {x, slope}, {}, 1).at(0), want, c.name + " (PRelu node)");
+  }
+  // A slope along the last dim of a 3-D X (numpy's broadcast): ATen's.
+  const at::Tensor x = randn({2, 3, 4}, 1), slope = randn({4}, 2);
+  EXPECT_FALSE(direct_prelu(x, slope).has_value());
+  expect_close(test::run_node("", "PRelu", 9, {x, slope}, {}, 1).at(0),
+               at::where(x.to(at::kDouble) < 0, x.to(at::kDouble) * slope.to(at::kDouble), x.to(at::kDouble)),
+               "slope along the last dim");
 }
 
 }  // namespace
