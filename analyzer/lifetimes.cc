@@ -59,18 +59,30 @@ Buffers map_buffers(const Graph& g, BufferSharing sharing, bool keep_graph_input
     const Node& n = g.nodes[i];
     const int in0 = n.inputs.empty() ? -1 : n.inputs[0];
     const int b0 = in0 >= 0 ? m.of_tensor[size_t(in0)] : -1;
+    // The input k whose buffer node i may overwrite with output t (the executor's rule, elementwise.cc).
+    const auto overwritable = [&](size_t k, int t) {
+      const int in = k < n.inputs.size() ? n.inputs[k] : -1;
+      const int buffer = in >= 0 ? m.of_tensor[size_t(in)] : -1;
+      if (buffer < 0) return -1;
+      const Tensor& x = g.tensors[size_t(in)];
+      const Tensor& y = g.tensors[size_t(t)];
+      return x.role == TensorRole::Activation && m.last_use[size_t(buffer)] == int(i) &&
+                     std::count(n.inputs.begin(), n.inputs.end(), in) == 1 && x.dtype == y.dtype && x.size_bytes() &&
+                     x.size_bytes() == y.size_bytes()
+                 ? buffer
+                 : -1;
+    };
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       const int t = n.outputs[o];
       if (t < 0 || !is_activation(g.tensors[size_t(t)])) continue;
       int reuse = -1;
       if (sharing != BufferSharing::None && o == 0 && b0 >= 0 && op_output_is_view(n)) reuse = b0;
-      if (sharing == BufferSharing::ViewsAndInPlace && o == 0 && b0 >= 0 && op_may_run_in_place(n)) {
-        const Tensor& x = g.tensors[size_t(in0)];
-        const Tensor& y = g.tensors[size_t(t)];
-        if (x.role == TensorRole::Activation && m.last_use[size_t(b0)] == int(i) &&
-            std::count(n.inputs.begin(), n.inputs.end(), in0) == 1 && x.dtype == y.dtype && x.size_bytes() &&
-            x.size_bytes() == y.size_bytes())
-          reuse = b0;
+      if (sharing == BufferSharing::ViewsAndInPlace && o == 0 && op_may_run_in_place(n)) {
+        int in_place = overwritable(0, t);
+        // Add and Mul take the result into input 1 when input 0 cannot (squeeze-excite's Mul(scale, x)).
+        if (in_place < 0 && n.domain.empty() && (n.op_type == "Add" || n.op_type == "Mul"))
+          in_place = overwritable(1, t);
+        if (in_place >= 0) reuse = in_place;
       }
       if (reuse >= 0) {
         m.of_tensor[size_t(t)] = reuse;

@@ -424,7 +424,9 @@ FreshAllocationCost measure_fresh_allocation(Device& device, const CeilingsPlan&
   if (device.torch_device().is_cuda()) return out;  // the caching allocator keeps its blocks
   const int64_t threshold = host_mmap_threshold_bytes();
   if (threshold <= 0) {
-    notes.push_back("fresh allocation cost: not measured (the host allocator is not glibc's; its threshold is unknown)");
+    notes.push_back(
+        "fresh allocation cost: none (the host allocator keeps freed blocks mapped: modelstat's default on glibc), or "
+        "unknown (not glibc's allocator)");
     return out;
   }
   const int64_t elements = 2 * threshold / int64_t(sizeof(float));

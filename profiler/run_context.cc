@@ -47,33 +47,44 @@ void set_intra_op_threads(int threads) {
 
 namespace {
 constexpr int64_t kGlibcMmapThresholdMax = int64_t(32) << 20;  // glibc's upper limit for M_MMAP_THRESHOLD on 64-bit
-}  // namespace
 
-int64_t host_mmap_threshold_bytes() {
-#if defined(__GLIBC__)
-  return kGlibcMmapThresholdMax;
-#else
-  return 0;
-#endif
-}
+struct HostAllocator {
+  std::string description;
+  int64_t mmap_threshold_bytes = 0;  // host_mmap_threshold_bytes
+};
 
-std::string configure_host_allocator() {
-  static const std::string description = [] {
+// Configures the allocator on first use (configure_host_allocator's rules).
+const HostAllocator& host_allocator() {
+  static const HostAllocator configured = [] {
 #if defined(__GLIBC__)
-    const char* mode = std::getenv("MODELSTAT_GLIBC_MALLOC");
-    if (mode && std::string(mode) == "dynamic")
-      return std::string("glibc malloc, dynamic thresholds (MODELSTAT_GLIBC_MALLOC=dynamic)");
-    constexpr int kMmapThreshold = int(kGlibcMmapThresholdMax);
+    const char* env = std::getenv("MODELSTAT_GLIBC_MALLOC");
+    const std::string mode = env ? env : "";  // "" (the heap only), "mmap" or "dynamic"
+    const std::string trimmed = "heap trimmed above 1 GiB";
+    if (mode == "dynamic")
+      return HostAllocator{"glibc malloc, dynamic thresholds (MODELSTAT_GLIBC_MALLOC=dynamic)", kGlibcMmapThresholdMax};
     constexpr int kTrimThreshold = 1 << 30;
-    if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1)
-      return std::string("glibc malloc, fixed thresholds: mmap above 32 MiB, heap trimmed above 1 GiB");
-    return std::string("glibc malloc, dynamic thresholds (mallopt refused the fixed ones)");
+    if (mallopt(M_MMAP_THRESHOLD, int(kGlibcMmapThresholdMax)) != 1 || mallopt(M_TRIM_THRESHOLD, kTrimThreshold) != 1)
+      return HostAllocator{"glibc malloc, dynamic thresholds (mallopt refused the fixed ones)", kGlibcMmapThresholdMax};
+    if (mode == "mmap")
+      return HostAllocator{"glibc malloc, fixed thresholds: mmap above 32 MiB, " + trimmed + " (MODELSTAT_GLIBC_MALLOC=mmap)",
+                           kGlibcMmapThresholdMax};
+    // The heap only. glibc still maps a block afresh where the heap cannot
+    // grow (brk blocked, or a worker thread's arena asked for over 64 MiB).
+    if (mallopt(M_MMAP_MAX, 0) == 1)
+      return HostAllocator{"glibc malloc, fixed thresholds: every block from the heap (no mmap), " + trimmed, 0};
+    return HostAllocator{"glibc malloc, fixed thresholds: mmap above 32 MiB (mallopt refused M_MMAP_MAX 0), " + trimmed,
+                         kGlibcMmapThresholdMax};
 #else
-    return std::string("system malloc (not glibc: left as it is)");
+    return HostAllocator{"system malloc (not glibc: left as it is)", 0};
 #endif
   }();
-  return description;
+  return configured;
 }
+}  // namespace
+
+int64_t host_mmap_threshold_bytes() { return host_allocator().mmap_threshold_bytes; }
+
+std::string configure_host_allocator() { return host_allocator().description; }
 
 int openblas_threads() {
   using GetThreads = int (*)();

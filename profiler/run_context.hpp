@@ -52,18 +52,23 @@ void describe_run(Device& device, RunContext& context);
 // already mapped) or freshly mmapped (every page faulted in again, ~0.5 ms per
 // MiB on the project VM) depends on the order of earlier allocations: one
 // process of MobileNet-V2 ran at 16-18 ms, another at 27-32 ms, every sample of
-// a process in one mode. Fixing both thresholds (mallopt, which turns the
-// adaptation off) gives every process the same rule: blocks up to 32 MiB (the
-// largest mmap threshold glibc accepts) come from the heap, which is not
-// trimmed below 1 GiB; larger ones are mapped afresh on every allocation.
-// MODELSTAT_GLIBC_MALLOC=dynamic keeps glibc's default. Returns what holds,
-// for RunContext::allocator.
+// a process in one mode. modelstat turns the adaptation off (mallopt) and, by
+// default, turns mmap off too (M_MMAP_MAX 0): every block, whatever its size,
+// comes from the heap, which is not trimmed below 1 GiB of free top, so a
+// buffer freed by one inference is reused by the next with its pages mapped,
+// as an inference runtime's arena reuses its blocks. With the 32 MiB mmap
+// threshold that was the rule until 2026-11 (glibc's largest), every tensor
+// above it page-faulted on each allocation: MobileNet-V2 at batch 8 spent 20
+// of its 88 ms there (bench/RESULTS.md, "Depthwise CNNs at batch 8").
+// MODELSTAT_GLIBC_MALLOC=mmap keeps that rule (PyTorch eager's on glibc),
+// =dynamic glibc's default. Returns what holds, for RunContext::allocator.
 std::string configure_host_allocator();
 
 // Size above which the host allocator maps every allocation afresh (and unmaps
-// it when freed): glibc's mmap threshold, 32 MiB as configure_host_allocator
-// fixes it (with MODELSTAT_GLIBC_MALLOC=dynamic, the ceiling glibc's adaptive
-// threshold never exceeds). 0 when the allocator is not glibc's (unknown).
+// it when freed): 0 under modelstat's default (nothing is mapped afresh: the
+// heap keeps its pages), or with an allocator that is not glibc's (unknown);
+// 32 MiB with MODELSTAT_GLIBC_MALLOC=mmap (glibc's largest mmap threshold) or
+// =dynamic (the ceiling glibc's adaptive threshold never exceeds).
 int64_t host_mmap_threshold_bytes();
 
 }  // namespace modelstat::profiler

@@ -147,6 +147,31 @@ TEST(Lifetimes, InPlaceReusesAnInputThatDiesWithTheNode) {
   EXPECT_EQ(w.node, 1);
 }
 
+// Squeeze-excite: x (400 B) -> ReduceMean -> s (8 B) -> Mul(s, x) -> y (400 B) -> Relu -> z.
+// Mul's input 0 is the small scale, so the result goes into x's buffer (input
+// 1, which dies there), as the executor does; Sub(s, x) may not.
+TEST(Lifetimes, AddAndMulReuseInputOneWhenInputZeroIsBroadcast) {
+  for (const char* op : {"Mul", "Sub"}) {
+    GraphBuilder gb;
+    const int x = gb.tensor("x", 100, TensorRole::Input);
+    const int a = gb.tensor("a", 100, TensorRole::Activation);
+    const int s = gb.tensor("s", 2, TensorRole::Activation);
+    const int y = gb.tensor("y", 100, TensorRole::Activation);
+    const int z = gb.tensor("z", 100, TensorRole::Activation);
+    gb.node("relu", "Relu", {x}, {a});
+    gb.node("mean", "ReduceMean", {a}, {s});
+    gb.node("scale", op, {s, a}, {y});
+    gb.node("out", "Relu", {y}, {z});
+    gb.g.inputs = {x};
+    gb.g.outputs = {z};
+    const Buffers m = map_buffers(gb.g, BufferSharing::ViewsAndInPlace, true);
+    if (std::string(op) == "Mul")
+      EXPECT_EQ(m.of_tensor[size_t(y)], m.of_tensor[size_t(a)]);
+    else
+      EXPECT_NE(m.of_tensor[size_t(y)], m.of_tensor[size_t(a)]);
+  }
+}
+
 TEST(Lifetimes, UnknownSizesMakeALowerBound) {
   Chain ch;
   ch.g.tensors[size_t(ch.c)].shape.dims[0] = Dim{-1, "n"};

@@ -362,6 +362,11 @@ TEST(CliProfile, ContextNamesTheHostAllocatorConfiguration) {
   const std::string fixed = nlohmann::json::parse(r.out)["context"]["allocator"].get<std::string>();
 #if defined(__GLIBC__)
   EXPECT_NE(fixed.find("fixed thresholds"), std::string::npos) << fixed;
+  EXPECT_NE(fixed.find("no mmap"), std::string::npos) << fixed;
+  r = modelstat::test::run_modelstat_cli(args, "MODELSTAT_GLIBC_MALLOC=mmap");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string mmap = nlohmann::json::parse(r.out)["context"]["allocator"].get<std::string>();
+  EXPECT_NE(mmap.find("mmap above 32 MiB"), std::string::npos) << mmap;
   r = modelstat::test::run_modelstat_cli(args, "MODELSTAT_GLIBC_MALLOC=dynamic");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string dynamic = nlohmann::json::parse(r.out)["context"]["allocator"].get<std::string>();

@@ -412,6 +412,43 @@ TEST(OpsFamilies, InPlaceTraitMatchesTheExecutors) {
   }
 }
 
+// Squeeze-excite's Mul(scale N x C x 1 x 1, x N x C x H x W): Add and Mul,
+// whose operands commute, write the result into input 1 when input 0 (the
+// broadcast one) cannot take it; Sub may not. The values against a
+// hand-written loop; the buffer by its address, so the test fails if the path
+// stops applying (analyzer/lifetimes.cc counts on it: Lifetimes tests).
+TEST(OpsFamilies, AddAndMulWriteIntoABroadcastLeftOperandsPartner) {
+  const int64_t n = 2, c = 3, h = 2, w = 2;
+  for (const char* op : {"Mul", "Add", "Sub"}) {
+    const at::Tensor scale = at::arange(1, n * c + 1, at::kFloat).reshape({n, c, 1, 1}) * 0.5;
+    at::Tensor x = (at::arange(n * c * h * w, at::kFloat) - 7.0).reshape({n, c, h, w});
+    x = x.contiguous(at::MemoryFormat::ChannelsLast);  // as a Conv group leaves it
+    at::Tensor expected = at::empty({n, c, h, w}, at::kDouble);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t z = 0; z < w; ++z) {
+            const double s = 0.5 * double(i * c + j + 1), v = double(i * c * h * w + j * h * w + y * w + z) - 7.0;
+            expected[i][j][y][z] = std::string(op) == "Mul" ? s * v : std::string(op) == "Add" ? s + v : s - v;
+          }
+    Graph graph;
+    Node node;
+    node.name = std::string(op) + "_0";
+    node.op_type = op;
+    node.inputs = {0, 1};
+    node.outputs = {2};
+    const void* x_data = x.data_ptr();
+    const ExecRule* rule = find_executor("", op, 13);
+    ASSERT_NE(rule, nullptr) << op;
+    ExecContext ctx(graph, node, 13, {scale, x});
+    ctx.set_reusable({true, true});
+    rule->fn(ctx);
+    ASSERT_EQ(ctx.outputs.size(), 1u) << op;
+    EXPECT_TRUE(at::equal(ctx.outputs[0].to(at::kDouble), expected)) << op << ":\n" << ctx.outputs[0];
+    EXPECT_EQ(ctx.outputs[0].data_ptr() == x_data, std::string(op) != "Sub") << op;
+  }
+}
+
 TEST(OpsFamilies, DropoutIsIdentityWithAllTrueMask) {
   const at::Tensor x = f32({1, 2}, {2});
   auto out = run("Dropout", 13, {x}, {}, 2);
