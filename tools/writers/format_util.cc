@@ -223,40 +223,66 @@ std::string signed_percent(double fraction) {
 
 // ------------------------------------------------------------ terminal tables
 
+TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {
+  for (const Column& col : columns_) header_width_.push_back(display_width(col.header));
+  widths_ = header_width_;
+}
+
 void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
   cells.resize(columns_.size());
-  for (size_t c = 0; c < cells.size(); ++c)
-    if (columns_[c].max_width > 0) cells[c] = ellipsize(cells[c], columns_[c].max_width);
-  rows_.push_back({std::move(cells), highlight});
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const std::string& cell =
+        columns_[c].max_width > 0 ? (cells[c] = ellipsize(cells[c], columns_[c].max_width)) : cells[c];
+    const size_t width = display_width(cell);
+    text_ += cell;
+    cell_end_.push_back(text_.size());
+    cell_width_.push_back(width);
+    widths_[c] = std::max(widths_[c], width);
+  }
+  highlight_.push_back(highlight);
 }
 
 void TextTable::print(std::ostream& out, const Style& style, const std::string& indent) const {
-  std::vector<size_t> widths(columns_.size());
+  std::string line;
   for (size_t c = 0; c < columns_.size(); ++c) {
-    widths[c] = display_width(columns_[c].header);
-    for (const Row& row : rows_) widths[c] = std::max(widths[c], display_width(row.cells[c]));
+    if (c) line += "  ";
+    const size_t pad = widths_[c] - header_width_[c];
+    if (columns_[c].align == Align::Right) line.append(pad, ' ');
+    line += columns_[c].header;
+    if (columns_[c].align != Align::Right) line.append(pad, ' ');
   }
-  std::vector<std::string> header;
-  for (const Column& col : columns_) header.push_back(col.header);
-  out << indent << style.bold(line(header, widths)) << '\n';
+  line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks
+  out << indent << style.bold(line) << '\n';
   size_t total = 0;
-  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c ? 2 : 0);
+  for (size_t c = 0; c < widths_.size(); ++c) total += widths_[c] + (c ? 2 : 0);
   out << indent << std::string(total, '-') << '\n';
-  for (const Row& row : rows_) {
-    const std::string text = line(row.cells, widths);
-    out << indent << (row.highlight ? style.yellow(text) : text) << '\n';
+  // One buffer for the rows, written in large pieces (a row is ~100 bytes).
+  std::string buffer;
+  for (size_t r = 0; r < highlight_.size(); ++r) {
+    line.clear();
+    append_line(line, r * columns_.size());
+    buffer += indent;
+    buffer += highlight_[r] ? style.yellow(line) : line;
+    buffer += '\n';
+    if (buffer.size() >= 1 << 16) {
+      out.write(buffer.data(), std::streamsize(buffer.size()));
+      buffer.clear();
+    }
   }
+  out.write(buffer.data(), std::streamsize(buffer.size()));
 }
 
-std::string TextTable::line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) const {
-  std::string out;
-  for (size_t c = 0; c < cells.size(); ++c) {
-    if (c) out += "  ";
-    const std::string pad(widths[c] - display_width(cells[c]), ' ');
-    out += columns_[c].align == Align::Right ? pad + cells[c] : cells[c] + pad;
+void TextTable::append_line(std::string& line, size_t first_cell) const {
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const size_t k = first_cell + c;
+    const size_t begin = k == 0 ? 0 : cell_end_[k - 1];
+    if (c) line += "  ";
+    const size_t pad = widths_[c] - cell_width_[k];
+    if (columns_[c].align == Align::Right) line.append(pad, ' ');
+    line.append(text_, begin, cell_end_[k] - begin);
+    if (columns_[c].align != Align::Right) line.append(pad, ' ');
   }
-  out.erase(out.find_last_not_of(' ') + 1);  // no trailing blanks
-  return out;
+  line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks
 }
 
 void KeyValueBlock::add(std::string key, std::vector<std::string> values) {
