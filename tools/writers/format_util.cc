@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 
 #include "modelstat/error.hpp"
@@ -153,9 +154,14 @@ std::vector<const NodeReport*> hotspot_nodes(const AnalysisResult& result, int n
   if (n <= 0) return nodes;
   for (const NodeReport& node : result.nodes)
     if (node.cost.flops > 0) nodes.push_back(&node);
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](const NodeReport* a, const NodeReport* b) { return a->cost.flops > b->cost.flops; });
-  if (nodes.size() > size_t(n)) nodes.resize(size_t(n));
+  // The first n of a stable sort by FLOPs: ties in node order, which is the
+  // rows' order in memory. A partial sort: the top 10 of 100k rows.
+  const size_t keep = std::min(nodes.size(), size_t(n));
+  std::partial_sort(nodes.begin(), nodes.begin() + long(keep), nodes.end(),
+                    [](const NodeReport* a, const NodeReport* b) {
+                      return a->cost.flops != b->cost.flops ? a->cost.flops > b->cost.flops : a < b;
+                    });
+  nodes.resize(keep);
   return nodes;
 }
 
@@ -256,13 +262,18 @@ void TextTable::print(std::ostream& out, const Style& style, const std::string& 
   size_t total = 0;
   for (size_t c = 0; c < widths_.size(); ++c) total += widths_[c] + (c ? 2 : 0);
   out << indent << std::string(total, '-') << '\n';
-  // One buffer for the rows, written in large pieces (a row is ~100 bytes).
+  // One buffer for the rows, written in large pieces (a row is ~100 bytes);
+  // each row's cells copied straight into it.
   std::string buffer;
   for (size_t r = 0; r < highlight_.size(); ++r) {
-    line.clear();
-    append_line(line, r * columns_.size());
     buffer += indent;
-    buffer += highlight_[r] ? style.yellow(line) : line;
+    const size_t start = buffer.size();
+    append_line(buffer, r * columns_.size(), total);
+    if (highlight_[r] && buffer.size() > start) {
+      line.assign(buffer, start, std::string::npos);
+      buffer.resize(start);
+      buffer += style.yellow(line);
+    }
     buffer += '\n';
     if (buffer.size() >= 1 << 16) {
       out.write(buffer.data(), std::streamsize(buffer.size()));
@@ -272,17 +283,29 @@ void TextTable::print(std::ostream& out, const Style& style, const std::string& 
   out.write(buffer.data(), std::streamsize(buffer.size()));
 }
 
-void TextTable::append_line(std::string& line, size_t first_cell) const {
+void TextTable::append_line(std::string& out, size_t first_cell, size_t row_width) const {
+  if (columns_.empty()) return;
+  const size_t first_byte = first_cell == 0 ? 0 : cell_end_[first_cell - 1];
+  const size_t row_bytes = cell_end_[first_cell + columns_.size() - 1] - first_byte;
+  // Widths count columns, not bytes: a multi-byte cell is longer than its
+  // width, so room for the widths plus every byte of the row.
+  const size_t start = out.size();
+  out.resize(start + row_width + row_bytes, ' ');
+  char* p = &out[start];
   for (size_t c = 0; c < columns_.size(); ++c) {
     const size_t k = first_cell + c;
     const size_t begin = k == 0 ? 0 : cell_end_[k - 1];
-    if (c) line += "  ";
     const size_t pad = widths_[c] - cell_width_[k];
-    if (columns_[c].align == Align::Right) line.append(pad, ' ');
-    line.append(text_, begin, cell_end_[k] - begin);
-    if (columns_[c].align != Align::Right) line.append(pad, ' ');
+    if (c) p += 2;
+    if (columns_[c].align == Align::Right) p += pad;
+    std::memcpy(p, text_.data() + begin, cell_end_[k] - begin);
+    p += cell_end_[k] - begin;
+    if (columns_[c].align != Align::Right) p += pad;
   }
-  line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks
+  // No trailing blanks.
+  size_t end = size_t(p - out.data());
+  while (end > start && out[end - 1] == ' ') --end;
+  out.resize(end);
 }
 
 void KeyValueBlock::add(std::string key, std::vector<std::string> values) {

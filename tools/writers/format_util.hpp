@@ -179,7 +179,9 @@ class TextTable {
   // per-layer table is a million cells, and one buffer with each cell's end
   // and display width (counted once, when the row is added) is ~20 bytes a
   // cell instead of a heap string and a cache miss each time it is measured.
-  void append_line(std::string& line, size_t first_cell) const;
+  // Appends row `first_cell / columns` to `out`, cells padded to the column
+  // widths (row_width: their sum plus the gaps).
+  void append_line(std::string& out, size_t first_cell, size_t row_width) const;
 
   std::vector<Column> columns_;
   std::vector<size_t> widths_;     // widest cell (or header) of each column so far
