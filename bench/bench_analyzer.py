@@ -11,7 +11,8 @@ it runs, each time in a fresh child process:
   onnx:      python3 -c "import onnx; onnx.shape_inference.infer_shapes(onnx.load(p))"
   modelstat: BIN analyze FILE --format json -o /dev/null
 
---repeat times each, and reports the median wall time and the maximum peak
+--repeat times each, and reports the median wall time, the median CPU time
+(user + system: the figure to compare on a busy machine) and the maximum peak
 RSS (GNU /usr/bin/time %M of that one child; os.wait4 fallback), the file
 size, the speed-up (onnx median / modelstat median) and peak RSS / file size.
 A "python + import onnx" row gives the fixed interpreter start-up cost included in every onnx
@@ -39,7 +40,10 @@ TIME_BIN = "/usr/bin/time"
 
 
 def measure(cmd):
-    """Run cmd once in a fresh child; returns (wall_s, peak_rss_bytes, rc, stderr_tail).
+    """Run cmd once in a fresh child; returns (wall_s, peak_rss_bytes, rc, stderr_tail, cpu_s).
+
+    cpu_s is the child's user + system CPU time: on a busy machine the wall
+    time is mostly waiting for a CPU, and the CPU time is the figure to compare.
 
     Peak RSS comes from GNU time (/usr/bin/time -f %M), which forks the
     command from its own tiny process. Reading ru_maxrss of a child forked
@@ -50,7 +54,7 @@ def measure(cmd):
     """
     if os.access(TIME_BIN, os.X_OK):
         rfd, wfd = os.pipe()
-        full = [TIME_BIN, "-f", "%M %x", "-o", f"/dev/fd/{wfd}", "--"] + list(cmd)
+        full = [TIME_BIN, "-f", "%U %S %M %x", "-o", f"/dev/fd/{wfd}", "--"] + list(cmd)
         t0 = time.perf_counter()
         proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 pass_fds=(wfd,))
@@ -62,10 +66,11 @@ def measure(cmd):
             report = fh.read().split()
         tail = "\n".join(err.decode("utf-8", "replace").strip().splitlines()[-3:])
         try:
+            cpu = float(report[-4]) + float(report[-3])
             rss_kib, rc = int(report[-2]), int(report[-1])
         except (IndexError, ValueError):
-            return wall, 0, proc.returncode or 1, tail or "no report from /usr/bin/time"
-        return wall, rss_kib * 1024, rc, tail
+            return wall, 0, proc.returncode or 1, tail or "no report from /usr/bin/time", 0.0
+        return wall, rss_kib * 1024, rc, tail, cpu
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # Read stderr before waiting so a chatty child cannot block on a full pipe.
@@ -76,22 +81,23 @@ def measure(cmd):
     proc.returncode = os.waitstatus_to_exitcode(status)
     rss = ru.ru_maxrss * 1024  # Linux: KiB
     tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
-    return wall, rss, proc.returncode, "\n".join(tail)
+    return wall, rss, proc.returncode, "\n".join(tail), ru.ru_utime + ru.ru_stime
 
 
 def bench(cmd, repeat):
-    walls, rsss, failure = [], [], None
+    walls, rsss, cpus, failure = [], [], [], None
     for _ in range(repeat):
-        wall, rss, rc, tail = measure(cmd)
+        wall, rss, rc, tail, cpu = measure(cmd)
         if rc != 0:
             failure = f"exit {rc}: {tail}"
             break
         walls.append(wall)
         rsss.append(rss)
+        cpus.append(cpu)
     if failure:
         return {"error": failure}
     return {"median_s": statistics.median(walls), "min_s": min(walls),
-            "max_rss": max(rsss), "runs": len(walls)}
+            "median_cpu_s": statistics.median(cpus), "max_rss": max(rsss), "runs": len(walls)}
 
 
 def cached(path, nodes):
@@ -185,6 +191,10 @@ def fmt_s(r):
     return f"{r['median_s']:.3f}" if "median_s" in r else "error"
 
 
+def fmt_cpu(r):
+    return f"{r['median_cpu_s']:.3f}" if "median_cpu_s" in r else "error"
+
+
 def fmt_mb(r):
     return f"{r['max_rss'] / 2**20:.0f}" if "max_rss" in r else "-"
 
@@ -241,7 +251,7 @@ def main(argv=None):
     import onnx
     lines = [
         f"modelstat `analyze --format json -o /dev/null` vs `onnx.shape_inference.infer_shapes(onnx.load(p))`; "
-        f"median wall time of {args.repeat} fresh processes each, peak RSS = max over those runs "
+        f"median wall time and CPU time (user + system) of {args.repeat} fresh processes each, peak RSS = max over those runs "
         + ("(GNU time %M)." if os.access(TIME_BIN, os.X_OK)
            else "(os.wait4 ru_maxrss; /usr/bin/time missing, so RSS includes this script's own "
                 "pre-exec footprint: upper bounds only)."),
@@ -249,9 +259,9 @@ def main(argv=None):
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}, onnx {onnx.__version__}.",
         "",
-        "| model | file MB | nodes | onnx s | onnx peak RSS MB | modelstat s | modelstat peak RSS MB "
-        "| speed-up | onnx RSS / file | modelstat RSS / file |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | file MB | nodes | onnx s | onnx CPU s | onnx peak RSS MB | modelstat s | modelstat CPU s "
+        "| modelstat peak RSS MB | speed-up | onnx RSS / file | modelstat RSS / file |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, path, ref, ms in rows:
         size = os.path.getsize(path)
@@ -259,10 +269,10 @@ def main(argv=None):
                  if "median_s" in ref and "median_s" in ms and ms["median_s"] > 0 else "-")
         r_ref = f"{ref['max_rss'] / size:.2f}" if "max_rss" in ref else "-"
         r_ms = f"{ms['max_rss'] / size:.2f}" if "max_rss" in ms else "-"
-        lines.append(f"| {label} | {size / 1e6:.1f} | {node_count(path)} | {fmt_s(ref)} | {fmt_mb(ref)} "
-                     f"| {fmt_s(ms)} | {fmt_mb(ms)} | {speed} | {r_ref} | {r_ms} |")
-    lines.append(f"| (python + `import onnx` only) | - | - | {fmt_s(baseline)} | {fmt_mb(baseline)} "
-                 f"| - | - | - | - | - |")
+        lines.append(f"| {label} | {size / 1e6:.1f} | {node_count(path)} | {fmt_s(ref)} | {fmt_cpu(ref)} "
+                     f"| {fmt_mb(ref)} | {fmt_s(ms)} | {fmt_cpu(ms)} | {fmt_mb(ms)} | {speed} | {r_ref} | {r_ms} |")
+    lines.append(f"| (python + `import onnx` only) | - | - | {fmt_s(baseline)} | {fmt_cpu(baseline)} "
+                 f"| {fmt_mb(baseline)} | - | - | - | - | - | - |")
     errors = [(label, which, r["error"]) for label, _, ref, ms in rows
               for which, r in (("onnx", ref), ("modelstat", ms)) if "error" in r]
     if errors:

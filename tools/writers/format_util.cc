@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 
 #include "modelstat/error.hpp"
@@ -153,9 +154,14 @@ std::vector<const NodeReport*> hotspot_nodes(const AnalysisResult& result, int n
   if (n <= 0) return nodes;
   for (const NodeReport& node : result.nodes)
     if (node.cost.flops > 0) nodes.push_back(&node);
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](const NodeReport* a, const NodeReport* b) { return a->cost.flops > b->cost.flops; });
-  if (nodes.size() > size_t(n)) nodes.resize(size_t(n));
+  // The first n of a stable sort by FLOPs: ties in node order, which is the
+  // rows' order in memory. A partial sort: the top 10 of 100k rows.
+  const size_t keep = std::min(nodes.size(), size_t(n));
+  std::partial_sort(nodes.begin(), nodes.begin() + long(keep), nodes.end(),
+                    [](const NodeReport* a, const NodeReport* b) {
+                      return a->cost.flops != b->cost.flops ? a->cost.flops > b->cost.flops : a < b;
+                    });
+  nodes.resize(keep);
   return nodes;
 }
 
@@ -223,40 +229,83 @@ std::string signed_percent(double fraction) {
 
 // ------------------------------------------------------------ terminal tables
 
+TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {
+  for (const Column& col : columns_) header_width_.push_back(display_width(col.header));
+  widths_ = header_width_;
+}
+
 void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
   cells.resize(columns_.size());
-  for (size_t c = 0; c < cells.size(); ++c)
-    if (columns_[c].max_width > 0) cells[c] = ellipsize(cells[c], columns_[c].max_width);
-  rows_.push_back({std::move(cells), highlight});
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const std::string& cell =
+        columns_[c].max_width > 0 ? (cells[c] = ellipsize(cells[c], columns_[c].max_width)) : cells[c];
+    const size_t width = display_width(cell);
+    text_ += cell;
+    cell_end_.push_back(text_.size());
+    cell_width_.push_back(width);
+    widths_[c] = std::max(widths_[c], width);
+  }
+  highlight_.push_back(highlight);
 }
 
 void TextTable::print(std::ostream& out, const Style& style, const std::string& indent) const {
-  std::vector<size_t> widths(columns_.size());
+  std::string line;
   for (size_t c = 0; c < columns_.size(); ++c) {
-    widths[c] = display_width(columns_[c].header);
-    for (const Row& row : rows_) widths[c] = std::max(widths[c], display_width(row.cells[c]));
+    if (c) line += "  ";
+    const size_t pad = widths_[c] - header_width_[c];
+    if (columns_[c].align == Align::Right) line.append(pad, ' ');
+    line += columns_[c].header;
+    if (columns_[c].align != Align::Right) line.append(pad, ' ');
   }
-  std::vector<std::string> header;
-  for (const Column& col : columns_) header.push_back(col.header);
-  out << indent << style.bold(line(header, widths)) << '\n';
+  line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks
+  out << indent << style.bold(line) << '\n';
   size_t total = 0;
-  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c ? 2 : 0);
+  for (size_t c = 0; c < widths_.size(); ++c) total += widths_[c] + (c ? 2 : 0);
   out << indent << std::string(total, '-') << '\n';
-  for (const Row& row : rows_) {
-    const std::string text = line(row.cells, widths);
-    out << indent << (row.highlight ? style.yellow(text) : text) << '\n';
+  // One buffer for the rows, written in large pieces (a row is ~100 bytes);
+  // each row's cells copied straight into it.
+  std::string buffer;
+  for (size_t r = 0; r < highlight_.size(); ++r) {
+    buffer += indent;
+    const size_t start = buffer.size();
+    append_line(buffer, r * columns_.size(), total);
+    if (highlight_[r] && buffer.size() > start) {
+      line.assign(buffer, start, std::string::npos);
+      buffer.resize(start);
+      buffer += style.yellow(line);
+    }
+    buffer += '\n';
+    if (buffer.size() >= 1 << 16) {
+      out.write(buffer.data(), std::streamsize(buffer.size()));
+      buffer.clear();
+    }
   }
+  out.write(buffer.data(), std::streamsize(buffer.size()));
 }
 
-std::string TextTable::line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) const {
-  std::string out;
-  for (size_t c = 0; c < cells.size(); ++c) {
-    if (c) out += "  ";
-    const std::string pad(widths[c] - display_width(cells[c]), ' ');
-    out += columns_[c].align == Align::Right ? pad + cells[c] : cells[c] + pad;
+void TextTable::append_line(std::string& out, size_t first_cell, size_t row_width) const {
+  if (columns_.empty()) return;
+  const size_t first_byte = first_cell == 0 ? 0 : cell_end_[first_cell - 1];
+  const size_t row_bytes = cell_end_[first_cell + columns_.size() - 1] - first_byte;
+  // Widths count columns, not bytes: a multi-byte cell is longer than its
+  // width, so room for the widths plus every byte of the row.
+  const size_t start = out.size();
+  out.resize(start + row_width + row_bytes, ' ');
+  char* p = &out[start];
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const size_t k = first_cell + c;
+    const size_t begin = k == 0 ? 0 : cell_end_[k - 1];
+    const size_t pad = widths_[c] - cell_width_[k];
+    if (c) p += 2;
+    if (columns_[c].align == Align::Right) p += pad;
+    std::memcpy(p, text_.data() + begin, cell_end_[k] - begin);
+    p += cell_end_[k] - begin;
+    if (columns_[c].align != Align::Right) p += pad;
   }
-  out.erase(out.find_last_not_of(' ') + 1);  // no trailing blanks
-  return out;
+  // No trailing blanks.
+  size_t end = size_t(p - out.data());
+  while (end > start && out[end - 1] == ' ') --end;
+  out.resize(end);
 }
 
 void KeyValueBlock::add(std::string key, std::vector<std::string> values) {

@@ -168,21 +168,28 @@ constexpr size_t kJoinedNodeNameWidth = 36;
 // escape codes never disturb the alignment.
 class TextTable {
  public:
-  explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  explicit TextTable(std::vector<Column> columns);
 
   void add_row(std::vector<std::string> cells, bool highlight = false);
-  bool empty() const { return rows_.empty(); }
+  bool empty() const { return highlight_.empty(); }
   void print(std::ostream& out, const Style& style, const std::string& indent = "  ") const;
 
  private:
-  struct Row {
-    std::vector<std::string> cells;
-    bool highlight;
-  };
-  std::string line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) const;
+  // Rows are kept flat, not as a vector of strings a row: a 100k-node
+  // per-layer table is a million cells, and one buffer with each cell's end
+  // and display width (counted once, when the row is added) is ~20 bytes a
+  // cell instead of a heap string and a cache miss each time it is measured.
+  // Appends row `first_cell / columns` to `out`, cells padded to the column
+  // widths (row_width: their sum plus the gaps).
+  void append_line(std::string& out, size_t first_cell, size_t row_width) const;
 
   std::vector<Column> columns_;
-  std::vector<Row> rows_;
+  std::vector<size_t> widths_;     // widest cell (or header) of each column so far
+  std::string text_;               // every cell's bytes, row after row
+  std::vector<size_t> cell_end_;   // end of each cell in text_ (row-major)
+  std::vector<size_t> cell_width_; // display width of each cell
+  std::vector<bool> highlight_;    // one per row
+  std::vector<size_t> header_width_;
 };
 
 // "key   value" lines with the keys padded to one width; a key with several
