@@ -97,9 +97,8 @@ struct Fp32ConvKernel::Impl {
   }
 
   std::shared_ptr<Plan> plan(at::IntArrayRef dims, const Window& w) {
-    const bool silu_after = silu_after_kernel(split);
-    std::vector<int64_t> key = plan_key(dims, w);
-    key.push_back(silu_after);
+    const bool silu_after = split.silu_after;
+    const std::vector<int64_t> key = plan_key(dims, w);
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end()) return it->second;
     auto p = std::make_shared<Plan>();

@@ -368,8 +368,8 @@ struct Fp32MatmulKernel::Impl {
   }
 
   std::shared_ptr<Plan> plan(int64_t m) {
-    const bool silu_after = silu_after_kernel(split);
-    const int64_t plan_key = 2 * m + int64_t(silu_after);  // rows, and where the SiLU runs
+    const bool silu_after = split.silu_after;
+    const int64_t plan_key = m;  // rows
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(plan_key); it != plans.end()) return it->second;
     std::shared_ptr<Plan> p = backend == GemmBackend::Blas ? std::make_shared<Plan>() : build(m, silu_after);

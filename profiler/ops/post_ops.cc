@@ -35,8 +35,6 @@ OnednnPostOpSplit split_trailing_silu(const std::vector<FusedPostOp>& ops) {
   return split;
 }
 
-bool silu_after_kernel(const OnednnPostOpSplit& split) { return split.silu_after; }
-
 #if defined(MODELSTAT_HAVE_DNNL)
 dnnl::post_ops onednn_post_ops(const std::vector<FusedPostOp>& post_ops, int* residual_index) {
   dnnl::post_ops ops;

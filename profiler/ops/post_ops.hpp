@@ -28,11 +28,6 @@ struct OnednnPostOpSplit {
 };
 OnednnPostOpSplit split_trailing_silu(const std::vector<FusedPostOp>& ops);
 
-// Whether a kernel runs the split's SiLU after itself (it does whenever the split
-// has one; the plans record it, so a rule that depends on the thread count can
-// be put back here: with at::parallel_for splitting the pass it lost at 2 threads).
-bool silu_after_kernel(const OnednnPostOpSplit& split);
-
 #if defined(MODELSTAT_HAVE_DNNL)
 // The same as oneDNN post-ops. AddResidual is oneDNN's sum post-op: the
 // destination must hold the residual when the primitive starts. `residual_index`
