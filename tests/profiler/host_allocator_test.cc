@@ -43,12 +43,20 @@ TEST(HostAllocator, BlocksAboveTheMmapThresholdComeFromTheHeap) {
 TEST(HostAllocator, AFreedLargeBufferIsReusedWithItsPagesMapped) {
   configure_host_allocator();
   const int64_t n = kBytes / 4;
-  { at::empty({n}, at::kFloat).fill_(1.0f); }  // the heap grows once and keeps the pages
+  // Inference after inference: the same 48 MiB buffer allocated, filled and freed. Mapped afresh
+  // (glibc's rule for blocks above its mmap threshold), every cycle faults in all 12288 pages. On
+  // the heap, a cycle reuses pages a previous one faulted in; glibc may still grow the heap now and
+  // then (posix_memalign's 64-byte alignment asks for a little more than a freed block of the same
+  // size holds, and a small block placed after it can keep it from merging with the heap's top), so
+  // the check is on the total over several cycles after two warm-up ones, not on any one cycle.
+  constexpr int kCycles = 6;
+  for (int warm = 0; warm < 2; ++warm) at::empty({n}, at::kFloat).fill_(1.0f);
   const long start = minor_faults();
-  { at::empty({n}, at::kFloat).fill_(2.0f); }
+  for (int cycle = 0; cycle < kCycles; ++cycle) at::empty({n}, at::kFloat).fill_(2.0f);
   const long faults = minor_faults() - start;
-  // A fresh 48 MiB mapping takes one fault per 4 KiB page written: 12288.
-  EXPECT_LT(faults, kBytes / 4096 / 8) << faults << " minor faults filling a reused 48 MiB buffer";
+  const long fresh = long(kBytes / 4096) * kCycles;  // every cycle on fresh pages
+  EXPECT_LT(faults, fresh / 3) << faults << " minor faults over " << kCycles << " cycles of a 48 MiB buffer ("
+                               << fresh << " if every cycle were mapped afresh)";
 }
 #endif
 
