@@ -1,13 +1,11 @@
 // Pooling and resampling: MaxPool (with Indices), AveragePool, LpPool, the
 // global pools, MaxUnpool, GridSample, Resize and Upsample.
-#include <ATen/Parallel.h>
-#include <ATen/core/grad_mode.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "profiler/ops/spatial_mean.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -147,70 +145,9 @@ std::vector<int64_t> spatial_axes(const at::Tensor& x) {
   return axes;
 }
 
-// GlobalAveragePool of a dense float tensor, laid out channels-last (NHWC, as the
-// executor's Conv groups leave activations) or contiguous (NCHW): one pass over
-// the input, split over the intra-op threads by channel range (channels-last)
-// or by plane (NCHW). ATen's mean over the spatial axes ran on one thread for
-// every CNN's late, small maps (resnet50's 7x7x2048: 92 us at 1 and 2 threads).
-// Sums run in float over blocks of kGapBlockRows spatial positions, then in
-// double: the error of a plain float sum grows with the map's size.
-constexpr int64_t kGapBlockRows = 256;
-
-// Not while autograd records the op (a training step): the loop has no backward.
-bool gap_fast_path(const at::Tensor& x) {
-  return !(at::GradMode::is_enabled() && x.requires_grad()) && x.device().is_cpu() &&
-         x.scalar_type() == at::kFloat && x.dim() >= 3 && x.numel() > 0 &&
-         (x.is_contiguous() || (x.dim() == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast)));
-}
-
-at::Tensor global_average_pool_float(const at::Tensor& x) {
-  const int64_t n = x.size(0), c = x.size(1), plane = x.numel() / (n * c);
-  std::vector<int64_t> out_dims(size_t(x.dim()), 1);
-  out_dims[0] = n;
-  out_dims[1] = c;
-  at::Tensor y = at::empty(out_dims, x.options().memory_format(at::MemoryFormat::Contiguous));
-  const float* in = x.data_ptr<float>();
-  float* out = y.data_ptr<float>();
-  const double inv = 1.0 / double(plane);
-  if (x.is_contiguous()) {  // NCHW: each (n, c) plane is contiguous
-    at::parallel_for(0, n * c, std::max<int64_t>(1, 16384 / plane), [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) {
-        const float* v = in + p * plane;
-        double total = 0;
-        for (int64_t b = 0; b < plane; b += kGapBlockRows) {
-          float part = 0;
-          for (int64_t i = b; i < std::min(plane, b + kGapBlockRows); ++i) part += v[i];
-          total += part;
-        }
-        out[p] = float(total * inv);
-      }
-    });
-    return y;
-  }
-  // NHWC: sum over rows of c channels each; threads take channel ranges (multiples of 16).
-  const int64_t grain_channels = std::max<int64_t>(16, (16384 / plane + 15) / 16 * 16);
-  for (int64_t batch = 0; batch < n; ++batch) {
-    const float* base = in + batch * plane * c;
-    at::parallel_for(0, c, grain_channels, [&](int64_t c0, int64_t c1) {
-      std::vector<double> total(size_t(c1 - c0), 0.0);
-      std::vector<float> part(size_t(c1 - c0));
-      for (int64_t b = 0; b < plane; b += kGapBlockRows) {
-        std::fill(part.begin(), part.end(), 0.f);
-        for (int64_t r = b; r < std::min(plane, b + kGapBlockRows); ++r) {
-          const float* row = base + r * c + c0;
-          for (int64_t k = 0; k < c1 - c0; ++k) part[size_t(k)] += row[k];
-        }
-        for (int64_t k = 0; k < c1 - c0; ++k) total[size_t(k)] += part[size_t(k)];
-      }
-      for (int64_t k = 0; k < c1 - c0; ++k) out[batch * c + c0 + k] = float(total[size_t(k)] * inv);
-    });
-  }
-  return y;
-}
-
 void global_average_pool(ExecContext& ctx) {
   const at::Tensor& x = ctx.input(0);
-  ctx.outputs = {gap_fast_path(x) ? global_average_pool_float(x) : x.mean(spatial_axes(x), true)};
+  ctx.outputs = {spatial_mean_applies(x) ? spatial_mean(x) : x.mean(spatial_axes(x), true)};
 }
 void global_max_pool(ExecContext& ctx) { ctx.outputs = {at::amax(ctx.input(0), spatial_axes(ctx.input(0)), true)}; }
 void global_lp_pool(ExecContext& ctx) {

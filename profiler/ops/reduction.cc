@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "profiler/ops/spatial_mean.hpp"
 #include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
@@ -90,6 +91,17 @@ void exec_reduce(ExecContext& ctx) {
   if (x.dim() == 0) {
     ctx.outputs = {reduce_nothing<K>(x)};
     return;
+  }
+  // The mean over every spatial axis: GlobalAveragePool's pass (spatial_mean.hpp;
+  // mnasnet1_0's 1280 x 7 x 7 took 106 us on ATen's mean, 26 in ONNX Runtime).
+  if constexpr (K == Reduce::Mean) {
+    bool spatial = x.dim() >= 3 && dims.size() == size_t(x.dim() - 2);
+    for (size_t i = 0; spatial && i < dims.size(); ++i) spatial = dims[i] == int64_t(i) + 2;
+    if (spatial && spatial_mean_applies(x)) {
+      const at::Tensor y = spatial_mean(x);
+      ctx.outputs = {keep ? y : y.reshape({x.size(0), x.size(1)})};
+      return;
+    }
   }
   // A small fp32 Sum, Mean, Max or Min: a direct loop (direct_kernels.hpp).
   constexpr bool direct = K == Reduce::Sum || K == Reduce::Mean || K == Reduce::Max || K == Reduce::Min;

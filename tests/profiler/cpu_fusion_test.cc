@@ -592,6 +592,39 @@ TEST(CpuFusion, GlobalAveragePoolOfChannelsLastAndNchwMatchesTheDoubleMean) {
   at::set_num_threads(threads_before);
 }
 
+// ReduceMean over both spatial axes (torchvision's `x.mean([2, 3])`) of a Conv
+// group's channels-last output runs on the same loop, keepdims 0 and 1; axes
+// given negative, as exporters also write them; over one spatial axis only it
+// stays ATen's.
+TEST(CpuFusion, SpatialReduceMeanOfAChannelsLastConvMatchesTheDoubleMean) {
+  const int threads_before = at::get_num_threads();
+  const at::Tensor xv = randn({2, 5, 9, 11}, 131) * 2, wv = randn({40, 5, 3, 3}, 132, 0.3), bv = randn({40}, 133);
+  const at::Tensor conv_ref = conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+  struct Case {
+    std::vector<int64_t> axes;
+    int64_t keep;
+    at::Tensor ref;
+  };
+  const std::vector<Case> cases = {{{2, 3}, 0, conv_ref.mean({2, 3}, false)},
+                                   {{-2, -1}, 1, conv_ref.mean({2, 3}, true)},
+                                   {{3}, 0, conv_ref.mean({3}, false)}};
+  for (const Case& c : cases) {
+    IrModel m;
+    const int x = m.input("x", {2, 5, 9, 11});
+    const int conv = m.node("Conv", {x, m.weight("w", wv), m.weight("b", bv)}, 1,
+                            conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1))[0];
+    const std::map<std::string, AttrValue> attrs{{"axes", c.axes}, {"keepdims", c.keep}};
+    m.output(m.node("ReduceMean", {conv}, 1, attrs)[0]);
+    for (int threads : {1, 2}) {
+      at::set_num_threads(threads);
+      const std::string what = "axes " + c10::str(c.axes) + ", keepdims " + std::to_string(c.keep) + ", threads " +
+                               std::to_string(threads);
+      expect_close(run(m.model, {xv}, true), c.ref, what.c_str());
+    }
+  }
+  at::set_num_threads(threads_before);
+}
+
 // Gemm with transB, alpha and beta, a C of N values, then a residual Add of
 // an earlier tensor and a Relu; and a batch-1 row (the classifier head's GEMV).
 TEST(CpuFusion, GemmTransBAlphaBetaResidualReluMatchesTheDoubleReference) {
