@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "modelstat/error.hpp"
 #include "modelstat/statistics.hpp"
@@ -211,25 +212,50 @@ void memory_pass(ProfileSession& s, ProfileResult& result) {
   result.memory = measure_inference_memory(*s.meter, *s.executor, s.inputs[0], *s.device, s.weights_bytes);
 }
 
-void whole_model_pass(ProfileSession& s, ProfileResult& result) {
+namespace {
+
+// One clean whole-model run of sample i: the compute alone, or with the copies
+// under --end-to-end.
+double clean_run(ProfileSession& s, IntervalTimer& interval, size_t i) {
   const ProfileOptions& o = s.options;
+  const auto& host = s.host_inputs[i % s.host_inputs.size()];
+  interval.start();
+  if (o.end_to_end) {
+    auto out = s.executor->run(to_device(host, s.device->torch_device()));
+    auto back = to_host(out);
+    interval.stop();
+    return interval.seconds();
+  }
+  s.executor->run(s.inputs[i % s.inputs.size()]);
+  interval.stop();
+  return interval.seconds();
+}
+
+}  // namespace
+
+void whole_model_pass(ProfileSession& s, ProfileResult& result) {
   auto interval = s.device->interval_timer();
-  const at::Device device = s.device->torch_device();
-  result.end_to_end = o.end_to_end;
-  result.whole = sample_until_stable(o, "whole model", [&](size_t i) {
-    const auto& host = s.host_inputs[i % s.host_inputs.size()];
-    interval->start();
-    if (o.end_to_end) {
-      auto out = s.executor->run(to_device(host, device));
-      auto back = to_host(out);
-      interval->stop();
-      return interval->seconds();
-    }
-    s.executor->run(s.inputs[i % s.inputs.size()]);
-    interval->stop();
-    return interval->seconds();
-  });
+  result.end_to_end = s.options.end_to_end;
+  result.whole = sample_until_stable(s.options, "whole model", [&](size_t i) { return clean_run(s, *interval, i); });
   result.cold.steady_state_median = result.whole.median;
+}
+
+void whole_and_layer_passes(ProfileSession& s, ProfileResult& result) {
+  if (s.model->graph.nodes.empty()) {
+    whole_model_pass(s, result);
+    return;
+  }
+  auto interval = s.device->interval_timer();
+  result.end_to_end = s.options.end_to_end;
+  LayerSampler layers(*s.device, *s.executor);
+  std::tie(result.whole, result.layer_sum) = sample_interleaved_until_stable(
+      s.options, "whole model + per layer", [&](size_t i) { return clean_run(s, *interval, i); },
+      [&](size_t i) {
+        return layers.sample(
+            [&](const Executor::NodeHook& hook) { s.executor->run(s.inputs[i % s.inputs.size()], hook); });
+      });
+  result.cold.steady_state_median = result.whole.median;
+  layers.add_layers(s.upcasts, result.layer_sum.stop_reason, result.layers);
 }
 
 LayerSampler::LayerSampler(Device& device, const Executor& exec)
@@ -265,15 +291,6 @@ void LayerSampler::add_layers(const Upcasts& upcasts, const std::string& stop_re
     lt.kernel = exec_.fused_kernel(int(k));
     out.push_back(std::move(lt));
   }
-}
-
-void per_layer_pass(ProfileSession& s, ProfileResult& result) {
-  if (s.model->graph.nodes.empty()) return;
-  LayerSampler layers(*s.device, *s.executor);
-  result.layer_sum = sample_until_stable(s.options, "per layer", [&](size_t i) {
-    return layers.sample([&](const Executor::NodeHook& hook) { s.executor->run(s.inputs[i % s.inputs.size()], hook); });
-  });
-  layers.add_layers(s.upcasts, result.layer_sum.stop_reason, result.layers);
 }
 
 void subgraph_pass(ProfileSession& s, ProfileResult& result) {

@@ -1,8 +1,9 @@
 // The measurement protocol of METHODOLOGY.md, in order, as passes over one
 // session (session.hpp):
 //   cold path (load, weight upload, first inference) -> warm-up by count and
-//   time -> clean whole-model pass (no instrumentation) -> instrumented
-//   per-layer pass (markers between nodes, one wait per iteration) -> for a
+//   time -> clean whole-model pass (no instrumentation) and instrumented
+//   per-layer pass (markers between nodes, one wait per iteration), their runs
+//   alternated so that both see the same minutes of a shared machine -> for a
 //   model with If / Loop / Scan, the subgraph pass (markers around the nodes
 //   inside subgraphs only, one wait per iteration) -> H2D / D2H copies timed
 //   apart -> optional batch sweep, max-batch search and concurrency, measured
@@ -22,10 +23,11 @@ ProfileResult profile(const std::string& path, const LoadOptions& load, const Pr
   ProfileSession s = open_session(path, load, o, result);
   warm_up_pass(s);
   if (o.measure_memory) memory_pass(s, result);
-  whole_model_pass(s, result);
   if (o.per_layer) {
-    per_layer_pass(s, result);
+    whole_and_layer_passes(s, result);
     subgraph_pass(s, result);
+  } else {
+    whole_model_pass(s, result);
   }
   copy_pass(s, result);
   batch_pass(s, result);

@@ -63,11 +63,16 @@ std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at:
 void warm_up_pass(ProfileSession& s);
 // Peak allocator bytes of one inference (result.memory).
 void memory_pass(ProfileSession& s, ProfileResult& result);
-// Pass 1: the clean whole-model latency, no per-layer instrumentation (result.whole).
+// The clean whole-model latency, no per-layer instrumentation (result.whole):
+// the pass alone, without --layers.
 void whole_model_pass(ProfileSession& s, ProfileResult& result);
-// Pass 2: per-layer times from markers between nodes, one wait per iteration
-// (result.layers, result.layer_sum).
-void per_layer_pass(ProfileSession& s, ProfileResult& result);
+// With --layers: the clean pass and the instrumented one (markers between
+// nodes, one wait per iteration: result.layers, result.layer_sum) as two
+// series of runs alternated, each under its own stopping rule, until both
+// stop (sample_interleaved_until_stable). Two passes one after the other
+// had read the layer sum 2-29% off the whole-model median at 2 threads on a
+// VM whose speed shifts between minutes (bench/RESULTS.md).
+void whole_and_layer_passes(ProfileSession& s, ProfileResult& result);
 // The per-layer measurement itself, over any way of running exec's graph
 // (the per-layer pass; generate's phases, interleaved with the clean step):
 // sample() is one marked run, a marker before node 0 and after every node
