@@ -144,6 +144,31 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
   return f;
 }
 
+void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
+  const double rate = f.contraction ? p.ceilings.matmul_flops_at("int8", f.equivalent_gemm_n) : 0.0;
+  if (rate <= 0 || p.options.train) return;
+  const Graph& g = p.graph;
+  const double flops = f.compute_flops_per_second > 0 ? f.compute_seconds * f.compute_flops_per_second : 0.0;
+  f.compute_flops_per_second = rate;
+  f.compute_seconds = flops / rate;
+  // The kernel reads its quantized operands (1 byte an element) and writes the float output.
+  double bytes = 0;
+  for (int t : group.inputs) bytes += double(tensor_bytes(g, t));
+  for (int t : node.outputs) bytes += double(tensor_bytes(g, t));
+  f.memory_seconds = bytes / p.ceilings.memory_bandwidth;
+  // The fp32 classes (a depthwise conv's, a one-row product's weight stream)
+  // and the fp32 convolution's scratch pass do not describe the int8 kernel,
+  // whose weights are prepacked once: its call cost stays.
+  f.op_cost = "int8";
+  f.kernel_seconds = 0;
+  f.scratch_seconds = 0;
+  const double roofline = std::max(f.compute_seconds, f.memory_seconds);
+  f.forward_seconds = roofline + f.overhead_seconds + f.fresh_seconds;
+  f.bound = f.overhead_seconds > roofline ? ForecastBound::Overhead
+            : f.compute_seconds >= f.memory_seconds ? ForecastBound::Compute
+                                                    : ForecastBound::Memory;
+}
+
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency) {
   const DeviceCeilings& ceilings = p.ceilings;
   const OptimizerCost oc = optimizer_cost(p.options.optimizer);
