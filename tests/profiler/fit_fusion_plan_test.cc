@@ -99,5 +99,62 @@ TEST(FitFusionPlan, ConstantsThatBlockAFusionBlockItInBoth) {
   }
 }
 
+// A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
+// with an int8 curve in the ceilings fit prices it there. By hand: MACs =
+// 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve
+// 1.8432e-7 s. Bytes the kernel moves: x_q 512 + its scale 4 and zero point 1,
+// w_q 576 + 4 + 1, the float output 2,048 = 3,146, at 10 GB/s 3.146e-7 s.
+// Without an int8 curve the head stays priced as fp32 arithmetic.
+TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
+  IrModel m;
+  const int x = m.input("x_q", {1, 8, 8, 8}, DType::UInt8);
+  const int xf = m.node("DequantizeLinear", {x, m.weight("xs", at::full({}, 0.05f)),
+                                             m.weight("xz", at::full({}, 128, at::kByte))})[0];
+  const int wf = m.node("DequantizeLinear", {m.weight("w_q", at::ones({8, 8, 3, 3}, at::kChar)),
+                                             m.weight("ws", at::full({}, 0.01f)), m.weight("wz", at::zeros({}, at::kChar))})[0];
+  m.output(m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0]);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  const FitReport fp32 = forecast_fit(a, c, FitOptions{});
+  EXPECT_NE(fp32.nodes[2].op_cost, "int8");
+  MatmulCeiling int8;
+  int8.dtype = "int8";
+  int8.flops_per_second = 4e11;
+  int8.best_size = 1024;
+  int8.curve = {{1024, 4e11}};
+  c.matmul.push_back(int8);
+  const FitReport r = forecast_fit(a, c, FitOptions{});
+  const NodeForecast& head = r.nodes[2];
+  EXPECT_EQ(head.op_type, "Conv");
+  EXPECT_EQ(head.op_cost, "int8");
+  EXPECT_EQ(head.fused_head, 2);
+  EXPECT_NEAR(head.compute_seconds, 1.8432e-7, 1e-12);
+  EXPECT_NEAR(head.memory_seconds, 3.146e-7, 1e-12);
+  EXPECT_DOUBLE_EQ(head.scratch_seconds, 0.0);
+  EXPECT_NEAR(head.forward_seconds, 3.146e-7 + head.overhead_seconds, 1e-12);
+  EXPECT_EQ(r.nodes[0].op_cost, "fused");
+  EXPECT_EQ(r.nodes[1].op_cost, "fused");
+}
+
+// A weight transposed by a node is the same on every run: the executor runs
+// that node once and keeps its output (profiler/plan.cc), so an inference
+// forecast prices it at 0; a training step runs it every time.
+TEST(FitFusionPlan, RunInvariantNodesCostNothingPerInference) {
+  IrModel m;
+  const int x = m.input("x", {2, 8});
+  const int wt = m.node("Transpose", {m.weight("w", at::ones({4, 8}))}, 1, {{"perm", std::vector<int64_t>{1, 0}}})[0];
+  m.output(m.node("Relu", {m.node("MatMul", {x, wt})[0]})[0]);
+  const AnalysisResult a = analysis_of(m.model);
+  const FitReport r = forecast_fit(a, test::cpu_ceilings(1e10, 1e11), FitOptions{});
+  EXPECT_EQ(r.nodes[0].op_cost, "run-invariant");
+  EXPECT_DOUBLE_EQ(r.nodes[0].forward_seconds, 0.0);
+  EXPECT_GT(r.nodes[1].forward_seconds, 0.0) << "the product of the input runs every time";
+  FitOptions train;
+  train.train = true;
+  const FitReport t = forecast_fit(a, test::cpu_ceilings(1e10, 1e11), train);
+  EXPECT_NE(t.nodes[0].op_cost, "run-invariant");
+  EXPECT_GT(t.nodes[0].forward_seconds, 0.0);
+}
+
 }  // namespace
 }  // namespace modelstat::profiler
