@@ -37,9 +37,10 @@ npm-shipped models, QDQ int8 and float16 models; --models picks from it), at
 +-5%, Spearman rank correlation of the forecast with the measurement and of
 FLOPs alone with it (the baseline ranking). --lock FILE takes the bench lock
 around each profile (run the script pinned: `taskset -c 1`; children inherit
-it). --measured FILE reuses the medians of an earlier --wide --json instead of
-profiling again: the way to compare two binaries or two ceilings files on one
-measurement. A model whose file is missing is skipped and said so. None of these
+it). --measured FILE... reuses the medians of earlier --wide --json runs instead
+of profiling again (per model the run with the lowest median: interference on
+a shared machine only slows a run): the way to compare two binaries or two
+ceilings files on one measurement. A model whose file is missing is skipped and said so. None of these
 models set any price: `modelstat device` measures op classes on synthetic
 shapes (docs/ceilings.md).
 
@@ -222,13 +223,16 @@ def wide(args):
     # --measured: the medians of an earlier --wide --json, so that two binaries or two ceilings files are
     # compared on the same measurement (no profile is run).
     measured = {}
-    if args.measured:
-        with open(args.measured) as f:
-            measured = {r["model"]: r for r in json.load(f)["rows"]}
+    for path in args.measured or []:
+        with open(path) as f:
+            for r in json.load(f)["rows"]:
+                # Several files: each model's run with the lowest median (a busy machine only slows a run).
+                if r["model"] not in measured or r["measured_s"] < measured[r["model"]]["measured_s"]:
+                    measured[r["model"]] = r
     ceilings = ["--ceilings", args.ceilings] if args.ceilings else []
     for name in args.models:
         if args.measured and name not in measured:
-            skipped.append((name, f"not in {args.measured}"))
+            skipped.append((name, "not in " + " ".join(args.measured)))
             continue
         try:
             path, flags = resolve_wide(name, args.workdir)
@@ -299,7 +303,9 @@ def main():
                     help="latency only, over the wide set (or --models from it), with the accuracy summary")
     ap.add_argument("--batch", type=int, default=1, help="--wide: the batch bound by --default-batch")
     ap.add_argument("--lock", help="--wide: flock this file around each profile")
-    ap.add_argument("--measured", help="--wide: take the measured medians from this earlier --json (no profile)")
+    ap.add_argument("--measured", nargs="+",
+                    help="--wide: take the measured medians from these earlier --json files (no profile); "
+                         "per model, the file whose median is lowest")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     if args.wide:

@@ -137,26 +137,22 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       f.fused_head = fusion.groups[size_t(fusion.group_of[i])].head;
     const FusedGroup* group = fusion.headed_by(int(i));
     if (group && group->kind == FusedKind::Qdq) fit::price_int8_head(pricing, g.nodes[i], *group, f);
+    // A node that does not run per inference: priced at 0, under `why`.
+    auto priced_at_zero = [&f](const char* why, ForecastBound bound) {
+      NodeForecast zero;
+      zero.index = f.index;
+      zero.name = f.name;
+      zero.op_type = f.op_type;
+      zero.fused_head = f.fused_head;
+      zero.op_cost = why;
+      zero.bound = bound;
+      f = std::move(zero);
+    };
     if (i < invariance.nodes.size() && invariance.nodes[i] && f.fused_head < 0) {
-      NodeForecast once;
-      once.index = f.index;
-      once.name = f.name;
-      once.op_type = f.op_type;
-      once.op_cost = "run-invariant";
-      once.bound = ForecastBound::Overhead;
-      f = std::move(once);
+      priced_at_zero("run-invariant", ForecastBound::Overhead);
       ++folded;
     }
-    if (i < fusion.absorbed.size() && fusion.absorbed[i]) {
-      NodeForecast member;
-      member.fused_head = f.fused_head;
-      member.index = f.index;
-      member.name = f.name;
-      member.op_type = f.op_type;
-      member.op_cost = "fused";
-      member.bound = ForecastBound::Kernel;
-      f = std::move(member);
-    }
+    if (i < fusion.absorbed.size() && fusion.absorbed[i]) priced_at_zero("fused", ForecastBound::Kernel);
     r.latency.forward_seconds += f.forward_seconds;
     r.latency.backward_seconds += f.backward_seconds;
     r.nodes.push_back(std::move(f));
