@@ -112,7 +112,12 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
                                              m.weight("xz", at::full({}, 128, at::kByte))})[0];
   const int wf = m.node("DequantizeLinear", {m.weight("w_q", at::ones({8, 8, 3, 3}, at::kChar)),
                                              m.weight("ws", at::full({}, 0.01f)), m.weight("wz", at::zeros({}, at::kChar))})[0];
-  m.output(m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0]);
+  const int y = m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+  // As shape inference would have them.
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
+           {xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(y);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
   const FitReport fp32 = forecast_fit(a, c, FitOptions{});
@@ -143,7 +148,11 @@ TEST(FitFusionPlan, RunInvariantNodesCostNothingPerInference) {
   IrModel m;
   const int x = m.input("x", {2, 8});
   const int wt = m.node("Transpose", {m.weight("w", at::ones({4, 8}))}, 1, {{"perm", std::vector<int64_t>{1, 0}}})[0];
-  m.output(m.node("Relu", {m.node("MatMul", {x, wt})[0]})[0]);
+  const int y = m.node("MatMul", {x, wt})[0];
+  const int z = m.node("Relu", {y})[0];
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{{wt, {8, 4}}, {y, {2, 4}}, {z, {2, 4}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(z);
   const AnalysisResult a = analysis_of(m.model);
   const FitReport r = forecast_fit(a, test::cpu_ceilings(1e10, 1e11), FitOptions{});
   EXPECT_EQ(r.nodes[0].op_cost, "run-invariant");
