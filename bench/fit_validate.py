@@ -37,7 +37,10 @@ npm-shipped models, QDQ int8 and float16 models; --models picks from it), at
 +-5%, Spearman rank correlation of the forecast with the measurement and of
 FLOPs alone with it (the baseline ranking). --lock FILE takes the bench lock
 around each profile (run the script pinned: `taskset -c 1`; children inherit
-it). A model whose file is missing is skipped and said so. None of these
+it). --measured FILE... reuses the medians of earlier --wide --json runs instead
+of profiling again (per model the run with the lowest median: interference on
+a shared machine only slows a run): the way to compare two binaries or two
+ceilings files on one measurement. A model whose file is missing is skipped and said so. None of these
 models set any price: `modelstat device` measures op classes on synthetic
 shapes (docs/ceilings.md).
 
@@ -217,7 +220,20 @@ def write_outputs(args, md_lines, record):
 
 def wide(args):
     rows, skipped = [], []
+    # --measured: the medians of an earlier --wide --json, so that two binaries or two ceilings files are
+    # compared on the same measurement (no profile is run).
+    measured = {}
+    for path in args.measured or []:
+        with open(path) as f:
+            for r in json.load(f)["rows"]:
+                # Several files: each model's run with the lowest median (a busy machine only slows a run).
+                if r["model"] not in measured or r["measured_s"] < measured[r["model"]]["measured_s"]:
+                    measured[r["model"]] = r
+    ceilings = ["--ceilings", args.ceilings] if args.ceilings else []
     for name in args.models:
+        if args.measured and name not in measured:
+            skipped.append((name, "not in " + " ".join(args.measured)))
+            continue
         try:
             path, flags = resolve_wide(name, args.workdir)
         except Exception as e:  # noqa: BLE001 - a model that cannot be built is reported, not fatal
@@ -229,9 +245,9 @@ def wide(args):
         bind = flags + ["--default-batch", str(args.batch)]
         lock = ["flock", args.lock] if args.lock else []
         try:
-            fit = run_json([args.modelstat, "fit", path, *bind, "-f", "json"])
+            fit = run_json([args.modelstat, "fit", path, *bind, *ceilings, "-f", "json"])
             analysis = run_json([args.modelstat, path, *bind, "-f", "json"])
-            medians = [run_json(lock + [args.modelstat, "profile", path, *bind, "--threads", str(args.threads),
+            medians = measured[name]["runs_s"] if name in measured else [run_json(lock + [args.modelstat, "profile", path, *bind, "--threads", str(args.threads),
                                         "--no-layers", "--min-time", args.min_time, "-f", "json"],
                                 ok_codes=(0,))["whole"]["median_s"] for _ in range(args.repeats)]
         except Exception as e:  # noqa: BLE001
@@ -287,6 +303,9 @@ def main():
                     help="latency only, over the wide set (or --models from it), with the accuracy summary")
     ap.add_argument("--batch", type=int, default=1, help="--wide: the batch bound by --default-batch")
     ap.add_argument("--lock", help="--wide: flock this file around each profile")
+    ap.add_argument("--measured", nargs="+",
+                    help="--wide: take the measured medians from these earlier --json files (no profile); "
+                         "per model, the file whose median is lowest")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     if args.wide:

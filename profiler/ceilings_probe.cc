@@ -22,6 +22,7 @@
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/op_cost_probe.hpp"
+#include "profiler/ops/int8_kernels.hpp"
 #include "profiler/device.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
@@ -121,6 +122,36 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
       notes.push_back(label + ": out of memory; larger sizes not measured");
       break;
     }
+  }
+  for (const auto& p : m.curve)
+    if (p.flops_per_second > m.flops_per_second) {
+      m.flops_per_second = p.flops_per_second;
+      m.best_size = p.n;
+    }
+  return m;
+}
+
+// The int8 curve (CPU): square products on the executor's own int8 kernel
+// (int8_matmul: oneDNN's u8 x s8 -> s32 matmul, the weight's plan cached as
+// for a model's constant weight), at the fp32 curve's sizes. `fit` prices
+// the contraction of a QDQ int8 group on it (docs/FIT.md, "int8"): an int8
+// kernel runs 3-4x the fp32 rate on VNNI, which the fp32 curve cannot say.
+// Rates in int ops per second, 2 n^3 per product, as FLOPs are counted.
+MatmulCeiling measure_int8_matmul(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  MatmulCeiling m;
+  m.dtype = "int8";
+  for (int64_t n : plan.matmul_sizes) {
+    const std::string label = "mm int8 " + std::to_string(n);
+    // Random operands from a fixed seed (u8 activations, s8 weights), never zeros.
+    const at::Tensor a = at::randint(0, 256, {n, n}, at::TensorOptions().dtype(at::kByte));
+    const at::Tensor b = at::randint(-128, 128, {n, n}, at::TensorOptions().dtype(at::kChar));
+    if (!int8_matmul(a, {}, b, {}, true)) {
+      notes.push_back("int8 curve: not measured (" + int8_kernel_note() + ")");
+      return MatmulCeiling{};
+    }
+    const Timed t = median_seconds(device, plan, label, [&] { (void)int8_matmul(a, {}, b, {}, true); });
+    note_if_unconverged(t, label, notes);
+    m.curve.push_back({n, 2.0 * double(n) * double(n) * double(n) / t.seconds});
   }
   for (const auto& p : m.curve)
     if (p.flops_per_second > m.flops_per_second) {
@@ -261,6 +292,10 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
   for (const auto& dtype : plan.dtypes) {
     MatmulCeiling m = measure_matmul(*device, plan, dtype, c.notes);
     // A dtype with no point (out of memory at its smallest size) has no ceiling: left out, the note says why.
+    if (!m.curve.empty()) c.matmul.push_back(std::move(m));
+  }
+  if (device->torch_device().is_cpu() && int8_kernels_available()) {
+    MatmulCeiling m = measure_int8_matmul(*device, plan, c.notes);
     if (!m.curve.empty()) c.matmul.push_back(std::move(m));
   }
   add_machine_roofs(*device, options, c);

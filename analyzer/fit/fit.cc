@@ -23,6 +23,7 @@
 #include "analyzer/fit/libtorch_1_13_kernels.hpp"
 #include "analyzer/fit/memory_forecast.hpp"
 #include "analyzer/fit/training_step.hpp"
+#include "analyzer/run_invariant.hpp"
 #include "modelstat/error.hpp"
 
 namespace modelstat {
@@ -124,21 +125,42 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
                         " LayerNorm groups written out, " + std::to_string(fusion.count("qdq")) +
                         " QDQ int8 kernels: priced at 0, their work in the head's (op_cost \"fused\")");
   }
+  // The executor runs a run-invariant node (shape arithmetic, weights
+  // rearranged by nodes: analyzer/run_invariant.hpp) once per set of input
+  // shapes and keeps its outputs (profiler/plan.cc): an inference run does not
+  // pay for it. A group head is not folded (its group's kernel runs).
+  const RunInvariance invariance = options.train ? RunInvariance{} : run_invariance(g, false);
+  int64_t folded = 0;
   for (size_t i = 0; i < n_nodes; ++i) {
     NodeForecast f = fit::forecast_node(pricing, i, analysis.nodes[i], kernels[i], fresh_bytes[i], flow);
-    if (i < fusion.absorbed.size() && fusion.absorbed[i]) {
-      NodeForecast member;
-      member.index = f.index;
-      member.name = f.name;
-      member.op_type = f.op_type;
-      member.op_cost = "fused";
-      member.bound = ForecastBound::Kernel;
-      f = std::move(member);
+    if (i < fusion.group_of.size() && fusion.group_of[i] >= 0)
+      f.fused_head = fusion.groups[size_t(fusion.group_of[i])].head;
+    const FusedGroup* group = fusion.headed_by(int(i));
+    if (group && group->kind == FusedKind::Qdq) fit::price_int8_head(pricing, g.nodes[i], *group, f);
+    // A node that does not run per inference: priced at 0, under `why`.
+    auto priced_at_zero = [&f](const char* why, ForecastBound bound) {
+      NodeForecast zero;
+      zero.index = f.index;
+      zero.name = f.name;
+      zero.op_type = f.op_type;
+      zero.fused_head = f.fused_head;
+      zero.op_cost = why;
+      zero.bound = bound;
+      f = std::move(zero);
+    };
+    if (i < invariance.nodes.size() && invariance.nodes[i] && f.fused_head < 0) {
+      priced_at_zero("run-invariant", ForecastBound::Overhead);
+      ++folded;
     }
+    if (i < fusion.absorbed.size() && fusion.absorbed[i]) priced_at_zero("fused", ForecastBound::Kernel);
     r.latency.forward_seconds += f.forward_seconds;
     r.latency.backward_seconds += f.backward_seconds;
     r.nodes.push_back(std::move(f));
   }
+  if (folded > 0)
+    r.notices.push_back(std::to_string(folded) +
+                        " run-invariant node(s) (shape arithmetic, constants rearranged) run once per set of input "
+                        "shapes, not per inference: priced at 0 (op_cost \"run-invariant\")");
   if (options.train) fit::forecast_optimizer(pricing, weights, r.latency);
 
   std::optional<fit::TrainingGraph> training;

@@ -21,6 +21,20 @@ const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeili
   return measured;
 }
 
+// The bandwidth a working set of `bytes` streams at: the roof of the
+// smallest memory level (`modelstat device`'s sweep, for the ceilings'
+// threads) that holds it, where the curve measured its edge (else the
+// cache's size); the copy bandwidth (measured past the caches) when none
+// does or no sweep was saved.
+double resident_bandwidth(const DeviceCeilings& c, double bytes) {
+  for (const MemoryLevel& l : c.memory_levels_for(c.threads)) {
+    const int64_t holds = l.measured_edge_bytes > 0 ? l.measured_edge_bytes : l.capacity_bytes;
+    if (holds > 0 && bytes <= double(holds) && l.bytes_per_second > 0)
+      return std::max(c.memory_bandwidth, l.bytes_per_second);
+  }
+  return c.memory_bandwidth;
+}
+
 // The device's one-row product (Gemm/thin), if measured.
 const OpCost* thin_gemm(const DeviceCeilings& ceilings) {
   const OpCost* thin = ceilings.op_cost("Gemm/thin");
@@ -110,6 +124,15 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     f.op_cost = measured->op;
     f.kernel_seconds = class_bytes(g, node, bytes) * measured->seconds_per_byte;
     f.overhead_seconds = measured->fixed_seconds;
+    // Inference: an elementwise, pooling or normalisation node of a measured
+    // class whose bytes fit a cache reads what the node before it just wrote
+    // there; the class's line, measured at a cache-sized point, prices it,
+    // not the copy bandwidth past the caches (which priced a QDQ ResNet-18's
+    // 1.6 MB Relus at 7x their time). Not a depthwise conv: its class line
+    // (timed with its input and weights hot from the previous run) is 0.5x
+    // of MobileNet-V2's depthwise groups, which the copy bandwidth bounds
+    // more closely.
+    if (!p.options.train && !f.contraction) f.memory_seconds = bytes / resident_bandwidth(ceilings, bytes);
   } else {
     // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
     f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
@@ -142,6 +165,31 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
                 : (f.compute_seconds >= f.memory_seconds ? ForecastBound::Compute : ForecastBound::Memory);
   if (p.options.train && i < flow.any_input.size() && flow.any_input[i]) price_backward(p, node, report, flow, f);
   return f;
+}
+
+void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
+  const double rate = f.contraction ? p.ceilings.matmul_flops_at("int8", f.equivalent_gemm_n) : 0.0;
+  if (rate <= 0 || p.options.train) return;
+  const Graph& g = p.graph;
+  const double flops = f.compute_flops_per_second > 0 ? f.compute_seconds * f.compute_flops_per_second : 0.0;
+  f.compute_flops_per_second = rate;
+  f.compute_seconds = flops / rate;
+  // The kernel reads its quantized operands (1 byte an element) and writes the float output.
+  double bytes = 0;
+  for (int t : group.inputs) bytes += double(tensor_bytes(g, t));
+  for (int t : node.outputs) bytes += double(tensor_bytes(g, t));
+  f.memory_seconds = bytes / p.ceilings.memory_bandwidth;
+  // The fp32 classes (a depthwise conv's, a one-row product's weight stream)
+  // and the fp32 convolution's scratch pass do not describe the int8 kernel,
+  // whose weights are prepacked once: its call cost stays.
+  f.op_cost = "int8";
+  f.kernel_seconds = 0;
+  f.scratch_seconds = 0;
+  const double roofline = std::max(f.compute_seconds, f.memory_seconds);
+  f.forward_seconds = roofline + f.overhead_seconds + f.fresh_seconds;
+  f.bound = f.overhead_seconds > roofline ? ForecastBound::Overhead
+            : f.compute_seconds >= f.memory_seconds ? ForecastBound::Compute
+                                                    : ForecastBound::Memory;
 }
 
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency) {

@@ -9,6 +9,7 @@
 
 #include "analyzer/fit/libtorch_1_13_kernels.hpp"
 #include "analyzer/fit/training_step.hpp"
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "modelstat/fit.hpp"
 
 namespace modelstat::fit {
@@ -28,6 +29,13 @@ struct Pricing {
 // its forward allocates afresh (fresh_forward_bytes).
 NodeForecast forecast_node(const Pricing& p, size_t index, const NodeReport& report, const CpuKernel& kernel,
                            int64_t fresh_bytes, const GradientFlow& flow);
+
+// The head of a QDQ int8 group (a Conv, Gemm or MatMul run on its quantized
+// operands by one int8 kernel): re-prices `f`, forecast as an fp32 node, on
+// the device's int8 curve at its equivalent GEMM size and on the bytes its
+// kernel moves (the quantized operands, the float output), when the ceilings
+// have an int8 curve (`modelstat device` measures one on the CPU).
+void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
 
 // The optimizer update of a training step: sets optimizer_seconds and
 // optimizer_fresh_bytes of `latency`.

@@ -117,8 +117,12 @@ struct NodeForecast {
   double memory_seconds = 0;         // bytes / bandwidth
   double scratch_seconds = 0;        // CPU scratch pass (oneDNN reorders, im2col): its bytes / bandwidth
   double overhead_seconds = 0;       // fixed cost of the call (0 for preloaded constants)
-  std::string op_cost;               // the measured op class priced with (DeviceCeilings::op_costs); "" if none
+  std::string op_cost;               // the measured op class priced with (DeviceCeilings::op_costs), "fused",
+                                     // "run-invariant"; "" if none
   double kernel_seconds = 0;         // bytes x that class's measured cost per byte (0 if none)
+  // Inference on the CPU: the head of the fused group (analyzer/fusion/fusion_plan.hpp)
+  // the node runs in, itself for the head; -1 when it runs alone.
+  int fused_head = -1;
   // Buffers it allocates above the device's fresh-allocation threshold (its
   // outputs, its scratch), which the host maps afresh each time, priced at the
   // measured cost per byte of that (DeviceCeilings::fresh_allocation_*).

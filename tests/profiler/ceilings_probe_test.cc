@@ -23,6 +23,7 @@
 #include "profiler/ceilings_probe.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/op_cost_probe.hpp"
+#include "profiler/ops/int8_kernels.hpp"
 #include "test_support.hpp"
 
 namespace modelstat {
@@ -82,8 +83,13 @@ TEST(CeilingsProbe, QuickCpuProbeGivesPositiveFiguresAndItsContext) {
   EXPECT_GT(c.memory_bandwidth, 0.0);
   EXPECT_GE(c.copy_bytes, 16 * kMiB);
   EXPECT_GT(c.op_overhead_seconds, 0.0);
-  ASSERT_EQ(c.matmul.size(), 1u);  // the CPU measures fp32 only
+  // The CPU measures fp32, and the int8 kernel's curve where the build has it (QDQ groups, docs/FIT.md).
+  ASSERT_EQ(c.matmul.size(), profiler::int8_kernels_available() ? 2u : 1u);
   EXPECT_EQ(c.matmul[0].dtype, "fp32");
+  if (c.matmul.size() == 2) {
+    EXPECT_EQ(c.matmul[1].dtype, "int8");
+    EXPECT_GT(c.peak_flops("int8"), 0.0);
+  }
   EXPECT_GT(c.peak_flops("fp32"), 0.0);
   bool says_quick = false;
   for (const auto& n : c.notes) says_quick = says_quick || contains(n, "quick");

@@ -1,0 +1,169 @@
+// `fit` prices the kernels the executor runs (issue 33): the fused groups an
+// inference forecast prices (NodeForecast::fused_head, op_cost "fused") are
+// the groups the executor builds (Executor::fusion_plan()), node by node, on
+// every sample model and on hand-made graphs where a constant's value or a
+// computed operand blocks a fusion the structure alone would allow.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "analyzer/fusion/fusion_plan.hpp"
+#include "modelstat/analysis.hpp"
+#include "modelstat/fit.hpp"
+#include "profiler/executor.hpp"
+#include "tests/profiler/ir_model.hpp"
+#include "tests/test_support.hpp"
+
+namespace modelstat::profiler {
+namespace {
+
+// Per node: the head of the group it runs in as the executor built it (-1: alone).
+std::vector<int> executor_heads(const Executor& exec, size_t nodes) {
+  std::vector<int> heads(nodes, -1);
+  const FusionPlan& plan = exec.fusion_plan();
+  for (size_t i = 0; i < nodes && i < plan.group_of.size(); ++i)
+    if (plan.group_of[i] >= 0) heads[i] = plan.groups[size_t(plan.group_of[i])].head;
+  return heads;
+}
+
+// Per node: the head fit priced it with, and whether it priced it at 0 as a member.
+void expect_same_groups(const AnalysisResult& analysis, const std::string& what) {
+  ExecOptions options;  // inference on the CPU, fusion on: what `profile` and `report` run
+  const Executor exec(*analysis.model, options);
+  const FitReport fit = forecast_fit(analysis, test::cpu_ceilings(1e10, 1e11), FitOptions{});
+  const size_t n = analysis.model->graph.nodes.size();
+  ASSERT_EQ(fit.nodes.size(), n) << what;
+  const std::vector<int> heads = executor_heads(exec, n);
+  const FusionPlan& plan = exec.fusion_plan();
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(fit.nodes[i].fused_head, heads[i]) << what << ": node " << i << " " << fit.nodes[i].name;
+    EXPECT_EQ(fit.nodes[i].op_cost == "fused", bool(plan.absorbed[i])) << what << ": node " << i;
+  }
+}
+
+AnalysisResult analysis_of(const Model& m) {
+  AnalysisResult a = analyze_model(m);
+  a.model = std::make_shared<Model>(m);
+  return a;
+}
+
+TEST(FitFusionPlan, EverySampleModelIsPricedAsTheExecutorGroupsIt) {
+  int models = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(MODELSTAT_SOURCE_DIR) + "/sample_models")) {
+    if (entry.path().extension() != ".onnx") continue;
+    LoadOptions o;
+    o.default_batch = 1;
+    o.dim_values = {{"seq", 16}, {"past", 4}, {"past_seq", 4}, {"total_seq", 20}};
+    const AnalysisResult a = analyze_file(entry.path().string(), o);
+    expect_same_groups(a, entry.path().filename().string());
+    ++models;
+  }
+  EXPECT_GE(models, 13);
+}
+
+TEST(FitFusionPlan, ConstantsThatBlockAFusionBlockItInBoth) {
+  // 1. GELU written out with a divisor of 2 (not sqrt 2): another function, runs as written.
+  // 2. A Conv whose weight is a graph input: no packed kernel, runs as written.
+  // 3. Conv -> BatchNormalization whose scale is computed (Relu of a constant):
+  //    the Conv is a group of one, the BatchNormalization runs on its own.
+  // 4. Clip with a computed bound after a Conv: not a post-op.
+  for (int variant = 0; variant < 4; ++variant) {
+    IrModel m;
+    if (variant == 0) {
+      const int x = m.input("x", {2, 8});
+      const int d = m.node("Div", {x, m.weight("two", at::full({}, 2.f))})[0];
+      const int e = m.node("Erf", {d})[0];
+      const int a = m.node("Add", {e, m.weight("one", at::full({}, 1.f))})[0];
+      m.output(m.node("Mul", {m.node("Mul", {x, a})[0], m.weight("half", at::full({}, 0.5f))})[0]);
+    } else {
+      const int x = m.input("x", {1, 4, 8, 8});
+      const int w = variant == 1 ? m.input("w", {4, 4, 3, 3}) : m.weight("w", at::ones({4, 4, 3, 3}));
+      const int y = m.node("Conv", {x, w}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+      if (variant == 2) {
+        const int scale = m.node("Relu", {m.weight("s", at::ones({4}))})[0];
+        m.output(m.node("BatchNormalization", {y, scale, m.weight("b", at::zeros({4})), m.weight("mean", at::zeros({4})),
+                                               m.weight("var", at::ones({4}))})[0]);
+      } else if (variant == 3) {
+        const int low = m.node("Neg", {m.weight("l", at::full({}, 1.f))})[0];
+        m.output(m.node("Clip", {y, low, m.weight("h", at::full({}, 6.f))})[0]);
+      } else {
+        m.output(y);
+      }
+    }
+    const AnalysisResult a = analysis_of(m.model);
+    expect_same_groups(a, "variant " + std::to_string(variant));
+    // And the block holds: nothing absorbed in any variant.
+    const Executor exec(m.model, ExecOptions{});
+    EXPECT_EQ(exec.fusion_plan().absorbed_count, 0) << variant;
+  }
+}
+
+// A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
+// with an int8 curve in the ceilings fit prices it there. By hand: MACs =
+// 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve
+// 1.8432e-7 s. Bytes the kernel moves: x_q 512 + its scale 4 and zero point 1,
+// w_q 576 + 4 + 1, the float output 2,048 = 3,146, at 10 GB/s 3.146e-7 s.
+// Without an int8 curve the head stays priced as fp32 arithmetic.
+TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
+  IrModel m;
+  const int x = m.input("x_q", {1, 8, 8, 8}, DType::UInt8);
+  const int xf = m.node("DequantizeLinear", {x, m.weight("xs", at::full({}, 0.05f)),
+                                             m.weight("xz", at::full({}, 128, at::kByte))})[0];
+  const int wf = m.node("DequantizeLinear", {m.weight("w_q", at::ones({8, 8, 3, 3}, at::kChar)),
+                                             m.weight("ws", at::full({}, 0.01f)), m.weight("wz", at::zeros({}, at::kChar))})[0];
+  const int y = m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+  // As shape inference would have them.
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
+           {xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(y);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  const FitReport fp32 = forecast_fit(a, c, FitOptions{});
+  EXPECT_NE(fp32.nodes[2].op_cost, "int8");
+  MatmulCeiling int8;
+  int8.dtype = "int8";
+  int8.flops_per_second = 4e11;
+  int8.best_size = 1024;
+  int8.curve = {{1024, 4e11}};
+  c.matmul.push_back(int8);
+  const FitReport r = forecast_fit(a, c, FitOptions{});
+  const NodeForecast& head = r.nodes[2];
+  EXPECT_EQ(head.op_type, "Conv");
+  EXPECT_EQ(head.op_cost, "int8");
+  EXPECT_EQ(head.fused_head, 2);
+  EXPECT_NEAR(head.compute_seconds, 1.8432e-7, 1e-12);
+  EXPECT_NEAR(head.memory_seconds, 3.146e-7, 1e-12);
+  EXPECT_DOUBLE_EQ(head.scratch_seconds, 0.0);
+  EXPECT_NEAR(head.forward_seconds, 3.146e-7 + head.overhead_seconds, 1e-12);
+  EXPECT_EQ(r.nodes[0].op_cost, "fused");
+  EXPECT_EQ(r.nodes[1].op_cost, "fused");
+}
+
+// A weight transposed by a node is the same on every run: the executor runs
+// that node once and keeps its output (profiler/plan.cc), so an inference
+// forecast prices it at 0; a training step runs it every time.
+TEST(FitFusionPlan, RunInvariantNodesCostNothingPerInference) {
+  IrModel m;
+  const int x = m.input("x", {2, 8});
+  const int wt = m.node("Transpose", {m.weight("w", at::ones({4, 8}))}, 1, {{"perm", std::vector<int64_t>{1, 0}}})[0];
+  const int y = m.node("MatMul", {x, wt})[0];
+  const int z = m.node("Relu", {y})[0];
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{{wt, {8, 4}}, {y, {2, 4}}, {z, {2, 4}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(z);
+  const AnalysisResult a = analysis_of(m.model);
+  const FitReport r = forecast_fit(a, test::cpu_ceilings(1e10, 1e11), FitOptions{});
+  EXPECT_EQ(r.nodes[0].op_cost, "run-invariant");
+  EXPECT_DOUBLE_EQ(r.nodes[0].forward_seconds, 0.0);
+  EXPECT_GT(r.nodes[1].forward_seconds, 0.0) << "the product of the input runs every time";
+  FitOptions train;
+  train.train = true;
+  const FitReport t = forecast_fit(a, test::cpu_ceilings(1e10, 1e11), train);
+  EXPECT_NE(t.nodes[0].op_cost, "run-invariant");
+  EXPECT_GT(t.nodes[0].forward_seconds, 0.0);
+}
+
+}  // namespace
+}  // namespace modelstat::profiler
