@@ -1,7 +1,6 @@
 // Load stage: the structural checks that must pass before shape inference
 // (onnx_ir.hpp, check_and_order_graph): every input defined, no name
 // defined twice, no cycle; nodes put in topological order.
-#include <algorithm>
 #include <queue>
 #include <string_view>
 
@@ -54,8 +53,7 @@ void permute(onnx::GraphProto& graph, const std::vector<int>& order) {
   }
 }
 
-// `hashes`: filled for this graph (the top level), else null.
-void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth, NameHashes* hashes) {
+void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth) {
   if (depth > kMaxGraphDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   NameSet defined(size_t(graph.input_size() + graph.initializer_size()));
   for (const auto& i : graph.input()) defined.try_emplace(i.name(), true);
@@ -67,24 +65,12 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   size_t outputs = 0;
   for (const auto& node : graph.node()) outputs += size_t(node.output_size());
   Producers producer(outputs);
-  // Each name hashed once, here, for this stage and the later ones.
-  NameHashes local;
-  NameHashes& h_of = hashes ? *hashes : local;
-  h_of.layout(graph);
-  for (int i = 0; i < std::min(n, kPrefetchAhead); ++i) h_of.set_node(graph.node(i), i);
   for (int i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) {
-      const auto& ahead = graph.node(i + kPrefetchAhead);
-      h_of.set_node(ahead, i + kPrefetchAhead);
-      const uint32_t* oh = h_of.outputs(ahead, i + kPrefetchAhead);
-      for (int k = 0; k < ahead.output_size(); ++k) producer.prefetch_hash(oh[k]);
-    }
-    const auto& node_i = graph.node(i);
-    const uint32_t* out_hashes = h_of.outputs(node_i, i);
-    for (int k = 0; k < node_i.output_size(); ++k) {
-      const std::string& o = node_i.output(k);
+    if (i + kPrefetchAhead < n)
+      for (const auto& o : graph.node(i + kPrefetchAhead).output()) producer.prefetch(o);
+    for (const auto& o : graph.node(i).output()) {
       if (o.empty()) continue;
-      const uint32_t h = out_hashes[k];  // one hash for both tables
+      const uint32_t h = Producers::hash_of(o);  // one hash for both tables
       // A subgraph may reuse an enclosing graph's name; not its own input's.
       if (defined.contains(o, h) && !(outer && outer->contains(o)))
         node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
@@ -100,15 +86,11 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   bool sorted = true;
   for (int i = 0; i < n; ++i) {
     const auto& node = graph.node(i);
-    if (i + kPrefetchAhead < n) {
-      const uint32_t* ih = h_of.inputs(i + kPrefetchAhead);
-      for (int k = 0; k < graph.node(i + kPrefetchAhead).input_size(); ++k) producer.prefetch_hash(ih[k]);
-    }
-    const uint32_t* in_hashes = h_of.inputs(i);
-    for (int k = 0; k < node.input_size(); ++k) {
-      const std::string& in = node.input(k);
+    if (i + kPrefetchAhead < n)
+      for (const auto& in : graph.node(i + kPrefetchAhead).input()) producer.prefetch(in);
+    for (const auto& in : node.input()) {
       if (in.empty()) continue;  // omitted optional input
-      if (const int* p = producer.find(in, in_hashes[k])) {
+      if (const int* p = producer.find(in)) {
         if (*p == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
         sorted = sorted && *p < i;
       } else if (!available(in)) {
@@ -144,15 +126,14 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
       for (int i = 0; i < n; ++i)
         if (pending[size_t(i)] > 0) node_error(graph.node(i), i, "graph has a cycle through this node");
     permute(graph, order);
-    if (hashes) hashes->compute(graph);  // laid out by the new order
   }
 
   // Subgraphs see everything defined in this scope and the enclosing ones.
   const OuterScope scope{&defined, &producer, outer};
   for (auto& node : *graph.mutable_node())
     for (auto& a : *node.mutable_attribute()) {
-      if (a.has_g()) check_and_order(*a.mutable_g(), &scope, depth + 1, nullptr);
-      for (auto& g : *a.mutable_graphs()) check_and_order(g, &scope, depth + 1, nullptr);
+      if (a.has_g()) check_and_order(*a.mutable_g(), &scope, depth + 1);
+      for (auto& g : *a.mutable_graphs()) check_and_order(g, &scope, depth + 1);
     }
 }
 
@@ -162,28 +143,6 @@ std::string node_label(const onnx::NodeProto& n, int index) {
   return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
 }
 
-void check_and_order_graph(onnx::GraphProto& graph, NameHashes* hashes) { check_and_order(graph, nullptr, 0, hashes); }
-
-void NameHashes::layout(const onnx::GraphProto& g) {
-  first_.resize(size_t(g.node_size()) + 1);
-  uint32_t at = 0;
-  for (int i = 0; i < g.node_size(); ++i) {
-    first_[size_t(i)] = at;
-    at += uint32_t(g.node(i).input_size() + g.node(i).output_size());
-  }
-  first_[size_t(g.node_size())] = at;
-  hashes_.assign(at, 0);
-}
-
-void NameHashes::set_node(const onnx::NodeProto& n, int i) {
-  uint32_t* h = hashes_.data() + first_[size_t(i)];
-  for (const auto& in : n.input()) *h++ = NameMap<int>::hash_of(in);
-  for (const auto& out : n.output()) *h++ = NameMap<int>::hash_of(out);
-}
-
-void NameHashes::compute(const onnx::GraphProto& g) {
-  layout(g);
-  for (int i = 0; i < g.node_size(); ++i) set_node(g.node(i), i);
-}
+void check_and_order_graph(onnx::GraphProto& graph) { check_and_order(graph, nullptr, 0); }
 
 }  // namespace modelstat::loader

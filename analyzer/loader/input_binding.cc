@@ -110,7 +110,7 @@ std::string joined(const std::vector<std::string>& parts, const char* sep) {
 // value_info and output shapes so inference recomputes them for the bound
 // dims instead of clashing with shapes recorded at export time.
 void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<std::string>& notices,
-                 const std::function<bool(const onnx::NodeProto&)>& has_inference, const NameHashes* hashes) {
+                 const std::function<bool(const onnx::NodeProto&)>& has_inference) {
   std::set<std::string> initializer_names;
   for (const auto& t : g.initializer()) initializer_names.insert(t.name());
   std::set<std::string> input_names, used_dims;
@@ -224,14 +224,9 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
   for (const auto& vi : g.value_info()) declared.try_emplace(vi.name(), true);
   for (const auto& vi : g.output()) declared.try_emplace(vi.name(), true);
   std::set<std::string> uninferable;
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& node = g.node(i);
+  for (const auto& node : g.node()) {
     bool writes_declared = false;  // only those outputs' declared shapes could be kept
-    const uint32_t* out_hashes = hashes && !hashes->empty() ? hashes->outputs(node, i) : nullptr;
-    for (int k = 0; k < node.output_size(); ++k) {
-      const std::string& out = node.output(k);
-      writes_declared = writes_declared || (out_hashes ? declared.contains(out, out_hashes[k]) : declared.contains(out));
-    }
+    for (const auto& out : node.output()) writes_declared = writes_declared || declared.contains(out);
     if (writes_declared && !has_inference(node))
       for (const auto& out : node.output()) uninferable.insert(out);
   }

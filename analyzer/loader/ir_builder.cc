@@ -398,7 +398,7 @@ void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std
 }  // namespace
 
 Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer,
-                  const InferredTypes* inferred, const NameHashes* hashes) {
+                  const InferredTypes* inferred) {
   if (depth > kMaxGraphDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
   g.name = gp.name();
@@ -419,8 +419,8 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   // A name this graph does not define comes from an enclosing scope (checked
   // by check_and_order_graph): known dtype and shape, but not a constant of
   // this graph (its params are counted where it is defined).
-  auto find_or_import = [&](const std::string& name, uint32_t hash) -> int {
-    if (const int* id = index.find(name, hash)) return *id;
+  auto find_or_import = [&](const std::string& name) -> int {
+    if (const int* id = index.find(name)) return *id;
     const Tensor* source = outer ? outer->find(name) : nullptr;
     Tensor& t = add(name);
     t.role = TensorRole::Input;
@@ -503,21 +503,13 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     }
 
   g.nodes.reserve(size_t(gp.node_size()));
-  // The names' hashes: given (the top level), else computed here, once.
-  NameHashes local;
-  if (!hashes || hashes->empty()) {
-    local.compute(gp);
-    hashes = &local;
-  }
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
     if (i + kPrefetchAhead < gp.node_size()) {
       const auto& ahead = gp.node(i + kPrefetchAhead);
-      const uint32_t* h = hashes->inputs(i + kPrefetchAhead);
-      for (int k = 0; k < ahead.input_size() + ahead.output_size(); ++k) index.prefetch_hash(h[k]);
+      for (const auto& in : ahead.input()) index.prefetch(in);
+      for (const auto& out : ahead.output()) index.prefetch(out);
     }
-    const uint32_t* in_hashes = hashes->inputs(i);
-    const uint32_t* out_hashes = hashes->outputs(np, i);
     // Built in place: a Node is 240 bytes, and a move of each into the
     // vector touched both copies.
     Node& node = g.nodes.emplace_back();
@@ -530,13 +522,12 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     const bool is_constant = node.domain.empty() && std::string_view(node.op_type) == "Constant";
     node.inputs.reserve(size_t(np.input_size()));
     node.outputs.reserve(size_t(np.output_size()));
-    for (int k = 0; k < np.input_size(); ++k) {
-      const std::string& in = np.input(k);
+    for (const auto& in : np.input()) {
       if (in.empty()) {
         node.inputs.push_back(-1);
         continue;
       }
-      const int id = find_or_import(in, in_hashes[k]);
+      const int id = find_or_import(in);
       node.inputs.push_back(id);
       std::vector<int>& consumers = g.tensors[size_t(id)].consumers;
       // Room for 4 at the first: malloc's smallest block holds 6 ints anyway,
@@ -550,18 +541,17 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       // What the subgraphs read from outside is read by this node.
       for (const auto& sub : node.subgraphs()) {
         for (const auto& name : sub->outer_scope_inputs) {
-          auto& consumers = g.tensors[size_t(find_or_import(name, NameMap<int>::hash_of(name)))].consumers;
+          auto& consumers = g.tensors[size_t(find_or_import(name))].consumers;
           if (consumers.empty() || consumers.back() != i) consumers.push_back(i);
         }
       }
     }
-    for (int k = 0; k < np.output_size(); ++k) {
-      const std::string& out = np.output(k);
+    for (const auto& out : np.output()) {
       if (out.empty()) {
         node.outputs.push_back(-1);
         continue;
       }
-      auto [id, inserted] = index.try_emplace(out, out_hashes[k], int(g.tensors.size()));
+      auto [id, inserted] = index.try_emplace(out, int(g.tensors.size()));
       if (inserted) {
         g.tensors.emplace_back();
         g.tensors.back().name = out;

@@ -35,10 +35,8 @@ void validate_opsets(const onnx::ModelProto& m, const LoadOptions& options, std:
 // value_info and output shapes so inference recomputes them for the bound
 // dims instead of clashing with shapes recorded at export time (except the
 // outputs of nodes `has_inference` says nothing can infer).
-// `hashes`: g's name hashes (NameHashes), when computed.
 void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<std::string>& notices,
-                 const std::function<bool(const onnx::NodeProto&)>& has_inference,
-                 const NameHashes* hashes = nullptr);
+                 const std::function<bool(const onnx::NodeProto&)>& has_inference);
 
 // The registry shape inference asks: ONNX's schemas guarded against
 // ill-formed nodes, ONNX 1.12's schemas standing for later opsets, and
@@ -50,10 +48,8 @@ const onnx::ISchemaRegistry* guarded_registry();
 // unknown_shape_cause (Model::unknown_shape_cause). With `inferred`, the types
 // of top-level values without a value_info entry go there (onnx_ir.hpp), not
 // into new value_info entries.
-// `hashes`: the top-level graph's name hashes (NameHashes), when computed.
 void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices,
-                  std::string& unknown_shape_cause, InferredTypes* inferred = nullptr,
-                  const NameHashes* hashes = nullptr);
+                  std::string& unknown_shape_cause, InferredTypes* inferred = nullptr);
 
 // A tensor type whose every dim has a value.
 bool fully_known(const onnx::TypeProto& type);

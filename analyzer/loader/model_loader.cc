@@ -122,8 +122,7 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
 
     timer.lap("parse protobuf");
     validate_opsets(proto, options, model.notices);
-    NameHashes hashes;  // each node's names hashed once, for every stage below
-    check_and_order_graph(*proto.mutable_graph(), &hashes);
+    check_and_order_graph(*proto.mutable_graph());
     timer.lap("validate + order");
     // A node has inference when the registry shape inference asks hands out a
     // schema for it (ONNX's, or one made from a record's shape rule).
@@ -133,10 +132,10 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
       for (const auto& o : model.opsets)
         if (o.domain == domain) version = int(o.version);
       return guarded_registry()->GetSchema(n.op_type(), version, domain) != nullptr;
-    }, &hashes);
+    });
     timer.lap("bind inputs");
     InferredTypes inferred;
-    infer_shapes(proto, options, model.notices, model.unknown_shape_cause, &inferred, &hashes);
+    infer_shapes(proto, options, model.notices, model.unknown_shape_cause, &inferred);
     timer.lap("shape inference + folding");
 
     ExternalDataPolicy policy;
@@ -147,7 +146,7 @@ Model bind_model_source(const ModelSource& source, const LoadOptions& options) {
     policy.trip_counts = &options.trip_counts;
     policy.observed_branches = &options.observed_branches;
     policy.observed_trip_counts = &options.observed_trip_counts;
-    model.graph = build_graph(proto.graph(), policy, 0, nullptr, &inferred, &hashes);
+    model.graph = build_graph(proto.graph(), policy, 0, nullptr, &inferred);
     for (const auto& [name, then] : options.branches)
       if (!policy.control_names_used.count(name))
         model.notices.push_back("--branch " + name + " matches no If node");

@@ -74,9 +74,9 @@ class NameMap {
   // of it soon after. A table of 100k names is larger than the caches: a
   // probe costs a trip to memory (~100 ns), which a loop over nodes hides by
   // prefetching the names of a node kPrefetchAhead nodes ahead.
-  void prefetch(std::string_view key) const { prefetch_hash(hash(key)); }
-  // With h = hash_of(key).
-  void prefetch_hash(uint32_t h) const { __builtin_prefetch(&slots_[size_t(h) & (slots_.size() - 1)]); }
+  void prefetch(std::string_view key) const {
+    __builtin_prefetch(&slots_[size_t(hash(key)) & (slots_.size() - 1)]);
+  }
 
  private:
   // Names are far below 4 GiB, and a graph far below 4G names.

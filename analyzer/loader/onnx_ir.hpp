@@ -42,36 +42,12 @@ struct ExternalDataPolicy {
   std::set<std::string> control_names_used;
 };
 
-// The NameMap hash of every input and output name of a graph's nodes, in
-// node order (each node's inputs, then its outputs). Computed once, when the
-// nodes are in their final order (check_and_order_graph), and read by every
-// later stage of the load that looks names up by node (binding, inference,
-// the IR build): each of them hashed every name again, four tables of 100k
-// names on a 100,000-node graph. Valid while no node's inputs or outputs
-// change (the stages after ordering never rename or move them).
-class NameHashes {
- public:
-  // Room for g's names (unset), laid out by node; then compute() or set_node().
-  void layout(const onnx::GraphProto& g);
-  void compute(const onnx::GraphProto& g);  // layout() and every node's hashes
-  void set_node(const onnx::NodeProto& n, int i);
-  bool empty() const { return first_.empty(); }
-  // Node i's input hashes, then its output hashes.
-  const uint32_t* inputs(int i) const { return hashes_.data() + first_[size_t(i)]; }
-  const uint32_t* outputs(const onnx::NodeProto& n, int i) const { return inputs(i) + n.input_size(); }
-
- private:
-  std::vector<uint32_t> hashes_;
-  std::vector<uint32_t> first_;  // node i's first entry
-};
-
 // Checks that every node input is defined (graph input, initializer, an
 // earlier node's output or, in a subgraph, a name of an enclosing scope) and
 // reorders the nodes topologically (ONNX requires it; some files are not).
 // Descends into subgraphs (graph_order.cc). Throws Error(Input) naming the
 // node for an undefined tensor, a name defined twice or a cycle.
-// `hashes`: the top-level graph's name hashes, once ordered (NameHashes).
-void check_and_order_graph(onnx::GraphProto& graph, NameHashes* hashes = nullptr);
+void check_and_order_graph(onnx::GraphProto& graph);
 
 // A node's name in modelstat's IR and messages: its own, or "<op>_<index>"
 // when it has none.
@@ -107,9 +83,8 @@ struct Scope {
 // enclosing-scope tensors get their dtype and shape, and the node that owns
 // the subgraph is recorded as a consumer of them (they must live until it runs).
 // `inferred`: the graph's types infer_shapes kept beside it (top level only).
-// `hashes`: the graph's name hashes (NameHashes; top level only), when computed.
 Graph build_graph(const onnx::GraphProto& graph, ExternalDataPolicy& policy, int depth, const Scope* outer = nullptr,
-                  const InferredTypes* inferred = nullptr, const NameHashes* hashes = nullptr);
+                  const InferredTypes* inferred = nullptr);
 
 // Dims of a TensorShapeProto as modelstat dims.
 Shape shape_from_proto(const onnx::TensorShapeProto& shape);

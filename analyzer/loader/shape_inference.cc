@@ -96,8 +96,7 @@ struct ContextScratch {
 // propagated values through the graph's scope chain.
 class NodeContext final : public onnx::InferenceContext {
  public:
-  // `hashes`: the NameMap hash of each of node's input names.
-  NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch, const uint32_t* hashes);
+  NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch);
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     return shape_math::find_attr(node_, name.c_str());
@@ -194,16 +193,14 @@ class GraphRun {
   bool top_level() const { return top_level_; }
   // New entries go to `inferred` instead of the graph's value_info (onnx_ir.hpp).
   void keep_types_in(InferredTypes* inferred) { inferred_ = inferred; }
-  // The graph's name hashes, computed by an earlier stage (else run() computes them).
-  void use_hashes(const NameHashes* hashes) { hashes_ = hashes; }
 
   FoldContext fold;
   std::vector<std::string> errors;  // ONNX's node error lines (top level only)
   int64_t unsized_outputs = 0;      // node outputs left without a full tensor shape
 
  private:
-  void process(onnx::NodeProto& n, int index, const ModelState::Op& op);
-  void update_type(const std::string& name, uint32_t hash, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
+  void process(onnx::NodeProto& n, const ModelState::Op& op);
+  void update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
   void take_folded(const onnx::NodeProto& n);
   void take_selected_branch(const onnx::NodeProto& n);
   void take_observed_shapes(const onnx::NodeProto& n);
@@ -221,8 +218,6 @@ class GraphRun {
   std::deque<onnx::TensorProto> folded_;  // data_ of folded values points here
   ContextScratch scratch_;
   InferredTypes* inferred_ = nullptr;
-  const NameHashes* hashes_ = nullptr;
-  NameHashes own_hashes_;  // where no earlier stage gave them
 };
 
 // A subgraph (If branch, Loop/Scan body) inferred when its node's inference
@@ -278,7 +273,7 @@ class SubgraphInferencer final : public onnx::GraphInferencer {
   GraphRun& outer_;
 };
 
-NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch, const uint32_t* hashes)
+NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch& scratch)
     : node_(node),
       graph_(graph),
       inputs_(scratch.inputs),
@@ -298,9 +293,8 @@ NodeContext::NodeContext(onnx::NodeProto& node, GraphRun& graph, ContextScratch&
       outputs_.push_back(owned_.back().get());
     }
   }
-  for (int k = 0; k < node.input_size(); ++k) {
-    const std::string& in = node.input(k);
-    const uint32_t hash = hashes[k];
+  for (const auto& in : node.input()) {
+    const uint32_t hash = NameMap<int>::hash_of(in);
     inputs_.push_back(in.empty() ? nullptr : graph.type_of(in, hash));
     const onnx::TensorProto* data = in.empty() ? nullptr : graph.data_of(in, hash);
     data_.push_back(data);
@@ -393,29 +387,24 @@ void GraphRun::run() {
         if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR && a.has_t()) data_[n.output(0)] = &a.t();
     }
   }
-  if (!hashes_ || hashes_->empty()) {
-    own_hashes_.compute(g_);
-    hashes_ = &own_hashes_;
-  }
   const int n = g_.node_size();
   for (int i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) {
       const onnx::NodeProto& ahead = g_.node(i + kPrefetchAhead);
-      const uint32_t* h = hashes_->inputs(i + kPrefetchAhead);
-      for (int k = 0; k < ahead.input_size() + ahead.output_size(); ++k) types_.prefetch_hash(h[k]);
+      for (const auto& in : ahead.input()) types_.prefetch(in);
+      for (const auto& out : ahead.output()) types_.prefetch(out);
     }
-    process(*g_.mutable_node(i), i, *ops[size_t(i)]);
+    process(*g_.mutable_node(i), *ops[size_t(i)]);
   }
 }
 
-void GraphRun::process(onnx::NodeProto& n, int index, const ModelState::Op& op) {
+void GraphRun::process(onnx::NodeProto& n, const ModelState::Op& op) {
   if (!op.imported) {
     fail_type_inference("Cannot infer type and shape for node name ", n.name(), ". No opset import for domain",
                         n.domain(), " optype ", n.op_type());
   }
   const onnx::OpSchema* schema = op.schema;
-  NodeContext ctx(n, *this, scratch_, hashes_->inputs(index));
-  const uint32_t* out_hashes = hashes_->outputs(n, index);
+  NodeContext ctx(n, *this, scratch_);
   const onnx::ShapeInferenceOptions options(false, top_level_ ? 1 : 0, top_level_);
   bool inferred = true;
   try {
@@ -442,7 +431,7 @@ void GraphRun::process(onnx::NodeProto& n, int index, const ModelState::Op& op) 
   if (inferred) {
     try {
       for (int i = 0; i < n.output_size(); ++i)
-        if (!n.output(i).empty()) update_type(n.output(i), out_hashes[i], ctx.getOutputType(size_t(i)), ctx.arena());
+        if (!n.output(i).empty()) update_type(n.output(i), ctx.getOutputType(size_t(i)), ctx.arena());
     } catch (const std::runtime_error& e) {
       fail_shape_inference(onnx::shape_inference::GetErrorWithNodeInfo(n, e));
     }
@@ -462,10 +451,9 @@ void GraphRun::process(onnx::NodeProto& n, int index, const ModelState::Op& op) 
   if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
   if (top_level_ && !model_.options.observed_shapes.empty()) take_observed_shapes(n);
   if (op.record) take_folded(n);
-  for (int k = 0; k < n.output_size(); ++k) {
-    const std::string& out = n.output(k);
+  for (const auto& out : n.output()) {
     if (out.empty()) continue;
-    const onnx::TypeProto* t = type_of(out, out_hashes[k]);
+    const onnx::TypeProto* t = type_of(out);
     unsized_outputs += !t || (t->has_tensor_type() && !fully_known(*t));
   }
 }
@@ -474,13 +462,13 @@ void GraphRun::process(onnx::NodeProto& n, int index, const ModelState::Op& op) 
 // declared type (a new value_info entry when there is none).
 // `inferred` on the graph's arena is adopted by a new entry: merging into an
 // empty type makes a copy of it.
-void GraphRun::update_type(const std::string& name, uint32_t hash, onnx::TypeProto* inferred,
-                           google::protobuf::Arena* arena) {
+void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena) {
   if (inferred->value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
   MaterializeSymbolicShape(inferred, model_.symbols);
   // One probe for the lookup and the insertion. A null entry reads as no
   // entry (type_of), and no entry was all there was before, should the merge
   // below throw: a name that is new here is in no enclosing graph either.
+  const uint32_t hash = NameMap<int>::hash_of(name);
   onnx::TypeProto** entry = types_.try_emplace(name, hash, nullptr).first;
   onnx::TypeProto* existing = nullptr;
   if (*entry) {
@@ -614,13 +602,12 @@ bool fully_known(const onnx::TypeProto& type) {
 }
 
 void infer_shapes(onnx::ModelProto& m, const LoadOptions& options, std::vector<std::string>& notices,
-                  std::string& unknown_shape_cause, InferredTypes* inferred, const NameHashes* hashes) {
+                  std::string& unknown_shape_cause, InferredTypes* inferred) {
   ModelState model(options);
   for (const auto& o : m.opset_import()) model.opsets[o.domain()] = int(o.version());
   for (const auto& f : m.functions()) model.functions.emplace(f.domain() + ":" + f.name(), &f);
   model.ir_version = int(m.ir_version());
   GraphRun graph(*m.mutable_graph(), model, nullptr, true, int(m.ir_version()));
-  graph.use_hashes(hashes);
   if (inferred) {
     inferred->clear();
     size_t outputs = 0;
