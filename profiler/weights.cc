@@ -63,8 +63,8 @@ class Loader {
     at::Tensor value;
     if (t.data_location == DataLocation::External) {
       value = from_external(t, dims);
-    } else if (t.data_location != DataLocation::ExternalMissing && !t.bytes.payload_unlocatable) {
-      value = tensor_from_constant_bytes(t.bytes, t.dtype, dims, t.bytes.payload.empty() ? nullptr : model_file());
+    } else if (t.data_location != DataLocation::ExternalMissing && !t.storage().bytes.payload_unlocatable) {
+      value = tensor_from_constant_bytes(t.storage().bytes, t.dtype, dims, t.storage().bytes.payload.empty() ? nullptr : model_file());
       if (!value.defined() && t.data_location == DataLocation::None && product(dims) == 0) {
         // A declared constant with no data and no elements is an empty tensor.
         // One with elements but no data (dims only: a skeleton's weight, or a
@@ -96,17 +96,18 @@ class Loader {
   }
 
   at::Tensor from_external(const Tensor& t, const std::vector<int64_t>& dims) {
-    auto it = external_files_.find(t.external_path);
+    const TensorStorage& where = t.storage();
+    auto it = external_files_.find(where.external_path);
     if (it == external_files_.end())
-      it = external_files_.emplace(t.external_path, std::make_unique<MappedFile>(t.external_path)).first;
+      it = external_files_.emplace(where.external_path, std::make_unique<MappedFile>(where.external_path)).first;
     const MappedFile& file = *it->second;
-    const int64_t length = t.external_length >= 0 ? t.external_length : t.size_bytes().value_or(0);
-    if (t.external_offset < 0 || length < 0 || t.external_offset > file.size() ||
-        length > file.size() - t.external_offset)
+    const int64_t length = where.external_length >= 0 ? where.external_length : t.size_bytes().value_or(0);
+    if (where.external_offset < 0 || length < 0 || where.external_offset > file.size() ||
+        length > file.size() - where.external_offset)
       throw Error(ErrorKind::Input, "external data of '" + t.name + "' runs past the end of '" + file.path() + "'",
                   file.path());
-    at::Tensor value = tensor_from_raw(file.data() + t.external_offset, length, t.dtype, dims);
-    file.release(t.external_offset, length);
+    at::Tensor value = tensor_from_raw(file.data() + where.external_offset, length, t.dtype, dims);
+    file.release(where.external_offset, length);
     return value;
   }
 

@@ -61,7 +61,7 @@ void apply_autocast(TrainingGraph& tg, DType low) {
     copy.name += "/autocast_" + std::string(dtype_name(low));
     copy.dtype = low;
     copy.role = TensorRole::Activation;
-    copy.bytes = {};
+    copy.mutable_storage().bytes = {};
     copy.int_values.clear();
     copy.has_int_values = false;
     g.tensors.push_back(copy);

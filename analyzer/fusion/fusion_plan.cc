@@ -104,8 +104,8 @@ std::optional<double> constant_scalar(const Graph& g, int t) {
   const int c = t < 0 ? -1 : constant_source(g, t);
   if (c < 0) return std::nullopt;
   const Tensor& tensor = g.tensors[size_t(c)];
-  if (tensor.shape.element_count().value_or(0) != 1 || !tensor.bytes.has_inline) return std::nullopt;
-  const std::string& b = tensor.bytes.inline_bytes;
+  if (tensor.shape.element_count().value_or(0) != 1 || !tensor.storage().bytes.has_inline) return std::nullopt;
+  const std::string& b = tensor.storage().bytes.inline_bytes;
   if (int64_t(b.size()) != dtype_size_bytes(tensor.dtype)) return std::nullopt;
   switch (tensor.dtype) {
     case DType::Float: return read_as<float>(b);

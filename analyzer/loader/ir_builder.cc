@@ -99,11 +99,12 @@ void read_le_ints(const std::string& raw, size_t count, std::vector<int64_t>& ou
 // Raw bytes of a small embedded tensor (tensor_bytes.hpp), kept when they
 // are as many as its dtype and dims claim.
 void inline_bytes(const onnx::TensorProto& p, Tensor& t) {
-  std::string& out = t.bytes.inline_bytes;
+  ConstantBytes& bytes = t.mutable_storage().bytes;
+  std::string& out = bytes.inline_bytes;
   if (!tensor_proto_bytes(p, t.dtype, out)) return;
   const auto size = t.size_bytes();
-  t.bytes.has_inline = size && int64_t(out.size()) == *size;
-  if (!t.bytes.has_inline) out.clear();
+  bytes.has_inline = size && int64_t(out.size()) == *size;
+  if (!bytes.has_inline) out.clear();
 }
 
 // Fills dtype, shape, data location and small integer values from a TensorProto.
@@ -130,8 +131,8 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
   }
   const bool stripped = stripped_entry != nullptr;
   if (stripped) {
-    t.bytes.payload = stripped_entry->payload;
-    t.bytes.payload_unlocatable = stripped_entry->unpacked;
+    t.mutable_storage().bytes.payload = stripped_entry->payload;
+    t.mutable_storage().bytes.payload_unlocatable = stripped_entry->unpacked;
   }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
@@ -141,19 +142,20 @@ void tensor_meta(const onnx::TensorProto& p, Tensor& t, ExternalDataPolicy& poli
       if (e.key() == "offset") offset = std::strtoll(e.value().c_str(), nullptr, 10);
       if (e.key() == "length") length = std::strtoll(e.value().c_str(), nullptr, 10);
     }
-    t.external_length = length;
+    TensorStorage& storage = t.mutable_storage();
+    storage.external_length = length;
     if (offset < 0 || (length < -1))
       throw Error(ErrorKind::Input, "external data of '" + p.name() + "' has a negative offset or length");
     bool exists = false;
-    t.external_path = resolve_external(location, p.name(), policy, &exists);
-    t.external_offset = offset;
+    storage.external_path = resolve_external(location, p.name(), policy, &exists);
+    storage.external_offset = offset;
     if (exists) {
       // The file's size only (stat), never its bytes: a short file is a
       // truncated download, caught here rather than by whoever reads it.
       const auto expected = t.size_bytes();
       const int64_t needed = length >= 0 ? length : expected.value_or(0);
       std::error_code ec;
-      const auto file_size = int64_t(fs::file_size(t.external_path, ec));
+      const auto file_size = int64_t(fs::file_size(storage.external_path, ec));
       int64_t end = 0;
       if (!ec && (__builtin_add_overflow(offset, needed, &end) || end > file_size))
         throw Error(ErrorKind::Input, "external data of '" + p.name() + "' (offset " + std::to_string(offset) +
@@ -194,7 +196,7 @@ AttrTensor attr_tensor(const onnx::TensorProto& p, ExternalDataPolicy& policy) {
   a.dtype = t.dtype;
   a.shape = t.shape;
   a.int_values = std::move(t.int_values);
-  a.bytes = std::move(t.bytes);
+  a.bytes = std::move(t.mutable_storage().bytes);
   return a;
 }
 

@@ -218,8 +218,8 @@ TEST(WireStrip, PayloadTableFollowsReorderedNodesAndSubgraphs) {
   ASSERT_EQ(model.graph.nodes.back().op_type, "Add");  // reordered: moved behind its producers
   // Each stripped tensor's range holds its own fill byte.
   auto fill_of = [&](const modelstat::Tensor& t) -> int {
-    if (t.bytes.payload.size() != 1 || t.bytes.payload[0].length != 2048 * 4) return -1;
-    const std::string range = bytes.substr(size_t(t.bytes.payload[0].offset), size_t(t.bytes.payload[0].length));
+    if (t.storage().bytes.payload.size() != 1 || t.storage().bytes.payload[0].length != 2048 * 4) return -1;
+    const std::string range = bytes.substr(size_t(t.storage().bytes.payload[0].offset), size_t(t.storage().bytes.payload[0].length));
     return range == std::string(range.size(), range[0]) ? int(range[0]) : -2;
   };
   auto tensor = [](const modelstat::Graph& graph, const std::string& name) -> const modelstat::Tensor& {

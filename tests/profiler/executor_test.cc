@@ -555,8 +555,8 @@ TEST_F(ExecutorTest, StrippedPayloadsOfEveryEncodingAreReadBack) {
   auto get = [&](const std::string& name) { return store.get(&model.graph, model.graph.find_tensor(name)); };
   for (const auto& name : names) {
     const Tensor& t = model.graph.tensors[size_t(model.graph.find_tensor(name))];
-    EXPECT_FALSE(t.bytes.has_inline) << name << " should have been stripped (test premise)";
-    EXPECT_FALSE(t.bytes.payload.empty()) << name;
+    EXPECT_FALSE(t.storage().bytes.has_inline) << name << " should have been stripped (test premise)";
+    EXPECT_FALSE(t.storage().bytes.payload.empty()) << name;
   }
   EXPECT_TRUE(at::equal(get("floats"), ref));
   EXPECT_TRUE(at::equal(get("raw"), ref));

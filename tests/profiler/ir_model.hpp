@@ -31,8 +31,8 @@ class IrModel {
     const int id = tensor(name, v.sizes().vec(), dtype_of(v.scalar_type()), TensorRole::Initializer);
     Tensor& t = model.graph.tensors[size_t(id)];
     t.data_location = DataLocation::Embedded;
-    t.bytes.has_inline = true;
-    t.bytes.inline_bytes.assign(static_cast<const char*>(v.data_ptr()), size_t(v.nbytes()));
+    t.mutable_storage().bytes.has_inline = true;
+    t.mutable_storage().bytes.inline_bytes.assign(static_cast<const char*>(v.data_ptr()), size_t(v.nbytes()));
     model.graph.initializers.push_back(id);
     return id;
   }
