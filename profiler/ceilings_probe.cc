@@ -100,6 +100,15 @@ double measure_copy_bandwidth(Device& device, const CeilingsPlan& plan, std::vec
   return 2.0 * double(plan.copy_bytes) / t.seconds;
 }
 
+// The curve's best rate and the size it was reached at.
+void set_best_point(MatmulCeiling& m) {
+  for (const auto& p : m.curve)
+    if (p.flops_per_second > m.flops_per_second) {
+      m.flops_per_second = p.flops_per_second;
+      m.best_size = p.n;
+    }
+}
+
 MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std::string& dtype,
                              std::vector<std::string>& notes) {
   const std::shared_ptr<void> math_mode = plan.math_mode ? plan.math_mode(dtype) : nullptr;
@@ -123,11 +132,7 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
       break;
     }
   }
-  for (const auto& p : m.curve)
-    if (p.flops_per_second > m.flops_per_second) {
-      m.flops_per_second = p.flops_per_second;
-      m.best_size = p.n;
-    }
+  set_best_point(m);
   return m;
 }
 
@@ -153,11 +158,7 @@ MatmulCeiling measure_int8_matmul(Device& device, const CeilingsPlan& plan, std:
     note_if_unconverged(t, label, notes);
     m.curve.push_back({n, 2.0 * double(n) * double(n) * double(n) / t.seconds});
   }
-  for (const auto& p : m.curve)
-    if (p.flops_per_second > m.flops_per_second) {
-      m.flops_per_second = p.flops_per_second;
-      m.best_size = p.n;
-    }
+  set_best_point(m);
   return m;
 }
 

@@ -63,8 +63,9 @@ class Loader {
     at::Tensor value;
     if (t.data_location == DataLocation::External) {
       value = from_external(t, dims);
-    } else if (t.data_location != DataLocation::ExternalMissing && !t.storage().bytes.payload_unlocatable) {
-      value = tensor_from_constant_bytes(t.storage().bytes, t.dtype, dims, t.storage().bytes.payload.empty() ? nullptr : model_file());
+    } else if (const ConstantBytes& bytes = t.storage().bytes;
+               t.data_location != DataLocation::ExternalMissing && !bytes.payload_unlocatable) {
+      value = tensor_from_constant_bytes(bytes, t.dtype, dims, bytes.payload.empty() ? nullptr : model_file());
       if (!value.defined() && t.data_location == DataLocation::None && product(dims) == 0) {
         // A declared constant with no data and no elements is an empty tensor.
         // One with elements but no data (dims only: a skeleton's weight, or a
