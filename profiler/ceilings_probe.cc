@@ -21,6 +21,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_timing.hpp"
+#include "profiler/conv_probe.hpp"
 #include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 #include "profiler/device.hpp"
@@ -308,6 +309,8 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     c.fresh_allocation_threshold_bytes = fresh.threshold_bytes;
     c.fresh_allocation_seconds_per_byte = fresh.seconds_per_byte;
     c.op_costs = measure_op_costs(*device, plan, fresh, c.notes);
+    c.conv_samples = measure_conv_samples(*device, plan, options.quick, c.notes);
+    c.conv_residual_seconds_per_byte = measure_conv_residual_cost(*device, plan, c.notes);
     c.optimizer_costs = measure_optimizer_costs(*device, plan, c.notes);
   }
 

@@ -192,6 +192,38 @@ void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group
                                                     : ForecastBound::Memory;
 }
 
+void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
+  const Graph& g = p.graph;
+  if (p.options.train || p.options.compute_dtype != "fp32" || node.op_type != "Conv" || !node.domain.empty()) return;
+  if (node.attr_int("group", 1) != 1 || node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() ||
+      node.outputs[0] < 0)
+    return;
+  const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
+  const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
+  if (w.size() != 4 || y.size() != 4) return;  // the samples are 2-D convolutions
+  const int64_t taps = w[2] * w[3];
+  const auto strides = node.attr_ints("strides");
+  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
+  const char* kind = taps == 1 ? "1x1" : strided ? "kxk/s2" : "kxk";
+  const double m = double(y[0]) * double(y[2]) * double(y[3]);
+  const double n = double(w[0]), k = double(w[1]) * double(taps);
+  const double rate = p.ceilings.conv_flops_at(kind, m, n, k);
+  if (rate <= 0) return;
+  const double flops = 2.0 * m * n * k;
+  f.op_cost = std::string("conv ") + kind;
+  f.compute_flops_per_second = rate;
+  f.compute_seconds = flops / rate;
+  f.memory_seconds = 0;
+  f.kernel_seconds = 0;
+  f.scratch_seconds = 0;
+  f.overhead_seconds = 0;
+  // The sum post-op reads the residual while the conv writes its output.
+  const int residual = group.inputs.size() > 1 ? group.inputs[1] : -1;
+  f.kernel_seconds = double(tensor_bytes(g, residual)) * p.ceilings.conv_residual_seconds_per_byte;
+  f.forward_seconds = f.compute_seconds + f.kernel_seconds + f.fresh_seconds;
+  f.bound = ForecastBound::Compute;
+}
+
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency) {
   const DeviceCeilings& ceilings = p.ceilings;
   const OptimizerCost oc = optimizer_cost(p.options.optimizer);

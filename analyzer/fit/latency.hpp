@@ -37,6 +37,16 @@ NodeForecast forecast_node(const Pricing& p, size_t index, const NodeReport& rep
 // have an int8 curve (`modelstat device` measures one on the CPU).
 void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
 
+// The head of an fp32 Conv group on the CPU (group 1, not a depthwise conv):
+// re-prices `f` at the rate of the device's conv samples of its kind nearest
+// its M x N x K (DeviceCeilings::conv_flops_at), which were timed on the
+// executor's own kernel with their call cost and cold weights in, so no
+// scratch pass, call cost or memory term is added. Leaves `f` as it is when
+// the ceilings have no sample of its kind (saved before schema 2.2). A
+// group with a residual Add adds its residual's bytes at the device's
+// measured cost per residual byte.
+void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
+
 // The optimizer update of a training step: sets optimizer_seconds and
 // optimizer_fresh_bytes of `latency`.
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency);

@@ -23,8 +23,8 @@ namespace modelstat {
 // memory_levels, bandwidth_sweep): the roofline's compute roof is now the
 // machine peak, no longer the matmul curve's best point, which stays as the
 // "achievable" roof; a 1.x file (no machine roofs) still loads, and its
-// reports fall back to the matmul peak, saying so.
-const char* const kCeilingsSchemaVersion = "2.1";
+// reports fall back to the matmul peak, saying so. 2.2: conv_samples (optional).
+const char* const kCeilingsSchemaVersion = "2.2";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -97,6 +97,32 @@ double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const
     return m.flops_per_second;
   }
   return 0;
+}
+
+double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n, double k) const {
+  // Distances in log2 units of each dimension: a product twice as wide in one
+  // dimension is one unit away, whichever dimension it is.
+  struct Near {
+    double distance2, rate;
+  };
+  std::vector<Near> near;
+  for (const ConvSample& s : conv_samples) {
+    if (s.kind != kind || s.flops_per_second <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0) continue;
+    const double dm = std::log2(m / double(s.m)), dn = std::log2(n / double(s.n)), dk = std::log2(k / double(s.k));
+    near.push_back({dm * dm + dn * dn + dk * dk, s.flops_per_second});
+  }
+  if (near.empty() || !(m > 0 && n > 0 && k > 0)) return 0;
+  const size_t count = std::min<size_t>(4, near.size());
+  std::partial_sort(near.begin(), near.begin() + count, near.end(),
+                    [](const Near& a, const Near& b) { return a.distance2 < b.distance2; });
+  if (near.front().distance2 < 1e-12) return near.front().rate;
+  double weights = 0, log_rate = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const double w = 1.0 / near[i].distance2;
+    weights += w;
+    log_rate += w * std::log(near[i].rate);
+  }
+  return std::exp(log_rate / weights);
 }
 
 // ------------------------------------------------------------ the records' JSON
@@ -192,6 +218,19 @@ void from_json(const Json& j, BandwidthPoint& p) {
       j.contains("read_write_bytes_per_second") ? json_number(j, "read_write_bytes_per_second", JsonNumber::NonNegative) : 0.0;
 }
 
+void to_json(Json& j, const ConvSample& c) {
+  j = Json{{"kind", c.kind}, {"m", c.m}, {"n", c.n}, {"k", c.k}, {"flops_per_second", c.flops_per_second}};
+}
+
+void from_json(const Json& j, ConvSample& c) {
+  constexpr int64_t kMaxDim = int64_t(1) << 40;
+  c.kind = json_string(j, "kind");
+  c.m = json_integer(j, "m", 1, kMaxDim);
+  c.n = json_integer(j, "n", 1, kMaxDim);
+  c.k = json_integer(j, "k", 1, kMaxDim);
+  c.flops_per_second = json_number(j, "flops_per_second", JsonNumber::Positive);
+}
+
 void to_json(Json& j, const OpCost& o) {
   j = Json{{"op", o.op},
            {"probe", o.probe},
@@ -249,6 +288,8 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["fresh_allocation_seconds_per_byte"] = c.fresh_allocation_seconds_per_byte;
   j["matmul"] = c.matmul;
   j["op_costs"] = c.op_costs;
+  j["conv_samples"] = c.conv_samples;
+  j["conv_residual_seconds_per_byte"] = c.conv_residual_seconds_per_byte;
   j["optimizer_costs"] = c.optimizer_costs;
   j["compute_roofs"] = c.compute_roofs;
   j["memory_levels"] = c.memory_levels;
@@ -291,6 +332,8 @@ void from_json(const Json& j, DeviceCeilings& c) {
   json_array(j, "matmul");  // required, unlike the lists after it
   c.matmul = optional_records<MatmulCeiling>(j, "matmul");
   c.op_costs = optional_records<OpCost>(j, "op_costs");
+  c.conv_samples = optional_records<ConvSample>(j, "conv_samples");
+  c.conv_residual_seconds_per_byte = json_number_or(j, "conv_residual_seconds_per_byte", cost, 0.0);
   c.optimizer_costs = optional_records<OptimizerUpdateCost>(j, "optimizer_costs");
   c.compute_roofs = optional_records<ComputeRoof>(j, "compute_roofs");
   c.memory_levels = optional_records<MemoryLevel>(j, "memory_levels");

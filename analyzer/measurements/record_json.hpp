@@ -119,6 +119,8 @@ void to_json(Json& j, const TrainStepResult& t);
 // ceilings_from_json adds the range checks and names the file.
 void to_json(Json& j, const MatmulCeiling& m);
 void from_json(const Json& j, MatmulCeiling& m);
+void to_json(Json& j, const ConvSample& c);
+void from_json(const Json& j, ConvSample& c);
 void to_json(Json& j, const OpCost& o);
 void from_json(const Json& j, OpCost& o);
 void to_json(Json& j, const OptimizerUpdateCost& o);

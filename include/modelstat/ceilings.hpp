@@ -26,6 +26,19 @@ struct MatmulCeiling {
   std::vector<Point> curve;          // every size measured, ascending n
 };
 
+// One timed fp32 convolution of `modelstat device`'s grid (conv_probe.cc): a
+// Conv group as the CPU executor runs it (oneDNN, weights prepacked,
+// channels-last activations), with its weights cold, on synthetic shapes.
+// Named by the GEMM it computes, per group: M = batch x output positions,
+// N = output channels, K = input channels x kernel taps. `fit` prices a Conv
+// group of the same kind at the rate of the samples nearest its (M, N, K)
+// (DeviceCeilings::conv_flops_at; docs/FIT.md, "Convolution samples").
+struct ConvSample {
+  std::string kind;                  // "1x1" (any stride), "kxk" (taps > 1, stride 1), "kxk/s2" (taps > 1, strided)
+  int64_t m = 0, n = 0, k = 0;
+  double flops_per_second = 0;       // 2 M N K over the median time of one group, call costs included
+};
+
 // Measured cost of one node of an op class as modelstat's executor runs it, a
 // line in the bytes the node moves (read + written, the analyzer's rule),
 // fitted through a tiny and a large instance of the node (op_cost_probe.cc):
@@ -131,6 +144,11 @@ struct DeviceCeilings {
   double train_node_overhead_seconds = 0;
   // Per op class (empty: not measured; schema 1.2).
   std::vector<OpCost> op_costs;
+  // fp32 convolutions on the CPU executor's kernel (empty: not measured; schema 2.2).
+  std::vector<ConvSample> conv_samples;
+  // What a Conv group's residual Add (a oneDNN sum post-op) costs per byte of
+  // the residual it reads, beyond the conv (0: not measured; schema 2.2).
+  double conv_residual_seconds_per_byte = 0;
   std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
   // Host memory handed out fresh by the OS (schema 1.3; 0: none or not
   // measured). On the CPU, glibc serves an allocation above its mmap threshold
@@ -167,6 +185,12 @@ struct DeviceCeilings {
   // Matmul FLOP/s expected for a product of about n x n x n, interpolated on the
   // measured curve (log-log, clamped to its ends); 0 when the dtype has no curve.
   double matmul_flops_at(const std::string& dtype, double n) const;
+  // FLOP/s of a convolution of `kind` computing an M x N x K product, from
+  // the conv samples of that kind: the geometric mean of the rates of the
+  // (up to) four samples nearest in log2 (M, N, K), weighted by the inverse
+  // square of their distance (a sample at the same point: its rate). 0 when
+  // the kind has no sample.
+  double conv_flops_at(const std::string& kind, double m, double n, double k) const;
   bool measured() const { return source == "measured"; }
 };
 

@@ -99,6 +99,44 @@ TEST(FitFusionPlan, ConstantsThatBlockAFusionBlockItInBoth) {
   }
 }
 
+// A 1x1 Conv (x 1x16x8x8, w 32x16x1x1) with a residual Add of a second input
+// runs as one oneDNN convolution with a sum post-op; with conv samples in the
+// ceilings fit prices it at the rate of the sample of its kind nearest its
+// product: M = 64 positions, N = 32, K = 16; FLOPs 2 x 64 x 32 x 16 = 65,536,
+// at the sample's 2e10 FLOP/s 3.2768e-6 s; the residual's 8,192 bytes
+// (32 x 64 floats) at 1e-10 s a byte 8.192e-7 s; no call cost, scratch or
+// memory term (the samples were timed with them). The sample of another kind
+// (kxk) at the same product is not used. Without samples: the matmul curve,
+// and no scratch pass either (the executor's kernel prepacks its weights).
+TEST(FitFusionPlan, ConvGroupIsPricedOnTheConvSamplesOfItsKindWithItsResidual) {
+  IrModel m;
+  const int x = m.input("x", {1, 16, 8, 8});
+  const int r = m.input("r", {1, 32, 8, 8});
+  const int y = m.node("Conv", {x, m.weight("w", at::ones({32, 16, 1, 1}))})[0];
+  const int z = m.node("Add", {y, r})[0];
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{{y, {1, 32, 8, 8}}, {z, {1, 32, 8, 8}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(z);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  const FitReport plain = forecast_fit(a, c, FitOptions{});
+  EXPECT_EQ(plain.nodes[0].op_cost, "");
+  EXPECT_DOUBLE_EQ(plain.nodes[0].scratch_seconds, 0.0);
+  EXPECT_EQ(plain.nodes[1].op_cost, "fused");
+  c.conv_samples = {{"kxk", 64, 32, 16, 1e9}, {"1x1", 64, 32, 16, 2e10}, {"1x1", 4096, 512, 512, 9e10}};
+  c.conv_residual_seconds_per_byte = 1e-10;
+  const FitReport f = forecast_fit(a, c, FitOptions{});
+  const NodeForecast& head = f.nodes[0];
+  EXPECT_EQ(head.op_cost, "conv 1x1");
+  EXPECT_NEAR(head.compute_seconds, 3.2768e-6, 1e-15);
+  EXPECT_NEAR(head.kernel_seconds, 8.192e-7, 1e-15);
+  EXPECT_DOUBLE_EQ(head.overhead_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(head.scratch_seconds, 0.0);
+  EXPECT_NEAR(head.forward_seconds, 3.2768e-6 + 8.192e-7, 1e-15);
+  EXPECT_EQ(f.nodes[1].op_cost, "fused");
+  EXPECT_NEAR(f.latency.forward_seconds, 3.2768e-6 + 8.192e-7, 1e-15);
+}
+
 // A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
 // with an int8 curve in the ceilings fit prices it there. By hand: MACs =
 // 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve

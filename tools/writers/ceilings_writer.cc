@@ -159,6 +159,25 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
                    fmt::format("{:.2f}", o.backward_ratio)});
     ops.print(out, plain);
   }
+  if (!c.conv_samples.empty()) {
+    // Per kind: how many grid points, and the range of their rates (fit
+    // prices a Conv group at its nearest samples'; docs/FIT.md).
+    out << "\nConvolution samples (fp32 Conv groups on modelstat's executor, weights cold; GFLOP/s)\n";
+    TextTable conv({{"kind", Align::Left}, {"samples"}, {"slowest"}, {"median"}, {"fastest"}});
+    for (const char* kind : {"1x1", "kxk", "kxk/s2"}) {
+      std::vector<double> rates;
+      for (const auto& s : c.conv_samples)
+        if (s.kind == kind) rates.push_back(s.flops_per_second / 1e9);
+      if (rates.empty()) continue;
+      std::sort(rates.begin(), rates.end());
+      conv.add_row({kind, std::to_string(rates.size()), three_digits(rates.front()),
+                    three_digits(rates[rates.size() / 2]), three_digits(rates.back())});
+    }
+    conv.print(out, plain);
+    if (c.conv_residual_seconds_per_byte > 0)
+      out << fmt::format("  residual Add (sum post-op): {:.3g} ns per byte of residual\n",
+                         c.conv_residual_seconds_per_byte * 1e9);
+  }
   if (!c.optimizer_costs.empty()) {
     out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";
     TextTable opt({{"optimizer", Align::Left}, {"per tensor"}, {"per element"}});

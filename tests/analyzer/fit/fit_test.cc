@@ -233,7 +233,7 @@ TEST(FitLatency, TrainingStepAddsAutogradCostPerDifferentiatedNode) {
   EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, FitOptions{}).latency.total_seconds, forward, 1e-15);
 }
 
-TEST(FitLatency, CpuConvScratchPassAndCallCost) {
+TEST(FitLatency, CpuConvScratchPassInATrainingStepAndCallCost) {
   // One Conv as a model; flat 100 GFLOP/s, 10 GB/s, 5 us per op, 1 thread.
   auto conv_analysis = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, int64_t group) {
     Model m;
@@ -249,22 +249,34 @@ TEST(FitLatency, CpuConvScratchPassAndCallCost) {
     r.model = std::make_shared<Model>(m);
     return r;
   };
-  // 3x3 64->64 at 56x56 (oneDNN, dense): MACs 64*56*56*64*9 = 115605504,
-  // compute 231211008 / 1e11; the reorder moves 2 * (802816 + 147456) bytes;
-  // call 5 op overheads.
-  FitReport r = forecast_fit(conv_analysis({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1), flat_ceilings(), {});
+  FitOptions train;
+  train.train = true;
+  // A training step runs the Conv on ATen: 3x3 64->64 at 56x56 (oneDNN,
+  // dense): MACs 64*56*56*64*9 = 115605504, compute 231211008 / 1e11; the
+  // reorder moves 2 * (802816 + 147456) bytes; call 5 op overheads.
+  FitReport r = forecast_fit(conv_analysis({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1), flat_ceilings(), train);
   EXPECT_NEAR(r.nodes[0].compute_seconds, 231211008.0 / 1e11, 1e-15);
   EXPECT_NEAR(r.nodes[0].scratch_seconds, 2.0 * 950272 / 1e10, 1e-15);
   EXPECT_NEAR(r.nodes[0].overhead_seconds, 5 * 5e-6, 1e-15);
   EXPECT_NEAR(r.nodes[0].forward_seconds, 231211008.0 / 1e11 + 2.0 * 950272 / 1e10 + 25e-6, 1e-15);
   EXPECT_EQ(r.nodes[0].bound, ForecastBound::Compute);
-  // Depthwise 3x3 on 32x112x112 (oneDNN, grouped): memory-bound, x + w + y =
-  // 1605632 + 1152 + 1605632 bytes; reorder 2 * 1606784; call 36 op overheads.
-  r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), {});
+  // Inference runs it as the executor's Conv group (weights prepacked at
+  // load, channels-last activations): no reorder pass, the same call cost.
+  r = forecast_fit(conv_analysis({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1), flat_ceilings(), {});
+  EXPECT_DOUBLE_EQ(r.nodes[0].scratch_seconds, 0.0);
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 231211008.0 / 1e11 + 25e-6, 1e-15);
+  // Depthwise 3x3 on 32x112x112 (oneDNN, grouped), training: memory-bound,
+  // x + w + y = 1605632 + 1152 + 1605632 bytes; reorder 2 * 1606784; call 36
+  // op overheads.
+  r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), train);
   // One product per group: M = 112*112 positions, N = 1 channel, K = 9 taps.
   EXPECT_NEAR(r.nodes[0].equivalent_gemm_n, 3.0 / (1.0 / 12544 + 1.0 + 1.0 / 9), 1e-9);
   EXPECT_NEAR(r.nodes[0].forward_seconds, 3212416.0 / 1e10 + 2.0 * 1606784 / 1e10 + 36 * 5e-6, 1e-15);
   EXPECT_EQ(r.nodes[0].bound, ForecastBound::Scratch);
+  // Inference: its group's kernel, no reorder pass; memory (3.2e-4 s) over the call cost (1.8e-4 s).
+  r = forecast_fit(conv_analysis({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 32, 112, 112}, 32), flat_ceilings(), {});
+  EXPECT_NEAR(r.nodes[0].forward_seconds, 3212416.0 / 1e10 + 36 * 5e-6, 1e-15);
+  EXPECT_EQ(r.nodes[0].bound, ForecastBound::Memory);
 }
 
 // One node as an analysed model.

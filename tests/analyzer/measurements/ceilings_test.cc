@@ -68,6 +68,8 @@ DeviceCeilings sample_ceilings() {
   adam.per_tensor_seconds = 2.5e-5;
   adam.seconds_per_element = 1.5e-9;
   c.optimizer_costs = {adam};
+  c.conv_samples = {{"1x1", 3136, 256, 64, 9.25e10}, {"kxk/s2", 49, 16, 27, 1.25e10}};
+  c.conv_residual_seconds_per_byte = 1.5e-10;
   c.fresh_allocation_threshold_bytes = 33554432;
   c.fresh_allocation_seconds_per_byte = 5.5e-10;
   c.notes = {"first note", "second note"};
@@ -143,6 +145,15 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(r.optimizer_costs[0].seconds_per_element, 1.5e-9);
   EXPECT_EQ(r.optimizer_cost("adam"), &r.optimizer_costs[0]);
   EXPECT_EQ(r.optimizer_cost("sgd"), nullptr);
+  ASSERT_EQ(r.conv_samples.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.conv_samples[i].kind, c.conv_samples[i].kind);
+    EXPECT_EQ(r.conv_samples[i].m, c.conv_samples[i].m);
+    EXPECT_EQ(r.conv_samples[i].n, c.conv_samples[i].n);
+    EXPECT_EQ(r.conv_samples[i].k, c.conv_samples[i].k);
+    EXPECT_DOUBLE_EQ(r.conv_samples[i].flops_per_second, c.conv_samples[i].flops_per_second);
+  }
+  EXPECT_DOUBLE_EQ(r.conv_residual_seconds_per_byte, 1.5e-10);
   EXPECT_EQ(r.notes, c.notes);
   EXPECT_TRUE(r.measured());
   // Writing the read-back record gives the same text: nothing is lost or reordered.
@@ -154,7 +165,8 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
   for (const char* key : {"schema_version", "device_kind", "device_name", "threads", "source", "date", "host",
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
                           "node_overhead_seconds", "train_node_overhead_seconds", "fresh_allocation_threshold_bytes",
-                          "fresh_allocation_seconds_per_byte", "matmul", "op_costs", "optimizer_costs", "notes"})
+                          "fresh_allocation_seconds_per_byte", "matmul", "op_costs", "optimizer_costs", "conv_samples",
+                          "conv_residual_seconds_per_byte", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
@@ -240,6 +252,30 @@ TEST(Ceilings, MatmulFlopsAtInterpolatesLogLogBetweenPoints) {
   EXPECT_NEAR(c.matmul_flops_at("fp32", 1e6), 2e11, 1e-3);
   // A dtype that was not measured.
   EXPECT_EQ(c.matmul_flops_at("fp16", 1000), 0.0);
+}
+
+// conv_flops_at, by hand: distances in log2 units of M, N and K; the four
+// nearest samples of the kind, weighted by 1 / distance^2, their rates'
+// weighted geometric mean.
+TEST(Ceilings, ConvFlopsAtIsTheNearestSamplesOfItsKind) {
+  DeviceCeilings c;
+  c.conv_samples = {{"1x1", 64, 64, 64, 1e10},    {"1x1", 256, 64, 64, 4e10},    {"1x1", 128, 128, 64, 2e10},
+                    {"1x1", 128, 64, 128, 2e10},  {"1x1", 128, 64, 65536, 1e13}, {"kxk", 64, 64, 576, 8e10}};
+  // At a sample: its rate.
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 64, 64, 64), 1e10);
+  // (128, 64, 64) is 1 unit from each of the first four (distance^2 1) and 10
+  // from the fifth (left out): (1e10 * 4e10 * 2e10 * 2e10)^(1/4) = 2e10.
+  EXPECT_NEAR(c.conv_flops_at("1x1", 128, 64, 64), 2e10, 1e-3);
+  // (64, 64, 128): distance^2 1 to the first, 5 to the second (2^2 + 1),
+  // 3 to the third and 1 to the fourth: weights 1, 1/5, 1/3, 1, so
+  // exp((ln 1e10 + ln 4e10 / 5 + ln 2e10 / 3 + ln 2e10) / (1 + 1/5 + 1/3 + 1)).
+  const double expected = std::exp((std::log(1e10) + std::log(4e10) / 5 + std::log(2e10) / 3 + std::log(2e10)) /
+                                   (1.0 + 1.0 / 5 + 1.0 / 3 + 1.0));
+  EXPECT_NEAR(c.conv_flops_at("1x1", 64, 64, 128), expected, expected * 1e-12);
+  // Another kind has its own samples; a kind with none (or a degenerate product) gives 0.
+  EXPECT_NEAR(c.conv_flops_at("kxk", 1000, 10, 10), 8e10, 8e10 * 1e-12);
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("kxk/s2", 64, 64, 64), 0.0);
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 0, 64, 64), 0.0);
 }
 
 TEST(Ceilings, MatmulFlopsAtWithoutACurveIsThePeak) {

@@ -1,0 +1,204 @@
+// Convolution samples (conv_probe.hpp). Why a grid and not the matmul curve:
+// the executor's oneDNN convolution runs at rates the square-matmul curve at
+// the conv's equivalent GEMM size does not predict (on the project VM a 3x3
+// conv 512 -> 1024 at stride 2 ran at half the curve's rate, a 3-channel stem
+// at a third, a 64-channel 3x3 at 1.1x), and the rate depends on M, N and K
+// separately, not only on their harmonic mean.
+#include "profiler/conv_probe.hpp"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "modelstat/error.hpp"
+#include "profiler/ceilings_timing.hpp"
+#include "profiler/executor.hpp"
+#include "profiler/run_setup.hpp"
+#include "profiler/torch_errors.hpp"
+
+namespace modelstat::profiler {
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+struct GridPoint {
+  std::string kind;
+  int64_t c_in = 0, c_out = 0, h_out = 0, taps_side = 1, stride = 1;
+  double flops() const {
+    return 2.0 * double(c_in) * double(c_out) * double(taps_side * taps_side) * double(h_out * h_out);
+  }
+};
+
+// Products above this are left out (10-20 ms each on one core; the nearest
+// smaller samples price them).
+constexpr double kMaxSampleFlops = 1e9;
+// Copies run in turn until their weights and outputs together pass this,
+// so that each weight comes from memory as in a model larger than the
+// caches (64 MiB: twice the project VM's last-level cache); at most 8.
+constexpr int64_t kColdBytes = int64_t(64) << 20;
+constexpr int kMaxCopies = 8;
+
+std::vector<GridPoint> grid(bool quick) {
+  const Dims outputs = quick ? Dims{16, 256} : Dims{16, 64, 256, 1024};
+  const Dims sizes = quick ? Dims{7, 28, 112} : Dims{7, 14, 28, 56, 112};
+  std::vector<GridPoint> points;
+  for (const char* kind : {"1x1", "kxk", "kxk/s2"}) {
+    const bool pointwise = std::string(kind) == "1x1";
+    // A stem reads 3 channels (an image); pointwise convs reach 1024.
+    Dims inputs = quick ? Dims{16, 256} : Dims{16, 64, 256};
+    if (pointwise && !quick) inputs.push_back(1024);
+    if (!pointwise) inputs.insert(inputs.begin(), 3);
+    for (int64_t c_in : inputs)
+      for (int64_t c_out : outputs)
+        for (int64_t h : sizes) {
+          if (!pointwise && c_out > 256) continue;
+          GridPoint p{kind, c_in, c_out, h, pointwise ? 1 : 3, std::string(kind) == "kxk/s2" ? 2 : 1};
+          if (p.flops() <= kMaxSampleFlops) points.push_back(p);
+        }
+  }
+  return points;
+}
+
+// `copies` Convs of the point, each with a weight of its own, all reading the
+// one input (1 x C_in x H_in x H_in); every output is a graph output.
+Model conv_model(const GridPoint& p, int copies, bool residual = false) {
+  Model m;
+  m.opsets = {{"", 17}};
+  Graph& g = m.graph;
+  g.name = "conv probe";
+  auto add = [&g](const std::string& name, const Dims& dims, TensorRole role) {
+    Tensor t;
+    t.name = name;
+    t.dtype = DType::Float;
+    t.role = role;
+    t.shape.rank_known = true;
+    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
+    g.tensors.push_back(std::move(t));
+    return int(g.tensors.size()) - 1;
+  };
+  const int64_t pad = p.taps_side / 2;
+  const int64_t h_in = p.h_out * p.stride;
+  const int x = add("x", {1, p.c_in, h_in, h_in}, TensorRole::Input);
+  g.inputs = {x};
+  for (int i = 0; i < copies; ++i) {
+    const int w = add("w" + std::to_string(i), {p.c_out, p.c_in, p.taps_side, p.taps_side}, TensorRole::Initializer);
+    g.initializers.push_back(w);
+    const int y = add("y" + std::to_string(i), {1, p.c_out, p.h_out, p.h_out}, TensorRole::Activation);
+    const int index = int(g.nodes.size());
+    Node n;
+    n.op_type = "Conv";
+    n.name = "conv_" + std::to_string(i);
+    n.inputs = {x, w};
+    n.outputs = {y};
+    n.attributes = {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
+                    {"pads", Dims{pad, pad, pad, pad}},
+                    {"strides", Dims{p.stride, p.stride}}};
+    g.tensors[size_t(x)].consumers.push_back(index);
+    g.tensors[size_t(w)].consumers.push_back(index);
+    g.tensors[size_t(y)].producer = index;
+    g.nodes.push_back(std::move(n));
+    if (!residual) {
+      g.outputs.push_back(y);
+      continue;
+    }
+    // A residual Add of a tensor of its own (the executor makes it the
+    // group's sum post-op, as in a ResNet block).
+    const int r = add("r" + std::to_string(i), {1, p.c_out, p.h_out, p.h_out}, TensorRole::Input);
+    g.inputs.push_back(r);
+    const int z = add("z" + std::to_string(i), {1, p.c_out, p.h_out, p.h_out}, TensorRole::Activation);
+    Node sum;
+    sum.op_type = "Add";
+    sum.name = "add_" + std::to_string(i);
+    sum.inputs = {y, r};
+    sum.outputs = {z};
+    g.tensors[size_t(y)].consumers.push_back(index + 1);
+    g.tensors[size_t(r)].consumers.push_back(index + 1);
+    g.tensors[size_t(z)].producer = index + 1;
+    g.outputs.push_back(z);
+    g.nodes.push_back(std::move(sum));
+  }
+  return m;
+}
+
+// Median seconds of one run of `model` on the executor (inference, fp32),
+// its 4-D inputs channels-last as a Conv group reads them in a model.
+double time_model(Device& device, const CeilingsPlan& plan, const Model& model, const std::string& label,
+                  std::vector<std::string>& notes) {
+  ProfileOptions fp32;
+  fp32.dtype = ComputeDtype::Fp32;
+  ExecOptions eo = exec_options(fp32, device.torch_device(), ExecPurpose::Inference);
+  eo.in_place = false;  // the probe's inputs are read on every run
+  Executor exec(model, eo);
+  std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
+  for (at::Tensor& x : inputs)
+    if (x.dim() == 4) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+  const Timed t = median_seconds(device, plan, label, [&] { (void)exec.run(inputs); });
+  note_if_unconverged(t, label, notes);
+  return t.seconds;
+}
+
+// The protocol of the conv samples (many points, each a few ms): 0.05 s of
+// warm-up, >= 5 samples over >= 0.1 s, until the median's CI is within 3% or
+// 1 s has passed.
+CeilingsPlan light_plan(const CeilingsPlan& plan) {
+  CeilingsPlan light = plan;
+  light.warmup = WarmupConfig{2, 0.05, 1.0};
+  light.stopping.min_iterations = 5;
+  light.stopping.min_seconds = std::min(plan.stopping.min_seconds, 0.1);
+  light.stopping.max_seconds = std::min(plan.stopping.max_seconds, 1.0);
+  light.stopping.target_rel_ci = std::max(plan.stopping.target_rel_ci, 0.03);
+  return light;
+}
+
+int cold_copies(const GridPoint& p) {
+  const int64_t per_copy = 4 * (p.c_out * p.c_in * p.taps_side * p.taps_side + p.c_out * p.h_out * p.h_out);
+  return int(std::clamp<int64_t>(kColdBytes / std::max<int64_t>(1, per_copy), 1, kMaxCopies));
+}
+
+}  // namespace
+
+std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
+                                             std::vector<std::string>& notes) {
+  std::vector<ConvSample> out;
+  if (!device.torch_device().is_cpu()) return out;
+  const CeilingsPlan light = light_plan(plan);
+  for (const GridPoint& p : grid(quick)) {
+    const std::string label = "conv " + p.kind + " " + std::to_string(p.c_in) + "->" + std::to_string(p.c_out) +
+                              " at " + std::to_string(p.h_out);
+    try {
+      const int copies = cold_copies(p);
+      const double seconds = time_model(device, light, conv_model(p, copies), label, notes);
+      if (seconds <= 0) continue;
+      ConvSample s;
+      s.kind = p.kind;
+      s.m = p.h_out * p.h_out;
+      s.n = p.c_out;
+      s.k = p.c_in * p.taps_side * p.taps_side;
+      s.flops_per_second = p.flops() * copies / seconds;
+      out.push_back(std::move(s));
+    } catch (const std::exception& e) {
+      notes.push_back(label + ": not measured (" + first_line(e) + ")");
+    }
+  }
+  return out;
+}
+
+double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  if (!device.torch_device().is_cpu()) return 0;
+  const CeilingsPlan light = light_plan(plan);
+  // A 1x1 conv 64 -> 256 channels at 56 x 56: a 3 MiB output and residual.
+  const GridPoint p{"1x1", 64, 256, 56, 1, 1};
+  try {
+    const int copies = cold_copies(p);
+    const double plain = time_model(device, light, conv_model(p, copies), "conv residual: without", notes);
+    const double with = time_model(device, light, conv_model(p, copies, true), "conv residual: with", notes);
+    const double residual_bytes = 4.0 * double(p.c_out * p.h_out * p.h_out) * copies;
+    return std::max(0.0, with - plain) / residual_bytes;
+  } catch (const std::exception& e) {
+    notes.push_back("conv residual cost: not measured (" + first_line(e) + ")");
+    return 0;
+  }
+}
+
+}  // namespace modelstat::profiler

@@ -1,0 +1,31 @@
+// The convolution samples of `modelstat device` (modelstat::ConvSample): fp32
+// Conv groups run by modelstat's CPU executor over a grid of synthetic shapes,
+// which `fit` prices a model's Conv groups from (docs/FIT.md, "Convolution
+// samples").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "modelstat/ceilings.hpp"
+#include "profiler/ceilings_plan.hpp"
+#include "profiler/device.hpp"
+
+namespace modelstat::profiler {
+
+// Times one Conv of each grid point (kinds "1x1", "kxk", "kxk/s2"; input and
+// output channels and output size on a grid, products above 1 GFLOP left
+// out; `quick`: a coarser grid) as the executor runs it in a model: oneDNN
+// with its weights prepacked, the input channels-last, several copies with
+// weights of their own run in turn so that a weight is not in cache when its
+// conv runs (as in a model whose weights exceed the caches). CPU only; a
+// point that fails is left out with a note.
+std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
+                                             std::vector<std::string>& notes);
+
+// What a Conv group's residual Add (its sum post-op) adds per byte of the
+// residual it reads: a 1x1 conv of 64 -> 256 channels at 56 x 56 with and
+// without one, in cold copies as above. CPU only (0 elsewhere or on failure).
+double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
+
+}  // namespace modelstat::profiler
