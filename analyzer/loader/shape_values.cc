@@ -481,9 +481,13 @@ std::unordered_map<std::string, ConstValue> evaluate_const_values(const onnx::Gr
     };
     for (const auto& vi : graph.input()) note(vi);
     for (const auto& vi : graph.value_info()) note(vi);
-    if (inferred)
-      for (const auto& e : *inferred)
-        if (!e.name->empty()) note_type(*e.name, *e.type);
+    if (inferred) {
+      for (const auto& e : *inferred) {
+        if (e.name->empty()) continue;
+        if (e.type) note_type(*e.name, *e.type);
+        else if (e.own[1] <= int64_t(kMaxRank)) ev.shapes[*e.name] = Dims(e.own + 2, e.own + 2 + e.own[1]);
+      }
+    }
     for (const auto& vi : graph.output()) note(vi);
     for (const auto& t : graph.initializer()) {
       if (t.name().empty()) continue;
