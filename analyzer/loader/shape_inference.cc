@@ -215,7 +215,7 @@ class GraphRun {
 
  private:
   void process(onnx::NodeProto& n, const ModelState::Op& op);
-  void after_inference(onnx::NodeProto& n, const ModelState::Op& op);
+  void after_inference(onnx::NodeProto& n, const ModelState::Op& op, bool own);
   bool apply_own_rule(const onnx::NodeProto& n, const ModelState::Op& op);
   bool known_input(const std::string& name, int32_t& elem, own_rules::Dims& dims) const;
   bool unsized(const std::string& name) const;
@@ -427,7 +427,7 @@ void GraphRun::run() {
 }
 
 void GraphRun::process(onnx::NodeProto& n, const ModelState::Op& op) {
-  if (op.own != own_rules::Rule::None && apply_own_rule(n, op)) return after_inference(n, op);
+  if (op.own != own_rules::Rule::None && apply_own_rule(n, op)) return after_inference(n, op, true);
   if (!op.imported) {
     fail_type_inference("Cannot infer type and shape for node name ", n.name(), ". No opset import for domain",
                         n.domain(), " optype ", n.op_type());
@@ -477,14 +477,16 @@ void GraphRun::process(onnx::NodeProto& n, const ModelState::Op& op) {
       }
     }
   }
-  after_inference(n, op);
+  after_inference(n, op, false);
 }
 
-// What follows a node's inference, by ONNX's function or an own rule.
-void GraphRun::after_inference(onnx::NodeProto& n, const ModelState::Op& op) {
+// What follows a node's inference, by ONNX's function or (`own`) an own
+// rule, which sized the node's one output.
+void GraphRun::after_inference(onnx::NodeProto& n, const ModelState::Op& op, bool own) {
   if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
   if (top_level_ && !model_.options.observed_shapes.empty()) take_observed_shapes(n);
   if (op.record) take_folded(n);
+  if (own) return;
   for (const auto& out : n.output())
     if (!out.empty()) unsized_outputs += unsized(out);
 }
