@@ -5,7 +5,10 @@
 // (guarded_schemas.cc), called as ONNX 1.12's own driver calls it
 // (onnx/shape_inference/implementation.cc: symbols for unknown dims, inferred
 // types merged into declared ones, data propagation, function bodies, node
-// errors collected); then the node is folded (shape_values.hpp), so the next
+// errors collected), or from modelstat's own rule where one covers the node
+// (own_shape_rules.hpp: the same types, kept as dims instead of a TypeProto
+// per value, which the IR builder reads directly; a TypeProto is made only
+// for a reader that needs one); then the node is folded (shape_values.hpp), so the next
 // node that reads its value as data (Reshape's shape, Pad's pads, Resize's
 // sizes, Range's bounds) sees it. One pass replaces ONNX's inference run
 // again and again on a copy of the model with folded values spliced in as
