@@ -21,33 +21,22 @@ Rule rule_for(std::string_view op, int since) {
   return Rule::None;
 }
 
-namespace {
-
-// Numpy broadcasting of two known dims (ONNX's bidirectional broadcast on
-// values: a 1 takes the other's size; two sizes other than 1 must agree).
-bool broadcast_dim(int64_t x, int64_t y, int64_t& out) {
-  if (x == 1) out = y;
-  else if (y == 1 || y == x) out = x;
-  else return false;  // ONNX: "Incompatible dimensions"
-  return true;
-}
-
-// Right-aligned broadcast of a[0, na) and b[0, nb) into out[0, max(na, nb)).
-bool broadcast_dims(const int64_t* a, int na, const int64_t* b, int nb, int64_t* out) {
-  const int n = std::max(na, nb);
-  for (int k = 0; k < n; ++k) {
-    const int ia = k - (n - na), ib = k - (n - nb);
-    const int64_t x = ia >= 0 ? a[ia] : 1, y = ib >= 0 ? b[ib] : 1;
-    if (!broadcast_dim(x, y, out[k])) return false;
+// ONNX's bidirectional broadcast on known values is numpy's.
+bool broadcast_into(const int64_t* a, size_t na, const int64_t* b, size_t nb, int64_t* out) {
+  const size_t n = std::max(na, nb);
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t x = k < n - na ? 1 : a[k - (n - na)];
+    const int64_t y = k < n - nb ? 1 : b[k - (n - nb)];
+    if (x == 1) out[k] = y;
+    else if (y == 1 || y == x) out[k] = x;
+    else return false;  // ONNX: "Incompatible dimensions"
   }
   return true;
 }
 
-}  // namespace
-
 bool broadcast(const Dims& a, const Dims& b, Dims& out) {
   out.rank = std::max(a.rank, b.rank);
-  return broadcast_dims(a.d, a.rank, b.d, b.rank, out.d);
+  return broadcast_into(a.d, size_t(a.rank), b.d, size_t(b.rank), out.d);
 }
 
 bool matmul(const Dims& a, const Dims& b, Dims& out) {
@@ -63,7 +52,7 @@ bool matmul(const Dims& a, const Dims& b, Dims& out) {
   if (l[nl - 1] != r[nr - 2]) return false;  // ONNX: "Incompatible dimensions for matrix multiplication"
   const int batch = std::max(nl, nr) - 2;
   if (batch + 2 > kMaxRank) return false;
-  if (!broadcast_dims(l, nl - 2, r, nr - 2, out.d)) return false;
+  if (!broadcast_into(l, size_t(nl - 2), r, size_t(nr - 2), out.d)) return false;
   out.rank = batch;
   if (a.rank != 1) out.d[out.rank++] = l[nl - 2];
   if (b.rank != 1) out.d[out.rank++] = r[nr - 1];

@@ -34,6 +34,12 @@ struct Dims {
   int64_t d[kMaxRank] = {};
 };
 
+// Numpy broadcasting of dims a[0, na) and b[0, nb), aligned from the right,
+// into out[0, max(na, nb)): a 1 takes the other's size, two other sizes must
+// agree (false otherwise). The one place the loader broadcasts known dims
+// (the folder's broadcast_dims calls it too).
+bool broadcast_into(const int64_t* a, size_t na, const int64_t* b, size_t nb, int64_t* out);
+
 // Each returns false where it declines; `out` is then unspecified.
 bool broadcast(const Dims& a, const Dims& b, Dims& out);
 bool matmul(const Dims& a, const Dims& b, Dims& out);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/loader/own_shape_rules.hpp"
 #include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::loader {
@@ -231,15 +232,8 @@ std::optional<int64_t> int_mod(int64_t a, int64_t b, bool fmod) {
 // ---- broadcasting -----------------------------------------------------------
 
 std::optional<Dims> broadcast_dims(const Dims& a, const Dims& b) {
-  const size_t r = std::max(a.size(), b.size());
-  Dims out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da == db || db == 1) out[i] = da;
-    else if (da == 1) out[i] = db;
-    else return std::nullopt;
-  }
+  Dims out(std::max(a.size(), b.size()));
+  if (!own_rules::broadcast_into(a.data(), a.size(), b.data(), b.size(), out.data())) return std::nullopt;
   return out;
 }
 
