@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -221,12 +222,23 @@ void bind_inputs(onnx::GraphProto& g, const LoadOptions& options, std::vector<st
   // flow past such nodes; every other declared shape is recomputed.
   // Hashed, by view into the graph's strings: every node output is looked up.
   NameMap<bool> declared(size_t(g.value_info_size() + g.output_size()));
-  for (const auto& vi : g.value_info()) declared.try_emplace(vi.name(), true);
-  for (const auto& vi : g.output()) declared.try_emplace(vi.name(), true);
+  // The declared names' lengths (mod 256): a node output of another length
+  // is not looked up. A graph declares few names (its outputs; value_info is
+  // often empty), so most outputs are told apart by the length their string
+  // object holds, without hashing their characters (a 100k-node graph's
+  // outputs are 100k trips to memory otherwise).
+  std::bitset<256> declared_lengths;
+  auto declare = [&](const std::string& name) {
+    declared.try_emplace(name, true);
+    declared_lengths.set(name.size() % 256);
+  };
+  for (const auto& vi : g.value_info()) declare(vi.name());
+  for (const auto& vi : g.output()) declare(vi.name());
   std::set<std::string> uninferable;
   for (const auto& node : g.node()) {
     bool writes_declared = false;  // only those outputs' declared shapes could be kept
-    for (const auto& out : node.output()) writes_declared = writes_declared || declared.contains(out);
+    for (const auto& out : node.output())
+      writes_declared = writes_declared || (declared_lengths.test(out.size() % 256) && declared.contains(out));
     if (writes_declared && !has_inference(node))
       for (const auto& out : node.output()) uninferable.insert(out);
   }

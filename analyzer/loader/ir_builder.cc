@@ -471,7 +471,21 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   }
   for (size_t k = 0; k < n_inferred; ++k) {
     if (k + kPrefetchAhead < n_inferred) index.prefetch(*(*inferred)[k + kPrefetchAhead].name);
-    declare(*(*inferred)[k].name, *(*inferred)[k].type);
+    const InferredType& e = (*inferred)[k];
+    if (e.type) {
+      declare(*e.name, *e.type);
+      continue;
+    }
+    // An own shape rule's type: what type_into reads from the TypeProto it
+    // stands for (every dim known).
+    auto [id, inserted] = index.try_emplace(*e.name, int(g.tensors.size()));
+    if (!inserted) continue;
+    Tensor& t = g.tensors.emplace_back();
+    t.name = *e.name;
+    t.dtype = DType(e.own[0]);
+    t.shape.rank_known = true;
+    t.shape.dims.resize(size_t(e.own[1]));
+    for (size_t d = 0; d < t.shape.dims.size(); ++d) t.shape.dims[d].value = e.own[2 + d];
   }
   for (const auto& vi : gp.output()) {
     const int* id = index.find(vi.name());

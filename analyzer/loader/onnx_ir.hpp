@@ -59,9 +59,13 @@ std::string node_label(const onnx::NodeProto& n, int index);
 // beside the graph instead, they cost no ValueInfoProto and no copy of the
 // name (a 100,000-node graph had 100,000 of each, built only to be read back).
 // Both point into the parsed model (its arena), which outlives the list.
+// A type from modelstat's own shape rules (own_shape_rules.hpp) has no
+// TypeProto: `type` is null and `own` holds {elem_type, rank, dims...}, on
+// the same arena.
 struct InferredType {
   const std::string* name;
   const onnx::TypeProto* type;
+  const int64_t* own = nullptr;
 };
 using InferredTypes = std::vector<InferredType>;
 

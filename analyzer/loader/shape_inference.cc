@@ -5,7 +5,10 @@
 // (guarded_schemas.cc), called as ONNX 1.12's own driver calls it
 // (onnx/shape_inference/implementation.cc: symbols for unknown dims, inferred
 // types merged into declared ones, data propagation, function bodies, node
-// errors collected); then the node is folded (shape_values.hpp), so the next
+// errors collected), or from modelstat's own rule where one covers the node
+// (own_shape_rules.hpp: the same types, kept as dims instead of a TypeProto
+// per value, which the IR builder reads directly; a TypeProto is made only
+// for a reader that needs one); then the node is folded (shape_values.hpp), so the next
 // node that reads its value as data (Reshape's shape, Pad's pads, Resize's
 // sizes, Range's bounds) sees it. One pass replaces ONNX's inference run
 // again and again on a copy of the model with folded values spliced in as
@@ -30,6 +33,7 @@
 #include "analyzer/cost/cost_rule.hpp"
 #include "analyzer/loader/load_stages.hpp"
 #include "analyzer/loader/name_map.hpp"
+#include "analyzer/loader/own_shape_rules.hpp"
 #include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::loader {
@@ -58,6 +62,7 @@ struct ModelState {
     const onnx::OpSchema* schema = nullptr;
     bool experimental = false;
     const cost::OpRecord* record = nullptr;  // for folding; null unless it folds
+    own_rules::Rule own = own_rules::Rule::None;  // modelstat's own shape rule, where one covers the op
   };
   const Op& op(const onnx::NodeProto& n) {
     auto& by_type = ops[n.domain()];
@@ -73,6 +78,9 @@ struct ModelState {
     op.experimental = onnx::checker::check_is_experimental_op(n.op_type());
     if (n.domain().empty() || n.domain() == "ai.onnx")
       if (const cost::OpRecord* r = cost::find_op("", n.op_type()); r && r->fold) op.record = r;
+    // The versions rule_for covers have ONNX's own inference function.
+    if (n.domain().empty() && op.schema && op.schema->has_type_and_shape_inference_function())
+      op.own = own_rules::rule_for(n.op_type(), op.schema->SinceVersion());
     return by_type.emplace(n.op_type(), op).first->second;
   }
   std::unordered_map<std::string_view, std::unordered_map<std::string_view, Op>> ops;
@@ -164,7 +172,9 @@ class GraphRun {
       : g_(g), model_(model), outer_(outer), top_level_(top_level), ir_version_(ir_version) {
     fold.outer = outer ? &outer->fold : nullptr;
     fold.dims_of = [this](const std::string& name) -> std::optional<Dims> {
-      const onnx::TypeProto* t = type_of(name);
+      const uint32_t hash = NameMap<int>::hash_of(name);
+      if (const int64_t* own = own_type_of(name, hash)) return Dims(own + 2, own + 2 + own[1]);
+      const onnx::TypeProto* t = type_of(name, hash);
       if (!t || !fully_known(*t)) return std::nullopt;
       Dims dims;
       for (const auto& d : t->tensor_type().shape().dim()) dims.push_back(d.dim_value());
@@ -178,10 +188,18 @@ class GraphRun {
 
   onnx::TypeProto* type_of(std::string_view name) const { return type_of(name, NameMap<int>::hash_of(name)); }
   const onnx::TensorProto* data_of(std::string_view name) const { return data_of(name, NameMap<int>::hash_of(name)); }
-  // With the name's NameMap hash computed already.
+  // With the name's NameMap hash computed already. A type an own rule gave
+  // becomes a TypeProto here, at its first reader that needs one.
   onnx::TypeProto* type_of(std::string_view name, uint32_t hash) const {
     for (const GraphRun* s = this; s; s = s->outer_)
-      if (onnx::TypeProto* const* t = s->types_.find(name, hash)) return *t;
+      if (onnx::TypeProto** t = s->types_.find(name, hash)) return s->proto_of(*t);
+    return nullptr;
+  }
+  // The type an own rule gave `name` ({elem_type, rank, dims...}), null if
+  // it has none (no type, or a TypeProto).
+  const int64_t* own_type_of(std::string_view name, uint32_t hash) const {
+    for (const GraphRun* s = this; s; s = s->outer_)
+      if (onnx::TypeProto* const* t = s->types_.find(name, hash)) return is_own(*t) ? own_of(*t) : nullptr;
     return nullptr;
   }
   const onnx::TensorProto* data_of(std::string_view name, uint32_t hash) const {
@@ -200,6 +218,17 @@ class GraphRun {
 
  private:
   void process(onnx::NodeProto& n, const ModelState::Op& op);
+  void after_inference(onnx::NodeProto& n, const ModelState::Op& op, bool own);
+  bool apply_own_rule(const onnx::NodeProto& n, const ModelState::Op& op);
+  bool known_input(const std::string& name, int32_t& elem, own_rules::Dims& dims) const;
+  bool unsized(const std::string& name) const;
+  // types_ holds a TypeProto*, or an own rule's {elem_type, rank, dims...}
+  // (an int64 array on the arena) tagged in the pointer's low bit.
+  static bool is_own(const onnx::TypeProto* t) { return reinterpret_cast<uintptr_t>(t) & 1; }
+  static const int64_t* own_of(const onnx::TypeProto* t) {
+    return reinterpret_cast<const int64_t*>(reinterpret_cast<uintptr_t>(t) & ~uintptr_t(1));
+  }
+  onnx::TypeProto* proto_of(onnx::TypeProto*& entry) const;
   void update_type(const std::string& name, onnx::TypeProto* inferred, google::protobuf::Arena* arena);
   void take_folded(const onnx::NodeProto& n);
   void take_selected_branch(const onnx::NodeProto& n);
@@ -212,7 +241,9 @@ class GraphRun {
   bool top_level_;
   int ir_version_;
   bool has_unsupported_op_ = false, has_experimental_op_ = false;
-  NameMap<onnx::TypeProto*> types_, undefined_;
+  // Mutable: a lookup may turn an own rule's type into a TypeProto (proto_of).
+  mutable NameMap<onnx::TypeProto*> types_;
+  NameMap<onnx::TypeProto*> undefined_;
   NameMap<const onnx::TensorProto*> data_;
   std::list<onnx::TypeProto> initializer_types_;
   std::deque<onnx::TensorProto> folded_;  // data_ of folded values points here
@@ -399,6 +430,7 @@ void GraphRun::run() {
 }
 
 void GraphRun::process(onnx::NodeProto& n, const ModelState::Op& op) {
+  if (op.own != own_rules::Rule::None && apply_own_rule(n, op)) return after_inference(n, op, true);
   if (!op.imported) {
     fail_type_inference("Cannot infer type and shape for node name ", n.name(), ". No opset import for domain",
                         n.domain(), " optype ", n.op_type());
@@ -448,14 +480,132 @@ void GraphRun::process(onnx::NodeProto& n, const ModelState::Op& op) {
       }
     }
   }
+  after_inference(n, op, false);
+}
+
+// What follows a node's inference, by ONNX's function or (`own`) an own
+// rule, which sized the node's one output.
+void GraphRun::after_inference(onnx::NodeProto& n, const ModelState::Op& op, bool own) {
   if (n.domain().empty() && n.op_type() == "If") take_selected_branch(n);
   if (top_level_ && !model_.options.observed_shapes.empty()) take_observed_shapes(n);
   if (op.record) take_folded(n);
-  for (const auto& out : n.output()) {
-    if (out.empty()) continue;
-    const onnx::TypeProto* t = type_of(out);
-    unsized_outputs += !t || (t->has_tensor_type() && !fully_known(*t));
+  if (own) return;
+  for (const auto& out : n.output())
+    if (!out.empty()) unsized_outputs += unsized(out);
+}
+
+bool GraphRun::unsized(const std::string& name) const {
+  const uint32_t hash = NameMap<int>::hash_of(name);
+  if (own_type_of(name, hash)) return false;  // own rules give full shapes only
+  const onnx::TypeProto* t = type_of(name, hash);
+  return !t || (t->has_tensor_type() && !fully_known(*t));
+}
+
+onnx::TypeProto* GraphRun::proto_of(onnx::TypeProto*& entry) const {
+  if (!is_own(entry)) return entry;
+  const int64_t* own = own_of(entry);
+  auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(g_.GetArena());
+  auto* tensor = type->mutable_tensor_type();
+  tensor->set_elem_type(int32_t(own[0]));
+  auto* shape = tensor->mutable_shape();
+  for (int64_t k = 0; k < own[1]; ++k) shape->add_dim()->set_dim_value(own[2 + k]);
+  entry = type;  // the IR builder still reads the own entry of inferred_: the same type
+  return type;
+}
+
+// A fully known tensor type of `name` (a graph input, a declared or inferred
+// value, an initializer): its elem type and dims.
+bool GraphRun::known_input(const std::string& name, int32_t& elem, own_rules::Dims& dims) const {
+  if (name.empty()) return false;
+  const uint32_t hash = NameMap<int>::hash_of(name);
+  for (const GraphRun* s = this; s; s = s->outer_) {
+    onnx::TypeProto* const* entry = s->types_.find(name, hash);
+    if (!entry) continue;
+    if (!*entry) return false;
+    if (is_own(*entry)) {
+      const int64_t* own = own_of(*entry);
+      elem = int32_t(own[0]);
+      dims.rank = int(own[1]);
+      std::copy(own + 2, own + 2 + own[1], dims.d);
+      return true;
+    }
+    const onnx::TypeProto& t = **entry;
+    if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return false;
+    const auto& shape = t.tensor_type().shape();
+    if (shape.dim_size() > own_rules::kMaxRank) return false;
+    dims.rank = shape.dim_size();
+    for (int k = 0; k < dims.rank; ++k) {
+      const auto& d = shape.dim(k);
+      if (!d.has_dim_value() || d.dim_value() < 0) return false;
+      dims.d[k] = d.dim_value();
+    }
+    elem = t.tensor_type().elem_type();
+    return elem != onnx::TensorProto::UNDEFINED;
   }
+  return false;
+}
+
+// The node's output type by modelstat's own rule, where it gives what ONNX's
+// function would (own_shape_rules.hpp) and nothing else would differ: a top
+// level node of one output, inputs of fully known types, an output declared
+// nowhere (no merge), and no data propagation to run (its inputs carry no
+// values it reads). False: ONNX's function runs instead.
+bool GraphRun::apply_own_rule(const onnx::NodeProto& n, const ModelState::Op& op) {
+  using own_rules::Rule;
+  if (!top_level_ || !inferred_ || !g_.GetArena() || n.output_size() != 1 || n.output(0).empty()) return false;
+  const int inputs = op.own == Rule::Unary ? 1 : 2;
+  if (n.input_size() != inputs) return false;
+  const std::string& out = n.output(0);
+  const uint32_t out_hash = NameMap<int>::hash_of(out);
+  if (types_.find(out, out_hash) || (undefined_.size() && undefined_.find(out, out_hash))) return false;
+  own_rules::Dims in[2];
+  int32_t elem[2] = {0, 0};
+  for (int i = 0; i < inputs; ++i) {
+    if (!known_input(n.input(i), elem[i], in[i])) return false;
+    // Add/Sub/Mul-14 propagate integer values (ONNX's data propagation):
+    // where an input carries some, ONNX's path runs.
+    if (op.schema->has_data_propagation_function()) {
+      if (model_.symbolic.count(n.input(i))) return false;
+      if (const onnx::TensorProto* d = data_of(n.input(i)))
+        if ((d->data_type() == onnx::TensorProto::INT64 || d->data_type() == onnx::TensorProto::INT32) &&
+            d->dims_size() <= 1)
+          return false;
+    }
+  }
+  own_rules::Dims result;
+  switch (op.own) {
+    case Rule::Unary:
+      result = in[0];
+      break;
+    case Rule::Broadcast:
+      if (!own_rules::broadcast(in[0], in[1], result)) return false;
+      break;
+    case Rule::MatMul:
+      if (!own_rules::matmul(in[0], in[1], result)) return false;
+      break;
+    case Rule::Reshape: {
+      // ONNX reads the target shape as input 1's data (an initializer, a
+      // Constant or a folded value), int64 only.
+      const onnx::TensorProto* target = data_of(n.input(1));
+      if (!target || target->data_type() != onnx::TensorProto::INT64 || target->dims_size() != 1) return false;
+      const Opt values = shape_math::read_tensor(*target);
+      if (!values) return false;
+      const onnx::AttributeProto* allowzero = shape_math::find_attr(n, "allowzero");
+      if (!own_rules::reshape(in[0], values->values.data(), values->values.size(), allowzero && allowzero->i() != 0,
+                              result))
+        return false;
+      break;
+    }
+    case Rule::None:
+      return false;
+  }
+  int64_t* own = google::protobuf::Arena::CreateArray<int64_t>(g_.GetArena(), size_t(2 + result.rank));
+  own[0] = elem[0];
+  own[1] = result.rank;
+  std::copy(result.d, result.d + result.rank, own + 2);
+  types_.try_emplace(out, out_hash, reinterpret_cast<onnx::TypeProto*>(reinterpret_cast<uintptr_t>(own) | 1));
+  inferred_->push_back({&out, nullptr, own});
+  return true;
 }
 
 // ONNX's updateType: a symbol for each unknown dim, then merged into the
@@ -472,7 +622,7 @@ void GraphRun::update_type(const std::string& name, onnx::TypeProto* inferred, g
   onnx::TypeProto** entry = types_.try_emplace(name, hash, nullptr).first;
   onnx::TypeProto* existing = nullptr;
   if (*entry) {
-    existing = *entry;
+    existing = proto_of(*entry);
   } else if (outer_ && (existing = outer_->type_of(name, hash))) {
     // A subgraph's output named as an enclosing graph's value (ONNX merges into it too).
     *entry = existing;

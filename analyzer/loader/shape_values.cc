@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "analyzer/cost/cost_rule.hpp"
+#include "analyzer/loader/own_shape_rules.hpp"
 #include "analyzer/loader/shape_fold.hpp"
 
 namespace modelstat::loader {
@@ -231,15 +232,8 @@ std::optional<int64_t> int_mod(int64_t a, int64_t b, bool fmod) {
 // ---- broadcasting -----------------------------------------------------------
 
 std::optional<Dims> broadcast_dims(const Dims& a, const Dims& b) {
-  const size_t r = std::max(a.size(), b.size());
-  Dims out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da == db || db == 1) out[i] = da;
-    else if (da == 1) out[i] = db;
-    else return std::nullopt;
-  }
+  Dims out(std::max(a.size(), b.size()));
+  if (!own_rules::broadcast_into(a.data(), a.size(), b.data(), b.size(), out.data())) return std::nullopt;
   return out;
 }
 
@@ -481,9 +475,13 @@ std::unordered_map<std::string, ConstValue> evaluate_const_values(const onnx::Gr
     };
     for (const auto& vi : graph.input()) note(vi);
     for (const auto& vi : graph.value_info()) note(vi);
-    if (inferred)
-      for (const auto& e : *inferred)
-        if (!e.name->empty()) note_type(*e.name, *e.type);
+    if (inferred) {
+      for (const auto& e : *inferred) {
+        if (e.name->empty()) continue;
+        if (e.type) note_type(*e.name, *e.type);
+        else if (e.own[1] <= int64_t(kMaxRank)) ev.shapes[*e.name] = Dims(e.own + 2, e.own + 2 + e.own[1]);
+      }
+    }
     for (const auto& vi : graph.output()) note(vi);
     for (const auto& t : graph.initializer()) {
       if (t.name().empty()) continue;
