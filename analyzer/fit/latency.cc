@@ -192,6 +192,21 @@ void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group
                                                     : ForecastBound::Memory;
 }
 
+void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast& f) {
+  if (p.options.train || !f.contraction || !node.domain.empty() || f.compute_flops_per_second <= 0) return;
+  const std::string& op = node.op_type;
+  if (op != "ConvInteger" && op != "MatMulInteger" && op != "QLinearConv" && op != "QLinearMatMul") return;
+  const double rate = p.ceilings.matmul_flops_at("int8", f.equivalent_gemm_n);
+  if (rate <= 0) return;
+  const double ops = f.compute_seconds * f.compute_flops_per_second;
+  f.op_cost = "int8";
+  f.compute_flops_per_second = rate;
+  f.compute_seconds = ops / rate;
+  const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
+  f.forward_seconds = roofline + f.scratch_seconds + f.overhead_seconds + f.fresh_seconds;
+  if (f.bound == ForecastBound::Compute && f.memory_seconds > f.compute_seconds) f.bound = ForecastBound::Memory;
+}
+
 void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
   const Graph& g = p.graph;
   if (p.options.train || p.options.compute_dtype != "fp32" || node.op_type != "Conv" || !node.domain.empty()) return;

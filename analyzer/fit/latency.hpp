@@ -37,6 +37,13 @@ NodeForecast forecast_node(const Pricing& p, size_t index, const NodeReport& rep
 // have an int8 curve (`modelstat device` measures one on the CPU).
 void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
 
+// An integer contraction (ConvInteger, MatMulInteger, QLinearConv,
+// QLinearMatMul: a dynamically quantized model's convolutions) in CPU
+// inference runs on the executor's int8 kernel: re-prices `f`'s compute on
+// the device's int8 curve at its equivalent GEMM size, when the ceilings
+// have one.
+void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast& f);
+
 // The head of an fp32 Conv group on the CPU (group 1, not a depthwise conv):
 // re-prices `f` at the rate of the device's conv samples of its kind nearest
 // its M x N x K (DeviceCeilings::conv_flops_at), which were timed on the

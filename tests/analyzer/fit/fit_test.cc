@@ -279,6 +279,39 @@ TEST(FitLatency, CpuConvScratchPassInATrainingStepAndCallCost) {
   EXPECT_EQ(r.nodes[0].bound, ForecastBound::Memory);
 }
 
+// A MatMulInteger (A u8 64x128 by B s8 128x256 -> int32, a dynamically
+// quantized model's product) runs on the executor's int8 kernel: with an int8
+// curve fit prices its compute there. MACs 64 * 128 * 256 = 2,097,152, 2 ops
+// each; on a flat 400 G op/s int8 curve 4,194,304 / 4e11 = 1.048576e-5 s.
+// Without the curve: the fp32 curve (hand_ceilings: 25 GFLOP/s at n = 64),
+// so slower than that.
+TEST(FitLatency, IntegerContractionIsPricedOnTheInt8Curve) {
+  Model m;
+  m.opsets = {{"", 17}};
+  m.graph = NodeBuilder("MatMulInteger")
+                .input({64, 128}, DType::UInt8)
+                .weight({128, 256}, DType::Int8)
+                .output({64, 256}, DType::Int32)
+                .build();
+  AnalysisResult a = analyze_model(m);
+  a.model = std::make_shared<Model>(m);
+  DeviceCeilings c = hand_ceilings();
+  const FitReport fp32 = forecast_fit(a, c, {});
+  EXPECT_NE(fp32.nodes[0].op_cost, "int8");
+  EXPECT_GT(fp32.nodes[0].compute_seconds, 4194304.0 / 1e11);
+  MatmulCeiling int8;
+  int8.dtype = "int8";
+  int8.flops_per_second = 4e11;
+  int8.best_size = 1024;
+  int8.curve = {{1024, 4e11}};
+  c.matmul.push_back(int8);
+  const FitReport r = forecast_fit(a, c, {});
+  EXPECT_EQ(r.nodes[0].op_cost, "int8");
+  EXPECT_NEAR(r.nodes[0].compute_seconds, 1.048576e-5, 1e-15);
+  EXPECT_DOUBLE_EQ(r.nodes[0].compute_flops_per_second, 4e11);
+  EXPECT_GE(r.nodes[0].forward_seconds, r.nodes[0].compute_seconds + r.nodes[0].overhead_seconds);
+}
+
 // One node as an analysed model.
 AnalysisResult one_node_analysis(const NodeBuilder& b) {
   Model m;
