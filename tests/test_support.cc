@@ -144,6 +144,15 @@ LayerTiming subgraph_layer(int index, std::string name, std::string op, int dept
   return l;
 }
 
+MatmulCeiling flat_matmul_curve(const std::string& dtype, double rate) {
+  MatmulCeiling m;
+  m.dtype = dtype;
+  m.flops_per_second = rate;
+  m.best_size = 1024;
+  m.curve = {{1024, rate}};
+  return m;
+}
+
 DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source) {
   DeviceCeilings c;
   c.device_kind = "cpu";

@@ -83,6 +83,8 @@ LayerTiming subgraph_layer(int index, std::string name, std::string op, int dept
 // Ceilings of a 4-thread "Test CPU": `bandwidth` bytes/s and an fp32 matmul
 // peak of `peak` FLOP/s (no curve), from `source` ("measured", "datasheet: ...").
 DeviceCeilings cpu_ceilings(double bandwidth, double peak, const std::string& source = "measured");
+// A matmul curve of one point at n = 1024 (flat: every size prices at `rate`), e.g. an int8 curve.
+MatmulCeiling flat_matmul_curve(const std::string& dtype, double rate);
 
 // ProfileOptions for a short test run (timings are never asserted): one
 // thread, one warm-up run, at least `min_iterations` timed runs, at most

@@ -160,12 +160,7 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
   const FitReport fp32 = forecast_fit(a, c, FitOptions{});
   EXPECT_NE(fp32.nodes[2].op_cost, "int8");
-  MatmulCeiling int8;
-  int8.dtype = "int8";
-  int8.flops_per_second = 4e11;
-  int8.best_size = 1024;
-  int8.curve = {{1024, 4e11}};
-  c.matmul.push_back(int8);
+  c.matmul.push_back(test::flat_matmul_curve("int8", 4e11));
   const FitReport r = forecast_fit(a, c, FitOptions{});
   const NodeForecast& head = r.nodes[2];
   EXPECT_EQ(head.op_type, "Conv");

@@ -299,12 +299,7 @@ TEST(FitLatency, IntegerContractionIsPricedOnTheInt8Curve) {
   const FitReport fp32 = forecast_fit(a, c, {});
   EXPECT_NE(fp32.nodes[0].op_cost, "int8");
   EXPECT_GT(fp32.nodes[0].compute_seconds, 4194304.0 / 1e11);
-  MatmulCeiling int8;
-  int8.dtype = "int8";
-  int8.flops_per_second = 4e11;
-  int8.best_size = 1024;
-  int8.curve = {{1024, 4e11}};
-  c.matmul.push_back(int8);
+  c.matmul.push_back(test::flat_matmul_curve("int8", 4e11));
   const FitReport r = forecast_fit(a, c, {});
   EXPECT_EQ(r.nodes[0].op_cost, "int8");
   EXPECT_NEAR(r.nodes[0].compute_seconds, 1.048576e-5, 1e-15);
