@@ -13,6 +13,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/probe_graph.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
 
@@ -61,64 +62,26 @@ std::vector<GridPoint> grid(bool quick) {
 }
 
 // `copies` Convs of the point, each with a weight of its own, all reading the
-// one input (1 x C_in x H_in x H_in); every output is a graph output.
+// one input (1 x C_in x H_in x H_in); every output is a graph output. With
+// `residual`, each conv's output goes through an Add of a tensor of its own
+// (the executor makes it the group's sum post-op, as in a ResNet block).
 Model conv_model(const GridPoint& p, int copies, bool residual = false) {
-  Model m;
-  m.opsets = {{"", 17}};
-  Graph& g = m.graph;
-  g.name = "conv probe";
-  auto add = [&g](const std::string& name, const Dims& dims, TensorRole role) {
-    Tensor t;
-    t.name = name;
-    t.dtype = DType::Float;
-    t.role = role;
-    t.shape.rank_known = true;
-    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
-    g.tensors.push_back(std::move(t));
-    return int(g.tensors.size()) - 1;
-  };
+  ProbeGraph g;
   const int64_t pad = p.taps_side / 2;
   const int64_t h_in = p.h_out * p.stride;
-  const int x = add("x", {1, p.c_in, h_in, h_in}, TensorRole::Input);
-  g.inputs = {x};
+  const Dims out = {1, p.c_out, p.h_out, p.h_out};
+  const int x = g.input({1, p.c_in, h_in, h_in});
+  std::vector<int> outputs;
   for (int i = 0; i < copies; ++i) {
-    const int w = add("w" + std::to_string(i), {p.c_out, p.c_in, p.taps_side, p.taps_side}, TensorRole::Initializer);
-    g.initializers.push_back(w);
-    const int y = add("y" + std::to_string(i), {1, p.c_out, p.h_out, p.h_out}, TensorRole::Activation);
-    const int index = int(g.nodes.size());
-    Node n;
-    n.op_type = "Conv";
-    n.name = "conv_" + std::to_string(i);
-    n.inputs = {x, w};
-    n.outputs = {y};
-    n.attributes = {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
+    int y = g.node("Conv", {x, g.weight({p.c_out, p.c_in, p.taps_side, p.taps_side})}, out,
+                   {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
                     {"pads", Dims{pad, pad, pad, pad}},
-                    {"strides", Dims{p.stride, p.stride}}};
-    g.tensors[size_t(x)].consumers.push_back(index);
-    g.tensors[size_t(w)].consumers.push_back(index);
-    g.tensors[size_t(y)].producer = index;
-    g.nodes.push_back(std::move(n));
-    if (!residual) {
-      g.outputs.push_back(y);
-      continue;
-    }
-    // A residual Add of a tensor of its own (the executor makes it the
-    // group's sum post-op, as in a ResNet block).
-    const int r = add("r" + std::to_string(i), {1, p.c_out, p.h_out, p.h_out}, TensorRole::Input);
-    g.inputs.push_back(r);
-    const int z = add("z" + std::to_string(i), {1, p.c_out, p.h_out, p.h_out}, TensorRole::Activation);
-    Node sum;
-    sum.op_type = "Add";
-    sum.name = "add_" + std::to_string(i);
-    sum.inputs = {y, r};
-    sum.outputs = {z};
-    g.tensors[size_t(y)].consumers.push_back(index + 1);
-    g.tensors[size_t(r)].consumers.push_back(index + 1);
-    g.tensors[size_t(z)].producer = index + 1;
-    g.outputs.push_back(z);
-    g.nodes.push_back(std::move(sum));
+                    {"strides", Dims{p.stride, p.stride}}});
+    if (residual) y = g.node("Add", {y, g.input(out)}, out);
+    outputs.push_back(y);
   }
-  return m;
+  g.model.graph.outputs = std::move(outputs);
+  return g.model;
 }
 
 // Median seconds of one run of `model` on the executor (inference, fp32),

@@ -24,6 +24,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/probe_graph.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
 #include "profiler/run_context.hpp"
@@ -34,51 +35,6 @@ namespace modelstat::profiler {
 namespace {
 
 using Dims = std::vector<int64_t>;
-
-// A graph of known shapes built node by node, each node with one output that
-// becomes the graph's output (weights have no data: the executor's weight
-// store fills them from its fixed seed).
-class ProbeGraph {
- public:
-  ProbeGraph() { model.opsets = {{"", 17}}; }
-  int input(const Dims& dims) { return add("x" + std::to_string(model.graph.inputs.size()), dims, DType::Float, TensorRole::Input, true); }
-  int weight(const Dims& dims) { return add("w" + std::to_string(model.graph.initializers.size()), dims, DType::Float, TensorRole::Initializer, false); }
-  // Appends a node reading `inputs`; returns its output.
-  int node(const std::string& op, const std::vector<int>& inputs, const Dims& out_dims,
-           std::map<std::string, AttrValue> attributes = {}) {
-    Graph& g = model.graph;
-    const int index = int(g.nodes.size());
-    Node n;
-    n.op_type = op;
-    n.name = op + "_" + std::to_string(index);
-    n.inputs = inputs;
-    n.attributes = std::move(attributes);
-    for (int t : inputs) g.tensors[size_t(t)].consumers.push_back(index);
-    const int y = add("y" + std::to_string(index), out_dims, DType::Float, TensorRole::Activation, false);
-    g.tensors[size_t(y)].producer = index;
-    n.outputs = {y};
-    g.nodes.push_back(std::move(n));
-    g.outputs = {y};
-    return y;
-  }
-  Model model;
-
- private:
-  int add(const std::string& name, const Dims& dims, DType dtype, TensorRole role, bool is_input) {
-    Graph& g = model.graph;
-    Tensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.role = role;
-    t.shape.rank_known = true;
-    for (int64_t d : dims) t.shape.dims.push_back(Dim{d, {}});
-    g.tensors.push_back(std::move(t));
-    const int id = int(g.tensors.size()) - 1;
-    if (is_input) g.inputs.push_back(id);
-    if (role == TensorRole::Initializer) g.initializers.push_back(id);
-    return id;
-  }
-};
 
 // Sizes: tiny (fixed cost), large (per byte; several MB, past the caches a
 // core owns, as the activations of a CNN at batch 1).

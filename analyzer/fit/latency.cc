@@ -229,7 +229,6 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   f.compute_flops_per_second = rate;
   f.compute_seconds = flops / rate;
   f.memory_seconds = 0;
-  f.kernel_seconds = 0;
   f.scratch_seconds = 0;
   f.overhead_seconds = 0;
   // The sum post-op reads the residual while the conv writes its output.
