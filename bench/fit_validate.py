@@ -130,16 +130,37 @@ def model_path(name, workdir):
     return out
 
 
-def resolve_wide(name, workdir):
+def resolve_wide(name, workdir, batch=1):
     path, flags = MODELS[name]
+    # Above batch 1 a torchvision model (the /tmp/b14 exports fix their batch at 1) is exported
+    # again with a symbolic batch dim, NAME.dynamic.onnx in --workdir.
+    if batch > 1 and path.startswith(B14 + "/") and name != "bert_encoder":
+        path = "torchvision:" + name
     if path.startswith("torchvision:") or path.startswith("qdq:"):
         kind, tv = path.split(":", 1)
-        path = os.path.join(workdir, (tv if kind == "torchvision" else name) + ".onnx")
+        stem = (tv if kind == "torchvision" else name) + (".dynamic" if batch > 1 else "")
+        path = os.path.join(workdir, stem + ".onnx")
         if not os.path.exists(path):
             script = (os.path.join(ROOT, "tests", "e2e", "export_torchvision.py") if kind == "torchvision"
                       else os.path.join(HERE, "make_qdq_model.py"))
-            subprocess.run([sys.executable, script, tv, path], check=True, stdout=subprocess.DEVNULL)
+            extra = ["--dynamic-batch"] if batch > 1 else []
+            subprocess.run([sys.executable, script, tv, path, *extra], check=True, stdout=subprocess.DEVNULL)
     return path, flags
+
+
+def with_batch(flags, batch):
+    """The npm models' --input specs (NAME:1xCxHxW) at `batch`: their leading 1 becomes the batch,
+    as --default-batch binds a symbolic batch dim. A model whose graph fixes its batch at 1 then
+    fails to bind and is reported as skipped, not measured at the wrong batch."""
+    if batch == 1:
+        return list(flags)
+    out = list(flags)
+    for i in range(len(out) - 1):
+        if out[i] == "--input":
+            name, dims = out[i + 1].rsplit(":", 1)
+            if dims.startswith("1x"):
+                out[i + 1] = f"{name}:{batch}x{dims[2:]}"
+    return out
 
 
 def run_json(cmd, ok_codes=(0, 3)):
@@ -235,18 +256,22 @@ def wide(args):
             skipped.append((name, "not in " + " ".join(args.measured)))
             continue
         try:
-            path, flags = resolve_wide(name, args.workdir)
+            path, flags = resolve_wide(name, args.workdir, args.batch)
         except Exception as e:  # noqa: BLE001 - a model that cannot be built is reported, not fatal
             skipped.append((name, f"not built: {e}"))
             continue
         if not os.path.exists(path):
             skipped.append((name, f"missing {path}"))
             continue
-        bind = flags + ["--default-batch", str(args.batch)]
+        bind = with_batch(flags, args.batch) + ["--default-batch", str(args.batch)]
         lock = ["flock", args.lock] if args.lock else []
         try:
             fit = run_json([args.modelstat, "fit", path, *bind, *ceilings, "-f", "json"])
             analysis = run_json([args.modelstat, path, *bind, "-f", "json"])
+            if args.batch > 1:
+                one = run_json([args.modelstat, path, *flags, "--default-batch", "1", "-f", "json"])
+                if one["totals"]["flops"] == analysis["totals"]["flops"]:
+                    raise RuntimeError(f"the model fixes its batch: batch {args.batch} has batch 1's FLOPs")
             medians = measured[name]["runs_s"] if name in measured else [run_json(lock + [args.modelstat, "profile", path, *bind, "--threads", str(args.threads),
                                         "--no-layers", "--min-time", args.min_time, "-f", "json"],
                                 ok_codes=(0,))["whole"]["median_s"] for _ in range(args.repeats)]

@@ -6,10 +6,11 @@ and zero point calibrated on random images, an int8 weight initializer with a
 symmetric per-output-channel scale behind a DequantizeLinear (axis 0), and an
 int32 bias (scale x_scale * w_scale) behind a DequantizeLinear.
 
-    /usr/bin/python3 bench/make_qdq_model.py resnet18 OUT.onnx [--fp32 FP32_OUT.onnx]
+    /usr/bin/python3 bench/make_qdq_model.py resnet18 OUT.onnx [--fp32 FP32_OUT.onnx] [--dynamic-batch]
 
-The fp32 model (torch.onnx.export, opset 13, batch 1, 224x224) is the one
-quantized; --fp32 keeps it for a side-by-side run. Calibration: the min/max of
+The fp32 model (torch.onnx.export, opset 13, batch 1, 224x224; --dynamic-batch:
+a symbolic batch dim "batch") is the one quantized; --fp32 keeps it for a
+side-by-side run. Calibration: the min/max of
 each quantized activation over 8 random N(0,1) images, run through the same
 torch module with forward hooks (Conv and Linear inputs in execution order,
 which is the order of the exported Conv/Gemm nodes).
@@ -23,7 +24,7 @@ import torchvision
 from onnx import TensorProto, helper, numpy_helper
 
 
-def export_fp32(name, path):
+def export_fp32(name, path, dynamic_batch=False):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(weights=None).eval()
     ranges = []
@@ -45,7 +46,8 @@ def export_fp32(name, path):
     for h in handles:
         h.remove()
     torch.onnx.export(model, torch.randn(1, 3, 224, 224), path, opset_version=13, input_names=["x"],
-                      output_names=["y"], do_constant_folding=True)
+                      output_names=["y"], do_constant_folding=True,
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}} if dynamic_batch else None)
     return list(zip(lo, hi))
 
 
@@ -159,7 +161,7 @@ def main(argv):
         return 2
     name, out = argv[0], argv[1]
     fp32 = argv[argv.index("--fp32") + 1] if "--fp32" in argv else out + ".fp32.onnx"
-    ranges = export_fp32(name, fp32)
+    ranges = export_fp32(name, fp32, "--dynamic-batch" in argv)
     quantize(fp32, ranges, out)
     return 0
 

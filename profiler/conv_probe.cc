@@ -26,8 +26,10 @@ using Dims = std::vector<int64_t>;
 struct GridPoint {
   std::string kind;
   int64_t c_in = 0, c_out = 0, h_out = 0, taps_side = 1, stride = 1;
+  bool depthwise = false;  // group = c_in = c_out: one input channel per output channel
+  int64_t weight_c_in() const { return depthwise ? 1 : c_in; }
   double flops() const {
-    return 2.0 * double(c_in) * double(c_out) * double(taps_side * taps_side) * double(h_out * h_out);
+    return 2.0 * double(weight_c_in()) * double(c_out) * double(taps_side * taps_side) * double(h_out * h_out);
   }
 };
 
@@ -58,14 +60,29 @@ std::vector<GridPoint> grid(bool quick) {
           if (p.flops() <= kMaxSampleFlops) points.push_back(p);
         }
   }
+  // Depthwise (MobileNet, EfficientNet): 3x3 and 5x5, stride 1 and 2, channels
+  // 32-512; a channel count's largest sizes left out where no network has
+  // them (an output above 2M values).
+  const Dims channels = quick ? Dims{32, 512} : Dims{32, 128, 512};
+  for (const char* kind : {"dw", "dw/s2"})
+    for (int64_t side : {3, 5})
+      for (int64_t c : channels)
+        for (int64_t h : sizes) {
+          if (c * h * h > (int64_t(1) << 21)) continue;
+          points.push_back(GridPoint{kind, c, c, h, side, std::string(kind) == "dw/s2" ? 2 : 1, true});
+        }
   return points;
 }
 
+// What follows each conv of a probe model, inside its group.
+enum class After { Nothing, Residual, Silu };
+
 // `copies` Convs of the point, each with a weight of its own, all reading the
-// one input (1 x C_in x H_in x H_in); every output is a graph output. With
-// `residual`, each conv's output goes through an Add of a tensor of its own
-// (the executor makes it the group's sum post-op, as in a ResNet block).
-Model conv_model(const GridPoint& p, int copies, bool residual = false) {
+// one input (1 x C_in x H_in x H_in); every output is a graph output. After
+// each conv, `Residual`: an Add of a tensor of its own (the executor makes it
+// the group's sum post-op, as in a ResNet block); `Silu`: Sigmoid and Mul, x *
+// sigmoid(x) (the group's trailing SiLU, as in EfficientNet).
+Model conv_model(const GridPoint& p, int copies, After after = After::Nothing) {
   ProbeGraph g;
   const int64_t pad = p.taps_side / 2;
   const int64_t h_in = p.h_out * p.stride;
@@ -73,11 +90,13 @@ Model conv_model(const GridPoint& p, int copies, bool residual = false) {
   const int x = g.input({1, p.c_in, h_in, h_in});
   std::vector<int> outputs;
   for (int i = 0; i < copies; ++i) {
-    int y = g.node("Conv", {x, g.weight({p.c_out, p.c_in, p.taps_side, p.taps_side})}, out,
+    int y = g.node("Conv", {x, g.weight({p.c_out, p.weight_c_in(), p.taps_side, p.taps_side})}, out,
                    {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
                     {"pads", Dims{pad, pad, pad, pad}},
-                    {"strides", Dims{p.stride, p.stride}}});
-    if (residual) y = g.node("Add", {y, g.input(out)}, out);
+                    {"strides", Dims{p.stride, p.stride}},
+                    {"group", p.depthwise ? p.c_in : int64_t(1)}});
+    if (after == After::Residual) y = g.node("Add", {y, g.input(out)}, out);
+    if (after == After::Silu) y = g.node("Mul", {y, g.node("Sigmoid", {y}, out)}, out);
     outputs.push_back(y);
   }
   g.model.graph.outputs = std::move(outputs);
@@ -115,7 +134,7 @@ CeilingsPlan light_plan(const CeilingsPlan& plan) {
 }
 
 int cold_copies(const GridPoint& p) {
-  const int64_t per_copy = 4 * (p.c_out * p.c_in * p.taps_side * p.taps_side + p.c_out * p.h_out * p.h_out);
+  const int64_t per_copy = 4 * (p.c_out * p.weight_c_in() * p.taps_side * p.taps_side + p.c_out * p.h_out * p.h_out);
   return int(std::clamp<int64_t>(kColdBytes / std::max<int64_t>(1, per_copy), 1, kMaxCopies));
 }
 
@@ -137,7 +156,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
       s.kind = p.kind;
       s.m = p.h_out * p.h_out;
       s.n = p.c_out;
-      s.k = p.c_in * p.taps_side * p.taps_side;
+      s.k = p.weight_c_in() * p.taps_side * p.taps_side;
       s.flops_per_second = p.flops() * copies / seconds;
       out.push_back(std::move(s));
     } catch (const std::exception& e) {
@@ -147,21 +166,36 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
   return out;
 }
 
-double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+namespace {
+
+// What `after` adds to a 1x1 conv of 64 -> 256 channels at 56 x 56 (a 3 MiB
+// output), per byte of that output: the group timed with and without it, in
+// cold copies as the samples.
+double post_op_cost(Device& device, const CeilingsPlan& plan, After after, const std::string& what,
+                    std::vector<std::string>& notes) {
   if (!device.torch_device().is_cpu()) return 0;
   const CeilingsPlan light = light_plan(plan);
-  // A 1x1 conv 64 -> 256 channels at 56 x 56: a 3 MiB output and residual.
   const GridPoint p{"1x1", 64, 256, 56, 1, 1};
   try {
     const int copies = cold_copies(p);
-    const double plain = time_model(device, light, conv_model(p, copies), "conv residual: without", notes);
-    const double with = time_model(device, light, conv_model(p, copies, true), "conv residual: with", notes);
-    const double residual_bytes = 4.0 * double(p.c_out * p.h_out * p.h_out) * copies;
-    return std::max(0.0, with - plain) / residual_bytes;
+    const double plain = time_model(device, light, conv_model(p, copies), "conv " + what + ": without", notes);
+    const double with = time_model(device, light, conv_model(p, copies, after), "conv " + what + ": with", notes);
+    const double output_bytes = 4.0 * double(p.c_out * p.h_out * p.h_out) * copies;
+    return std::max(0.0, with - plain) / output_bytes;
   } catch (const std::exception& e) {
-    notes.push_back("conv residual cost: not measured (" + first_line(e) + ")");
+    notes.push_back("conv " + what + " cost: not measured (" + first_line(e) + ")");
     return 0;
   }
+}
+
+}  // namespace
+
+double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  return post_op_cost(device, plan, After::Residual, "residual", notes);
+}
+
+double measure_conv_silu_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  return post_op_cost(device, plan, After::Silu, "SiLU", notes);
 }
 
 }  // namespace modelstat::profiler

@@ -15,7 +15,8 @@ namespace modelstat::profiler {
 
 // Times one Conv of each grid point (kinds "1x1", "kxk", "kxk/s2"; input and
 // output channels and output size on a grid, products above 1 GFLOP left
-// out; `quick`: a coarser grid) as the executor runs it in a model: oneDNN
+// out; depthwise "dw", "dw/s2", 3x3 and 5x5, 32-512 channels; `quick`: a
+// coarser grid) as the executor runs it in a model: oneDNN
 // with its weights prepacked, the input channels-last, several copies with
 // weights of their own run in turn so that a weight is not in cache when its
 // conv runs (as in a model whose weights exceed the caches). CPU only; a
@@ -27,5 +28,10 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
 // residual it reads: a 1x1 conv of 64 -> 256 channels at 56 x 56 with and
 // without one, in cold copies as above. CPU only (0 elsewhere or on failure).
 double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
+
+// What a Conv group's trailing SiLU (Sigmoid and Mul, x * sigmoid(x); the
+// executor's own pass after the oneDNN kernel, profiler/ops/silu.hpp) adds per
+// byte of the group's output: the same conv with and without one.
+double measure_conv_silu_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
 
 }  // namespace modelstat::profiler

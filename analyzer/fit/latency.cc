@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <variant>
 
 #include "analyzer/fit/op_classes.hpp"
 #include "analyzer/op_traits.hpp"
@@ -210,18 +211,42 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
 void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
   const Graph& g = p.graph;
   if (p.options.train || p.options.compute_dtype != "fp32" || node.op_type != "Conv" || !node.domain.empty()) return;
-  if (node.attr_int("group", 1) != 1 || node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() ||
-      node.outputs[0] < 0)
-    return;
+  if (node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() || node.outputs[0] < 0) return;
   const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
   const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
   if (w.size() != 4 || y.size() != 4) return;  // the samples are 2-D convolutions
+  // One group, or depthwise (one input channel per output channel); other
+  // grouped convs keep the rules of forecast_node.
+  const int64_t groups = node.attr_int("group", 1);
+  const bool depthwise = groups > 1 && w[1] == 1 && w[0] == groups;
+  if (groups != 1 && !depthwise) return;
   const int64_t taps = w[2] * w[3];
   const auto strides = node.attr_ints("strides");
   const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
-  const char* kind = taps == 1 ? "1x1" : strided ? "kxk/s2" : "kxk";
+  const char* kind = depthwise ? (strided ? "dw/s2" : "dw") : taps == 1 ? "1x1" : strided ? "kxk/s2" : "kxk";
   const double m = double(y[0]) * double(y[2]) * double(y[3]);
   const double n = double(w[0]), k = double(w[1]) * double(taps);
+  // A trailing SiLU runs as one more pass over the output after the kernel
+  // (profiler/ops/post_ops.hpp, split_trailing_silu).
+  const auto* spec = std::get_if<ConvKernelSpec>(&group.spec);
+  const bool silu = spec && !spec->post_ops.empty() && spec->post_ops.back().kind == FusedPostOp::Kind::Swish;
+  const double silu_seconds = silu ? double(tensor_bytes(g, group.output)) * p.ceilings.conv_silu_seconds_per_byte : 0.0;
+  if (depthwise) {
+    // The depthwise op class (forecast_node's price) was measured on a 3x3
+    // depthwise conv in a model's place; its line in bytes cannot see the
+    // taps. Other taps: the class's price scaled by the samples' ratio of a
+    // conv with these taps to a 3x3 at the same M, N and stride.
+    if (taps != 9) {
+      const double r9 = p.ceilings.conv_flops_at(kind, m, n, 9.0);
+      const double rt = p.ceilings.conv_flops_at(kind, m, n, k);
+      if (r9 > 0 && rt > 0) f.kernel_seconds *= (double(taps) / 9.0) * r9 / rt;
+    }
+    const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
+    f.kernel_seconds += silu_seconds;
+    f.forward_seconds = roofline + silu_seconds + f.scratch_seconds + f.overhead_seconds + f.fresh_seconds;
+    return;
+  }
+  // Ceilings without samples of this kind keep the rules of forecast_node.
   const double rate = p.ceilings.conv_flops_at(kind, m, n, k);
   if (rate <= 0) return;
   const double flops = 2.0 * m * n * k;
@@ -233,7 +258,7 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   f.overhead_seconds = 0;
   // The sum post-op reads the residual while the conv writes its output.
   const int residual = group.inputs.size() > 1 ? group.inputs[1] : -1;
-  f.kernel_seconds = double(tensor_bytes(g, residual)) * p.ceilings.conv_residual_seconds_per_byte;
+  f.kernel_seconds = double(tensor_bytes(g, residual)) * p.ceilings.conv_residual_seconds_per_byte + silu_seconds;
   f.forward_seconds = f.compute_seconds + f.kernel_seconds + f.fresh_seconds;
   f.bound = ForecastBound::Compute;
 }

@@ -44,14 +44,17 @@ void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group
 // have one.
 void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast& f);
 
-// The head of an fp32 Conv group on the CPU (group 1, not a depthwise conv):
-// re-prices `f` at the rate of the device's conv samples of its kind nearest
-// its M x N x K (DeviceCeilings::conv_flops_at), which were timed on the
-// executor's own kernel with their call cost and cold weights in, so no
-// scratch pass, call cost or memory term is added. Leaves `f` as it is when
-// the ceilings have no sample of its kind (saved before schema 2.2). A
-// group with a residual Add adds its residual's bytes at the device's
-// measured cost per residual byte.
+// The head of an fp32 Conv group on the CPU. Group 1: re-prices `f` at the
+// rate of the device's conv samples of its kind nearest its M x N x K
+// (DeviceCeilings::conv_flops_at), which were timed on the executor's own
+// kernel with their call cost and cold weights in, so no scratch pass, call
+// cost or memory term is added; leaves `f` as it is when the ceilings have no
+// sample of its kind (saved before schema 2.2). A residual Add adds its
+// residual's bytes at the device's measured cost per residual byte.
+// Depthwise (group = C_in = C_out): keeps its op class price (measured on a
+// 3x3), scaled for other taps by the depthwise samples' ratio of its taps to
+// 3x3 at its M, N and stride (schema 2.3). Either: a trailing SiLU adds its
+// output's bytes at the measured cost of that pass.
 void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
 
 // The optimizer update of a training step: sets optimizer_seconds and

@@ -24,7 +24,8 @@ namespace modelstat {
 // machine peak, no longer the matmul curve's best point, which stays as the
 // "achievable" roof; a 1.x file (no machine roofs) still loads, and its
 // reports fall back to the matmul peak, saying so. 2.2: conv_samples (optional).
-const char* const kCeilingsSchemaVersion = "2.2";
+// 2.3: depthwise conv samples ("dw", "dw/s2") and conv_silu_seconds_per_byte (optional).
+const char* const kCeilingsSchemaVersion = "2.3";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -290,6 +291,7 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["op_costs"] = c.op_costs;
   j["conv_samples"] = c.conv_samples;
   j["conv_residual_seconds_per_byte"] = c.conv_residual_seconds_per_byte;
+  j["conv_silu_seconds_per_byte"] = c.conv_silu_seconds_per_byte;
   j["optimizer_costs"] = c.optimizer_costs;
   j["compute_roofs"] = c.compute_roofs;
   j["memory_levels"] = c.memory_levels;
@@ -334,6 +336,7 @@ void from_json(const Json& j, DeviceCeilings& c) {
   c.op_costs = optional_records<OpCost>(j, "op_costs");
   c.conv_samples = optional_records<ConvSample>(j, "conv_samples");
   c.conv_residual_seconds_per_byte = json_number_or(j, "conv_residual_seconds_per_byte", cost, 0.0);
+  c.conv_silu_seconds_per_byte = json_number_or(j, "conv_silu_seconds_per_byte", cost, 0.0);
   c.optimizer_costs = optional_records<OptimizerUpdateCost>(j, "optimizer_costs");
   c.compute_roofs = optional_records<ComputeRoof>(j, "compute_roofs");
   c.memory_levels = optional_records<MemoryLevel>(j, "memory_levels");

@@ -34,7 +34,9 @@ struct MatmulCeiling {
 // group of the same kind at the rate of the samples nearest its (M, N, K)
 // (DeviceCeilings::conv_flops_at; docs/FIT.md, "Convolution samples").
 struct ConvSample {
-  std::string kind;                  // "1x1" (any stride), "kxk" (taps > 1, stride 1), "kxk/s2" (taps > 1, strided)
+  // "1x1" (any stride), "kxk" (taps > 1, stride 1), "kxk/s2" (taps > 1, strided);
+  // depthwise (group = C_in = C_out, K = taps): "dw" (stride 1), "dw/s2" (strided; schema 2.3)
+  std::string kind;
   int64_t m = 0, n = 0, k = 0;
   double flops_per_second = 0;       // 2 M N K over the median time of one group, call costs included
 };
@@ -149,6 +151,10 @@ struct DeviceCeilings {
   // What a Conv group's residual Add (a oneDNN sum post-op) costs per byte of
   // the residual it reads, beyond the conv (0: not measured; schema 2.2).
   double conv_residual_seconds_per_byte = 0;
+  // What a Conv group's trailing SiLU (x * sigmoid(x), the executor's own pass
+  // after the kernel) costs per byte of the group's output (0: not measured;
+  // schema 2.3).
+  double conv_silu_seconds_per_byte = 0;
   std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
   // Host memory handed out fresh by the OS (schema 1.3; 0: none or not
   // measured). On the CPU, glibc serves an allocation above its mmap threshold

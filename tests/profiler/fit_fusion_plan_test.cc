@@ -137,6 +137,52 @@ TEST(FitFusionPlan, ConvGroupIsPricedOnTheConvSamplesOfItsKindWithItsResidual) {
   EXPECT_NEAR(f.latency.forward_seconds, 3.2768e-6 + 8.192e-7, 1e-15);
 }
 
+// A depthwise 5x5 Conv at stride 2 (x 1x16x16x16, w 16x1x5x5, group 16, pad
+// 2: output 1x16x8x8) followed by Sigmoid and Mul (SiLU) runs as one group
+// whose SiLU is a pass over the output after the kernel. fit prices it at the
+// depthwise op class's line (measured on a 3x3): its bytes, input 16,384 +
+// weight 1,600 + output 4,096 = 22,080, at 1e-9 s a byte 2.208e-5 s, plus the
+// class's 1e-6 s fixed cost; the SiLU over the 4,096-byte output at 2e-10 s a
+// byte adds 8.192e-7 s. With depthwise samples of its kind (dw/s2) at its M =
+// 64 positions and N = 16 channels, 3x3 (K = 9) at 2e9 FLOP/s and 5x5 (K =
+// 25) at 4e9, the class's line is scaled by 25/9 x 2e9/4e9 = 25/18: the 5x5
+// does 25/9 of the work at twice the rate. Samples of the other kind (dw,
+// stride 1) do not scale it.
+TEST(FitFusionPlan, DepthwiseConvGroupIsPricedOnItsClassScaledByItsTapsWithItsTrailingSilu) {
+  IrModel m;
+  const int x = m.input("x", {1, 16, 16, 16});
+  const int y = m.node("Conv", {x, m.weight("w", at::ones({16, 1, 5, 5}))}, 1,
+                       {{"group", int64_t(16)}, {"kernel_shape", std::vector<int64_t>{5, 5}},
+                        {"pads", std::vector<int64_t>{2, 2, 2, 2}}, {"strides", std::vector<int64_t>{2, 2}}})[0];
+  const int s = m.node("Sigmoid", {y})[0];
+  const int z = m.node("Mul", {y, s})[0];
+  for (int t : {y, s, z}) m.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 16, 8, 8});
+  m.output(z);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  OpCost depthwise;
+  depthwise.op = "Conv/depthwise";
+  depthwise.fixed_seconds = 1e-6;
+  depthwise.seconds_per_byte = 1e-9;
+  c.op_costs = {depthwise};
+  c.conv_silu_seconds_per_byte = 2e-10;
+  c.conv_samples = {{"dw", 64, 16, 9, 1e9}, {"dw", 64, 16, 25, 8e9}};
+  const FitReport plain = forecast_fit(a, c, FitOptions{});
+  ASSERT_EQ(plain.nodes.size(), 3u);
+  EXPECT_EQ(plain.nodes[0].op_cost, "Conv/depthwise");
+  EXPECT_NEAR(plain.nodes[0].kernel_seconds, 2.208e-5 + 8.192e-7, 1e-15);
+  EXPECT_NEAR(plain.nodes[0].forward_seconds, 2.208e-5 + 1e-6 + 8.192e-7, 1e-15);
+  c.conv_samples.push_back({"dw/s2", 64, 16, 9, 2e9});
+  c.conv_samples.push_back({"dw/s2", 64, 16, 25, 4e9});
+  const FitReport f = forecast_fit(a, c, FitOptions{});
+  const NodeForecast& head = f.nodes[0];
+  EXPECT_EQ(head.op_cost, "Conv/depthwise");
+  EXPECT_NEAR(head.kernel_seconds, 2.208e-5 * 25.0 / 18.0 + 8.192e-7, 1e-15);
+  EXPECT_NEAR(head.forward_seconds, 2.208e-5 * 25.0 / 18.0 + 1e-6 + 8.192e-7, 1e-15);
+  EXPECT_EQ(f.nodes[1].op_cost, "fused");
+  EXPECT_EQ(f.nodes[2].op_cost, "fused");
+}
+
 // A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
 // with an int8 curve in the ceilings fit prices it there. By hand: MACs =
 // 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve

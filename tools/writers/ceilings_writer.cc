@@ -164,7 +164,7 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
     // prices a Conv group at its nearest samples'; docs/FIT.md).
     out << "\nConvolution samples (fp32 Conv groups on modelstat's executor, weights cold; GFLOP/s)\n";
     TextTable conv({{"kind", Align::Left}, {"samples"}, {"slowest"}, {"median"}, {"fastest"}});
-    for (const char* kind : {"1x1", "kxk", "kxk/s2"}) {
+    for (const char* kind : {"1x1", "kxk", "kxk/s2", "dw", "dw/s2"}) {
       std::vector<double> rates;
       for (const auto& s : c.conv_samples)
         if (s.kind == kind) rates.push_back(s.flops_per_second / 1e9);
@@ -177,6 +177,8 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
     if (c.conv_residual_seconds_per_byte > 0)
       out << fmt::format("  residual Add (sum post-op): {:.3g} ns per byte of residual\n",
                          c.conv_residual_seconds_per_byte * 1e9);
+    if (c.conv_silu_seconds_per_byte > 0)
+      out << fmt::format("  SiLU after the kernel: {:.3g} ns per byte of output\n", c.conv_silu_seconds_per_byte * 1e9);
   }
   if (!c.optimizer_costs.empty()) {
     out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";
