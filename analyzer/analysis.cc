@@ -69,9 +69,10 @@ int64_t weight_values(const Tensor& t, int packed_bits) {
 // first reader's), over the graph and its subgraphs.
 void collect_packed_weights(const Graph& g, std::map<const Tensor*, int>& bits) {
   for (const Node& node : g.nodes) {
-    for (size_t k = 0; k < node.inputs.size(); ++k)
-      if (const int b = node.inputs[k] >= 0 ? op_packed_weight_bits(node, k) : 0)
-        bits.emplace(&g.tensors[size_t(node.inputs[k])], b);
+    // Only one input can be packed: the op's record is looked up once a node.
+    const int k = op_packed_weight_input(node);
+    if (k >= 0 && size_t(k) < node.inputs.size() && node.inputs[size_t(k)] >= 0)
+      if (const int b = op_packed_weight_bits(node, size_t(k))) bits.emplace(&g.tensors[size_t(node.inputs[size_t(k)])], b);
     for (const auto& sub : node.subgraphs()) collect_packed_weights(*sub, bits);
   }
 }
