@@ -1,10 +1,7 @@
 // `modelstat analyze model.onnx` (also `modelstat model.onnx`): the static
 // analysis, written in one format. Shared by the binary and the Python module.
 #include <malloc.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -18,29 +15,6 @@
 namespace modelstat::cli {
 
 namespace {
-
-// Grows the heap now by `bytes` of address space (not memory: nothing is
-// touched) and asks the kernel for transparent huge pages there
-// (MADV_HUGEPAGE; the kernel's default THP mode "madvise" grants them only
-// where asked). The parsed model, the IR and the rows of a 100k-node graph
-// first-touch ~140 MB of heap: 36,000 page faults of 4 KiB (a quarter of
-// the run's CPU time) become ~70 of 2 MiB. Where THP is off, or the heap
-// cannot grow, this changes nothing but the address space.
-void advise_huge_heap(size_t bytes) {
-  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-  mallopt(M_TOP_PAD, int(bytes));
-  // Larger than the heap's free top at start-up (and under the mmap
-  // threshold): malloc extends the heap by it plus the pad.
-  void* block = std::malloc(size_t(16) << 20);
-  const auto begin = reinterpret_cast<uintptr_t>(block);
-  std::free(block);
-  mallopt(M_TOP_PAD, 128 << 10);  // glibc's default again
-  const auto end = reinterpret_cast<uintptr_t>(sbrk(0));
-  if (block == nullptr || end == uintptr_t(-1) || begin >= end) return;  // not from the heap
-  const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t last = end & ~(kHuge - 1);
-  if (first < last) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-}
 
 struct AnalyzeArgs {
   ModelArgs model;
@@ -90,7 +64,6 @@ void add_analyze_command(CLI::App& app, std::vector<Command>& commands, bool exi
       // on a 100k-node graph. Not in the Python module: its process lives on.
       mallopt(M_MMAP_THRESHOLD, 32 << 20);
       mallopt(M_TRIM_THRESHOLD, 1 << 30);
-      advise_huge_heap(size_t(512) << 20);
     }
     const AnalysisResult result = args->compute();
     ReportOptions ro = args->report_options();
