@@ -110,6 +110,7 @@ class TableWriter final : public AnalysisWriter {
                         {"bytes"},
                         {"%FLOPs"},
                         {"st", Align::Left}});
+      layers.reserve(r.nodes.size() + r.subgraph_nodes.size(), 128);
       FormatMemo counts, bytes, shares;
       const auto count_text = [&](int64_t v) -> const std::string& { return counts.get(v, human_count); };
       const auto share_of_flops = [&t](int64_t flops) { return percent(flops, t.flops); };
