@@ -66,7 +66,7 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   size_t outputs = 0;
   for (const auto& node : graph.node()) outputs += size_t(node.output_size());
   Producers producer(outputs);
-  PrefetchedHashes ahead;  // of the outputs of nodes i + 1 .. i + kPrefetchAhead
+  PrefetchedHashes ahead;  // of the names of nodes i .. i + kPrefetchAhead, in order
   for (int i = 0; i < std::min(n, kPrefetchAhead); ++i)
     for (const auto& o : graph.node(i).output()) ahead.push(producer, o);
   for (int i = 0; i < n; ++i) {
