@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 #include <variant>
 
@@ -68,9 +69,10 @@ int64_t weight_values(const Tensor& t, int packed_bits) {
 // first reader's), over the graph and its subgraphs.
 void collect_packed_weights(const Graph& g, std::map<const Tensor*, int>& bits) {
   for (const Node& node : g.nodes) {
-    for (size_t k = 0; k < node.inputs.size(); ++k)
-      if (const int b = node.inputs[k] >= 0 ? op_packed_weight_bits(node, k) : 0)
-        bits.emplace(&g.tensors[size_t(node.inputs[k])], b);
+    // Only one input can be packed: the op's record is looked up once a node.
+    const int k = op_packed_weight_input(node);
+    if (k >= 0 && size_t(k) < node.inputs.size() && node.inputs[size_t(k)] >= 0)
+      if (const int b = op_packed_weight_bits(node, size_t(k))) bits.emplace(&g.tensors[size_t(node.inputs[size_t(k)])], b);
     for (const auto& sub : node.subgraphs()) collect_packed_weights(*sub, bits);
   }
 }
@@ -90,8 +92,9 @@ class GraphCoster {
   NodeCost cost_node(const Graph& g, const Node& node, std::vector<bool>& weight_counted, int* subgraph_nodes,
                      const std::string& path, std::vector<NodeReport>* rows) {
     NodeCost cost;
-    const int64_t opset = model_.opset_version(node.domain);
-    const cost::CostRule* rule = cost::find_rule(node.domain, node.op_type, opset);
+    const OpRule op_rule = rule_of(node);
+    const int64_t opset = op_rule.opset;
+    const cost::CostRule* rule = op_rule.rule;
     bool sizes_known = true;
     std::string unknown_tensor;
     int64_t read = 0, weight = 0, written = 0;
@@ -336,6 +339,11 @@ class GraphCoster {
   // A node's row without its cost: name, op, shapes, dtype.
   static NodeReport describe_node(const Graph& g, const Node& node, const std::string& name) {
     NodeReport row;
+    describe_into(g, node, name, row);
+    return row;
+  }
+  // The same into a row in place (a top-level row is made where it stays).
+  static void describe_into(const Graph& g, const Node& node, const std::string& name, NodeReport& row) {
     row.name = name;
     row.op_type = node.op_type;
     row.domain = node.domain;
@@ -349,7 +357,6 @@ class GraphCoster {
         break;
       }
     if (!node.inputs.empty() && node.inputs[0] >= 0) row.operand_dtype = operand_dtype(g, node.inputs[0]);
-    return row;
   }
 
   // What a node multiplies: its first input's dtype, or for a float input
@@ -369,8 +376,27 @@ class GraphCoster {
 
 
  private:
+  // The model's opset of the node's domain and find_rule's record for it:
+  // the same for every node of one op, so an op of the default domain is
+  // looked up once (a 100k-node graph has a handful of op types).
+  struct OpRule {
+    int64_t opset = 0;
+    const cost::CostRule* rule = nullptr;
+  };
+  OpRule rule_of(const Node& node) {
+    auto lookup = [&] {
+      const int64_t opset = model_.opset_version(node.domain);
+      return OpRule{opset, cost::find_rule(node.domain, node.op_type, opset)};
+    };
+    if (!node.domain.empty()) return lookup();
+    auto [it, inserted] = default_domain_rules_.try_emplace(node.op_type);
+    if (inserted) it->second = lookup();
+    return it->second;
+  }
+
   int depth_ = 0;  // subgraph nesting of the node being costed
   const Model& model_;
+  std::unordered_map<std::string, OpRule> default_domain_rules_;
 };
 
 GraphValue describe(const Tensor& t) { return GraphValue{t.name, dtype_name(t.dtype), t.shape}; }
@@ -425,9 +451,9 @@ AnalysisResult analyze_model(const Model& model) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     sub_rows.clear();
-    NodeReport row;
+    NodeReport& row = r.nodes.emplace_back();  // reserved: stays where it is
     try {
-      row = GraphCoster::describe_node(g, node, node.name);
+      GraphCoster::describe_into(g, node, node.name, row);
       row.index = int(i);
       row.cost = coster.cost_node(g, node, weight_counted, &row.subgraph_nodes, node.name, &sub_rows);
     } catch (const Error& e) {
@@ -464,7 +490,6 @@ AnalysisResult analyze_model(const Model& model) {
     op.flops = sat_add(op.flops, c.flops);
     op.bytes = sat_add(op.bytes, c.bytes());
     if (c.status != CostStatus::Exact) op.unknown++;
-    r.nodes.push_back(std::move(row));
   }
 
   for (auto& n : coster.control_flow_notices()) r.notices.push_back(std::move(n));

@@ -37,6 +37,8 @@ bool op_input_is_constant(const Graph& g, const Node& n, size_t k) {
   return false;
 }
 
+int op_packed_weight_input(const Node& n) { return traits_of(n).packed_weight_input; }
+
 int op_packed_weight_bits(const Node& n, size_t k) {
   const int input = traits_of(n).packed_weight_input;
   if (input < 0 || size_t(input) != k) return 0;

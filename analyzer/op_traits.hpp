@@ -43,6 +43,9 @@ bool op_input_is_constant(const Graph& graph, const Node& node, size_t k);
 // Bits per value when input `k` of `node` holds weights bit-packed in bytes
 // (MatMulNBits' B: its `bits` attribute, default 4); 0 when it does not.
 int op_packed_weight_bits(const Node& node, size_t k);
+// The one input that can hold bit-packed weights (op_packed_weight_bits is 0
+// for every other), or -1 when the op has none.
+int op_packed_weight_input(const Node& node);
 
 // Whether a BatchNormalization or Dropout node runs in training mode, by the
 // rule of the opset the model imports (`opset`), which changed twice; the one

@@ -1,6 +1,7 @@
 // Load stage: the structural checks that must pass before shape inference
 // (onnx_ir.hpp, check_and_order_graph): every input defined, no name
 // defined twice, no cycle; nodes put in topological order.
+#include <algorithm>
 #include <queue>
 #include <string_view>
 
@@ -65,12 +66,15 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   size_t outputs = 0;
   for (const auto& node : graph.node()) outputs += size_t(node.output_size());
   Producers producer(outputs);
+  PrefetchedHashes ahead;  // of the names of nodes i .. i + kPrefetchAhead, in order
+  for (int i = 0; i < std::min(n, kPrefetchAhead); ++i)
+    for (const auto& o : graph.node(i).output()) ahead.push(producer, o);
   for (int i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n)
-      for (const auto& o : graph.node(i + kPrefetchAhead).output()) producer.prefetch(o);
+      for (const auto& o : graph.node(i + kPrefetchAhead).output()) ahead.push(producer, o);
     for (const auto& o : graph.node(i).output()) {
+      const uint32_t h = ahead.pop();  // one hash for both tables
       if (o.empty()) continue;
-      const uint32_t h = Producers::hash_of(o);  // one hash for both tables
       // A subgraph may reuse an enclosing graph's name; not its own input's.
       if (defined.contains(o, h) && !(outer && outer->contains(o)))
         node_error(graph.node(i), i, "output '" + o + "' redefines a graph input or initializer");
@@ -84,13 +88,16 @@ void check_and_order(onnx::GraphProto& graph, const OuterScope* outer, int depth
   // Every input defined; most files are in order already (each node reads
   // only earlier nodes' outputs), and then nothing moves.
   bool sorted = true;
+  for (int i = 0; i < std::min(n, kPrefetchAhead); ++i)
+    for (const auto& in : graph.node(i).input()) ahead.push(producer, in);
   for (int i = 0; i < n; ++i) {
     const auto& node = graph.node(i);
     if (i + kPrefetchAhead < n)
-      for (const auto& in : graph.node(i + kPrefetchAhead).input()) producer.prefetch(in);
+      for (const auto& in : graph.node(i + kPrefetchAhead).input()) ahead.push(producer, in);
     for (const auto& in : node.input()) {
+      const uint32_t h = ahead.pop();
       if (in.empty()) continue;  // omitted optional input
-      if (const int* p = producer.find(in)) {
+      if (const int* p = producer.find(in, h)) {
         if (*p == i) node_error(node, i, "graph has a cycle: node reads its own output '" + in + "'");
         sorted = sorted && *p < i;
       } else if (!available(in)) {

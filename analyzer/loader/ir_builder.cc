@@ -1,5 +1,6 @@
 // onnx::GraphProto -> modelstat::Graph (the structural checks that come
 // before shape inference are in graph_order.cc).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -419,8 +420,8 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
   // A name this graph does not define comes from an enclosing scope (checked
   // by check_and_order_graph): known dtype and shape, but not a constant of
   // this graph (its params are counted where it is defined).
-  auto find_or_import = [&](const std::string& name) -> int {
-    if (const int* id = index.find(name)) return *id;
+  auto find_or_import = [&](const std::string& name, uint32_t h) -> int {
+    if (const int* id = index.find(name, h)) return *id;
     const Tensor* source = outer ? outer->find(name) : nullptr;
     Tensor& t = add(name);
     t.role = TensorRole::Input;
@@ -429,7 +430,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       t.shape = source->shape;
     }
     g.outer_scope_inputs.push_back(name);
-    return *index.find(name);
+    return *index.find(name, h);
   };
 
   for (const auto& init : gp.initializer()) {
@@ -517,13 +518,16 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     }
 
   g.nodes.reserve(size_t(gp.node_size()));
+  // The hashes of the inputs, then the outputs, of nodes i .. i + kPrefetchAhead.
+  PrefetchedHashes ahead;
+  auto push_names = [&](const onnx::NodeProto& n) {
+    for (const auto& in : n.input()) ahead.push(index, in);
+    for (const auto& out : n.output()) ahead.push(index, out);
+  };
+  for (int i = 0; i < std::min(gp.node_size(), kPrefetchAhead); ++i) push_names(gp.node(i));
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
-    if (i + kPrefetchAhead < gp.node_size()) {
-      const auto& ahead = gp.node(i + kPrefetchAhead);
-      for (const auto& in : ahead.input()) index.prefetch(in);
-      for (const auto& out : ahead.output()) index.prefetch(out);
-    }
+    if (i + kPrefetchAhead < gp.node_size()) push_names(gp.node(i + kPrefetchAhead));
     // Built in place: a Node is 240 bytes, and a move of each into the
     // vector touched both copies.
     Node& node = g.nodes.emplace_back();
@@ -537,11 +541,12 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
     node.inputs.reserve(size_t(np.input_size()));
     node.outputs.reserve(size_t(np.output_size()));
     for (const auto& in : np.input()) {
+      const uint32_t h = ahead.pop();
       if (in.empty()) {
         node.inputs.push_back(-1);
         continue;
       }
-      const int id = find_or_import(in);
+      const int id = find_or_import(in, h);
       node.inputs.push_back(id);
       std::vector<int>& consumers = g.tensors[size_t(id)].consumers;
       // Room for 4 at the first: malloc's smallest block holds 6 ints anyway,
@@ -555,17 +560,18 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       // What the subgraphs read from outside is read by this node.
       for (const auto& sub : node.subgraphs()) {
         for (const auto& name : sub->outer_scope_inputs) {
-          auto& consumers = g.tensors[size_t(find_or_import(name))].consumers;
+          auto& consumers = g.tensors[size_t(find_or_import(name, NameMap<int>::hash_of(name)))].consumers;
           if (consumers.empty() || consumers.back() != i) consumers.push_back(i);
         }
       }
     }
     for (const auto& out : np.output()) {
+      const uint32_t h = ahead.pop();
       if (out.empty()) {
         node.outputs.push_back(-1);
         continue;
       }
-      auto [id, inserted] = index.try_emplace(out, int(g.tensors.size()));
+      auto [id, inserted] = index.try_emplace(out, h, int(g.tensors.size()));
       if (inserted) {
         g.tensors.emplace_back();
         g.tensors.back().name = out;

@@ -234,6 +234,13 @@ TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns))
   widths_ = header_width_;
 }
 
+void TextTable::reserve(size_t rows, size_t bytes_per_row) {
+  cell_end_.reserve(rows * columns_.size());
+  cell_width_.reserve(rows * columns_.size());
+  highlight_.reserve(rows);
+  text_.reserve(rows * bytes_per_row);
+}
+
 void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
   cells.resize(columns_.size());
   for (size_t c = 0; c < cells.size(); ++c) {
@@ -242,7 +249,7 @@ void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
     const size_t width = display_width(cell);
     text_ += cell;
     cell_end_.push_back(text_.size());
-    cell_width_.push_back(width);
+    cell_width_.push_back(uint32_t(std::min<size_t>(width, UINT32_MAX)));
     widths_[c] = std::max(widths_[c], width);
   }
   highlight_.push_back(highlight);

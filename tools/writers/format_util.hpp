@@ -171,6 +171,10 @@ class TextTable {
   explicit TextTable(std::vector<Column> columns);
 
   void add_row(std::vector<std::string> cells, bool highlight = false);
+  // Room for `rows` rows of about `bytes_per_row` bytes of cells, taken at
+  // once: a 100k-row table's buffers do not grow by doubling (each doubling
+  // touches fresh memory: page faults), and room not used is never touched.
+  void reserve(size_t rows, size_t bytes_per_row);
   bool empty() const { return highlight_.empty(); }
   void print(std::ostream& out, const Style& style, const std::string& indent = "  ") const;
 
@@ -187,7 +191,7 @@ class TextTable {
   std::vector<size_t> widths_;     // widest cell (or header) of each column so far
   std::string text_;               // every cell's bytes, row after row
   std::vector<size_t> cell_end_;   // end of each cell in text_ (row-major)
-  std::vector<size_t> cell_width_; // display width of each cell
+  std::vector<uint32_t> cell_width_;  // display width of each cell
   std::vector<bool> highlight_;    // one per row
   std::vector<size_t> header_width_;
 };

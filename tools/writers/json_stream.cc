@@ -2,8 +2,9 @@
 #include "tools/writers/json_stream.hpp"
 
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace modelstat::report_detail {
 
@@ -24,27 +25,44 @@ struct PlainBytes {
 };
 constexpr PlainBytes kPlain;
 
+// Whether one of the 8 bytes of w may not be plain: a control byte (< 0x20),
+// 0x7f and above, '"' or '\\' (the word tests of "Bit Twiddling Hacks": exact
+// for "is there such a byte", which is all that is asked here).
+bool word_maybe_not_plain(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  const auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  const uint64_t del_or_high = ((w + kOnes) | w) & kHigh;
+  return (below_space | del_or_high | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
+}
+
+bool plain(const std::string& s) {
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  for (; end - p >= 8; p += 8) {  // 8 bytes a step: names are 10-60 characters
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (word_maybe_not_plain(w)) return false;
+  }
+  for (; p < end; ++p)
+    if (!kPlain.plain[static_cast<unsigned char>(*p)]) return false;
+  return true;
+}
+
 }  // namespace
 
 void JsonStream::append_string(LineBuffer& out, const std::string& s) {
   // Plain text is written as it is; anything else (escapes, UTF-8 and its
   // validation) goes through nlohmann's dump.
-  for (const char c : s)
-    if (!kPlain.plain[static_cast<unsigned char>(c)]) {
-      const std::string text = scalar(Json(s));
-      out.put(text.data(), text.size());
-      return;
-    }
+  if (!plain(s)) {
+    const std::string text = scalar(Json(s));
+    out.put(text.data(), text.size());
+    return;
+  }
   char* p = out.extend(s.size() + 2);
   *p = '"';
   std::memcpy(p + 1, s.data(), s.size());
   p[s.size() + 1] = '"';
-}
-
-void JsonStream::append(LineBuffer& out, int64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.put(buf, size_t(r.ptr - buf));
 }
 
 void JsonStream::append(LineBuffer& out, double v) {
@@ -68,15 +86,24 @@ void JsonStream::append(LineBuffer& out, const std::vector<std::string>& v) {
   out.put(']');
 }
 
-void JsonStream::next_item() {
+void JsonStream::separator(LineBuffer& line) {
   if (after_key_) {  // the value of a member: on the key's line
     after_key_ = false;
     return;
   }
   if (levels_.empty()) return;  // the document itself
-  if (levels_.back()) out_ << ',';
+  if (levels_.back()) line.put(',');
   levels_.back() = true;
-  out_ << '\n' << indent();
+  const size_t spaces = 2 * levels_.size();
+  char* p = line.extend(1 + spaces);
+  *p = '\n';
+  std::memset(p + 1, ' ', spaces);
+}
+
+void JsonStream::next_item() {
+  line_.clear();
+  separator(line_);
+  if (line_.size()) out_.write(line_.data(), std::streamsize(line_.size()));
 }
 
 void JsonStream::begin_object() {
@@ -106,8 +133,8 @@ void JsonStream::end_array() {
 }
 
 void JsonStream::key(const std::string& name) {
-  next_item();
   line_.clear();
+  separator(line_);
   append_string(line_, name);
   line_.put(": ", 2);
   out_.write(line_.data(), std::streamsize(line_.size()));

@@ -2,7 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "tools/writers/format_util.hpp"
 
@@ -13,6 +16,32 @@ namespace {
 constexpr size_t kNameWidth = 40;   // node names wider than this are ellipsized
 constexpr size_t kShapeWidth = 32;  // so are output-shape lists
 constexpr size_t kWrapWidth = 100;  // the convention paragraph is wrapped here
+
+// A value's text, each distinct value formatted once: the rows of repeated
+// blocks repeat their figures, and a 100k-node table formats 500k of them
+// (human_count and human_bytes go through fmt). Direct-mapped, a fixed 4096
+// entries: a value whose slot another holds is formatted again.
+class FormatMemo {
+ public:
+  template <typename Format>
+  const std::string& get(int64_t value, Format format) {
+    Slot& s = slots_[size_t(uint64_t(value) * 0x9E3779B97F4A7C15ULL >> 52)];
+    if (!s.used || s.value != value) {
+      s.text = format(value);
+      s.value = value;
+      s.used = true;
+    }
+    return s.text;
+  }
+
+ private:
+  struct Slot {
+    int64_t value = 0;
+    bool used = false;
+    std::string text;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(4096);
+};
 
 std::string opset_text(const OpsetImport& opset) {
   return fmt::format("{} {}", opset.domain.empty() ? "ai.onnx" : opset.domain, opset.version);
@@ -81,6 +110,10 @@ class TableWriter final : public AnalysisWriter {
                         {"bytes"},
                         {"%FLOPs"},
                         {"st", Align::Left}});
+      layers.reserve(r.nodes.size() + r.subgraph_nodes.size(), 128);
+      FormatMemo counts, bytes, shares;
+      const auto count_text = [&](int64_t v) -> const std::string& { return counts.get(v, human_count); };
+      const auto share_of_flops = [&t](int64_t flops) { return percent(flops, t.flops); };
       for (const auto& [row, in_subgraph] : rows_in_order(r)) {
         const NodeReport& n = *row;
         const bool inexact = n.cost.status != CostStatus::Exact;
@@ -89,9 +122,9 @@ class TableWriter final : public AnalysisWriter {
         layers.add_row({in_subgraph ? std::string() : std::to_string(n.index),
                         in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : ellipsize(n.name, kNameWidth),
                         op_label(n),
-                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), human_count(n.cost.params),
-                        human_count(n.cost.macs), human_count(n.cost.flops), human_bytes(n.cost.bytes()),
-                        percent(n.cost.flops, t.flops), cost_marker(n.cost)},
+                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), count_text(n.cost.params),
+                        count_text(n.cost.macs), count_text(n.cost.flops), bytes.get(n.cost.bytes(), human_bytes),
+                        shares.get(n.cost.flops, share_of_flops), cost_marker(n.cost)},
                        inexact);
         any_observed = any_observed || !n.cost.shapes.empty();
       }
