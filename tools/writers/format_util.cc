@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 
@@ -98,9 +99,21 @@ std::string percent(int64_t part, int64_t whole) {
 }
 
 size_t display_width(const std::string& text) {
-  // Count every byte that is not a UTF-8 continuation byte (10xxxxxx).
-  return size_t(std::count_if(text.begin(), text.end(),
-                              [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  // Count every byte that is not a UTF-8 continuation byte (10xxxxxx): the
+  // bytes less the continuation bytes, 8 bytes a step (a byte's bit 7 set
+  // and bit 6 clear: w & ~(w << 1), each byte's bit 6 moved to its bit 7).
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const char* p = text.data();
+  const size_t n = text.size();
+  size_t continuation = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t marks = w & ~(w << 1) & kHigh;
+    if (marks) continuation += size_t(__builtin_popcountll(marks));
+  }
+  for (; i < n; ++i) continuation += (static_cast<unsigned char>(p[i]) & 0xC0) == 0x80;
+  return n - continuation;
 }
 
 std::string ellipsize(const std::string& text, size_t max_width) {
@@ -244,9 +257,13 @@ void TextTable::reserve(size_t rows, size_t bytes_per_row) {
 void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
   cells.resize(columns_.size());
   for (size_t c = 0; c < cells.size(); ++c) {
-    const std::string& cell =
-        columns_[c].max_width > 0 ? (cells[c] = ellipsize(cells[c], columns_[c].max_width)) : cells[c];
-    const size_t width = display_width(cell);
+    // Cut only where too wide (ellipsize returns the others unchanged).
+    std::string& cell = cells[c];
+    size_t width = display_width(cell);
+    if (columns_[c].max_width > 0 && width > columns_[c].max_width) {
+      cell = ellipsize(cell, columns_[c].max_width);
+      width = display_width(cell);
+    }
     text_ += cell;
     cell_end_.push_back(text_.size());
     cell_width_.push_back(uint32_t(std::min<size_t>(width, UINT32_MAX)));
