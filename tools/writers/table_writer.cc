@@ -119,7 +119,7 @@ class TableWriter final : public AnalysisWriter {
         const bool inexact = n.cost.status != CostStatus::Exact;
         any_inexact = any_inexact || inexact;
         // A subgraph node: indented under its parent, named by its path.
-        layers.add_row({in_subgraph ? std::string() : std::to_string(n.index),
+        layers.add_row_view({in_subgraph ? std::string() : std::to_string(n.index),
                         in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : ellipsize(n.name, kNameWidth),
                         op_label(n),
                         ellipsize(join(n.output_shapes, ", "), kShapeWidth), count_text(n.cost.params),
