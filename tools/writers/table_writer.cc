@@ -111,8 +111,9 @@ class TableWriter final : public AnalysisWriter {
                         {"%FLOPs"},
                         {"st", Align::Left}});
       layers.reserve(r.nodes.size() + r.subgraph_nodes.size(), 128);
-      FormatMemo counts, bytes, shares;
-      const auto count_text = [&](int64_t v) -> const std::string& { return counts.get(v, human_count); };
+      // One memo a column: a row's cells are views (add_row_view), and a
+      // slot must hold its text until the row is added.
+      FormatMemo params, macs, flops, bytes, shares;
       const auto share_of_flops = [&t](int64_t flops) { return percent(flops, t.flops); };
       for (const auto& [row, in_subgraph] : rows_in_order(r)) {
         const NodeReport& n = *row;
@@ -122,8 +123,9 @@ class TableWriter final : public AnalysisWriter {
         layers.add_row_view({in_subgraph ? std::string() : std::to_string(n.index),
                         in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : ellipsize(n.name, kNameWidth),
                         op_label(n),
-                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), count_text(n.cost.params),
-                        count_text(n.cost.macs), count_text(n.cost.flops), bytes.get(n.cost.bytes(), human_bytes),
+                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), params.get(n.cost.params, human_count),
+                        macs.get(n.cost.macs, human_count), flops.get(n.cost.flops, human_count),
+                        bytes.get(n.cost.bytes(), human_bytes),
                         shares.get(n.cost.flops, share_of_flops), cost_marker(n.cost)},
                        inexact);
         any_observed = any_observed || !n.cost.shapes.empty();
