@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/writers/format_util.hpp"
@@ -100,10 +101,12 @@ class TableWriter final : public AnalysisWriter {
                                           "included in their parent's row)",
                                           r.nodes.size(), r.subgraph_nodes.size()))
           << '\n';
+      // The node and shape columns cut what is wider (as ellipsize would at
+      // each row): a name or a single shape goes in as a view of itself.
       TextTable layers({{"#"},
-                        {"node", Align::Left},
+                        {"node", Align::Left, kNameWidth},
                         {"op", Align::Left},
-                        {"output shape", Align::Left},
+                        {"output shape", Align::Left, kShapeWidth},
                         {"params"},
                         {"MACs"},
                         {"FLOPs"},
@@ -120,10 +123,13 @@ class TableWriter final : public AnalysisWriter {
         const bool inexact = n.cost.status != CostStatus::Exact;
         any_inexact = any_inexact || inexact;
         // A subgraph node: indented under its parent, named by its path.
+        const std::string sub_name = in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : std::string();
+        const std::string shapes = n.output_shapes.size() == 1 ? std::string() : join(n.output_shapes, ", ");
         layers.add_row_view({in_subgraph ? std::string() : std::to_string(n.index),
-                        in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : ellipsize(n.name, kNameWidth),
+                        in_subgraph ? std::string_view(sub_name) : std::string_view(n.name),
                         op_label(n),
-                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), params.get(n.cost.params, human_count),
+                        n.output_shapes.size() == 1 ? std::string_view(n.output_shapes[0]) : std::string_view(shapes),
+                        params.get(n.cost.params, human_count),
                         macs.get(n.cost.macs, human_count), flops.get(n.cost.flops, human_count),
                         bytes.get(n.cost.bytes(), human_bytes),
                         shares.get(n.cost.flops, share_of_flops), cost_marker(n.cost)},
