@@ -28,12 +28,15 @@ struct AnalyzeArgs {
     return ro;
   }
 
-  AnalysisResult compute() const {
+  // exit_fast: the process exits after this one analysis (LoadOptions::prefault_heap).
+  AnalysisResult compute(bool exit_fast = false) const {
     const std::optional<GroupRule> group_rule = output.group_rule();
+    LoadOptions options = model.load_options();
+    options.prefault_heap = exit_fast && decoder.context <= 0;  // one load
     AnalysisResult result =
         decoder.context > 0
-            ? analyze_decoder(model.model, model.load_options(), decoder.context, decoder.prompt_or_context())
-            : analyze_file(model.model, model.load_options());
+            ? analyze_decoder(model.model, options, decoder.context, decoder.prompt_or_context())
+            : analyze_file(model.model, options);
     if (group_rule) apply_grouping(result, *group_rule);
     return result;
   }
@@ -65,7 +68,7 @@ void add_analyze_command(CLI::App& app, std::vector<Command>& commands, bool exi
       mallopt(M_MMAP_THRESHOLD, 32 << 20);
       mallopt(M_TRIM_THRESHOLD, 1 << 30);
     }
-    const AnalysisResult result = args->compute();
+    const AnalysisResult result = args->compute(exit_fast);
     ReportOptions ro = args->report_options();
     StageTimer timer;
     write_output(args->output.output, [&](std::ostream& out, bool is_tty) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 
@@ -97,10 +98,22 @@ std::string percent(int64_t part, int64_t whole) {
   return fmt::format("{:.1f}%", pct);
 }
 
-size_t display_width(const std::string& text) {
-  // Count every byte that is not a UTF-8 continuation byte (10xxxxxx).
-  return size_t(std::count_if(text.begin(), text.end(),
-                              [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+size_t display_width(std::string_view text) {
+  // Count every byte that is not a UTF-8 continuation byte (10xxxxxx): the
+  // bytes less the continuation bytes, 8 bytes a step (a byte's bit 7 set
+  // and bit 6 clear: w & ~(w << 1), each byte's bit 6 moved to its bit 7).
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const char* p = text.data();
+  const size_t n = text.size();
+  size_t continuation = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t marks = w & ~(w << 1) & kHigh;
+    if (marks) continuation += size_t(__builtin_popcountll(marks));
+  }
+  for (; i < n; ++i) continuation += (static_cast<unsigned char>(p[i]) & 0xC0) == 0x80;
+  return n - continuation;
 }
 
 std::string ellipsize(const std::string& text, size_t max_width) {
@@ -241,17 +254,29 @@ void TextTable::reserve(size_t rows, size_t bytes_per_row) {
   text_.reserve(rows * bytes_per_row);
 }
 
-void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
-  cells.resize(columns_.size());
-  for (size_t c = 0; c < cells.size(); ++c) {
-    const std::string& cell =
-        columns_[c].max_width > 0 ? (cells[c] = ellipsize(cells[c], columns_[c].max_width)) : cells[c];
-    const size_t width = display_width(cell);
+void TextTable::add_cell(size_t c, std::string_view cell) {
+  size_t width = display_width(cell);
+  // Cut only where too wide (ellipsize returns the others unchanged).
+  if (columns_[c].max_width > 0 && width > columns_[c].max_width) {
+    const std::string cut = ellipsize(std::string(cell), columns_[c].max_width);
+    width = display_width(cut);
+    text_ += cut;
+  } else {
     text_ += cell;
-    cell_end_.push_back(text_.size());
-    cell_width_.push_back(uint32_t(std::min<size_t>(width, UINT32_MAX)));
-    widths_[c] = std::max(widths_[c], width);
   }
+  cell_end_.push_back(text_.size());
+  cell_width_.push_back(uint32_t(std::min<size_t>(width, UINT32_MAX)));
+  widths_[c] = std::max(widths_[c], width);
+}
+
+void TextTable::add_row(std::vector<std::string> cells, bool highlight) {
+  for (size_t c = 0; c < columns_.size(); ++c) add_cell(c, c < cells.size() ? std::string_view(cells[c]) : std::string_view());
+  highlight_.push_back(highlight);
+}
+
+void TextTable::add_row_view(std::initializer_list<std::string_view> cells, bool highlight) {
+  for (size_t c = 0; c < columns_.size(); ++c)
+    add_cell(c, c < cells.size() ? cells.begin()[c] : std::string_view());
   highlight_.push_back(highlight);
 }
 

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -57,7 +59,7 @@ std::string percent(int64_t part, int64_t whole);
 
 // Display width of UTF-8 text in terminal columns, counting one column per
 // code point (wide CJK glyphs are not special-cased).
-size_t display_width(const std::string& text);
+size_t display_width(std::string_view text);
 
 // Shortens text to at most max_width columns by cutting its middle and
 // putting "…" there: ONNX node names carry the most information at both ends
@@ -171,6 +173,9 @@ class TextTable {
   explicit TextTable(std::vector<Column> columns);
 
   void add_row(std::vector<std::string> cells, bool highlight = false);
+  // The same row from views of cells that outlive the call (a row of a
+  // 100k-row table: no vector, no copy of each cell but into the table).
+  void add_row_view(std::initializer_list<std::string_view> cells, bool highlight = false);
   // Room for `rows` rows of about `bytes_per_row` bytes of cells, taken at
   // once: a 100k-row table's buffers do not grow by doubling (each doubling
   // touches fresh memory: page faults), and room not used is never touched.
@@ -179,6 +184,8 @@ class TextTable {
   void print(std::ostream& out, const Style& style, const std::string& indent = "  ") const;
 
  private:
+  // Cell c of the row being added, cut where wider than its column's max_width.
+  void add_cell(size_t c, std::string_view cell);
   // Rows are kept flat, not as a vector of strings a row: a 100k-node
   // per-layer table is a million cells, and one buffer with each cell's end
   // and display width (counted once, when the row is added) is ~20 bytes a

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/writers/format_util.hpp"
@@ -100,10 +101,12 @@ class TableWriter final : public AnalysisWriter {
                                           "included in their parent's row)",
                                           r.nodes.size(), r.subgraph_nodes.size()))
           << '\n';
+      // The node and shape columns cut what is wider (as ellipsize would at
+      // each row): a name or a single shape goes in as a view of itself.
       TextTable layers({{"#"},
-                        {"node", Align::Left},
+                        {"node", Align::Left, kNameWidth},
                         {"op", Align::Left},
-                        {"output shape", Align::Left},
+                        {"output shape", Align::Left, kShapeWidth},
                         {"params"},
                         {"MACs"},
                         {"FLOPs"},
@@ -111,19 +114,24 @@ class TableWriter final : public AnalysisWriter {
                         {"%FLOPs"},
                         {"st", Align::Left}});
       layers.reserve(r.nodes.size() + r.subgraph_nodes.size(), 128);
-      FormatMemo counts, bytes, shares;
-      const auto count_text = [&](int64_t v) -> const std::string& { return counts.get(v, human_count); };
+      // One memo a column: a row's cells are views (add_row_view), and a
+      // slot must hold its text until the row is added.
+      FormatMemo params, macs, flops, bytes, shares;
       const auto share_of_flops = [&t](int64_t flops) { return percent(flops, t.flops); };
       for (const auto& [row, in_subgraph] : rows_in_order(r)) {
         const NodeReport& n = *row;
         const bool inexact = n.cost.status != CostStatus::Exact;
         any_inexact = any_inexact || inexact;
         // A subgraph node: indented under its parent, named by its path.
-        layers.add_row({in_subgraph ? std::string() : std::to_string(n.index),
-                        in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : ellipsize(n.name, kNameWidth),
+        const std::string sub_name = in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : std::string();
+        const std::string shapes = n.output_shapes.size() == 1 ? std::string() : join(n.output_shapes, ", ");
+        layers.add_row_view({in_subgraph ? std::string() : std::to_string(n.index),
+                        in_subgraph ? std::string_view(sub_name) : std::string_view(n.name),
                         op_label(n),
-                        ellipsize(join(n.output_shapes, ", "), kShapeWidth), count_text(n.cost.params),
-                        count_text(n.cost.macs), count_text(n.cost.flops), bytes.get(n.cost.bytes(), human_bytes),
+                        n.output_shapes.size() == 1 ? std::string_view(n.output_shapes[0]) : std::string_view(shapes),
+                        params.get(n.cost.params, human_count),
+                        macs.get(n.cost.macs, human_count), flops.get(n.cost.flops, human_count),
+                        bytes.get(n.cost.bytes(), human_bytes),
                         shares.get(n.cost.flops, share_of_flops), cost_marker(n.cost)},
                        inexact);
         any_observed = any_observed || !n.cost.shapes.empty();

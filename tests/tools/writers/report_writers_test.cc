@@ -202,6 +202,32 @@ TEST(ReportFormatTest, Ellipsize) {
   EXPECT_EQ(ellipsize(accented, 4), "\xC3\xA9\xC3\xA9\xE2\x80\xA6\xC3\xA9");
 }
 
+// display_width counts 8 bytes a step: a character of 1-4 bytes at every
+// position of ASCII text of every length up to 24 (across each 8-byte step and
+// the tail), and runs of them, are one column each.
+TEST(ReportFormatTest, DisplayWidthAtEveryPosition) {
+  using namespace report_detail;
+  const std::string characters[] = {"x", "\xC3\xA9", "\xE2\x80\xA6", "\xF0\x9F\x98\x80"};  // x é … U+1F600
+  for (const std::string& ch : characters) {
+    for (size_t ascii = 0; ascii <= 24; ++ascii) {
+      for (size_t at = 0; at <= ascii; ++at) {
+        std::string text(ascii, 'a');
+        text.insert(at, ch);
+        EXPECT_EQ(display_width(text), ascii + 1) << ascii << " ASCII bytes, a " << ch.size() << "-byte character at " << at;
+      }
+    }
+    for (size_t count = 0; count <= 20; ++count) {
+      std::string run;
+      for (size_t i = 0; i < count; ++i) run += ch;
+      EXPECT_EQ(display_width(run), count) << count << " characters of " << ch.size() << " bytes";
+    }
+  }
+  // Bytes 0x80-0xBF (continuation) are no column, every other byte is one.
+  std::string all;
+  for (int b = 1; b < 256; ++b) all += char(b);
+  EXPECT_EQ(display_width(all), 255u - 64u);
+}
+
 // ----------------------------------------------------------------------- JSON
 
 TEST(ReportWriterTest, JsonHasEveryFieldWithExactIntegers) {
