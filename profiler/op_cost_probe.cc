@@ -9,10 +9,12 @@
 // predictors on the device: a one-node graph at a tiny size (its fixed cost)
 // and at a large one (its cost per byte), inference and training. The line
 // through the two points, in the analyzer's bytes (read + written) of the
-// node, is what fit reads back. Training is the executor's forward with
-// autograd recording (input and weights require grad) plus backward() of the
-// output's sum; backward = training - inference - the cost of one backward()
-// call on a tiny leaf (the engine's start, the sum), which is per step, not per node.
+// node, is what fit reads back. The training forward is the node as a
+// training step runs it (unfused, NCHW) with autograd recording (input and
+// weights require grad); training is that forward plus backward() of the
+// output's sum; backward = training - training forward - the cost of one
+// backward() call on a tiny leaf (the engine's start, the sum), which is per
+// step, not per node.
 #include "profiler/op_cost_probe.hpp"
 
 #include <ATen/ATen.h>
@@ -156,7 +158,7 @@ std::vector<ProbeClass> classes() {
 
 struct Point {
   int64_t bytes = 0;
-  double forward = 0, train = 0;
+  double forward = 0, train_forward = 0, train = 0;
 };
 
 // Fresh mappings (allocations above the threshold) are priced apart by fit
@@ -210,13 +212,18 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
   };
   // Inference and training alternate over `rounds` (the median of each kept),
   // so a drift of the machine between the two does not become their ratio.
-  std::vector<double> forward, train;
+  std::vector<double> forward, train_forward, train;
   for (int round = 0; round < rounds; ++round) {
     set_training(false);
     const Timed f = median_seconds(device, plan, label, [&] { (void)exec.run(inference_inputs); });
     note_if_unconverged(f, label, notes);
     forward.push_back(std::max(0.0, f.seconds - double(fresh_output) * fresh.seconds_per_byte));
     set_training(true);
+    // The training forward alone: the unfused node on NCHW with autograd
+    // recording, its graph dropped with the outputs.
+    const Timed tf = median_seconds(device, plan, label + " train forward", [&] { (void)train_exec.run(inputs); });
+    note_if_unconverged(tf, label + " train forward", notes);
+    train_forward.push_back(std::max(0.0, tf.seconds - double(fresh_output) * fresh.seconds_per_byte));
     const Timed t = median_seconds(device, plan, label + " train", [&] {
       train_exec.run(inputs)[0].sum().backward();
       for (at::Tensor& l : leaves) l.mutable_grad() = at::Tensor();
@@ -226,8 +233,10 @@ Point measure_point(Device& device, const CeilingsPlan& plan, const ProbeClass& 
   }
   set_training(false);
   std::sort(forward.begin(), forward.end());
+  std::sort(train_forward.begin(), train_forward.end());
   std::sort(train.begin(), train.end());
   pt.forward = stats::median(forward);
+  pt.train_forward = stats::median(train_forward);
   pt.train = stats::median(train);
   return pt;
 }
@@ -289,10 +298,17 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, c
         fixed = std::max(0.0, y_small - slope * double(small.bytes));
       };
       line(small.forward, large.forward, o.fixed_seconds, o.seconds_per_byte);
-      const double small_backward = std::max(0.0, small.train - small.forward - call);
-      const double large_backward = std::max(0.0, large.train - large.forward - call);
+      line(small.train_forward, large.train_forward, o.train_forward_fixed_seconds, o.train_forward_seconds_per_byte);
+      // The backward is what the training run adds to the training forward:
+      // an inference forward faster than the step's own (fused, prepacked,
+      // channels-last) would otherwise be counted into the backward.
+      const double small_backward = std::max(0.0, small.train - small.train_forward - call);
+      const double large_backward = std::max(0.0, large.train - large.train_forward - call);
       line(small_backward, large_backward, o.backward_fixed_seconds, o.backward_seconds_per_byte);
-      if (large.forward > 0) o.backward_ratio = large_backward / large.forward;
+      if (large.forward > 0) {
+        o.backward_ratio = large_backward / large.forward;
+        o.train_forward_ratio = large.train_forward / large.forward;
+      }
       out.push_back(std::move(o));
     } catch (const std::exception& e) {
       notes.push_back("op cost " + cls.key + ": not measured (" + first_line(e) + ")");
@@ -308,12 +324,19 @@ constexpr int kOptimizerWeights = 16;
 // gradients and states past the last-level cache, as a network's layers are;
 // each tensor stays under the fresh-mapping threshold (priced apart).
 constexpr int64_t kOptimizerSmall = 16, kOptimizerLarge = int64_t(1) << 20;
+// Streamed: 2 weights of 16 Mi elements (64 MiB fp32 each; with gradient and
+// state 256-384 MiB a weight, past any last-level cache), so that each of the
+// update's passes over a weight reads it from memory, as a classifier's
+// 100-400 MiB weight is. Where the host maps allocations above a threshold
+// afresh, the weights stay at that threshold (fresh mappings are priced apart).
+constexpr int kStreamedWeights = 2;
+constexpr int64_t kOptimizerStreamed = int64_t(16) << 20;
 
-// y = x * w_0 * w_1 * ... * w_15, x [1, n], each w_i [n]: every weight trained.
-Model mul_chain_model(int64_t n) {
+// y = x * w_0 * w_1 * ... * w_(weights-1), x [1, n], each w_i [n]: every weight trained.
+Model mul_chain_model(int64_t n, int weights = kOptimizerWeights) {
   ProbeGraph p;
   int y = p.input({1, n});
-  for (int i = 0; i < kOptimizerWeights; ++i) y = p.node("Mul", {y, p.weight({n})}, {1, n});
+  for (int i = 0; i < weights; ++i) y = p.node("Mul", {y, p.weight({n})}, {1, n});
   return p.model;
 }
 
@@ -351,10 +374,15 @@ double median_update_seconds(Device& device, const CeilingsPlan& plan, const Mod
 }  // namespace
 
 std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const CeilingsPlan& plan,
+                                                         const FreshAllocationCost& fresh,
                                                          std::vector<std::string>& notes) {
   std::vector<OptimizerUpdateCost> out;
   const Model small = mul_chain_model(kOptimizerSmall);
   const Model large = mul_chain_model(kOptimizerLarge);
+  const int64_t streamed_elements =
+      fresh.threshold_bytes > 0 ? std::min(kOptimizerStreamed, fresh.threshold_bytes / int64_t(sizeof(float)))
+                                : kOptimizerStreamed;
+  const Model streamed = mul_chain_model(streamed_elements, kStreamedWeights);
   for (Optimizer kind : {Optimizer::Sgd, Optimizer::Momentum, Optimizer::Adam}) {
     const std::string name = name_of(kind);
     try {
@@ -369,6 +397,17 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
       c.per_tensor_seconds =
           std::max(0.0, (t_small - c.seconds_per_element * double(kOptimizerWeights * kOptimizerSmall)) /
                             double(kOptimizerWeights));
+      c.tensor_elements = kOptimizerLarge;
+      // On a CUDA device the weights stream from device memory at every size: no streamed point.
+      if (streamed_elements > kOptimizerLarge && !device.torch_device().is_cuda()) {
+        const double t_streamed =
+            median_update_seconds(device, plan, streamed, kind, "update " + name + " streamed", notes);
+        c.streamed_tensor_elements = streamed_elements;
+        c.streamed_seconds_per_element =
+            std::max(0.0, (t_streamed - kStreamedWeights * c.per_tensor_seconds) /
+                              (double(kStreamedWeights) * double(streamed_elements)));
+        c.probe += ", and " + std::to_string(kStreamedWeights) + " of " + std::to_string(streamed_elements);
+      }
       out.push_back(std::move(c));
     } catch (const std::exception& e) {
       notes.push_back("optimizer cost " + name + ": not measured (" + first_line(e) + ")");

@@ -16,10 +16,15 @@ namespace modelstat::profiler {
 std::vector<std::string> op_cost_classes();
 
 
+struct FreshAllocationCost;
+
 // One update of each optimizer (sgd, momentum, adam) as modelstat's training
 // step runs it: a chain of 16 Mul nodes, each with its own weight, trained at
-// 16 and at 1,048,576 elements per weight; the update part of the step timed.
+// 16 and at 1,048,576 elements per weight; on the CPU also a chain of 2
+// weights of 16 Mi elements (at most the fresh-mapping threshold), past the
+// caches; the update part of the step timed.
 std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const CeilingsPlan& plan,
+                                                         const FreshAllocationCost& fresh,
                                                          std::vector<std::string>& notes);
 
 // The cost per byte of host memory the allocator maps afresh for each

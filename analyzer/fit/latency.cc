@@ -42,6 +42,14 @@ const OpCost* thin_gemm(const DeviceCeilings& ceilings) {
   return thin && thin->seconds_per_byte > 0 ? thin : nullptr;
 }
 
+// The dense contraction class (dense_class) whose ratios price a contraction's
+// training step, if measured.
+const OpCost* dense_cost(const Graph& g, const Node& node, const DeviceCeilings& ceilings) {
+  const OpCost* dense = ceilings.op_cost(dense_class(g, node));
+  if (!dense && node.op_type == "Conv") dense = ceilings.op_cost("Conv");  // saved before Conv/1x1 existed
+  return dense;
+}
+
 // A training step's backward of a differentiated node, its fresh gradients included.
 void price_backward(const Pricing& p, const Node& node, const NodeReport& report, const GradientFlow& flow,
                     NodeForecast& f) {
@@ -82,9 +90,11 @@ void price_backward(const Pricing& p, const Node& node, const NodeReport& report
     // One product per operand that needs a gradient, each priced like the
     // forward product; where the device measured a dense contraction's
     // backward / forward ratio (both gradients), that ratio instead of 2.
-    const OpCost* dense = ceilings.op_cost(dense_class(g, node));
-    if (!dense && node.op_type == "Conv") dense = ceilings.op_cost("Conv");  // saved before Conv/1x1 existed
-    const double per_product = dense && dense->backward_ratio > 0 ? dense->backward_ratio / 2.0 : 1.0;
+    // The forward here is the training forward, the inference forward times
+    // the class's train_forward_ratio where measured (schema 2.4).
+    const OpCost* dense = dense_cost(g, node, ceilings);
+    double per_product = dense && dense->backward_ratio > 0 ? dense->backward_ratio / 2.0 : 1.0;
+    if (dense && dense->backward_ratio > 0 && dense->has_train_forward()) per_product /= dense->train_forward_ratio;
     f.backward_seconds = std::max(1, gradient_products) * per_product * (f.forward_seconds - f.fresh_seconds) + autograd;
   } else {
     f.backward_seconds = f.forward_seconds - f.fresh_seconds + autograd;
@@ -119,12 +129,21 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     f.compute_flops_per_second = p.peak_flops_per_second;
   }
   if (f.compute_flops_per_second > 0) f.compute_seconds = double(a.cost.flops) / f.compute_flops_per_second;
+  // A training step runs a dense contraction unfused and NCHW, with autograd
+  // recording: its dense class's measured training forward / forward ratio.
+  if (p.options.train && f.contraction && !measured) {
+    const OpCost* dense = dense_cost(g, node, ceilings);
+    if (dense && dense->has_train_forward()) f.compute_seconds *= dense->train_forward_ratio;
+  }
   const double bytes = double(a.cost.bytes());
   f.memory_seconds = bytes / ceilings.memory_bandwidth;
   if (measured) {
     f.op_cost = measured->op;
-    f.kernel_seconds = class_bytes(g, node, bytes) * measured->seconds_per_byte;
-    f.overhead_seconds = measured->fixed_seconds;
+    // A training step: the class's training forward (unfused, NCHW, autograd recording) where measured.
+    const bool train_line = p.options.train && measured->has_train_forward();
+    f.kernel_seconds = class_bytes(g, node, bytes) *
+                       (train_line ? measured->train_forward_seconds_per_byte : measured->seconds_per_byte);
+    f.overhead_seconds = train_line ? measured->train_forward_fixed_seconds : measured->fixed_seconds;
     // Inference: an elementwise, pooling or normalisation node of a measured
     // class whose bytes fit a cache reads what the node before it just wrote
     // there; the class's line, measured at a cache-sized point, prices it,
@@ -150,7 +169,9 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     // once there are enough rows.
     if (thin && is_gemm_or_matmul(node) && node.inputs.size() >= 2 && node.inputs[1] >= 0) {
       f.op_cost = thin->op;
-      f.kernel_seconds = double(tensor_bytes(g, node.inputs[1])) * thin->seconds_per_byte;
+      const bool train_line = p.options.train && thin->has_train_forward();
+      f.kernel_seconds = double(tensor_bytes(g, node.inputs[1])) *
+                         (train_line ? thin->train_forward_seconds_per_byte : thin->seconds_per_byte);
     }
   }
   f.fresh_bytes = fresh_bytes;
@@ -275,11 +296,17 @@ void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, Laten
   // fixed cost per weight tensor; where `modelstat device` timed this
   // optimizer's update (on weights past the last-level cache), its measured
   // cost per element and per tensor instead.
+  // Each weight at the measured rate of its size (schema 2.4: from the cached
+  // rate of the 1 Mi-element weights to the streamed rate past the caches).
   const OptimizerUpdateCost* measured = ceilings.optimizer_cost(name_of(p.options.optimizer));
-  if (measured && (measured->seconds_per_element > 0 || measured->per_tensor_seconds > 0))
-    latency.optimizer_seconds = double(weights.params) * measured->seconds_per_element +
-                                double(weights.tensors) * measured->per_tensor_seconds;
-  else
+  if (measured && (measured->seconds_per_element > 0 || measured->per_tensor_seconds > 0)) {
+    double elements_seconds = 0;
+    for (int64_t bytes : weights.tensor_bytes) {
+      const double elements = double(bytes) / element_bytes;
+      elements_seconds += elements * measured->seconds_per_element_at(elements);
+    }
+    latency.optimizer_seconds = elements_seconds + double(weights.tensors) * measured->per_tensor_seconds;
+  } else
     latency.optimizer_seconds =
         double(weights.params) * oc.element_accesses * element_bytes / ceilings.memory_bandwidth +
         double(weights.tensors) * oc.ops_per_tensor * ceilings.op_overhead_seconds;

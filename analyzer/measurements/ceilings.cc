@@ -25,7 +25,9 @@ namespace modelstat {
 // "achievable" roof; a 1.x file (no machine roofs) still loads, and its
 // reports fall back to the matmul peak, saying so. 2.2: conv_samples (optional).
 // 2.3: depthwise conv samples ("dw", "dw/s2") and conv_silu_seconds_per_byte (optional).
-const char* const kCeilingsSchemaVersion = "2.3";
+// 2.4: an op class's training forward (train_forward_*; optional), and its
+// backward measured from that forward, not from the inference run.
+const char* const kCeilingsSchemaVersion = "2.4";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -72,6 +74,14 @@ const OpCost* DeviceCeilings::op_cost(const std::string& key) const {
   for (const auto& c : op_costs)
     if (c.op == key) return &c;
   return nullptr;
+}
+
+double OptimizerUpdateCost::seconds_per_element_at(double elements) const {
+  const double lo = double(tensor_elements), hi = double(streamed_tensor_elements);
+  if (streamed_seconds_per_element <= 0 || lo <= 0 || hi <= lo || elements <= lo) return seconds_per_element;
+  if (elements >= hi) return streamed_seconds_per_element;
+  const double t = std::log(elements / lo) / std::log(hi / lo);
+  return seconds_per_element + t * (streamed_seconds_per_element - seconds_per_element);
 }
 
 const OptimizerUpdateCost* DeviceCeilings::optimizer_cost(const std::string& optimizer) const {
@@ -241,7 +251,10 @@ void to_json(Json& j, const OpCost& o) {
            {"seconds_per_byte", o.seconds_per_byte},
            {"backward_fixed_seconds", o.backward_fixed_seconds},
            {"backward_seconds_per_byte", o.backward_seconds_per_byte},
-           {"backward_ratio", o.backward_ratio}};
+           {"backward_ratio", o.backward_ratio},
+           {"train_forward_fixed_seconds", o.train_forward_fixed_seconds},
+           {"train_forward_seconds_per_byte", o.train_forward_seconds_per_byte},
+           {"train_forward_ratio", o.train_forward_ratio}};
 }
 
 void from_json(const Json& j, OpCost& o) {
@@ -255,13 +268,19 @@ void from_json(const Json& j, OpCost& o) {
   o.backward_fixed_seconds = json_number_or(j, "backward_fixed_seconds", cost, 0.0);
   o.backward_seconds_per_byte = json_number_or(j, "backward_seconds_per_byte", cost, 0.0);
   o.backward_ratio = json_number_or(j, "backward_ratio", cost, 0.0);
+  o.train_forward_fixed_seconds = json_number_or(j, "train_forward_fixed_seconds", cost, 0.0);
+  o.train_forward_seconds_per_byte = json_number_or(j, "train_forward_seconds_per_byte", cost, 0.0);
+  o.train_forward_ratio = json_number_or(j, "train_forward_ratio", cost, 0.0);
 }
 
 void to_json(Json& j, const OptimizerUpdateCost& o) {
   j = Json{{"optimizer", o.optimizer},
            {"probe", o.probe},
            {"per_tensor_seconds", o.per_tensor_seconds},
-           {"seconds_per_element", o.seconds_per_element}};
+           {"seconds_per_element", o.seconds_per_element},
+           {"tensor_elements", o.tensor_elements},
+           {"streamed_seconds_per_element", o.streamed_seconds_per_element},
+           {"streamed_tensor_elements", o.streamed_tensor_elements}};
 }
 
 void from_json(const Json& j, OptimizerUpdateCost& o) {
@@ -269,6 +288,9 @@ void from_json(const Json& j, OptimizerUpdateCost& o) {
   o.probe = json_string_or(j, "probe");
   o.per_tensor_seconds = json_number(j, "per_tensor_seconds", JsonNumber::NonNegative);
   o.seconds_per_element = json_number(j, "seconds_per_element", JsonNumber::NonNegative);
+  o.tensor_elements = json_integer_or(j, "tensor_elements", 0, kMaxBytes, 0);
+  o.streamed_seconds_per_element = json_number_or(j, "streamed_seconds_per_element", JsonNumber::NonNegative, 0.0);
+  o.streamed_tensor_elements = json_integer_or(j, "streamed_tensor_elements", 0, kMaxBytes, 0);
 }
 
 void to_json(Json& j, const DeviceCeilings& c) {

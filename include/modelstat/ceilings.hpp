@@ -44,13 +44,20 @@ struct ConvSample {
 // Measured cost of one node of an op class as modelstat's executor runs it, a
 // line in the bytes the node moves (read + written, the analyzer's rule),
 // fitted through a tiny and a large instance of the node (op_cost_probe.cc):
-//   forward  = fixed_seconds + bytes * seconds_per_byte
-//   backward = backward_fixed_seconds + bytes * backward_seconds_per_byte
-// where backward is a training run of the node (forward with autograd
-// recording, backward()) minus the inference run. Keys are ONNX op types, or
+//   forward          = fixed_seconds + bytes * seconds_per_byte
+//   training forward = train_forward_fixed_seconds + bytes * train_forward_seconds_per_byte
+//   backward         = backward_fixed_seconds + bytes * backward_seconds_per_byte
+// The forward is the inference run (fused, channels-last where a model's
+// activations are); the training forward is the node as a training step runs
+// it (unfused, NCHW, autograd recording; schema 2.4); the backward is a
+// training run (that forward, then backward()) minus the training forward.
+// A file saved before 2.4 has no training forward (train_forward_ratio 0):
+// its backward is the training run minus the inference forward, and the
+// forward prices the training forward too. Keys are ONNX op types, or
 // "Conv/depthwise" (group == C_in == C_out), "Conv" and "Gemm", whose
-// backward_ratio (backward / forward of the large instance) prices the
-// backward of dense contractions.
+// backward_ratio (backward / forward of the large instance) and
+// train_forward_ratio (training forward / forward) price the training step of
+// dense contractions.
 struct OpCost {
   std::string op;
   std::string probe;                  // the instances measured, e.g. "1x64x112x112 float"
@@ -58,6 +65,9 @@ struct OpCost {
   double fixed_seconds = 0, seconds_per_byte = 0;
   double backward_fixed_seconds = 0, backward_seconds_per_byte = 0;
   double backward_ratio = 0;
+  double train_forward_fixed_seconds = 0, train_forward_seconds_per_byte = 0;
+  double train_forward_ratio = 0;     // 0: not measured (a file saved before 2.4)
+  bool has_train_forward() const { return train_forward_ratio > 0; }
   double forward_seconds(double bytes) const { return fixed_seconds + bytes * seconds_per_byte; }
   double backward_seconds(double bytes) const { return backward_fixed_seconds + bytes * backward_seconds_per_byte; }
 };
@@ -65,10 +75,22 @@ struct OpCost {
 // Measured cost of one optimizer update through modelstat's training step
 // (op_cost_probe.cc): 16 weight tensors at two sizes, the update timed alone;
 //   seconds = tensors x per_tensor_seconds + elements x seconds_per_element
+// Schema 2.4 adds a point past the caches: the update's successive passes
+// over one tensor find it in the last-level cache while the tensor and its
+// state fit there (the 1 Mi-element weights above) and stream from memory
+// when they do not (a classifier's weight), at several times the cost per
+// element. streamed_seconds_per_element was measured on weights of
+// streamed_tensor_elements each; a tensor between the two sizes is priced
+// between the two rates, linear in the logarithm of its elements.
 struct OptimizerUpdateCost {
   std::string optimizer;             // "sgd", "momentum", "adam"
   std::string probe;
   double per_tensor_seconds = 0, seconds_per_element = 0;
+  int64_t tensor_elements = 0;                // elements of each weight of the large point (0: not saved)
+  double streamed_seconds_per_element = 0;    // 0: not measured (a file before 2.4)
+  int64_t streamed_tensor_elements = 0;
+  // Cost per element of the update of one weight of `elements`.
+  double seconds_per_element_at(double elements) const;
 };
 
 // A machine roof (schema 2.0): the peak rate of one dtype on the device's

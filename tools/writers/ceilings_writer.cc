@@ -149,12 +149,16 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
     // Per op class: fixed cost and effective bytes/s (read + written) of one
     // node as the executor runs it, forward and backward (what `fit` prices with).
     out << "\nOp costs (one node run by modelstat's executor; fixed + bytes / rate)\n";
-    TextTable ops({{"op", Align::Left}, {"fixed"}, {"rate"}, {"backward fixed"}, {"backward rate"}, {"bwd/fwd"}});
+    // train fwd: the training step's forward of the node (unfused, NCHW,
+    // autograd recording) over the inference forward, large instance.
+    TextTable ops({{"op", Align::Left}, {"fixed"}, {"rate"}, {"train fwd/fwd"}, {"backward fixed"}, {"backward rate"},
+                   {"bwd/fwd"}});
     auto rate = [](double seconds_per_byte) {
       return seconds_per_byte > 0 ? three_digits(1e-9 / seconds_per_byte) + " GB/s" : std::string("-");
     };
     for (const auto& o : c.op_costs)
       ops.add_row({o.op, report_detail::human_seconds(o.fixed_seconds), rate(o.seconds_per_byte),
+                   o.has_train_forward() ? fmt::format("{:.2f}", o.train_forward_ratio) : std::string("-"),
                    report_detail::human_seconds(o.backward_fixed_seconds), rate(o.backward_seconds_per_byte),
                    fmt::format("{:.2f}", o.backward_ratio)});
     ops.print(out, plain);
@@ -182,10 +186,13 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
   }
   if (!c.optimizer_costs.empty()) {
     out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";
-    TextTable opt({{"optimizer", Align::Left}, {"per tensor"}, {"per element"}});
+    // per element: weights the caches hold (1 Mi elements); streamed: weights past them.
+    TextTable opt({{"optimizer", Align::Left}, {"per tensor"}, {"per element"}, {"streamed"}});
     for (const auto& o : c.optimizer_costs)
       opt.add_row({o.optimizer, report_detail::human_seconds(o.per_tensor_seconds),
-                   fmt::format("{:.3g} ns", o.seconds_per_element * 1e9)});
+                   fmt::format("{:.3g} ns", o.seconds_per_element * 1e9),
+                   o.streamed_seconds_per_element > 0 ? fmt::format("{:.3g} ns", o.streamed_seconds_per_element * 1e9)
+                                                      : std::string("-")});
     opt.print(out, plain);
   }
 

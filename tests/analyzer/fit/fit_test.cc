@@ -138,6 +138,35 @@ TEST(FitLatency, MeasuredOptimizerUpdateCostPricesTheUpdate) {
               1e-15);
 }
 
+// Schema 2.4: a weight whose update no longer finds it in the caches is
+// priced at the streamed rate; between the two measured sizes, linear in the
+// logarithm of its elements.
+TEST(FitLatency, OptimizerUpdateOfALargeWeightTakesTheStreamedRate) {
+  DeviceCeilings c = hand_ceilings();
+  OptimizerUpdateCost adam;
+  adam.optimizer = "adam";
+  adam.per_tensor_seconds = 40e-6;
+  adam.seconds_per_element = 1e-9;
+  adam.tensor_elements = 256;
+  adam.streamed_seconds_per_element = 4e-9;
+  adam.streamed_tensor_elements = 65536;
+  c.optimizer_costs = {adam};
+  FitOptions o;
+  o.train = true;
+  o.optimizer = Optimizer::Adam;
+  // B: 128 x 256 = 32768 elements, ln(32768 / 256) / ln(65536 / 256) = 7/8 of
+  // the way: 1 + 7/8 x 3 = 3.625 ns. C: 256 elements, the cached 1 ns.
+  const FitReport r = forecast_fit(gemm_analysis(64), c, o);
+  EXPECT_NEAR(r.latency.optimizer_seconds, 32768.0 * 3.625e-9 + 256.0 * 1e-9 + 2 * 40e-6, 1e-15);
+  // Past the streamed size: the streamed rate.
+  c.optimizer_costs[0].streamed_tensor_elements = 16384;
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds,
+              32768.0 * 4e-9 + 256.0 * 1e-9 + 2 * 40e-6, 1e-15);
+  // Without a streamed point (a file before 2.4): one rate for every size.
+  c.optimizer_costs[0].streamed_seconds_per_element = 0;
+  EXPECT_NEAR(forecast_fit(gemm_analysis(64), c, o).latency.optimizer_seconds, 33024.0 * 1e-9 + 2 * 40e-6, 1e-15);
+}
+
 // A one-row product streams its weight at the device's measured Gemm/thin
 // rate (in the bytes of B); with enough rows the compute term takes over.
 TEST(FitLatency, ThinGemmIsPricedAtItsWeightsMeasuredRate) {
@@ -391,6 +420,63 @@ TEST(FitLatency, OneByOneConvBackwardUsesItsOwnMeasuredRatio) {
   c.op_costs = {conv};
   const FitReport older = forecast_fit(conv_node(1, 1), c, train);
   EXPECT_NEAR(older.nodes[0].backward_seconds, 1.0 * older.nodes[0].forward_seconds, 1e-15);
+}
+
+// A training step runs its nodes unfused, NCHW, with autograd recording: a
+// measured class's training forward line prices its forward there (schema
+// 2.4), and a dense contraction's roofline time is scaled by its class's
+// measured training forward / forward ratio, against which its backward ratio
+// was taken.
+TEST(FitLatency, TrainingForwardUsesTheClassTrainingLineAndTheDenseRatio) {
+  // Mul of x[1,1000] by a trainable w[1000]: 8000 bytes read, 4000 written.
+  DeviceCeilings c = flat_ceilings();
+  OpCost mul;
+  mul.op = "Mul";
+  mul.fixed_seconds = 2e-6;
+  mul.seconds_per_byte = 1e-9;
+  mul.train_forward_fixed_seconds = 4e-6;
+  mul.train_forward_seconds_per_byte = 2e-9;
+  mul.train_forward_ratio = 2.0;
+  mul.backward_fixed_seconds = 9e-6;
+  mul.backward_seconds_per_byte = 3e-9;
+  OpCost conv;
+  conv.op = "Conv";
+  conv.backward_ratio = 2.0;       // backward / inference forward: 1.0 a gradient product
+  conv.train_forward_ratio = 1.5;  // the training forward is 1.5 inference forwards
+  c.op_costs = {mul, conv};
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  const auto mul_model = one_node_analysis(NodeBuilder("Mul").input({1, 1000}).weight({1000}).output({1, 1000}));
+  const NodeForecast t = forecast_fit(mul_model, c, train).nodes[0];
+  EXPECT_NEAR(t.kernel_seconds, 12000.0 * 2e-9, 1e-15);  // 24 us, over 1.2 us of copy
+  EXPECT_DOUBLE_EQ(t.overhead_seconds, 4e-6);
+  EXPECT_NEAR(t.forward_seconds, 24e-6 + 4e-6, 1e-15);
+  EXPECT_NEAR(t.backward_seconds, 12000.0 * 3e-9 + 9e-6, 1e-15);
+  // Inference keeps the inference line: 12 us + 2 us.
+  const NodeForecast i = forecast_fit(mul_model, c, FitOptions{}).nodes[0];
+  EXPECT_NEAR(i.forward_seconds, 12e-6 + 2e-6, 1e-15);
+
+  // Conv 3x3 32 -> 32 at 28x28: 28 x 28 x 32 outputs x 32 x 9 MACs = 7,225,344
+  // MACs, 14,450,688 FLOPs, 144.50688 us at the flat 100 GFLOP/s.
+  NodeBuilder b("Conv");
+  b.input({1, 32, 28, 28}).weight({32, 32, 3, 3}).output({1, 32, 28, 28});
+  b.attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const auto conv_model = one_node_analysis(b);
+  const NodeForecast ci = forecast_fit(conv_model, c, FitOptions{}).nodes[0];
+  EXPECT_NEAR(ci.compute_seconds, 14450688.0 / 1e11, 1e-15);
+  const NodeForecast ct = forecast_fit(conv_model, c, train).nodes[0];
+  EXPECT_NEAR(ct.compute_seconds, 1.5 * 14450688.0 / 1e11, 1e-15);
+  // One gradient product (the image needs none) at half the ratio, taken
+  // against the inference forward: 1.0 x (training forward / 1.5).
+  EXPECT_NEAR(ct.backward_seconds, ct.forward_seconds / 1.5, 1e-15);
+  // A file saved before 2.4 (no training forward): the inference prices.
+  c.op_costs[0].train_forward_ratio = 0;
+  c.op_costs[1].train_forward_ratio = 0;
+  EXPECT_NEAR(forecast_fit(mul_model, c, train).nodes[0].forward_seconds, 12e-6 + 2e-6, 1e-15);
+  const NodeForecast old = forecast_fit(conv_model, c, train).nodes[0];
+  EXPECT_NEAR(old.compute_seconds, 14450688.0 / 1e11, 1e-15);
+  EXPECT_NEAR(old.backward_seconds, old.forward_seconds, 1e-15);
 }
 
 TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackwardRatio) {

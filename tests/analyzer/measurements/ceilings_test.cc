@@ -61,12 +61,18 @@ DeviceCeilings sample_ceilings() {
   erf.backward_fixed_seconds = 7.0e-6;
   erf.backward_seconds_per_byte = 2.5e-10;
   erf.backward_ratio = 0.4;
+  erf.train_forward_fixed_seconds = 3.5e-6;
+  erf.train_forward_seconds_per_byte = 6.5e-10;
+  erf.train_forward_ratio = 1.1;
   c.op_costs = {erf};
   OptimizerUpdateCost adam;
   adam.optimizer = "adam";
   adam.probe = "16 fp32 weights of 16 and 65536 elements";
   adam.per_tensor_seconds = 2.5e-5;
   adam.seconds_per_element = 1.5e-9;
+  adam.tensor_elements = 65536;
+  adam.streamed_seconds_per_element = 4.5e-9;
+  adam.streamed_tensor_elements = 16777216;
   c.optimizer_costs = {adam};
   c.conv_samples = {{"1x1", 3136, 256, 64, 9.25e10}, {"kxk/s2", 49, 16, 27, 1.25e10}, {"dw/s2", 196, 128, 25, 4.5e9}};
   c.conv_residual_seconds_per_byte = 1.5e-10;
@@ -137,6 +143,10 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(a.backward_fixed_seconds, b.backward_fixed_seconds);
   EXPECT_DOUBLE_EQ(a.backward_seconds_per_byte, b.backward_seconds_per_byte);
   EXPECT_DOUBLE_EQ(a.backward_ratio, b.backward_ratio);
+  EXPECT_DOUBLE_EQ(a.train_forward_fixed_seconds, 3.5e-6);
+  EXPECT_DOUBLE_EQ(a.train_forward_seconds_per_byte, 6.5e-10);
+  EXPECT_DOUBLE_EQ(a.train_forward_ratio, 1.1);
+  EXPECT_TRUE(a.has_train_forward());
   EXPECT_EQ(r.op_cost("Erf"), &r.op_costs[0]);
   EXPECT_EQ(r.op_cost("Tanh"), nullptr);
   ASSERT_EQ(r.optimizer_costs.size(), 1u);
@@ -144,6 +154,9 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(r.optimizer_costs[0].probe, c.optimizer_costs[0].probe);
   EXPECT_DOUBLE_EQ(r.optimizer_costs[0].per_tensor_seconds, 2.5e-5);
   EXPECT_DOUBLE_EQ(r.optimizer_costs[0].seconds_per_element, 1.5e-9);
+  EXPECT_EQ(r.optimizer_costs[0].tensor_elements, 65536);
+  EXPECT_DOUBLE_EQ(r.optimizer_costs[0].streamed_seconds_per_element, 4.5e-9);
+  EXPECT_EQ(r.optimizer_costs[0].streamed_tensor_elements, 16777216);
   EXPECT_EQ(r.optimizer_cost("adam"), &r.optimizer_costs[0]);
   EXPECT_EQ(r.optimizer_cost("sgd"), nullptr);
   ASSERT_EQ(r.conv_samples.size(), 3u);
@@ -173,7 +186,8 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
   for (const char* key : {"op", "probe", "small_bytes", "large_bytes", "fixed_seconds", "seconds_per_byte",
-                          "backward_fixed_seconds", "backward_seconds_per_byte", "backward_ratio"})
+                          "backward_fixed_seconds", "backward_seconds_per_byte", "backward_ratio",
+                          "train_forward_fixed_seconds", "train_forward_seconds_per_byte", "train_forward_ratio"})
     EXPECT_TRUE(j["op_costs"][0].contains(key)) << key;
 }
 
@@ -186,6 +200,7 @@ TEST(Ceilings, OpCostsAreOptionalAndANegativeCostIsAnInputError) {
   ASSERT_NE(c.op_cost("Erf"), nullptr);
   EXPECT_DOUBLE_EQ(c.op_cost("Erf")->forward_seconds(1000), 1e-6 + 1000 * 1e-9);
   EXPECT_DOUBLE_EQ(c.op_cost("Erf")->backward_seconds(1000), 0.0);  // backward fields absent: 0
+  EXPECT_FALSE(c.op_cost("Erf")->has_train_forward());  // a file before 2.4: no training forward
   doc["op_costs"][0]["seconds_per_byte"] = -1e-9;
   EXPECT_EQ(kind_of_parse_error(doc.dump()), ErrorKind::Input);
   doc = minimal_document();
