@@ -102,7 +102,8 @@ void add_profile_flags(CLI::App& cmd, ProfileArgs& args, const std::vector<std::
                  "after it (folded), its activations and a residual Add as one oneDNN convolution with prepacked "
                  "weights; a Gemm/MatMul with constant weights, its bias Add, activation or GELU and residual Add "
                  "as one matmul (see --gemm); GELU and LayerNorm written out as one kernel each (one row per group, "
-                 "naming its members); a Conv, MatMul or Gemm whose operands are "
+                 "naming its members); a Transpose of the last two axes read by one MatMul alone (an attention's "
+                 "K^T) read in place by that MatMul; a Conv, MatMul or Gemm whose operands are "
                  "DequantizeLinear outputs as one int8 kernel. off: every ONNX node as written, one row each. "
                  "A training step always runs node by node")
       ->check(CLI::IsMember({"on", "off"}));

@@ -42,6 +42,7 @@ std::optional<FusedGroup> match_matmul_group(const PatternContext& ctx, int node
 std::optional<FusedGroup> match_gelu(const PatternContext& ctx, int node);
 std::optional<FusedGroup> match_layer_norm(const PatternContext& ctx, int node);
 std::optional<FusedGroup> match_hard_swish(const PatternContext& ctx, int node);
+std::optional<FusedGroup> match_transpose_matmul(const PatternContext& ctx, int node);
 
 // ---- helpers (match_helpers.cc)
 

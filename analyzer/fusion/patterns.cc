@@ -14,6 +14,7 @@ const std::vector<FusionPattern>& fusion_patterns() {
       {"gelu", [](const FusionOptions& o) { return o.cpu_groups; }, match_gelu},
       {"layer_norm", [](const FusionOptions& o) { return o.cpu_groups; }, match_layer_norm},
       {"hard_swish", [](const FusionOptions& o) { return o.cpu_groups; }, match_hard_swish},
+      {"transpose_matmul", [](const FusionOptions& o) { return o.cpu_groups; }, match_transpose_matmul},
   };
   return patterns;
 }

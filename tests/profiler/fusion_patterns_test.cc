@@ -114,5 +114,49 @@ TEST(FusionPatterns, EachRewritePatternIsPlannedRunsAsOneKernelAndComputesItsFun
   }
 }
 
+// transpose_matmul: a Transpose swapping the last two axes, read by one
+// MatMul alone, runs inside the MatMul (FusedMatMul transA / transB); the
+// group's head is the MatMul, its member the Transpose before it. Another
+// permutation, or a second reader of the transposed tensor, leaves both as
+// written.
+TEST(FusionPatterns, ATransposeOfTheLastTwoAxesRunsInsideItsMatMul) {
+  enum class Case { B, A, OtherPerm, SecondReader };
+  for (const Case c : {Case::B, Case::A, Case::OtherPerm, Case::SecondReader}) {
+    const std::string what = "case " + std::to_string(int(c));
+    IrModel m;
+    m.model.opsets = {{"", 13}};
+    const int x = m.input("x", {2, 3, 17});
+    const std::vector<int64_t> perm = c == Case::OtherPerm ? std::vector<int64_t>{1, 0, 2} : std::vector<int64_t>{0, 2, 1};
+    const int t = m.node("Transpose", {x}, 1, {{"perm", perm}})[0];
+    const int y = c == Case::A ? m.node("MatMul", {t, x})[0] : c == Case::OtherPerm ? m.node("MatMul", {t, t})[0]
+                                                                                 : m.node("MatMul", {x, t})[0];
+    m.output(y);
+    if (c == Case::SecondReader) m.output(t);
+    const FusionPlan plan = plan_fusion(m.model.graph, m.model, inference_fusion_options(true, true, true, false, false));
+    const bool fused_case = c == Case::A || c == Case::B;
+    ASSERT_EQ(plan.count("transpose_matmul"), fused_case ? 1 : 0) << what;
+    Executor fused(m.model, ExecOptions{});
+    ExecOptions off;
+    off.fuse_cpu = false;
+    Executor unfused(m.model, off);
+    if (fused_case) {
+      ASSERT_NE(plan.headed_by(1), nullptr) << what;
+      EXPECT_EQ(plan.headed_by(1)->members, std::vector<int>{0}) << what;
+      EXPECT_TRUE(plan.absorbed[0]) << what;
+      EXPECT_EQ(fused.fused_members(1).size(), 1u) << what;
+    } else {
+      EXPECT_TRUE(fused.fused_members(1).empty()) << what;
+    }
+    const at::Tensor xv = randn({2, 3, 17}, 11);
+    const at::Tensor xd = xv.to(at::kDouble);
+    // x x^T (2 x 3 x 3), x^T x (2 x 17 x 17); perm (1, 0, 2) of a 2 x 3 x 17 is 3 x 2 x 17, squared by
+    // MatMul only where shapes allow: here [3, 2, 17] x [3, 2, 17] does not, so that case checks the plan only.
+    if (c == Case::OtherPerm) continue;
+    const at::Tensor expected = c == Case::A ? at::matmul(xd.transpose(1, 2), xd) : at::matmul(xd, xd.transpose(1, 2));
+    expect_close(fused.run({xv})[0], expected, what + " fused");
+    expect_close(unfused.run({xv})[0], expected, what + " as written");
+  }
+}
+
 }  // namespace
 }  // namespace modelstat::profiler
