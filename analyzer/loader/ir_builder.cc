@@ -398,14 +398,8 @@ void decide_control_flow(const onnx::NodeProto& np, const std::unordered_map<std
 
 }  // namespace
 
-namespace {
-
-// take_names: the names of gp's nodes and of the values they produce are moved
-// out of gp (build_graph_taking_names; gp is then a mutable proto its caller
-// discards). A value's name is moved at the end of the build: until then the
-// index's keys are views into those strings.
-Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer,
-            const InferredTypes* inferred, bool take_names) {
+Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer,
+                  const InferredTypes* inferred) {
   if (depth > kMaxGraphDepth) throw Error(ErrorKind::Input, "subgraphs nested more than 64 levels deep");
   Graph g;
   g.name = gp.name();
@@ -415,18 +409,6 @@ Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, c
   const size_t n_inferred = inferred ? inferred->size() : 0;
   // By view into the proto's strings, which outlive the build.
   NameMap<int> index(node_outputs + size_t(gp.input_size() + gp.initializer_size()));
-  // By tensor: the proto string its name is moved from at the end (take_names).
-  std::vector<const std::string*> name_source;
-  if (take_names) name_source.reserve(g.tensors.capacity());
-  // A tensor made for `name`, a string of gp: named now, or at the end.
-  auto name_later = [&](Tensor& t, const std::string& name) {
-    if (!take_names) {
-      t.name = name;
-      return;
-    }
-    name_source.resize(g.tensors.size(), nullptr);
-    name_source.back() = &name;
-  };
   auto add = [&](const std::string& name) -> Tensor& {
     auto [id, inserted] = index.try_emplace(name, int(g.tensors.size()));
     if (inserted) {
@@ -481,7 +463,7 @@ Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, c
     auto [id, inserted] = index.try_emplace(name, int(g.tensors.size()));
     if (!inserted) return;
     g.tensors.emplace_back();
-    name_later(g.tensors.back(), name);
+    g.tensors.back().name = name;
     type_into(type, g.tensors.back());
   };
   for (int k = 0; k < gp.value_info_size(); ++k) {
@@ -500,7 +482,7 @@ Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, c
     auto [id, inserted] = index.try_emplace(*e.name, int(g.tensors.size()));
     if (!inserted) continue;
     Tensor& t = g.tensors.emplace_back();
-    name_later(t, *e.name);
+    t.name = *e.name;
     t.dtype = DType(e.own[0]);
     t.shape.rank_known = true;
     t.shape.dims.resize(size_t(e.own[1]));
@@ -549,10 +531,7 @@ Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, c
     // Built in place: a Node is 240 bytes, and a move of each into the
     // vector touched both copies.
     Node& node = g.nodes.emplace_back();
-    if (take_names && !np.name().empty())
-      node.name = std::move(const_cast<std::string&>(np.name()));  // gp is mutable (take_names); nothing reads it after
-    else
-      node.name = node_label(np, i);
+    node.name = node_label(np, i);
     // As string_views: a length check first, inline (a 100k-node graph makes these tests 100k times).
     if (const std::string_view op = np.op_type(); np.domain().empty() && (op == "If" || op == "Loop"))
       decide_control_flow(np, values, policy, node);
@@ -595,7 +574,7 @@ Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, c
       auto [id, inserted] = index.try_emplace(out, h, int(g.tensors.size()));
       if (inserted) {
         g.tensors.emplace_back();
-        name_later(g.tensors.back(), out);
+        g.tensors.back().name = out;
       }
       Tensor& t = g.tensors[size_t(*id)];
       t.producer = i;
@@ -619,22 +598,7 @@ Graph build(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, c
     if (!id) throw Error(ErrorKind::Input, "graph output '" + out.name() + "' is never produced");
     g.outputs.push_back(*id);
   }
-  // The index is done with its keys: the names move into the IR. A string
-  // of the proto the caller hands over as mutable (take_names).
-  for (size_t t = 0; t < name_source.size(); ++t)
-    if (name_source[t]) g.tensors[t].name = std::move(const_cast<std::string&>(*name_source[t]));
   return g;
-}
-
-}  // namespace
-
-Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int depth, const Scope* outer,
-                  const InferredTypes* inferred) {
-  return build(gp, policy, depth, outer, inferred, false);
-}
-
-Graph build_graph_taking_names(onnx::GraphProto& gp, ExternalDataPolicy& policy, const InferredTypes* inferred) {
-  return build(gp, policy, 0, nullptr, inferred, true);
 }
 
 }  // namespace modelstat::loader

@@ -258,8 +258,7 @@ Model bind_source(const ModelSource& source, const LoadOptions& options, std::st
     policy.trip_counts = &options.trip_counts;
     policy.observed_branches = &options.observed_branches;
     policy.observed_trip_counts = &options.observed_trip_counts;
-    // The proto goes with this function: its names move into the IR.
-    model.graph = build_graph_taking_names(*proto.mutable_graph(), policy, &inferred);
+    model.graph = build_graph(proto.graph(), policy, 0, nullptr, &inferred);
     for (const auto& [name, then] : options.branches)
       if (!policy.control_names_used.count(name))
         model.notices.push_back("--branch " + name + " matches no If node");

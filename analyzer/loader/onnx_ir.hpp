@@ -89,14 +89,6 @@ struct Scope {
 // `inferred`: the graph's types infer_shapes kept beside it (top level only).
 Graph build_graph(const onnx::GraphProto& graph, ExternalDataPolicy& policy, int depth, const Scope* outer = nullptr,
                   const InferredTypes* inferred = nullptr);
-// The same for a top-level graph whose proto is discarded after the build:
-// its node names and the names of the values its nodes produce are moved
-// into the IR, not copied (a 100,000-node graph's 200,000 names: as many
-// allocations and copies, and as many frees when the arena goes); those
-// strings of `graph` are empty afterwards. Initializer and input names are
-// copied as by build_graph.
-Graph build_graph_taking_names(onnx::GraphProto& graph, ExternalDataPolicy& policy,
-                               const InferredTypes* inferred = nullptr);
 
 // Dims of a TensorShapeProto as modelstat dims.
 Shape shape_from_proto(const onnx::TensorShapeProto& shape);
