@@ -67,13 +67,23 @@ int64_t weight_values(const Tensor& t, int packed_bits) {
 
 // Tensors that ops read as bit-packed weights, with their bits per value (the
 // first reader's), over the graph and its subgraphs.
-void collect_packed_weights(const Graph& g, std::map<const Tensor*, int>& bits) {
+// Only one input of an op can be packed: its record is looked up once an op
+// type of the default domain (a 100k-node graph has a handful), once a node
+// of another domain.
+void collect_packed_weights(const Graph& g, std::map<const Tensor*, int>& bits,
+                            std::unordered_map<std::string, int>& default_domain_inputs) {
   for (const Node& node : g.nodes) {
-    // Only one input can be packed: the op's record is looked up once a node.
-    const int k = op_packed_weight_input(node);
+    int k = -1;
+    if (node.domain.empty()) {
+      auto [it, inserted] = default_domain_inputs.try_emplace(node.op_type);
+      if (inserted) it->second = op_packed_weight_input(node);
+      k = it->second;
+    } else {
+      k = op_packed_weight_input(node);
+    }
     if (k >= 0 && size_t(k) < node.inputs.size() && node.inputs[size_t(k)] >= 0)
       if (const int b = op_packed_weight_bits(node, size_t(k))) bits.emplace(&g.tensors[size_t(node.inputs[size_t(k)])], b);
-    for (const auto& sub : node.subgraphs()) collect_packed_weights(*sub, bits);
+    for (const auto& sub : node.subgraphs()) collect_packed_weights(*sub, bits, default_domain_inputs);
   }
 }
 
@@ -337,20 +347,20 @@ class GraphCoster {
   }
 
   // A node's row without its cost: name, op, shapes, dtype.
-  static NodeReport describe_node(const Graph& g, const Node& node, const std::string& name) {
+  NodeReport describe_node(const Graph& g, const Node& node, const std::string& name) {
     NodeReport row;
     describe_into(g, node, name, row);
     return row;
   }
   // The same into a row in place (a top-level row is made where it stays).
-  static void describe_into(const Graph& g, const Node& node, const std::string& name, NodeReport& row) {
+  void describe_into(const Graph& g, const Node& node, const std::string& name, NodeReport& row) {
     row.name = name;
     row.op_type = node.op_type;
     row.domain = node.domain;
     row.input_shapes.reserve(node.inputs.size());
     row.output_shapes.reserve(node.outputs.size());
-    for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : g.tensors[size_t(in)].shape.to_string());
-    for (int out : node.outputs) row.output_shapes.push_back(out < 0 ? "-" : g.tensors[size_t(out)].shape.to_string());
+    for (int in : node.inputs) row.input_shapes.push_back(in < 0 ? "-" : shape_text(g.tensors[size_t(in)]));
+    for (int out : node.outputs) row.output_shapes.push_back(out < 0 ? "-" : shape_text(g.tensors[size_t(out)]));
     for (int out : node.outputs)
       if (out >= 0) {
         row.output_dtype = dtype_name(g.tensors[size_t(out)].dtype);
@@ -393,6 +403,24 @@ class GraphCoster {
     if (inserted) it->second = lookup();
     return it->second;
   }
+
+  // Shape::to_string of a tensor, kept for the nodes that read it: a node's
+  // inputs are mostly outputs of the nodes just before it, formatted for
+  // their rows. Direct-mapped by the tensor's position in memory: the
+  // tensors of a graph are one array, so the last 256 made stay apart.
+  const std::string& shape_text(const Tensor& t) {
+    ShapeText& s = shape_texts_[reinterpret_cast<uintptr_t>(&t) / sizeof(Tensor) % shape_texts_.size()];
+    if (s.tensor != &t) {
+      s.text = t.shape.to_string();
+      s.tensor = &t;
+    }
+    return s.text;
+  }
+  struct ShapeText {
+    const Tensor* tensor = nullptr;
+    std::string text;
+  };
+  std::vector<ShapeText> shape_texts_ = std::vector<ShapeText>(256);
 
   int depth_ = 0;  // subgraph nesting of the node being costed
   const Model& model_;
@@ -453,7 +481,7 @@ AnalysisResult analyze_model(const Model& model) {
     sub_rows.clear();
     NodeReport& row = r.nodes.emplace_back();  // reserved: stays where it is
     try {
-      GraphCoster::describe_into(g, node, node.name, row);
+      coster.describe_into(g, node, node.name, row);
       row.index = int(i);
       row.cost = coster.cost_node(g, node, weight_counted, &row.subgraph_nodes, node.name, &sub_rows);
     } catch (const Error& e) {
@@ -515,7 +543,8 @@ AnalysisResult analyze_model(const Model& model) {
   // Params: every weight once, used or not (the file's deduplicated count).
   std::map<std::string, DTypeSize> by_dtype;
   std::map<const Tensor*, int> packed_bits;
-  collect_packed_weights(g, packed_bits);
+  std::unordered_map<std::string, int> packed_inputs;
+  collect_packed_weights(g, packed_bits, packed_inputs);
   collect_constant_sizes(g, by_dtype, t.params, packed_bits);
   for (auto& [name, entry] : by_dtype) {
     t.weight_bytes = sat_add(t.weight_bytes, entry.bytes);

@@ -1,6 +1,7 @@
 #include "analyzer/cost/cost_helpers.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace modelstat::cost {
 
@@ -105,14 +106,20 @@ bool all_positive(const std::vector<int64_t>& values) {
 }
 
 std::string rule_id(const char* family, int64_t per_element) {
-  return std::string(family) + ":" + std::to_string(per_element);
+  // Built in one string (one per elementwise node of a graph: no temporaries).
+  char digits[24];
+  const char* end = std::to_chars(digits, digits + sizeof digits, per_element).ptr;
+  std::string id(family);
+  id += ':';
+  id.append(digits, size_t(end - digits));
+  return id;
 }
 
 RuleResult flops_per_element(const CostContext& ctx, const char* family, int64_t per_element,
                              std::optional<int64_t> elements, const char* unknown_why) {
-  const std::string rule = rule_id(family, per_element);
-  if (!elements) return RuleResult::unknown_shape(rule, unknown_why);
-  return exact(rule, 0, checked_mul(per_element, *elements, ctx.node()));
+  std::string rule = rule_id(family, per_element);
+  if (!elements) return RuleResult::unknown_shape(std::move(rule), unknown_why);
+  return exact(std::move(rule), 0, checked_mul(per_element, *elements, ctx.node()));
 }
 
 }  // namespace modelstat::cost

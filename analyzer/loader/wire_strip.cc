@@ -27,7 +27,7 @@ namespace {
 enum class Msg { Model, Graph, Node, Attribute, Tensor, SparseTensor, Function, TrainingInfo, Other };
 
 // Which field of message `m` holds which sub-message (length-delimited fields only).
-Msg child_kind(Msg m, uint32_t field) {
+inline Msg child_kind(Msg m, uint32_t field) {
   switch (m) {
     case Msg::Model:  // graph=7, training_info=20, functions=25
       return field == 7 ? Msg::Graph : field == 20 ? Msg::TrainingInfo : field == 25 ? Msg::Function : Msg::Other;
@@ -208,6 +208,12 @@ class Walker {
   }
 
   uint64_t read_varint(size_t& pos, size_t end) const {
+    // Most varints of a graph (tags, the lengths of names and nodes) are one
+    // byte: read inline; the loop below reads the others.
+    if (pos < end && !(base_[pos] & 0x80)) return base_[pos++];
+    return read_long_varint(pos, end);
+  }
+  uint64_t read_long_varint(size_t& pos, size_t end) const {
     uint64_t value = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (pos >= end) malformed("truncated: the file ends inside a field", pos);

@@ -255,7 +255,7 @@ void TextTable::reserve(size_t rows, size_t bytes_per_row) {
 }
 
 void TextTable::add_cell(size_t c, std::string_view cell) {
-  size_t width = display_width(cell);
+  size_t width = columns_[c].ascii ? cell.size() : display_width(cell);
   // Cut only where too wide (ellipsize returns the others unchanged).
   if (columns_[c].max_width > 0 && width > columns_[c].max_width) {
     const std::string cut = ellipsize(std::string(cell), columns_[c].max_width);

@@ -158,6 +158,9 @@ struct Column {
   std::string header;
   Align align = Align::Right;
   size_t max_width = 0;  // TextTable ellipsizes wider cells (0: no limit)
+  // Every cell is ASCII (numbers and units): a cell's width is its length,
+  // not counted character by character.
+  bool ascii = false;
 };
 
 // Node names wider than this are ellipsized in terminal tables (a tf2onnx name can be 278 characters);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace modelstat::report_detail {
 
@@ -71,10 +72,33 @@ void JsonStream::append(LineBuffer& out, double v) {
     return;
   }
   // nlohmann's own shortest round-trip formatting (what dump() calls for a
-  // double), so the text is the DOM path's byte for byte.
-  char buf[64];
-  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
-  out.put(buf, size_t(end - buf));
+  // double), so the text is the DOM path's byte for byte. The rows of
+  // repeated blocks repeat their figures (a 100k-node graph's arithmetic
+  // intensities are a handful of values): a value's text is kept in a
+  // direct-mapped memo of 1,024 slots a thread, keyed by its bits.
+  struct Slot {
+    uint64_t bits = 0;
+    uint8_t size = 0;  // 0: empty
+    char text[31];
+  };
+  thread_local std::vector<Slot> memo;
+  if (memo.empty()) memo.resize(1024);
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  Slot& slot = memo[size_t(bits * 0x9E3779B97F4A7C15ULL >> 54)];
+  if (slot.size == 0 || slot.bits != bits) {
+    char buf[64];
+    char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+    const size_t n = size_t(end - buf);
+    if (n > sizeof slot.text) {  // longer than any double's shortest text; kept out of the memo all the same
+      out.put(buf, n);
+      return;
+    }
+    std::memcpy(slot.text, buf, n);
+    slot.size = uint8_t(n);
+    slot.bits = bits;
+  }
+  out.put(slot.text, slot.size);
 }
 
 void JsonStream::append(LineBuffer& out, const std::vector<std::string>& v) {

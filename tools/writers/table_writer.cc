@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -103,16 +104,19 @@ class TableWriter final : public AnalysisWriter {
           << '\n';
       // The node and shape columns cut what is wider (as ellipsize would at
       // each row): a name or a single shape goes in as a view of itself.
-      TextTable layers({{"#"},
+      // The index and the figures are ASCII (human_count, human_bytes,
+      // percent, cost_marker): no column-by-character count of their cells.
+      constexpr bool kAscii = true;
+      TextTable layers({{"#", Align::Right, 0, kAscii},
                         {"node", Align::Left, kNameWidth},
                         {"op", Align::Left},
                         {"output shape", Align::Left, kShapeWidth},
-                        {"params"},
-                        {"MACs"},
-                        {"FLOPs"},
-                        {"bytes"},
-                        {"%FLOPs"},
-                        {"st", Align::Left}});
+                        {"params", Align::Right, 0, kAscii},
+                        {"MACs", Align::Right, 0, kAscii},
+                        {"FLOPs", Align::Right, 0, kAscii},
+                        {"bytes", Align::Right, 0, kAscii},
+                        {"%FLOPs", Align::Right, 0, kAscii},
+                        {"st", Align::Left, 0, kAscii}});
       layers.reserve(r.nodes.size() + r.subgraph_nodes.size(), 128);
       // One memo a column: a row's cells are views (add_row_view), and a
       // slot must hold its text until the row is added.
@@ -125,7 +129,9 @@ class TableWriter final : public AnalysisWriter {
         // A subgraph node: indented under its parent, named by its path.
         const std::string sub_name = in_subgraph ? "  " + ellipsize(n.name, kNameWidth - 2) : std::string();
         const std::string shapes = n.output_shapes.size() == 1 ? std::string() : join(n.output_shapes, ", ");
-        layers.add_row_view({in_subgraph ? std::string() : std::to_string(n.index),
+        char index[16];  // a top-level row's index, for its view
+        const size_t index_size = in_subgraph ? 0 : size_t(std::to_chars(index, index + sizeof index, n.index).ptr - index);
+        layers.add_row_view({std::string_view(index, index_size),
                         in_subgraph ? std::string_view(sub_name) : std::string_view(n.name),
                         op_label(n),
                         n.output_shapes.size() == 1 ? std::string_view(n.output_shapes[0]) : std::string_view(shapes),

@@ -85,5 +85,35 @@ TEST(JsonStream, RowsAsTheDomWritesThemForEveryByteAtEveryPosition) {
   EXPECT_EQ(streamed.substr(streamed.size() - 8), "0}\n  ]\n}");
 }
 
+// A row's arithmetic intensity (FLOPs / bytes, a double) as the DOM path
+// prints it, where values repeat: 3,000 values, more than the writer keeps
+// texts of (a memo of 1,024 slots, so slots shared by several values),
+// written twice over; and values whose text is known by hand.
+TEST(JsonStream, RowDoublesAsTheDomWritesThemWhereValuesRepeat) {
+  std::vector<NodeReport> rows;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t flops = 0; flops < 3000; ++flops) {
+      NodeReport row = row_named("n");  // 3 bytes read
+      row.cost.flops = flops;
+      rows.push_back(row);
+    }
+  NodeReport quarter = row_named("q");
+  quarter.cost.flops = 1;
+  quarter.cost.bytes_read = 4;
+  rows.push_back(quarter);
+  const auto [streamed, dom] = both_ways(rows);
+  EXPECT_EQ(streamed, dom);
+  auto count = [&s = streamed](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"arithmetic_intensity\": 0.0,"), 2u);                 // 0 / 3
+  EXPECT_EQ(count("\"arithmetic_intensity\": 0.3333333333333333,"), 2u);  // 1 / 3
+  EXPECT_EQ(count("\"arithmetic_intensity\": 1.0,"), 2u);                 // 3 / 3
+  EXPECT_EQ(count("\"arithmetic_intensity\": 999.6666666666666,"), 2u);   // 2999 / 3
+  EXPECT_EQ(count("\"arithmetic_intensity\": 0.25,"), 1u);                // 1 / 4
+}
+
 }  // namespace
 }  // namespace modelstat

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -501,6 +502,35 @@ TEST(ReportWriterTest, TableHonoursOptions) {
 
   options.color = true;
   EXPECT_TRUE(contains(render("table", sample_result(), options), "\x1b["));
+}
+
+// The table formats each distinct count of the per-layer rows once, in a
+// memo of 4,096 slots a column (slot: the value times 0x9E3779B97F4A7C15,
+// top 12 bits), and a row's cells are views of the memo's texts until the
+// row is added. 1 and 4,182 share a slot, as do 2 and 2,586: a memo shared
+// by the params, MACs and FLOPs columns overwrote a row's params text with
+// its MACs (or FLOPs) text before the row was added (d4e96dd). Every cell is
+// checked against the value written by hand.
+TEST(ReportWriterTest, TableCellsOfOneRowWhoseValuesShareAMemoSlot) {
+  AnalysisResult r;
+  r.model_path = "memo.onnx";
+  auto row = [](int index, const char* name, int64_t params, int64_t macs, int64_t flops) {
+    NodeReport n = cost_node(index, name, "MatMul", CostStatus::Exact, macs, flops);
+    n.output_shapes = {"1x64"};
+    n.cost.params = params;
+    return n;
+  };
+  r.nodes = {row(0, "node_a", 1, 4182, 8364), row(1, "node_b", 4182, 1, 2), row(2, "node_c", 2, 0, 2586)};
+  r.totals.nodes = r.totals.nodes_exact = 3;
+  r.totals.params = 4185;
+  r.totals.macs = 4183;
+  r.totals.flops = 10952;
+  const std::string text = render("table", r);
+  // index, name, op, output shape, params, MACs, FLOPs, then the bytes ("0 B").
+  for (const char* cells : {R"(\n +0  node_a +MatMul +1x64 +1 +4\.18 K +8\.36 K +0 B )",
+                            R"(\n +1  node_b +MatMul +1x64 +4\.18 K +1 +2 +0 B )",
+                            R"(\n +2  node_c +MatMul +1x64 +2 +0 +2\.59 K +0 B )"})
+    EXPECT_TRUE(std::regex_search(text, std::regex(cells))) << "no row matches " << cells << "\n" << text;
 }
 
 TEST(ReportWriterTest, EveryFormatHandlesAnEmptyResult) {
