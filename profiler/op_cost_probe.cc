@@ -404,9 +404,7 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
     }
   }
   // The streamed points after every other, so that the small and large
-  // points run as they did before the streamed point existed (with it between
-  // one optimizer's points and the next's, Adam's per-tensor cost read 16 us
-  // in two calibrations where it had read 10).
+  // points run in the order they did before the streamed point existed.
   // On a CUDA device the weights stream from device memory at every size: none.
   if (streamed_elements <= kOptimizerLarge || device.torch_device().is_cuda()) return out;
   for (OptimizerUpdateCost& c : out) {
