@@ -26,11 +26,14 @@ int swapped_source(const PatternContext& ctx, int t, int reader, int& transpose)
   if (!is_op(n, "Transpose", 1) || n.inputs[0] < 0 || !is_float(g, n.inputs[0])) return -1;
   // A transposed weight is the same every run: the executor transposes it once and keeps it.
   if (constant_source(g, n.inputs[0]) >= 0) return -1;
+  // The rank is perm's length (ONNX requires one per axis), known even where
+  // shape inference lost the input's shape; without perm every axis is
+  // reversed, a swap of the last two only at a known rank 2.
   const Shape& s = g.tensors[size_t(n.inputs[0])].shape;
-  if (!s.rank_known || s.dims.size() < 2) return -1;
-  const int64_t r = int64_t(s.dims.size());
-  const std::vector<int64_t> perm = n.attr_ints("perm");
-  if (int64_t(perm.size()) != r) return -1;  // no perm: all axes reversed, a swap only at rank 2
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty() && s.rank_known && s.dims.size() == 2) perm = {1, 0};
+  const int64_t r = int64_t(perm.size());
+  if (r < 2 || (s.rank_known && int64_t(s.dims.size()) != r)) return -1;
   for (int64_t d = 0; d + 2 < r; ++d)
     if (perm[size_t(d)] != d) return -1;
   if (perm[size_t(r - 2)] != r - 1 || perm[size_t(r - 1)] != r - 2) return -1;
@@ -44,11 +47,13 @@ std::optional<FusedGroup> match_transpose_matmul(const PatternContext& ctx, int 
   const Graph& g = ctx.g;
   const Node& mm = g.nodes[size_t(i)];
   if (!is_op(mm, "MatMul", 2) || mm.inputs[0] < 0 || mm.inputs[1] < 0 || mm.inputs[0] == mm.inputs[1]) return std::nullopt;
-  if (!is_float(g, mm.inputs[0]) || !is_float(g, mm.inputs[1])) return std::nullopt;
   int ta = -1, tb = -1;
   const int a = swapped_source(ctx, mm.inputs[0], i, ta);
   const int b = swapped_source(ctx, mm.inputs[1], i, tb);
   if (a < 0 && b < 0) return std::nullopt;
+  // Both operands as the kernel reads them are float (a transposed one's
+  // dtype is its source's, which the analysis keeps where a shape is lost).
+  if (!is_float(g, a >= 0 ? a : mm.inputs[0]) || !is_float(g, b >= 0 ? b : mm.inputs[1])) return std::nullopt;
   FusedGroup group;
   group.head = i;
   RewriteSpec spec{"FusedMatMul", "com.microsoft", 1, {}};
