@@ -78,8 +78,9 @@ struct OpCost {
 // Schema 2.4 adds a point past the caches: the update's successive passes
 // over one tensor find it in the last-level cache while the tensor and its
 // state fit there (the 1 Mi-element weights above) and stream from memory
-// when they do not (a classifier's weight), at several times the cost per
-// element. streamed_seconds_per_element was measured on weights of
+// when they do not (a classifier's weight), at a higher cost per element
+// (Adam 1.4x on the ninth session's VM; bench/RESULTS.md).
+// streamed_seconds_per_element was measured on weights of
 // streamed_tensor_elements each; a tensor between the two sizes is priced
 // between the two rates, linear in the logarithm of its elements.
 struct OptimizerUpdateCost {
