@@ -320,9 +320,11 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& plan, c
 namespace {
 
 constexpr int kOptimizerWeights = 16;
-// Large: 1 Mi elements (4 MiB fp32) per weight, 64 MiB of weights with their
-// gradients and states past the last-level cache, as a network's layers are;
-// each tensor stays under the fresh-mapping threshold (priced apart).
+// Large: 1 Mi elements (4 MiB fp32) per weight, 64 MiB of weights in all,
+// as a network's layers are; one weight with its gradient and state (12-16
+// MiB) still fits a large last-level cache while the update's passes run over
+// it (the streamed point below is for weights that do not); each tensor stays
+// under the fresh-mapping threshold (priced apart).
 constexpr int64_t kOptimizerSmall = 16, kOptimizerLarge = int64_t(1) << 20;
 // Streamed: 2 weights of 16 Mi elements (64 MiB fp32 each; with gradient and
 // state 256-384 MiB a weight, past any last-level cache), so that each of the
