@@ -312,6 +312,7 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     c.conv_samples = measure_conv_samples(*device, plan, options.quick, c.notes);
     c.conv_residual_seconds_per_byte = measure_conv_residual_cost(*device, plan, c.notes);
     c.conv_silu_seconds_per_byte = measure_conv_silu_cost(*device, plan, c.notes);
+    c.conv_layout_seconds_per_byte = measure_conv_layout_cost(*device, plan, c.notes);
     c.optimizer_costs = measure_optimizer_costs(*device, plan, fresh, c.notes);
   }
 

@@ -13,6 +13,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/ops/fp32_conv.hpp"
 #include "profiler/probe_graph.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
@@ -196,6 +197,28 @@ double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std:
 
 double measure_conv_silu_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
   return post_op_cost(device, plan, After::Silu, "SiLU", notes);
+}
+
+double measure_conv_layout_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
+  // Without oneDNN the ATen convolution reads NCHW itself: nothing to turn.
+  if (!device.torch_device().is_cpu() || !fp32_conv_kernels_available()) return 0;
+  // The executor's own conversion of a 1x3x224x224 image, timed alone on
+  // images taken in turn from 64 MiB of them, so that each comes from memory
+  // as a fed image does after a run (a difference of two conv timings, the
+  // first way tried, was within the convs' noise: 0 to 0.24 ns a byte).
+  const CeilingsPlan light = light_plan(plan);
+  const int64_t image_bytes = 4 * 3 * 224 * 224;
+  const int64_t count = std::max<int64_t>(1, kColdBytes / image_bytes);
+  std::vector<at::Tensor> images;
+  for (int64_t i = 0; i < count; ++i) images.push_back(at::rand({1, 3, 224, 224}));
+  size_t next = 0;
+  const std::string label = "conv layout: an image turned channels-last";
+  const Timed t = median_seconds(device, light, label, [&] {
+    (void)channels_last_input(images[next]);
+    next = (next + 1) % images.size();
+  });
+  note_if_unconverged(t, label, notes);
+  return t.seconds / double(image_bytes);
 }
 
 }  // namespace modelstat::profiler

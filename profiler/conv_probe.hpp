@@ -34,4 +34,10 @@ double measure_conv_residual_cost(Device& device, const CeilingsPlan& plan, std:
 // byte of the group's output: the same conv with and without one.
 double measure_conv_silu_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
 
+// What a Conv group reading an NCHW image adds (the executor turns it
+// channels-last first), per byte of the image: the executor's conversion of a
+// 1x3x224x224 image timed alone, images taken in turn from 64 MiB of them.
+// CPU with oneDNN only (0 elsewhere: ATen's convolution reads NCHW itself).
+double measure_conv_layout_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
+
 }  // namespace modelstat::profiler

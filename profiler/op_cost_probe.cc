@@ -72,6 +72,12 @@ std::vector<ProbeClass> classes() {
   auto same = [](int64_t c, int64_t h) { return Dims{1, c, h, h}; };
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp"})
     out.push_back({op, [op, same](ProbeGraph& p, int64_t c, int64_t h) { p.node(op, {p.input(same(c, h))}, same(c, h)); }});
+  // GELU (erf form) as the executor runs a GELU written out (one at::gelu)
+  // and as a Gemm/MatMul or Conv group's post-op prices it: ONNX Gelu, opset 20.
+  out.push_back({"Gelu", [same](ProbeGraph& p, int64_t c, int64_t h) {
+                   p.model.opsets = {{"", 20}};
+                   p.node("Gelu", {p.input(same(c, h))}, same(c, h));
+                 }});
   out.push_back({"Clip", [same](ProbeGraph& p, int64_t c, int64_t h) {
                    const int x = p.input(same(c, h));
                    p.node("Clip", {x, p.weight({}), p.weight({})}, same(c, h));

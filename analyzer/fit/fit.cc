@@ -96,6 +96,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   fit::Pricing pricing{g, ceilings, options, peak};
   pricing.fresh_threshold = ceilings.fresh_allocation_threshold_bytes;
   pricing.fresh_seconds_per_byte = pricing.fresh_threshold > 0 ? ceilings.fresh_allocation_seconds_per_byte : 0.0;
+  pricing.inputs_from_memory = cpu && fit::graph_inputs_from_memory(g, ceilings);
   std::vector<int64_t> fresh_bytes(g.nodes.size(), 0);
   if (pricing.fresh_seconds_per_byte > 0)
     fresh_bytes = fit::fresh_forward_bytes(g, options.train,
@@ -146,6 +147,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       f.fused_head = fusion.groups[size_t(fusion.group_of[i])].head;
     if (group && group->kind == FusedKind::Qdq) fit::price_int8_head(pricing, g.nodes[i], *group, f);
     if (group && group->kind == FusedKind::Conv) fit::price_conv_head(pricing, g.nodes[i], *group, f);
+    if (group) fit::price_gelu(pricing, *group, f);
     if (cpu) fit::price_integer_contraction(pricing, g.nodes[i], f);
     // A node that does not run per inference: priced at 0, under `why`.
     auto priced_at_zero = [&f](const char* why, ForecastBound bound) {

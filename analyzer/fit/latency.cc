@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <variant>
 
 #include "analyzer/fit/op_classes.hpp"
@@ -34,6 +35,34 @@ double resident_bandwidth(const DeviceCeilings& c, double bytes) {
       return std::max(c.memory_bandwidth, l.bytes_per_second);
   }
   return c.memory_bandwidth;
+}
+
+// Whether tensor `t` has the layout the graph's inputs are fed in (NCHW on
+// the CPU): a graph input, or what elementwise nodes with constant other
+// operands (a normalisation's Sub and Div, a Cast) make of one.
+bool reads_fed_layout(const Graph& g, int t) {
+  static const std::set<std::string> keeps = {"Add", "Sub", "Mul", "Div", "Cast", "Identity", "Relu", "Clip"};
+  for (int step = 0; step < 8 && t >= 0; ++step) {
+    const Tensor& tensor = g.tensors[size_t(t)];
+    if (tensor.role == TensorRole::Input) return true;
+    if (tensor.producer < 0) return false;
+    const Node& n = g.nodes[size_t(tensor.producer)];
+    if (!n.domain.empty() || !keeps.count(n.op_type) || n.inputs.empty()) return false;
+    int next = -1;
+    for (int in : n.inputs) {
+      if (in < 0 || g.tensors[size_t(in)].is_constant()) continue;
+      if (next >= 0) return false;  // two activations: not a normalisation of one
+      next = in;
+    }
+    t = next;
+  }
+  return false;
+}
+
+bool reads_graph_input(const Graph& g, const Node& node) {
+  for (int t : node.inputs)
+    if (t >= 0 && g.tensors[size_t(t)].role == TensorRole::Input) return true;
+  return false;
 }
 
 // The device's one-row product (Gemm/thin), if measured.
@@ -104,6 +133,20 @@ void price_backward(const Pricing& p, const Node& node, const NodeReport& report
 
 }  // namespace
 
+bool graph_inputs_from_memory(const Graph& g, const DeviceCeilings& ceilings) {
+  int64_t cache = 0;
+  // The caches sysfs names ("L1".."L3"), not a plateau of the curve no cache
+  // matched ("level 4": 38 GB/s over 128 MiB on the ninth session's VM).
+  for (const MemoryLevel& l : ceilings.memory_levels_for(ceilings.threads))
+    if (l.level.size() == 2 && l.level[0] == 'L' && l.level[1] >= '1' && l.level[1] <= '9')
+      cache = std::max(cache, l.measured_edge_bytes > 0 ? l.measured_edge_bytes : l.capacity_bytes);
+  if (cache <= 0) return false;
+  int64_t bytes = 0;
+  for (int t : g.initializers) bytes += tensor_bytes(g, t);
+  for (int t : g.inputs) bytes += tensor_bytes(g, t);
+  return bytes > cache;
+}
+
 NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report, const CpuKernel& kernel,
                            int64_t fresh_bytes, const GradientFlow& flow) {
   const Graph& g = p.graph;
@@ -152,7 +195,14 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     // (timed with its input and weights hot from the previous run) is 0.5x
     // of MobileNet-V2's depthwise groups, which the copy bandwidth bounds
     // more closely.
-    if (!p.options.train && !f.contraction) f.memory_seconds = bytes / resident_bandwidth(ceilings, bytes);
+    // A node reading a graph input that a run's weights pushed out of the
+    // caches (a decoder's KV cache, appended by a Concat each step) streams
+    // from memory: the copy bandwidth. GPT-2's 6 MiB cache Concat at 1024
+    // tokens ran at 21 GB/s where the L3 rate priced it 3.3x under.
+    if (!p.options.train && !f.contraction)
+      f.memory_seconds = bytes / (p.inputs_from_memory && reads_graph_input(g, node)
+                                      ? ceilings.memory_bandwidth
+                                      : resident_bandwidth(ceilings, bytes));
   } else {
     // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
     f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
@@ -280,8 +330,48 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   // The sum post-op reads the residual while the conv writes its output.
   const int residual = group.inputs.size() > 1 ? group.inputs[1] : -1;
   f.kernel_seconds = double(tensor_bytes(g, residual)) * p.ceilings.conv_residual_seconds_per_byte + silu_seconds;
+  // An image as fed (NCHW) is turned channels-last before the kernel; one
+  // channel is channels-last already.
+  const int x = node.inputs[0];
+  if (x >= 0 && reads_fed_layout(g, x)) {
+    const auto xd = known_dims(g.tensors[size_t(x)].shape);
+    if (xd.size() == 4 && xd[1] > 1)
+      f.kernel_seconds += double(tensor_bytes(g, x)) * p.ceilings.conv_layout_seconds_per_byte;
+  }
   f.forward_seconds = f.compute_seconds + f.kernel_seconds + f.fresh_seconds;
   f.bound = ForecastBound::Compute;
+}
+
+void price_gelu(const Pricing& p, const FusedGroup& group, NodeForecast& f) {
+  if (p.options.train) return;
+  const OpCost* gelu = p.ceilings.op_cost("Gelu");
+  if (!gelu || gelu->seconds_per_byte <= 0) return;
+  const Graph& g = p.graph;
+  if (group.pattern == "gelu") {
+    // The group runs as one GELU kernel: the class's line in its bytes (the
+    // input read, the output written), not its head's (a Div's) line.
+    const double bytes = double(tensor_bytes(g, group.inputs.empty() ? -1 : group.inputs[0]) +
+                                tensor_bytes(g, group.output));
+    f.op_cost = gelu->op;
+    f.kernel_seconds = bytes * gelu->seconds_per_byte;
+    f.overhead_seconds = gelu->fixed_seconds;
+    const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
+    f.forward_seconds = roofline + f.overhead_seconds + f.fresh_seconds;
+    f.bound = f.kernel_seconds >= std::max(f.compute_seconds, f.memory_seconds) ? ForecastBound::Kernel : f.bound;
+    return;
+  }
+  // A GELU post-op of a Conv or Gemm/MatMul group: the pass over the
+  // group's output a GELU kernel would make (its bytes read and written).
+  const std::vector<FusedPostOp>* post_ops = nullptr;
+  if (const auto* conv = std::get_if<ConvKernelSpec>(&group.spec)) post_ops = &conv->post_ops;
+  if (const auto* mm = std::get_if<MatMulKernelSpec>(&group.spec)) post_ops = &mm->post_ops;
+  if (!post_ops) return;
+  for (const FusedPostOp& op : *post_ops)
+    if (op.kind == FusedPostOp::Kind::Gelu || op.kind == FusedPostOp::Kind::GeluTanh) {
+      const double extra = 2.0 * double(tensor_bytes(g, group.output)) * gelu->seconds_per_byte;
+      f.kernel_seconds += extra;
+      f.forward_seconds += extra;
+    }
 }
 
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency) {

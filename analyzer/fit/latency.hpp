@@ -22,7 +22,15 @@ struct Pricing {
   double peak_flops_per_second = 0;  // non-contractions' compute rate
   int64_t fresh_threshold = 0;       // DeviceCeilings::fresh_allocation_threshold_bytes
   double fresh_seconds_per_byte = 0; // 0 when the ceilings measured no fresh-allocation cost
+  // The graph's weights and inputs together pass the device's last-level
+  // cache: what a run reads of its graph inputs (a decoder's KV cache) was
+  // pushed out to memory by the run before (graph_inputs_from_memory).
+  bool inputs_from_memory = false;
 };
+
+// Whether the weights and inputs of `g` pass the largest cache level the
+// ceilings measured (none measured: never).
+bool graph_inputs_from_memory(const Graph& g, const DeviceCeilings& ceilings);
 
 // Node `index` of the graph: its forward (and, when options.train, backward)
 // forecast. `kernel` is its CPU kernel rule ({} off CPU); `fresh_bytes` what
@@ -59,6 +67,12 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
 
 // The optimizer update of a training step: sets optimizer_seconds and
 // optimizer_fresh_bytes of `latency`.
+// A group that computes GELU (CPU inference, when the ceilings measured the
+// Gelu class): a GELU written out ("gelu") is priced as the class's kernel on
+// the group's input and output; a Conv or Gemm/MatMul group with a GELU
+// post-op adds the class's cost of a pass over its output (read and written).
+void price_gelu(const Pricing& p, const FusedGroup& group, NodeForecast& f);
+
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency);
 
 }  // namespace modelstat::fit

@@ -178,6 +178,10 @@ struct DeviceCeilings {
   // after the kernel) costs per byte of the group's output (0: not measured;
   // schema 2.3).
   double conv_silu_seconds_per_byte = 0;
+  // What a Conv group adds when it reads a graph input (an image, NCHW as fed)
+  // and turns it channels-last before the kernel, per byte of that input (0:
+  // not measured; schema 2.5).
+  double conv_layout_seconds_per_byte = 0;
   std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
   // Host memory handed out fresh by the OS (schema 1.3; 0: none or not
   // measured). On the CPU, glibc serves an allocation above its mmap threshold

@@ -133,14 +133,17 @@ void exec_div(ExecContext& ctx) {
 // Pow: the result has the base's type, whatever the exponent's.
 void exec_pow(ExecContext& ctx) {
   binary(ctx, [](const at::Tensor& a, const at::Tensor& b) {
-    // A one-element exponent (LayerNorm's x^2 written out) as a scalar: ATen
-    // then squares (or takes the root) directly, 40x faster on the CPU than
-    // its elementwise pow of two tensors. Same shape: b has no more dims than a.
-    // x * x rounds once, as a correctly rounded pow(x, 2) does.
-    // Only 2: ATen's scalar roots (0.5 as sqrt) differ from pow at -0 and -inf.
-    if (at::isFloatingType(a.scalar_type()) && b.numel() == 1 && b.dim() <= a.dim() && b.device().is_cpu() &&
-        b.item<double>() == 2.0)
-      return at::square(a);
+    // A one-element exponent (LayerNorm's x^2, GPT-2's GELU's x^3 written
+    // out) as a scalar: ATen then squares or cubes directly, 20-40x faster on
+    // the CPU than its elementwise pow of two tensors (GPT-2's 1024 x 3072
+    // cube: 0.63 against 13.4 ms, tenth session). Same shape: b has no more
+    // dims than a. x * x rounds once, as a correctly rounded pow(x, 2) does.
+    // Not +-0.5: ATen's scalar roots (sqrt, rsqrt) differ from pow at -0 and -inf.
+    if (at::isFloatingType(a.scalar_type()) && b.numel() == 1 && b.dim() <= a.dim() && b.device().is_cpu()) {
+      const double e = b.item<double>();
+      if (e == 2.0) return at::square(a);
+      if (e != 0.5 && e != -0.5 && std::isfinite(e)) return at::pow(a, e);
+    }
     return at::pow(a, b).to(a.scalar_type());
   });
 }

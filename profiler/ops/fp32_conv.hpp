@@ -64,6 +64,11 @@ class Fp32ConvKernel {
 // more than the arithmetic of a cast).
 at::Tensor channels_last_in(at::Tensor& buffer, at::IntArrayRef dims);
 
+// `x` channels-last, as the oneDNN convolution reads its input: an image as
+// fed (NCHW, 3 channels, fp32) by a loop of its own, anything else by ATen's
+// copy (a no-op for a tensor channels-last already).
+at::Tensor channels_last_input(const at::Tensor& x);
+
 // Whether this build has oneDNN's fp32 convolution (MODELSTAT_HAVE_DNNL).
 bool fp32_conv_kernels_available();
 

@@ -343,6 +343,13 @@ TEST(CpuFusion, KernelRunsANewShapeFromItsPackedWeights) {
     const at::Tensor xv = randn({n, 4, 7, 7}, 63);
     expect_close(kernel.run(xv, w, {}), at::relu(conv_double(xv, wv, bv, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)), "batch");
   }
+  // A 3-channel image as fed (NCHW), which the kernel interleaves with its own
+  // loop before the primitive: batch 2, rows and columns of different counts.
+  const at::Tensor w3 = randn({8, 3, 3, 3}, 64, 0.3), b3 = randn({8}, 65);
+  Fp32ConvKernel stem(w3, b3, 1, {});
+  const at::Tensor x3 = randn({2, 3, 9, 5}, 66);
+  ASSERT_TRUE(x3.is_contiguous());
+  expect_close(stem.run(x3, w, {}), conv_double(x3, w3, b3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), "3-channel image");
 }
 
 // GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5; the Muls

@@ -137,6 +137,142 @@ TEST(FitFusionPlan, ConvGroupIsPricedOnTheConvSamplesOfItsKindWithItsResidual) {
   EXPECT_NEAR(f.latency.forward_seconds, 3.2768e-6 + 8.192e-7, 1e-15);
 }
 
+// An image as fed (NCHW) is turned channels-last before a Conv group's kernel
+// (profiler/ops/fp32_conv.cc): fit adds the ceilings' cost per byte of that
+// input (conv_layout_seconds_per_byte) to a Conv reading a graph input, here
+// through a normalising Sub of a constant: x is 1x3x8x8 floats, 768 bytes, at
+// 1e-9 s a byte 7.68e-7 s. Not to the Conv after it, which reads the first
+// one's channels-last output, nor to a Conv reading a one-channel input
+// (already channels-last).
+TEST(FitFusionPlan, AConvReadingAnImageAsFedPaysTheLayoutConversion) {
+  IrModel m;
+  const int x = m.input("x", {1, 3, 8, 8});
+  const int xn = m.node("Sub", {x, m.weight("mean", at::full({1, 3, 1, 1}, 0.5))})[0];
+  const int y = m.node("Conv", {xn, m.weight("w", at::ones({4, 3, 1, 1}))})[0];
+  const int z = m.node("Conv", {y, m.weight("w2", at::ones({4, 4, 1, 1}))})[0];
+  for (const auto& [t, dims] :
+       std::vector<std::pair<int, std::vector<int64_t>>>{{xn, {1, 3, 8, 8}}, {y, {1, 4, 8, 8}}, {z, {1, 4, 8, 8}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(z);
+  IrModel gray;
+  const int g = gray.input("g", {1, 1, 8, 8});
+  const int gy = gray.node("Conv", {g, gray.weight("w", at::ones({4, 1, 1, 1}))})[0];
+  gray.model.graph.tensors[size_t(gy)].shape = test::make_shape({1, 4, 8, 8});
+  gray.output(gy);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.conv_samples = {{"1x1", 64, 4, 3, 1e10}, {"1x1", 64, 4, 4, 1e10}, {"1x1", 64, 4, 1, 1e10}};
+  const FitReport before = forecast_fit(analysis_of(m.model), c, FitOptions{});
+  const FitReport gray_before = forecast_fit(analysis_of(gray.model), c, FitOptions{});
+  c.conv_layout_seconds_per_byte = 1e-9;
+  const FitReport after = forecast_fit(analysis_of(m.model), c, FitOptions{});
+  const FitReport gray_after = forecast_fit(analysis_of(gray.model), c, FitOptions{});
+  ASSERT_EQ(after.nodes.size(), 3u);
+  EXPECT_EQ(after.nodes[1].op_cost, "conv 1x1");
+  EXPECT_NEAR(after.nodes[1].kernel_seconds - before.nodes[1].kernel_seconds, 7.68e-7, 1e-15);
+  EXPECT_NEAR(after.nodes[1].forward_seconds - before.nodes[1].forward_seconds, 7.68e-7, 1e-15);
+  EXPECT_DOUBLE_EQ(after.nodes[2].forward_seconds, before.nodes[2].forward_seconds);
+  EXPECT_DOUBLE_EQ(after.nodes[0].forward_seconds, before.nodes[0].forward_seconds);
+  EXPECT_DOUBLE_EQ(gray_after.nodes[0].forward_seconds, gray_before.nodes[0].forward_seconds);
+}
+
+// A decoder step reads its KV cache from a graph input, which the run
+// before pushed out of the caches when the model's weights and inputs pass
+// the last-level cache: a measured class reading a graph input is then priced
+// at the copy bandwidth, not the rate of the cache level its bytes would fit.
+// The Concat appends 1x1x256 to a 1x1024x256 cache (inputs 1,048,576 + 1,024
+// bytes, output 1,049,600: 2,099,200 bytes); the L3 holds 4 MiB at 1e11 B/s,
+// the copy runs at 1e10. With a 256 x 8192 weight (8 MiB) beside it the
+// Concat takes 2,099,200 / 1e10 = 2.0992e-4 s; with a 256 x 256 weight (256
+// KiB) the model fits the L3 and it takes 2,099,200 / 1e11 = 2.0992e-5 s.
+// The MatMul, which reads a graph input too, is not a measured class here.
+TEST(FitFusionPlan, ACacheReadFromAGraphInputStreamsFromMemoryWhenTheModelPassesTheCache) {
+  auto model = [](int64_t width) {
+    IrModel m;
+    const int past = m.input("past", {1, 1024, 256});
+    const int fresh = m.input("new", {1, 1, 256});
+    const int cache = m.node("Concat", {past, fresh}, 1, {{"axis", int64_t(1)}})[0];
+    m.model.graph.tensors[size_t(cache)].shape = test::make_shape({1, 1025, 256});
+    const int x = m.input("x", {1, 256});
+    const int y = m.node("MatMul", {x, m.weight("w", at::zeros({256, width}))})[0];
+    m.model.graph.tensors[size_t(y)].shape = test::make_shape({1, width});
+    m.output(cache);
+    m.output(y);
+    return analysis_of(m.model);
+  };
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.threads = 1;
+  MemoryLevel l3;
+  l3.level = "L3";
+  l3.threads = 1;
+  l3.capacity_bytes = 4 << 20;
+  l3.bytes_per_second = 1e11;
+  c.memory_levels = {l3};
+  OpCost concat;
+  concat.op = "Concat";
+  concat.fixed_seconds = 1e-6;
+  concat.seconds_per_byte = 1e-13;
+  c.op_costs = {concat};
+  const FitReport large = forecast_fit(model(8192), c, FitOptions{});
+  const FitReport small = forecast_fit(model(256), c, FitOptions{});
+  ASSERT_EQ(large.nodes[0].op_type, "Concat");
+  EXPECT_NEAR(large.nodes[0].memory_seconds, 2.0992e-4, 1e-16);
+  EXPECT_NEAR(small.nodes[0].memory_seconds, 2.0992e-5, 1e-16);
+  // Without cache levels in the ceilings nothing says the model passes one:
+  // the rule before (no level holds it: the copy bandwidth) stands.
+  c.memory_levels.clear();
+  EXPECT_NEAR(forecast_fit(model(256), c, FitOptions{}).nodes[0].memory_seconds, 2.0992e-4, 1e-16);
+}
+
+// GELU written out (x / sqrt 2, Erf, + 1, x *, * 0.5) runs as one GELU
+// kernel at its Div; with the Gelu class measured, fit prices that row at
+// the class's line in the group's bytes: x and y are 1x64x32 floats, 8,192
+// bytes each, 16,384 at 1e-9 s a byte 1.6384e-5 s, plus the class's 2e-6 s;
+// the Div class (4e-11 s a byte) no longer prices it. Its members stay at 0.
+// A MatMul group whose GELU is a post-op (x 1x64 by a 64 x 32 weight, GELU
+// after it) adds the pass over its 1x32 output: 2 x 128 bytes x 1e-9 s.
+TEST(FitFusionPlan, AGeluKernelIsPricedOnTheGeluClass) {
+  auto gelu = [](IrModel& m, int x) {
+    const int d = m.node("Div", {x, m.weight("sqrt2", at::full({}, float(std::sqrt(2.0))))})[0];
+    const int e = m.node("Erf", {d})[0];
+    const int a = m.node("Add", {e, m.weight("one", at::full({}, 1.f))})[0];
+    return m.node("Mul", {m.node("Mul", {x, a})[0], m.weight("half", at::full({}, 0.5f))})[0];
+  };
+  IrModel m;
+  const int y = gelu(m, m.input("x", {1, 64, 32}));
+  for (int t = 0; t < int(m.model.graph.tensors.size()); ++t)
+    if (m.model.graph.tensors[size_t(t)].role == TensorRole::Activation)
+      m.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 64, 32});
+  m.output(y);
+  IrModel mm;
+  const int p = mm.node("MatMul", {mm.input("x", {1, 64}), mm.weight("w", at::ones({64, 32}))})[0];
+  const int q = gelu(mm, p);
+  for (int t = 0; t < int(mm.model.graph.tensors.size()); ++t)
+    if (mm.model.graph.tensors[size_t(t)].role == TensorRole::Activation)
+      mm.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 32});
+  mm.output(q);
+  DeviceCeilings c = test::cpu_ceilings(1e12, 1e11);
+  OpCost div;
+  div.op = "Div";
+  div.seconds_per_byte = 4e-11;
+  c.op_costs = {div};
+  const FitReport without = forecast_fit(analysis_of(mm.model), c, FitOptions{});
+  OpCost g;
+  g.op = "Gelu";
+  g.fixed_seconds = 2e-6;
+  g.seconds_per_byte = 1e-9;
+  c.op_costs.push_back(g);
+  const FitReport f = forecast_fit(analysis_of(m.model), c, FitOptions{});
+  ASSERT_EQ(f.nodes.size(), 5u);
+  EXPECT_EQ(f.nodes[0].op_cost, "Gelu");
+  EXPECT_NEAR(f.nodes[0].kernel_seconds, 1.6384e-5, 1e-15);
+  EXPECT_NEAR(f.nodes[0].forward_seconds, 1.6384e-5 + 2e-6, 1e-15);
+  for (size_t i = 1; i < 5; ++i) EXPECT_EQ(f.nodes[i].op_cost, "fused") << i;
+  const FitReport with = forecast_fit(analysis_of(mm.model), c, FitOptions{});
+  ASSERT_EQ(with.nodes[0].op_type, "MatMul");
+  EXPECT_EQ(with.nodes[1].op_cost, "fused");
+  EXPECT_NEAR(with.nodes[0].forward_seconds - without.nodes[0].forward_seconds, 2 * 128 * 1e-9, 1e-15);
+}
+
 // A depthwise 5x5 Conv at stride 2 (x 1x16x16x16, w 16x1x5x5, group 16, pad
 // 2: output 1x16x8x8) followed by Sigmoid and Mul (SiLU) runs as one group
 // whose SiLU is a pass over the output after the kernel. fit prices it at the

@@ -70,6 +70,21 @@ TEST(OpsFamilies, PowKeepsBaseType) {
   expect_equal(run1("Pow", 15, {i32({1, 2, 3}, {3}), f32({2, 2, 2}, {3})}), i32({1, 4, 9}, {3}));
 }
 
+// A one-element exponent runs as ATen's scalar pow (GPT-2's GELU cubes its
+// input): the values of pow, written by hand; a square root keeps pow's
+// values at -0 and -inf (pow(-0, 0.5) = +0, pow(-inf, 0.5) = +inf, where
+// sqrt gives -0 and NaN).
+TEST(OpsFamilies, PowByAOneElementExponentIsPow) {
+  const float inf = std::numeric_limits<float>::infinity();
+  expect_equal(run1("Pow", 15, {f32({-2, 0.5f, 3, -1}, {2, 2}), f32({3}, {})}), f32({-8, 0.125f, 27, -1}, {2, 2}));
+  expect_equal(run1("Pow", 15, {f32({4, 0.25f, 9}, {3}), f32({1.5f}, {1})}), f32({8, 0.125f, 27}, {3}));
+  expect_equal(run1("Pow", 15, {f32({2, 4}, {2}), f32({-2}, {1})}), f32({0.25f, 0.0625f}, {2}));
+  const at::Tensor roots = run1("Pow", 15, {f32({-0.f, -inf, 16}, {3}), f32({0.5f}, {})});
+  EXPECT_FALSE(std::signbit(roots[0].item<float>()));
+  EXPECT_EQ(roots[1].item<float>(), inf);
+  EXPECT_FLOAT_EQ(roots[2].item<float>(), 4.f);
+}
+
 TEST(OpsFamilies, WhereBroadcasts) {
   const at::Tensor cond = at::tensor(std::vector<uint8_t>{1, 0}, at::kByte).to(at::kBool).reshape({1, 2});
   expect_equal(run1("Where", 16, {cond, f32({1, 2, 3, 4}, {2, 2}), f32({-1}, {1})}), f32({1, -1, 3, -1}, {2, 2}));

@@ -183,6 +183,9 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
                          c.conv_residual_seconds_per_byte * 1e9);
     if (c.conv_silu_seconds_per_byte > 0)
       out << fmt::format("  SiLU after the kernel: {:.3g} ns per byte of output\n", c.conv_silu_seconds_per_byte * 1e9);
+    if (c.conv_layout_seconds_per_byte > 0)
+      out << fmt::format("  an image read NCHW, turned channels-last: {:.3g} ns per byte of input\n",
+                         c.conv_layout_seconds_per_byte * 1e9);
   }
   if (!c.optimizer_costs.empty()) {
     out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";

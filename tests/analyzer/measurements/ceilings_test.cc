@@ -77,6 +77,7 @@ DeviceCeilings sample_ceilings() {
   c.conv_samples = {{"1x1", 3136, 256, 64, 9.25e10}, {"kxk/s2", 49, 16, 27, 1.25e10}, {"dw/s2", 196, 128, 25, 4.5e9}};
   c.conv_residual_seconds_per_byte = 1.5e-10;
   c.conv_silu_seconds_per_byte = 2.5e-10;
+  c.conv_layout_seconds_per_byte = 3.5e-10;
   c.fresh_allocation_threshold_bytes = 33554432;
   c.fresh_allocation_seconds_per_byte = 5.5e-10;
   c.notes = {"first note", "second note"};
@@ -169,6 +170,7 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   }
   EXPECT_DOUBLE_EQ(r.conv_residual_seconds_per_byte, 1.5e-10);
   EXPECT_DOUBLE_EQ(r.conv_silu_seconds_per_byte, 2.5e-10);
+  EXPECT_DOUBLE_EQ(r.conv_layout_seconds_per_byte, 3.5e-10);
   EXPECT_EQ(r.notes, c.notes);
   EXPECT_TRUE(r.measured());
   // Writing the read-back record gives the same text: nothing is lost or reordered.
@@ -181,7 +183,8 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
                           "node_overhead_seconds", "train_node_overhead_seconds", "fresh_allocation_threshold_bytes",
                           "fresh_allocation_seconds_per_byte", "matmul", "op_costs", "optimizer_costs", "conv_samples",
-                          "conv_residual_seconds_per_byte", "conv_silu_seconds_per_byte", "notes"})
+                          "conv_residual_seconds_per_byte", "conv_silu_seconds_per_byte",
+                          "conv_layout_seconds_per_byte", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
