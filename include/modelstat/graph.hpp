@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "modelstat/index_list.hpp"
+
 namespace modelstat {
 
 // Element types, numbered as ONNX's TensorProto.DataType so conversion is a cast.
@@ -122,7 +124,7 @@ struct Tensor {
   std::string name;
   Shape shape;
   std::vector<int64_t> int_values;    // values of small integer constants (shape math)
-  std::vector<int> consumers;         // node indices, in node order, one entry per use
+  IndexList consumers;                // node indices, in node order, one entry per use
   DType dtype = DType::Undefined;
   TensorRole role = TensorRole::Activation;
   DataLocation data_location = DataLocation::None;
@@ -159,8 +161,8 @@ struct Node {
   std::string name;  // never empty: unnamed nodes get "<op>_<index>"
   std::string op_type;
   std::string domain;  // "" for the default ONNX domain
-  std::vector<int> inputs;   // tensor indices; -1 for an omitted optional input
-  std::vector<int> outputs;  // tensor indices; -1 for an omitted optional output
+  IndexList inputs;   // tensor indices; -1 for an omitted optional input
+  IndexList outputs;  // tensor indices; -1 for an omitted optional output
   std::map<std::string, AttrValue> attributes;
   // Control flow as one run takes it, decided at load time: an If's branch
   // (0 then_branch, 1 else_branch; -1 unknown before running) and a Loop's
