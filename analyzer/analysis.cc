@@ -598,7 +598,7 @@ AnalysisResult analyze_model(const Model& model) {
     }
     std::set<std::string> symbols;
     for (const Dim& d : tensor.shape.dims)
-      if (!d.known()) symbols.insert(d.symbol.empty() ? "?" : d.symbol);
+      if (!d.known()) symbols.insert(d.symbol.empty() ? "?" : d.symbol.str());
     for (const auto& s : symbols) unknown_dims[s]++;
   }
   for (const auto& [sym, count] : unknown_dims)

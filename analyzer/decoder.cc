@@ -85,7 +85,7 @@ int growing_axis(const Shape& in, const Shape& out) {
 // seq, head] and [2, batch, heads, seq, head] alike).
 int named_seq_axis(const Shape& in) {
   for (size_t k = 0; k < in.dims.size(); ++k) {
-    const std::string s = lower(in.dims[k].symbol);
+    const std::string s = lower(in.dims[k].symbol.str());
     if (contains(s, "past") || contains(s, "seq") || contains(s, "len")) return int(k);
   }
   return in.dims.size() >= 2 ? int(in.dims.size()) - 2 : -1;
@@ -249,7 +249,7 @@ std::optional<KvCache> find_kv_cache(const Model& model,
   // The symbols a context length binds.
   const Tensor& first = tensor(g, g.find_tensor(cache.tensors.front().input));
   const int axis = cache.tensors.front().seq_axis;
-  if (axis >= 0 && size_t(axis) < first.shape.dims.size()) cache.past_dim = first.shape.dims[size_t(axis)].symbol;
+  if (axis >= 0 && size_t(axis) < first.shape.dims.size()) cache.past_dim = first.shape.dims[size_t(axis)].symbol.str();
   std::set<std::string> cache_inputs;
   for (const auto& t : cache.tensors) cache_inputs.insert(t.input);
   // The token input: integer ids [batch, seq] (input_ids first), else a
@@ -267,7 +267,7 @@ std::optional<KvCache> find_kv_cache(const Model& model,
         !contains(lower(in.name), "position"))
       tokens = &in;
   }
-  if (tokens && tokens->shape.dims.size() >= 2) cache.seq_dim = tokens->shape.dims[1].symbol;
+  if (tokens && tokens->shape.dims.size() >= 2) cache.seq_dim = tokens->shape.dims[1].symbol.str();
   // Dims equal to past + seq: an attention mask's [batch, total].
   for (int k : g.inputs) {
     const Tensor& in = tensor(g, k);
@@ -276,7 +276,7 @@ std::optional<KvCache> find_kv_cache(const Model& model,
       if (!d.symbol.empty() && d.symbol != cache.seq_dim && d.symbol != cache.past_dim &&
           std::find(cache.total_dims.begin(), cache.total_dims.end(), d.symbol) == cache.total_dims.end() &&
           &d != &in.shape.dims.front())
-        cache.total_dims.push_back(d.symbol);
+        cache.total_dims.push_back(d.symbol.str());
   }
 
   cache.layout = shared_buffer_layout(g, cache) ? "shared buffer" : "separate";

@@ -1,6 +1,9 @@
 #include "modelstat/graph.hpp"
 
 #include <charconv>
+#include <mutex>
+#include <ostream>
+#include <unordered_set>
 
 #include "analyzer/op_traits.hpp"
 
@@ -8,6 +11,42 @@
 #include "modelstat/op_key.hpp"
 
 namespace modelstat {
+
+namespace {
+// DimSymbol's texts: one copy of each for the process, never freed (a
+// symbol may be read during static destruction; node addresses of an
+// unordered_set stay put as it grows).
+struct SymbolPool {
+  std::mutex mutex;
+  std::unordered_set<std::string> texts;
+};
+SymbolPool& symbol_pool() {
+  static SymbolPool* pool = new SymbolPool;
+  return *pool;
+}
+}  // namespace
+
+DimSymbol::DimSymbol(std::string_view text) {
+  if (text.empty()) return;
+  // A model's dims name the same few symbols over and over: the last one
+  // this thread interned, without the lock.
+  thread_local const std::string* last = nullptr;
+  if (last && *last == text) {
+    text_ = last;
+    return;
+  }
+  SymbolPool& pool = symbol_pool();
+  const std::lock_guard<std::mutex> lock(pool.mutex);
+  text_ = &*pool.texts.emplace(text).first;
+  last = text_;
+}
+
+const std::string& DimSymbol::str() const {
+  static const std::string kNone;
+  return text_ ? *text_ : kNone;
+}
+
+std::ostream& operator<<(std::ostream& os, DimSymbol s) { return os << s.str(); }
 
 const char* dtype_name(DType t) {
   switch (t) {
@@ -99,7 +138,7 @@ std::string Shape::to_string() const {
     } else {
       s.append(buf, n);
       n = 0;
-      s += dims[i].symbol.empty() ? "?" : dims[i].symbol;
+      s += dims[i].symbol.empty() ? std::string_view("?") : std::string_view(dims[i].symbol.str());
     }
   }
   s.append(buf, n);

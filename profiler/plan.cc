@@ -189,7 +189,7 @@ std::unique_ptr<GraphPlan> plan_graph(const Graph& g, const Graph* parent, const
                         !lifetimes.kept[size_t(t)] && last_use[size_t(t)] == int(i) &&
                         std::count(node.inputs.begin(), node.inputs.end(), t) == 1;
         }
-      step = make_op_step(g, int(i), rule, opset, node.inputs, std::move(handover));
+      step = make_op_step(g, int(i), rule, opset, node.inputs.to_vector(), std::move(handover));
       if (folded[i]) {
         std::vector<int> outputs;
         for (int t : node.outputs)

@@ -5,7 +5,7 @@
 namespace modelstat::cost {
 
 namespace {
-const Tensor* tensor_at(const Graph& g, const std::vector<int>& ids, size_t i) {
+const Tensor* tensor_at(const Graph& g, const IndexList& ids, size_t i) {
   if (i >= ids.size() || ids[i] < 0) return nullptr;
   return &g.tensors[size_t(ids[i])];
 }
@@ -18,7 +18,7 @@ std::optional<std::vector<int64_t>> dims_of(const Tensor* t) {
   return out;
 }
 
-std::optional<int64_t> sum_elements(const Graph& g, const std::vector<int>& ids) {
+std::optional<int64_t> sum_elements(const Graph& g, const IndexList& ids) {
   int64_t total = 0;
   for (int id : ids) {
     if (id < 0) continue;

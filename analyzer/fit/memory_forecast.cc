@@ -72,7 +72,7 @@ TrainingMemory training_peak(const Graph& g, const GradientFlow& flow, const std
   for (size_t i = 0; i < nodes; ++i) {
     if (!in_backward[i]) continue;
     const Node& n = g.nodes[i];
-    std::vector<int> saved;
+    IndexList saved;
     switch (op_backward_saves(n)) {
       case BackwardSaves::Inputs: saved = n.inputs; break;
       case BackwardSaves::Output: saved = {n.outputs.empty() ? -1 : n.outputs[0]}; break;

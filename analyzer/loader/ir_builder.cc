@@ -548,11 +548,7 @@ Graph build_graph(const onnx::GraphProto& gp, ExternalDataPolicy& policy, int de
       }
       const int id = find_or_import(in, h);
       node.inputs.push_back(id);
-      std::vector<int>& consumers = g.tensors[size_t(id)].consumers;
-      // Room for 4 at the first: malloc's smallest block holds 6 ints anyway,
-      // and a tensor read twice (a skip connection) then grows no more.
-      if (consumers.empty()) consumers.reserve(4);
-      consumers.push_back(i);
+      g.tensors[size_t(id)].consumers.push_back(i);  // 4 inline: no heap block below 5 readers
     }
     if (np.attribute_size()) {
       const Scope scope{&index, &g, outer, scope_values};

@@ -19,7 +19,7 @@ void to_json(Json& j, const GraphValue& v) {
     dims = Json::array();
     for (const Dim& d : v.shape.dims) {
       if (d.known()) dims.push_back(d.value);
-      else if (!d.symbol.empty()) dims.push_back(d.symbol);
+      else if (!d.symbol.empty()) dims.push_back(d.symbol.str());
       else dims.push_back(nullptr);
     }
   }

@@ -5,13 +5,17 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "modelstat/index_list.hpp"
 
 namespace modelstat {
 
@@ -30,10 +34,38 @@ bool dtype_is_floating(DType t);
 // constants, indices or zero points and do not.
 bool dtype_counts_as_params(DType t);
 
+// A dim's symbol (an ONNX dim_param), interned: the process keeps one copy
+// of each text, so a Dim is 16 bytes and copies without an allocation (it
+// was 40 with a std::string, and a 100k-node graph has ~200,000 dims). Two
+// symbols are the same text exactly when they hold the same pointer. The
+// texts live until the process exits (a model has a handful).
+class DimSymbol {
+ public:
+  DimSymbol() = default;
+  DimSymbol(std::string_view text);                                 // NOLINT: implicit, as the
+  DimSymbol(const std::string& text) : DimSymbol(std::string_view(text)) {}  // NOLINT: std::string
+  DimSymbol(const char* text) : DimSymbol(std::string_view(text)) {}         // NOLINT: it replaces
+  const std::string& str() const;  // "" for none
+  bool empty() const { return text_ == nullptr; }
+
+  friend bool operator==(DimSymbol a, DimSymbol b) { return a.text_ == b.text_; }
+  friend bool operator!=(DimSymbol a, DimSymbol b) { return a.text_ != b.text_; }
+  friend bool operator==(DimSymbol a, const std::string& b) { return a.str() == b; }
+  friend bool operator!=(DimSymbol a, const std::string& b) { return a.str() != b; }
+  friend bool operator==(const std::string& a, DimSymbol b) { return a == b.str(); }
+  friend bool operator!=(const std::string& a, DimSymbol b) { return a != b.str(); }
+  friend bool operator==(DimSymbol a, const char* b) { return a.str() == b; }
+  friend bool operator!=(DimSymbol a, const char* b) { return a.str() != b; }
+  friend std::ostream& operator<<(std::ostream& os, DimSymbol s);
+
+ private:
+  const std::string* text_ = nullptr;  // nullptr: no symbol
+};
+
 // One dimension: a known non-negative size, or unknown (with its symbol, if any).
 struct Dim {
   int64_t value = -1;  // -1: unknown
-  std::string symbol;  // dim_param name when the model gave one
+  DimSymbol symbol;    // dim_param name when the model gave one
   bool known() const { return value >= 0; }
 };
 
@@ -122,7 +154,7 @@ struct Tensor {
   std::string name;
   Shape shape;
   std::vector<int64_t> int_values;    // values of small integer constants (shape math)
-  std::vector<int> consumers;         // node indices, in node order, one entry per use
+  IndexList consumers;                // node indices, in node order, one entry per use
   DType dtype = DType::Undefined;
   TensorRole role = TensorRole::Activation;
   DataLocation data_location = DataLocation::None;
@@ -159,8 +191,8 @@ struct Node {
   std::string name;  // never empty: unnamed nodes get "<op>_<index>"
   std::string op_type;
   std::string domain;  // "" for the default ONNX domain
-  std::vector<int> inputs;   // tensor indices; -1 for an omitted optional input
-  std::vector<int> outputs;  // tensor indices; -1 for an omitted optional output
+  IndexList inputs;   // tensor indices; -1 for an omitted optional input
+  IndexList outputs;  // tensor indices; -1 for an omitted optional output
   std::map<std::string, AttrValue> attributes;
   // Control flow as one run takes it, decided at load time: an If's branch
   // (0 then_branch, 1 else_branch; -1 unknown before running) and a Loop's

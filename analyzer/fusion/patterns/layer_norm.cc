@@ -52,7 +52,7 @@ std::optional<FusedGroup> match_layer_norm(const PatternContext& ctx, int i) {
   // d is read by the square (Pow(d, 2) or Mul(d, d)) and by the Div (a node
   // reading it twice is listed twice among its consumers).
   if (d < 0 || ctx.graph_output[size_t(d)]) return std::nullopt;
-  std::vector<int> readers = g.tensors[size_t(d)].consumers;
+  std::vector<int> readers = g.tensors[size_t(d)].consumers.to_vector();
   std::sort(readers.begin(), readers.end());
   readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
   if (readers.size() != 2) return std::nullopt;
