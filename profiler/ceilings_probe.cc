@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "modelstat/error.hpp"
@@ -143,22 +144,45 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
 // the contraction of a QDQ int8 group on it (docs/FIT.md, "int8"): an int8
 // kernel runs 3-4x the fp32 rate on VNNI, which the fp32 curve cannot say.
 // Rates in int ops per second, 2 n^3 per product, as FLOPs are counted.
+//
+// Three passes over the sizes, each size's fastest kept. On the project VM
+// the int8 kernel ran at one of two levels for seconds at a time (n = 64: 24-29
+// or 41-44 Gop/s; n = 192: 214-225 or 314-324), in the same process and on
+// the same operands, while the fp32 curve held; one pass caught either level,
+// and the QDQ models' forecasts moved by 40% with it (qdq_resnet18 +14% from
+// a calibration at the fast level, +58% from one at the slow). The models'
+// int8 layers ran at the fast level.
 MatmulCeiling measure_int8_matmul(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
-  MatmulCeiling m;
-  m.dtype = "int8";
+  constexpr int kPasses = 3;
+  CeilingsPlan pass_plan = plan;
+  pass_plan.warmup.min_seconds = std::min(plan.warmup.min_seconds, 0.05);
+  pass_plan.stopping.min_seconds = std::min(plan.stopping.min_seconds, 0.1);
+  struct Size {
+    int64_t n;
+    at::Tensor a, b;
+    double best = 0;
+  };
+  std::vector<Size> sizes;
   for (int64_t n : plan.matmul_sizes) {
-    const std::string label = "mm int8 " + std::to_string(n);
     // Random operands from a fixed seed (u8 activations, s8 weights), never zeros.
-    const at::Tensor a = at::randint(0, 256, {n, n}, at::TensorOptions().dtype(at::kByte));
-    const at::Tensor b = at::randint(-128, 128, {n, n}, at::TensorOptions().dtype(at::kChar));
-    if (!int8_matmul(a, {}, b, {}, true)) {
+    Size s{n, at::randint(0, 256, {n, n}, at::TensorOptions().dtype(at::kByte)),
+           at::randint(-128, 128, {n, n}, at::TensorOptions().dtype(at::kChar))};
+    if (!int8_matmul(s.a, {}, s.b, {}, true)) {
       notes.push_back("int8 curve: not measured (" + int8_kernel_note() + ")");
       return MatmulCeiling{};
     }
-    const Timed t = median_seconds(device, plan, label, [&] { (void)int8_matmul(a, {}, b, {}, true); });
-    note_if_unconverged(t, label, notes);
-    m.curve.push_back({n, 2.0 * double(n) * double(n) * double(n) / t.seconds});
+    sizes.push_back(std::move(s));
   }
+  for (int pass = 0; pass < kPasses; ++pass)
+    for (Size& s : sizes) {
+      const std::string label = "mm int8 " + std::to_string(s.n);
+      const Timed t = median_seconds(device, pass_plan, label, [&] { (void)int8_matmul(s.a, {}, s.b, {}, true); });
+      if (pass == kPasses - 1) note_if_unconverged(t, label, notes);
+      s.best = std::max(s.best, 2.0 * double(s.n) * double(s.n) * double(s.n) / t.seconds);
+    }
+  MatmulCeiling m;
+  m.dtype = "int8";
+  for (const Size& s : sizes) m.curve.push_back({s.n, s.best});
   set_best_point(m);
   return m;
 }
@@ -314,6 +338,21 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     c.conv_silu_seconds_per_byte = measure_conv_silu_cost(*device, plan, c.notes);
     c.conv_layout_seconds_per_byte = measure_conv_layout_cost(*device, plan, c.notes);
     c.optimizer_costs = measure_optimizer_costs(*device, plan, fresh, c.notes);
+  }
+  // The copy again, minutes after the first (a second or two): the faster is
+  // kept. On the project VM one calibration's first copy ran at 12.0 GB/s in
+  // a slow spell of the machine, where every other measured 21.7-22.7, and
+  // priced GPT-2's decode step (its KV cache streamed at the copy bandwidth)
+  // 20-28% over.
+  if (!options.quick) {
+    const double again = measure_copy_bandwidth(*device, plan, c.notes);
+    if (again > 1.2 * c.memory_bandwidth || c.memory_bandwidth > 1.2 * again) {
+      char text[160];
+      std::snprintf(text, sizeof text, "copy bandwidth: %.1f GB/s first, %.1f GB/s at the end of the probe; the faster kept",
+                    c.memory_bandwidth / 1e9, again / 1e9);
+      c.notes.push_back(text);
+    }
+    c.memory_bandwidth = std::max(c.memory_bandwidth, again);
   }
 
   RunContext context;

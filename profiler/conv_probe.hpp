@@ -15,7 +15,9 @@ namespace modelstat::profiler {
 
 // Times one Conv of each grid point (kinds "1x1", "kxk", "kxk/s2"; input and
 // output channels and output size on a grid, products above 1 GFLOP left
-// out; depthwise "dw", "dw/s2", 3x3 and 5x5, 32-512 channels; `quick`: a
+// out except the wide kxk convs, which a weight past the L2 cache slows:
+// reading 512 channels up to 2 GFLOP, writing 1024 from 256 or more up to 8;
+// depthwise "dw", "dw/s2", 3x3 and 5x5, 32-512 channels; `quick`: a
 // coarser grid) as the executor runs it in a model: oneDNN
 // with its weights prepacked, the input channels-last, several copies with
 // weights of their own run in turn so that a weight is not in cache when its

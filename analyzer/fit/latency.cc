@@ -133,18 +133,14 @@ void price_backward(const Pricing& p, const Node& node, const NodeReport& report
 
 }  // namespace
 
-bool graph_inputs_from_memory(const Graph& g, const DeviceCeilings& ceilings) {
+bool graph_inputs_from_memory(int64_t weight_and_input_bytes, const DeviceCeilings& ceilings) {
   int64_t cache = 0;
   // The caches sysfs names ("L1".."L3"), not a plateau of the curve no cache
   // matched ("level 4": 38 GB/s over 128 MiB on the ninth session's VM).
   for (const MemoryLevel& l : ceilings.memory_levels_for(ceilings.threads))
     if (l.level.size() == 2 && l.level[0] == 'L' && l.level[1] >= '1' && l.level[1] <= '9')
       cache = std::max(cache, l.measured_edge_bytes > 0 ? l.measured_edge_bytes : l.capacity_bytes);
-  if (cache <= 0) return false;
-  int64_t bytes = 0;
-  for (int t : g.initializers) bytes += tensor_bytes(g, t);
-  for (int t : g.inputs) bytes += tensor_bytes(g, t);
-  return bytes > cache;
+  return cache > 0 && weight_and_input_bytes > cache;
 }
 
 NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report, const CpuKernel& kernel,

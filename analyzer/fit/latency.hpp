@@ -28,9 +28,10 @@ struct Pricing {
   bool inputs_from_memory = false;
 };
 
-// Whether the weights and inputs of `g` pass the largest cache level the
-// ceilings measured (none measured: never).
-bool graph_inputs_from_memory(const Graph& g, const DeviceCeilings& ceilings);
+// Whether a graph's weights and inputs together (the analysis' totals:
+// weight_bytes + input_bytes) pass the largest cache level the ceilings
+// measured (none measured: never).
+bool graph_inputs_from_memory(int64_t weight_and_input_bytes, const DeviceCeilings& ceilings);
 
 // Node `index` of the graph: its forward (and, when options.train, backward)
 // forecast. `kernel` is its CPU kernel rule ({} off CPU); `fresh_bytes` what

@@ -132,6 +132,42 @@ TEST(CeilingsProbe, EveryOpClassAndOptimizerIsMeasuredThroughTheExecutor) {
   EXPECT_TRUE(std::isfinite(c.fresh_allocation_seconds_per_byte) && c.fresh_allocation_seconds_per_byte >= 0);
 }
 
+TEST(CeilingsProbe, ConvSamplesReachThreeByThreeConvsReading512Channels) {
+  // A 3x3 conv reading 512 channels (a reduction of 4608) runs slower than the
+  // 256-channel samples say once its weight passes the L2 cache: the grid
+  // samples it at both strides, even in the quick probe.
+  const DeviceCeilings& c = quick_cpu_probe();
+  for (const char* kind : {"kxk", "kxk/s2"}) {
+    bool wide = false;
+    for (const ConvSample& s : c.conv_samples)
+      if (s.kind == kind && s.k == 512 * 9) {
+        wide = true;
+        EXPECT_GT(s.flops_per_second, 0.0) << kind;
+      }
+    EXPECT_TRUE(wide) << kind << ": no sample reads 512 channels";
+  }
+}
+
+TEST(CeilingsProbe, Int8CurveHasEverySizeOfTheFp32Curve) {
+  // Three passes over the sizes, each size's fastest kept: still one point a size.
+  const DeviceCeilings& c = quick_cpu_probe();
+  const MatmulCeiling* fp32 = nullptr;
+  const MatmulCeiling* int8 = nullptr;
+  for (const MatmulCeiling& m : c.matmul) {
+    if (m.dtype == "fp32") fp32 = &m;
+    if (m.dtype == "int8") int8 = &m;
+  }
+  ASSERT_NE(fp32, nullptr);
+  // Without oneDNN there is no int8 kernel, and no curve (its note says why).
+  ASSERT_EQ(int8 != nullptr, profiler::int8_kernels_available());
+  if (int8 == nullptr) return;
+  ASSERT_EQ(int8->curve.size(), fp32->curve.size());
+  for (size_t i = 0; i < int8->curve.size(); ++i) {
+    EXPECT_EQ(int8->curve[i].n, fp32->curve[i].n);
+    EXPECT_GT(int8->curve[i].flops_per_second, 0.0);
+  }
+}
+
 TEST(CeilingsProbe, CurveAscendsInNAndThePeakIsItsBestPoint) {
   const MatmulCeiling& m = quick_cpu_probe().matmul.at(0);
   ASSERT_GE(m.curve.size(), 2u);
