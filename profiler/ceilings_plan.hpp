@@ -4,6 +4,7 @@
 // measuring loop (ceilings_probe.cc) is the same for both.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +41,18 @@ struct CeilingsPlan {
 // within 5% or `quick_max_seconds` have passed.
 void use_protocol(CeilingsPlan& plan, bool quick, const WarmupConfig& quick_warmup, double quick_min_seconds,
                   double quick_max_seconds);
+
+// The plan of a probe of many short points: the plan's warm-up and minimum
+// sampling times capped at `warmup_seconds` and `sample_seconds` (a plan
+// already shorter, --quick, keeps its own). The op-class points (0.05 s,
+// 0.15 s), the int8 curve's passes (0.05 s, 0.1 s) and the conv samples
+// (0.05 s, 0.1 s, with counts and a time-out of their own) are timed so.
+inline CeilingsPlan shortened_plan(const CeilingsPlan& plan, double warmup_seconds, double sample_seconds) {
+  CeilingsPlan p = plan;
+  p.warmup.min_seconds = std::min(plan.warmup.min_seconds, warmup_seconds);
+  p.stopping.min_seconds = std::min(plan.stopping.min_seconds, sample_seconds);
+  return p;
+}
 
 // Shrinks a plan to fit `usable_bytes` of device memory (< 0: unknown, keep
 // the plan): the copy buffer is halved, down to 16 MiB, until source +

@@ -154,9 +154,7 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
 // int8 layers ran at the fast level.
 MatmulCeiling measure_int8_matmul(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
   constexpr int kPasses = 3;
-  CeilingsPlan pass_plan = plan;
-  pass_plan.warmup.min_seconds = std::min(plan.warmup.min_seconds, 0.05);
-  pass_plan.stopping.min_seconds = std::min(plan.stopping.min_seconds, 0.1);
+  const CeilingsPlan pass_plan = shortened_plan(plan, 0.05, 0.1);
   struct Size {
     int64_t n;
     at::Tensor a, b;

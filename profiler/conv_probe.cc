@@ -145,10 +145,9 @@ double time_model(Device& device, const CeilingsPlan& plan, const Model& model, 
 // warm-up, >= 5 samples over >= 0.1 s, until the median's CI is within 3% or
 // 1 s has passed.
 CeilingsPlan light_plan(const CeilingsPlan& plan) {
-  CeilingsPlan light = plan;
-  light.warmup = WarmupConfig{2, 0.05, 1.0};
+  CeilingsPlan light = shortened_plan(plan, 0.05, 0.1);
+  light.warmup = WarmupConfig{2, 0.05, 1.0};  // under --quick too
   light.stopping.min_iterations = 5;
-  light.stopping.min_seconds = std::min(plan.stopping.min_seconds, 0.1);
   light.stopping.max_seconds = std::min(plan.stopping.max_seconds, 1.0);
   light.stopping.target_rel_ci = std::max(plan.stopping.target_rel_ci, 0.03);
   return light;

@@ -275,27 +275,17 @@ std::vector<std::string> op_cost_classes() {
   return keys;
 }
 
-namespace {
-
-// The protocol of the classes' points (~300 measurements of one node, each a
-// few us to a few ms): a 0.05 s warm-up and 0.15 s of samples at least, the
-// median's CI within the plan's target. The full plan's 0.2 s and 0.25 s took
-// 190 of the calibration's 304 s on the project VM; the points' medians come
-// from hundreds of runs either way, and the drift between measurements that
-// the rounds guard against is minutes long, not tenths of a second.
-CeilingsPlan point_plan(const CeilingsPlan& plan) {
-  CeilingsPlan p = plan;
-  p.warmup.min_seconds = std::min(plan.warmup.min_seconds, 0.05);
-  p.stopping.min_seconds = std::min(plan.stopping.min_seconds, 0.15);
-  return p;
-}
-
-}  // namespace
-
+// The classes' points (~300 measurements of one node, each a few us to a few
+// ms) are timed on a shortened plan: a 0.05 s warm-up and 0.15 s of samples at
+// least, the median's CI within the plan's target. The full plan's 0.2 s and
+// 0.25 s took 190 of the calibration's 304 s on the project VM; the points'
+// medians come from hundreds of runs either way, and the drift between
+// measurements that the rounds guard against is minutes long, not tenths of a
+// second.
 std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& full_plan, const FreshAllocationCost& fresh,
                                      std::vector<std::string>& notes) {
   std::vector<OpCost> out;
-  const CeilingsPlan plan = point_plan(full_plan);
+  const CeilingsPlan plan = shortened_plan(full_plan, 0.05, 0.15);
   const double call = backward_call_seconds(device, plan, notes);
   for (const ProbeClass& cls : classes()) {
     const int64_t large_c = cls.large_c, large_h = cls.large_h;
