@@ -24,6 +24,7 @@
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/conv_probe.hpp"
 #include "profiler/op_cost_probe.hpp"
+#include "profiler/ops/fp32_matmul.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 #include "profiler/device.hpp"
 #include "profiler/run_setup.hpp"
@@ -117,6 +118,15 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
   const auto options = at::TensorOptions().dtype(scalar_type(dtype)).device(device.torch_device());
   MatmulCeiling m;
   m.dtype = dtype;
+  // The CPU's fp32 products are timed twice, on ATen's mm and on the executor's own Gemm / MatMul
+  // kernel (Fp32MatmulKernel: oneDNN or the BLAS per shape), and each size keeps the faster: a
+  // model's products run on that kernel, which at 2 threads on the project VM (oneDNN) ran n = 192
+  // to 2048 at 190-213 GFLOP/s where ATen's mm (OpenBLAS) read 86-187, and the transformers were
+  // forecast 40-60% over; at n = 64 the kernel's own call (an output allocated per run) cost more
+  // than the product, and the curve's low end prices every depthwise and grouped Conv.
+  const bool on_executor_kernel =
+      device.torch_device().is_cpu() && dtype == "fp32" && fp32_matmul_kernels_available();
+  std::vector<int64_t> kernel_sizes, mm_sizes;
   for (int64_t n : plan.matmul_sizes) {
     const std::string label = "mm " + dtype + " " + std::to_string(n);
     try {
@@ -124,8 +134,23 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
       const at::Tensor a = at::randn({n, n}, options);
       const at::Tensor b = at::randn({n, n}, options);
       at::Tensor c = at::empty({n, n}, options);
-      const Timed t = median_seconds(device, plan, label, [&] { at::mm_out(c, a, b); });
+      Timed t = median_seconds(device, plan, label, [&] { at::mm_out(c, a, b); });
       note_if_unconverged(t, label, notes);
+      if (on_executor_kernel) {
+        // b as a constant weight on the kernel a model's Gemm / MatMul of this size runs on (oneDNN
+        // or the BLAS, whichever it measured faster); the faster of the two timings kept.
+        Fp32MatmulKernel kernel(b, at::Tensor(), {}, GemmBackend::Auto);
+        kernel.prepare(n);
+        const Timed k = median_seconds(device, plan, label + " (executor's kernel)",
+                                       [&] { c = kernel.run(a, at::Tensor()); });
+        note_if_unconverged(k, label + " (executor's kernel)", notes);
+        if (k.seconds < t.seconds) {
+          t = k;
+          kernel_sizes.push_back(n);
+        } else {
+          mm_sizes.push_back(n);
+        }
+      }
       // A square product n x n x n: n^3 multiply-adds, 2 n^3 FLOPs.
       m.curve.push_back({n, 2.0 * double(n) * double(n) * double(n) / t.seconds});
     } catch (const std::exception& e) {
@@ -135,6 +160,15 @@ MatmulCeiling measure_matmul(Device& device, const CeilingsPlan& plan, const std
     }
   }
   set_best_point(m);
+  if (on_executor_kernel) {
+    auto list = [](const std::vector<int64_t>& v) {
+      std::string out;
+      for (int64_t n : v) out += (out.empty() ? "" : ", ") + std::to_string(n);
+      return out.empty() ? std::string("none") : out;
+    };
+    notes.push_back("fp32 matmul curve, the faster of two kernels per size: the executor's at n = " +
+                    list(kernel_sizes) + "; ATen's mm at n = " + list(mm_sizes));
+  }
   return m;
 }
 

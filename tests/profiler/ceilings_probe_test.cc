@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "modelstat/ceilings.hpp"
 #include "modelstat/error.hpp"
@@ -23,6 +24,7 @@
 #include "profiler/ceilings_probe.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/op_cost_probe.hpp"
+#include "profiler/ops/fp32_matmul.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 #include "test_support.hpp"
 
@@ -166,6 +168,41 @@ TEST(CeilingsProbe, Int8CurveHasEverySizeOfTheFp32Curve) {
     EXPECT_EQ(int8->curve[i].n, fp32->curve[i].n);
     EXPECT_GT(int8->curve[i].flops_per_second, 0.0);
   }
+}
+
+TEST(CeilingsProbe, Fp32CurveSaysWhichKernelRanEachSize) {
+  // The CPU's fp32 products are timed on ATen's mm and on the executor's Gemm / MatMul kernel, the
+  // faster kept per size; a note says which, naming every size of the curve once.
+  const DeviceCeilings& c = quick_cpu_probe();
+  const MatmulCeiling* fp32 = nullptr;
+  for (const MatmulCeiling& m : c.matmul)
+    if (m.dtype == "fp32") fp32 = &m;
+  ASSERT_NE(fp32, nullptr);
+  const std::string prefix = "fp32 matmul curve, the faster of two kernels per size: the executor's at n = ";
+  const std::string* note = nullptr;
+  for (const std::string& n : c.notes)
+    if (n.rfind(prefix, 0) == 0) note = &n;
+  if (!profiler::fp32_matmul_kernels_available()) {  // no oneDNN in the build: ATen's mm alone, no note
+    EXPECT_EQ(note, nullptr);
+    return;
+  }
+  ASSERT_NE(note, nullptr);
+  const std::string rest = note->substr(prefix.size());
+  const std::string mm_label = "ATen's mm at n = ";
+  ASSERT_NE(rest.find(mm_label), std::string::npos) << *note;
+  std::vector<int64_t> listed;
+  const std::string kernel_part = rest.substr(0, rest.find(';'));
+  const std::string mm_part = rest.substr(rest.find(mm_label) + mm_label.size());
+  for (const std::string& part : {kernel_part, mm_part}) {
+    std::stringstream in(part);
+    std::string item;
+    while (std::getline(in, item, ','))
+      if (item.find_first_of("0123456789") != std::string::npos) listed.push_back(std::stoll(item));
+  }
+  std::vector<int64_t> sizes;
+  for (const auto& p : fp32->curve) sizes.push_back(p.n);
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, sizes) << *note;
 }
 
 TEST(CeilingsProbe, CurveAscendsInNAndThePeakIsItsBestPoint) {
