@@ -119,6 +119,16 @@ std::vector<ProbeClass> classes() {
                    const int b = p.input({1, c, h, h});
                    p.node("Concat", {a, b}, {1, 2 * c, h, h}, {{"axis", int64_t(1)}});
                  }});
+  // The same Concat of channels-last inputs, as a CNN's branches (Conv groups'
+  // outputs) are joined: each output row interleaves the inputs' channels
+  // (2.6; in a model on the thirteenth session's VM a Concat of two Conv
+  // outputs took 2.7x the time of one of two NCHW inputs, though this probe
+  // measured the two classes alike there).
+  out.push_back({"Concat/channels-last", [](ProbeGraph& p, int64_t c, int64_t h) {
+                   const int a = p.input({1, c, h, h});
+                   const int b = p.input({1, c, h, h});
+                   p.node("Concat", {a, b}, {1, 2 * c, h, h}, {{"axis", int64_t(1)}});
+                 }, kLargeC, kLargeH, /*channels_last=*/true});
   // Depthwise: channels-last too, as a depthwise Conv group reads the
   // activations the groups before it leave (measured NCHW it priced
   // MobileNet-V2's depthwise groups 2.1x over).

@@ -148,7 +148,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       f.fused_head = fusion.groups[size_t(fusion.group_of[i])].head;
     if (group && group->kind == FusedKind::Qdq) fit::price_int8_head(pricing, g.nodes[i], *group, f);
     if (group && group->kind == FusedKind::Conv) fit::price_conv_head(pricing, g.nodes[i], *group, f);
-    if (group) fit::price_gelu(pricing, *group, f);
+    if (group) fit::price_written_out(pricing, *group, f);
     if (cpu) fit::price_integer_contraction(pricing, g.nodes[i], f);
     // A node that does not run per inference: priced at 0, under `why`.
     auto priced_at_zero = [&f](const char* why, ForecastBound bound) {

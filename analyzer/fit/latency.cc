@@ -16,9 +16,18 @@ namespace {
 
 // The measured op class (DeviceCeilings::op_costs) that prices a node, if the
 // device measured one for it.
-const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeilings& ceilings) {
+const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeilings& ceilings, bool train) {
   const std::string class_key = op_cost_key(g, node);
   const OpCost* measured = class_key.empty() ? nullptr : ceilings.op_cost(class_key);
+  // Inference on the CPU: a Concat of channels-last activations (a CNN's
+  // branches, joined on channels) interleaves rows of each input's channels,
+  // the class measured that way (ceilings 2.6); plain tensors are copied in
+  // blocks (the Concat class). Training runs NCHW.
+  if (!train && class_key == "Concat" && !node.inputs.empty() && node.inputs[0] >= 0) {
+    const HeldLayout layout = held_layout(g, node.inputs[0]);
+    if (layout == HeldLayout::ChannelsLast || layout == HeldLayout::ChannelsLastView)
+      if (const OpCost* cl = ceilings.op_cost("Concat/channels-last")) measured = cl;
+  }
   if (measured && measured->seconds_per_byte <= 0 && measured->fixed_seconds <= 0) return nullptr;
   return measured;
 }
@@ -37,26 +46,26 @@ double resident_bandwidth(const DeviceCeilings& c, double bytes) {
   return c.memory_bandwidth;
 }
 
-// Whether tensor `t` has the layout the graph's inputs are fed in (NCHW on
-// the CPU): a graph input, or what elementwise nodes with constant other
-// operands (a normalisation's Sub and Div, a Cast) make of one.
-bool reads_fed_layout(const Graph& g, int t) {
-  static const std::set<std::string> keeps = {"Add", "Sub", "Mul", "Div", "Cast", "Identity", "Relu", "Clip"};
-  for (int step = 0; step < 8 && t >= 0; ++step) {
-    const Tensor& tensor = g.tensors[size_t(t)];
-    if (tensor.role == TensorRole::Input) return true;
-    if (tensor.producer < 0) return false;
-    const Node& n = g.nodes[size_t(tensor.producer)];
-    if (!n.domain.empty() || !keeps.count(n.op_type) || n.inputs.empty()) return false;
-    int next = -1;
-    for (int in : n.inputs) {
-      if (in < 0 || g.tensors[size_t(in)].is_constant()) continue;
-      if (next >= 0) return false;  // two activations: not a normalisation of one
-      next = in;
-    }
-    t = next;
-  }
-  return false;
+// The bytes a Conv group's kernel (or a MaxPool) copies channels-last before it runs: its
+// input's, when the executor holds the input otherwise.
+double layout_copy_bytes(const Graph& g, int x) {
+  if (x < 0) return 0;
+  const HeldLayout layout = held_layout(g, x);
+  if (layout != HeldLayout::NeedsCopy && layout != HeldLayout::ChannelsLastView) return 0;
+  // One channel, or one position (a squeeze-excite's 1x1), is channels-last already.
+  const auto xd = known_dims(g.tensors[size_t(x)].shape);
+  return xd.size() == 4 && xd[1] > 1 && xd[2] * xd[3] > 1 ? double(tensor_bytes(g, x)) : 0.0;
+}
+
+// A Slice the executor runs as a view of its input (positive steps:
+// profiler/ops/shape_ops.cc, exec_slice): it moves no bytes; whoever reads
+// it pays for the strides (a Conv copies it channels-last: held_layout).
+bool slice_is_view(const Graph& g, const Node& n) {
+  if (!n.domain.empty() || n.op_type != "Slice") return false;
+  if (n.inputs.size() < 5 || n.inputs[4] < 0) return true;  // steps absent (or opset < 10): 1
+  const Tensor& steps = g.tensors[size_t(n.inputs[4])];
+  return steps.has_int_values && !steps.int_values.empty() &&
+         std::all_of(steps.int_values.begin(), steps.int_values.end(), [](int64_t s) { return s > 0; });
 }
 
 bool reads_graph_input(const Graph& g, const Node& node) {
@@ -84,7 +93,7 @@ void price_backward(const Pricing& p, const Node& node, const NodeReport& report
                     NodeForecast& f) {
   const Graph& g = p.graph;
   const DeviceCeilings& ceilings = p.ceilings;
-  const OpCost* measured = measured_class(g, node, ceilings);
+  const OpCost* measured = measured_class(g, node, ceilings, p.options.train);
   const OpCost* thin = thin_gemm(ceilings);
   const double bytes = double(report.cost.bytes());
   int gradient_products = 0;  // contractions: one product per operand that needs a gradient
@@ -157,7 +166,7 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
   // is one: its own fixed cost, and its own cost per byte as one more
   // ceiling beside the roofline's. It replaces the CPU scratch and call-cost
   // rules (the class was measured with them).
-  const OpCost* measured = measured_class(g, node, ceilings);
+  const OpCost* measured = measured_class(g, node, ceilings, p.options.train);
   const OpCost* thin = thin_gemm(ceilings);
   f.workspace_bytes = kernel.workspace_bytes;
   f.contraction = is_contraction(a);
@@ -219,6 +228,19 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
       f.kernel_seconds = double(tensor_bytes(g, node.inputs[1])) *
                          (train_line ? thin->train_forward_seconds_per_byte : thin->seconds_per_byte);
     }
+  }
+  // Inference: a MaxPool of an input not held channels-last is pooled
+  // channels-last after a copy (profiler/ops/pooling.cc), which its class,
+  // measured channels-last, does not include: the copy a Conv group makes.
+  if (!p.options.train && measured && node.op_type == "MaxPool" && !node.inputs.empty()) {
+    const double copy = layout_copy_bytes(g, node.inputs[0]) * ceilings.conv_layout_seconds_per_byte;
+    f.kernel_seconds += copy;
+  }
+  if (!p.options.train && slice_is_view(g, node)) {
+    f.memory_seconds = 0;
+    f.kernel_seconds = 0;
+    f.compute_seconds = 0;
+    fresh_bytes = 0;  // a view allocates nothing
   }
   f.fresh_bytes = fresh_bytes;
   f.fresh_seconds = double(f.fresh_bytes) * p.fresh_seconds_per_byte;
@@ -298,6 +320,7 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   const auto* spec = std::get_if<ConvKernelSpec>(&group.spec);
   const bool silu = spec && !spec->post_ops.empty() && spec->post_ops.back().kind == FusedPostOp::Kind::Swish;
   const double silu_seconds = silu ? double(tensor_bytes(g, group.output)) * p.ceilings.conv_silu_seconds_per_byte : 0.0;
+  const double layout_seconds = layout_copy_bytes(g, node.inputs[0]) * p.ceilings.conv_layout_seconds_per_byte;
   if (depthwise) {
     // The depthwise op class (forecast_node's price) was measured on a 3x3
     // depthwise conv in a model's place; its line in bytes cannot see the
@@ -309,8 +332,9 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
       if (r9 > 0 && rt > 0) f.kernel_seconds *= (double(taps) / 9.0) * r9 / rt;
     }
     const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
-    f.kernel_seconds += silu_seconds;
-    f.forward_seconds = roofline + silu_seconds + f.scratch_seconds + f.overhead_seconds + f.fresh_seconds;
+    f.kernel_seconds += silu_seconds + layout_seconds;
+    f.forward_seconds =
+        roofline + silu_seconds + layout_seconds + f.scratch_seconds + f.overhead_seconds + f.fresh_seconds;
     return;
   }
   // Ceilings without samples of this kind keep the rules of forecast_node.
@@ -326,36 +350,37 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   // The sum post-op reads the residual while the conv writes its output.
   const int residual = group.inputs.size() > 1 ? group.inputs[1] : -1;
   f.kernel_seconds = double(tensor_bytes(g, residual)) * p.ceilings.conv_residual_seconds_per_byte + silu_seconds;
-  // An image as fed (NCHW) is turned channels-last before the kernel; one
-  // channel is channels-last already.
-  const int x = node.inputs[0];
-  if (x >= 0 && reads_fed_layout(g, x)) {
-    const auto xd = known_dims(g.tensors[size_t(x)].shape);
-    if (xd.size() == 4 && xd[1] > 1)
-      f.kernel_seconds += double(tensor_bytes(g, x)) * p.ceilings.conv_layout_seconds_per_byte;
-  }
+  // An input not held channels-last (an image as fed, a shuffled or sliced
+  // activation) is copied channels-last before the kernel.
+  f.kernel_seconds += layout_seconds;
   f.forward_seconds = f.compute_seconds + f.kernel_seconds + f.fresh_seconds;
   f.bound = ForecastBound::Compute;
 }
 
-void price_gelu(const Pricing& p, const FusedGroup& group, NodeForecast& f) {
+void price_written_out(const Pricing& p, const FusedGroup& group, NodeForecast& f) {
   if (p.options.train) return;
-  const OpCost* gelu = p.ceilings.op_cost("Gelu");
-  if (!gelu || gelu->seconds_per_byte <= 0) return;
   const Graph& g = p.graph;
-  if (group.pattern == "gelu") {
-    // The group runs as one GELU kernel: the class's line in its bytes (the
-    // input read, the output written), not its head's (a Div's) line.
+  // A GELU or a LayerNormalization written out runs as one kernel (at::gelu,
+  // at::layer_norm) on its head's row: the op class of that kernel, in the
+  // group's bytes (its input read, its output written), not the head's own
+  // class (a Div's, a ReduceMean's) in the head's bytes.
+  const char* kernel_class = group.pattern == "gelu" ? "Gelu" : group.pattern == "layer_norm" ? "LayerNormalization" : nullptr;
+  if (kernel_class) {
+    const OpCost* c = p.ceilings.op_cost(kernel_class);
+    if (!c || c->seconds_per_byte <= 0) return;
     const double bytes = double(tensor_bytes(g, group.inputs.empty() ? -1 : group.inputs[0]) +
                                 tensor_bytes(g, group.output));
-    f.op_cost = gelu->op;
-    f.kernel_seconds = bytes * gelu->seconds_per_byte;
-    f.overhead_seconds = gelu->fixed_seconds;
+    f.op_cost = c->op;
+    f.kernel_seconds = bytes * c->seconds_per_byte;
+    f.memory_seconds = std::min(f.memory_seconds, bytes / p.ceilings.memory_bandwidth);
+    f.overhead_seconds = c->fixed_seconds;
     const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
     f.forward_seconds = roofline + f.overhead_seconds + f.fresh_seconds;
     f.bound = f.kernel_seconds >= std::max(f.compute_seconds, f.memory_seconds) ? ForecastBound::Kernel : f.bound;
     return;
   }
+  const OpCost* gelu = p.ceilings.op_cost("Gelu");
+  if (!gelu || gelu->seconds_per_byte <= 0) return;
   // A GELU post-op of a Conv or Gemm/MatMul group: the pass over the
   // group's output a GELU kernel would make (its bytes read and written).
   const std::vector<FusedPostOp>* post_ops = nullptr;

@@ -68,11 +68,13 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
 
 // The optimizer update of a training step: sets optimizer_seconds and
 // optimizer_fresh_bytes of `latency`.
-// A group that computes GELU (CPU inference, when the ceilings measured the
-// Gelu class): a GELU written out ("gelu") is priced as the class's kernel on
-// the group's input and output; a Conv or Gemm/MatMul group with a GELU
-// post-op adds the class's cost of a pass over its output (read and written).
-void price_gelu(const Pricing& p, const FusedGroup& group, NodeForecast& f);
+// A group written out as one kernel, or with a GELU post-op (CPU inference,
+// when the ceilings measured the class): a GELU written out ("gelu") is
+// priced as the Gelu class's kernel on the group's input and output, a
+// LayerNorm written out ("layer_norm") as the LayerNormalization class's; a
+// Conv or Gemm/MatMul group with a GELU post-op adds the Gelu class's cost of
+// a pass over its output (read and written).
+void price_written_out(const Pricing& p, const FusedGroup& group, NodeForecast& f);
 
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency);
 

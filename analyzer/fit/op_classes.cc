@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "analyzer/op_traits.hpp"
 
@@ -38,7 +39,8 @@ std::vector<int64_t> known_dims(const Shape& s) {
 // matmul curve, where its data reuse puts it, and a square one at its size.
 // Convolutions: M = batch x output positions, N = C_out / group,
 // K = C_in / group x kernel (one product per group); MatMul: the last two dims of
-// one matrix of the batch; Gemm: M x N from the output, K from the MACs.
+// one matrix of the batch, A's leading dims folded into M when B is one matrix
+// (a weight); Gemm: M x N from the output, K from the MACs.
 // When the shapes are not known: cbrt(MACs / products).
 namespace {
 
@@ -63,7 +65,16 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
     const auto a = known_dims(g.tensors[size_t(n.inputs[0])].shape);
     const auto b = known_dims(g.tensors[size_t(n.inputs[1])].shape);
     if (!a.empty() && !b.empty()) {
-      const double m = a.size() >= 2 ? double(a[a.size() - 2]) : 1.0;
+      // One matrix of the batch is a[-2] x a[-1]; against a weight of one
+      // matrix (B 2-D, or every leading dim 1) every leading dim of A is
+      // rows of one product: the executor runs A as [rows, K] (a ConvNeXt
+      // MLP's [1, 56, 56, 96] x [96, 384] is one 3136-row product, not 56
+      // products of 56 rows).
+      const bool one_b = std::all_of(b.begin(), b.end() - std::min<ptrdiff_t>(2, ptrdiff_t(b.size())),
+                                     [](int64_t d) { return d == 1; });
+      double m = a.size() >= 2 ? double(a[a.size() - 2]) : 1.0;
+      if (one_b)
+        for (size_t i = 0; i + 2 < a.size(); ++i) m *= double(a[i]);
       const double k = double(a.back());
       const double nn = b.size() >= 2 ? double(b.back()) : 1.0;
       if (m > 0 && nn > 0 && k > 0) return harmonic_n(m, nn, k);
@@ -73,6 +84,59 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
     if (k > 0) return harmonic_n(double(out[0]), double(out[1]), k);
   }
   return std::cbrt(double(macs) / products);
+}
+
+// Whether the CPU executor holds 4-D tensor `t` as a Conv group can read it
+// (channels-last, contiguous) or must copy it channels-last first. Conv
+// groups and MaxPool write channels-last (profiler/ops/fp32_conv.cc,
+// pooling.cc); elementwise ops,
+// normalisation, pooling and Concat keep their activation input's layout
+// (ATen's suggested memory format); a graph input is fed NCHW; a Reshape,
+// Transpose, Flatten, Squeeze, Unsqueeze or Split leaves a plain (NCHW)
+// tensor, and a Slice a strided view of its input (of a channels-last one:
+// ChannelsLastView, which a Concat reads as channels-last and a Conv copies).
+// Other producers: not known (no cost added).
+HeldLayout held_layout(const Graph& g, int t) {
+  static const std::set<std::string> keeps = {
+      "Add",     "Sub",        "Mul",          "Div",  "Cast",      "Identity",    "Relu",    "Clip",
+      "Sigmoid", "HardSigmoid", "HardSwish",   "Tanh", "LeakyRelu", "PRelu",       "Elu",     "Selu",
+      "Erf",     "Neg",        "Sqrt",         "Exp",  "BatchNormalization",       "AveragePool",
+      "Concat",  "Dropout",    "InstanceNormalization"};
+  static const std::set<std::string> plain = {"Reshape", "Transpose", "Flatten",      "Squeeze",
+                                              "Unsqueeze", "Split",   "DepthToSpace", "SpaceToDepth"};
+  bool view = false;  // through a Slice: a strided view of what it reads
+  for (int step = 0; step < 32 && t >= 0; ++step) {
+    const Tensor& tensor = g.tensors[size_t(t)];
+    if (!tensor.shape.rank_known || tensor.shape.dims.size() != 4) return HeldLayout::Unknown;
+    if (tensor.role == TensorRole::Input || tensor.is_constant()) return HeldLayout::NeedsCopy;
+    if (tensor.producer < 0) return HeldLayout::Unknown;
+    const Node& n = g.nodes[size_t(tensor.producer)];
+    if (!n.domain.empty()) return HeldLayout::Unknown;
+    // A Conv group writes channels-last; so does a 2-D MaxPool, which pools
+    // an NCHW input channels-last (profiler/ops/pooling.cc).
+    if (n.op_type == "Conv" || n.op_type == "MaxPool")
+      return view ? HeldLayout::ChannelsLastView : HeldLayout::ChannelsLast;
+    if (plain.count(n.op_type)) return HeldLayout::NeedsCopy;
+    if (n.op_type == "Slice") {
+      view = true;
+      t = n.inputs.empty() ? -1 : n.inputs[0];
+      continue;
+    }
+    if (!keeps.count(n.op_type)) return HeldLayout::Unknown;
+    // The layout of its first activation input of the same rank (a
+    // broadcast scale or a constant does not decide it).
+    int next = -1;
+    for (int in : n.inputs) {
+      if (in < 0 || g.tensors[size_t(in)].is_constant()) continue;
+      if (g.tensors[size_t(in)].shape.rank_known && g.tensors[size_t(in)].shape.dims.size() == 4) {
+        next = in;
+        break;
+      }
+    }
+    if (next < 0) return HeldLayout::Unknown;
+    t = next;
+  }
+  return HeldLayout::Unknown;
 }
 
 // The measured op class (DeviceCeilings::op_costs) a node belongs to: its op

@@ -28,7 +28,7 @@ namespace modelstat {
 // 2.4: an op class's training forward (train_forward_*; optional), and its
 // backward measured from that forward, not from the inference run.
 // 2.5: conv_layout_seconds_per_byte (optional) and the Gelu op class.
-const char* const kCeilingsSchemaVersion = "2.5";
+const char* const kCeilingsSchemaVersion = "2.6";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)

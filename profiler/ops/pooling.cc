@@ -88,7 +88,18 @@ void max_pool_op(ExecContext& ctx) {
   std::vector<int64_t> pads;
   const at::Tensor padded = pads_for_aten(x, w, -std::numeric_limits<double>::infinity(), true, pads);
   if (!ctx.wants_output(1)) {
-    const at::Tensor y = max_pool(padded, w, pads, ceil_mode);
+    // ATen's CPU max pooling of an NCHW float tensor walks one plane at a
+    // time, unvectorised: 5.2 ms for a 3x3 / 2 pool of 1x64x112x112 where the
+    // channels-last kernel (vectorised over the channels) takes 0.38 on the
+    // thirteenth session's VM. An NCHW input (an image as fed, what a
+    // Reshape or an elementwise op on graph inputs leaves) is pooled
+    // channels-last: one copy, and the output stays channels-last as a Conv
+    // group's does.
+    const bool nchw_planes = padded.dim() == 4 && padded.size(1) > 1 && padded.device().is_cpu() &&
+                             padded.scalar_type() == at::kFloat &&
+                             !padded.is_contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor y = max_pool(nchw_planes ? padded.contiguous(at::MemoryFormat::ChannelsLast) : padded, w, pads,
+                                  ceil_mode);
     ctx.outputs = {integral ? y.to(input.scalar_type()) : y};
     return;
   }

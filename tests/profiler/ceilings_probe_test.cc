@@ -150,6 +150,21 @@ TEST(CeilingsProbe, ConvSamplesReachThreeByThreeConvsReading512Channels) {
   }
 }
 
+TEST(CeilingsProbe, ConvSamplesReachPointwiseConvsOverOnePosition) {
+  // A squeeze-excite block's 1x1 convs run over one position (M = 1): the
+  // grid samples 1x1 convs there, even in the quick probe, and only 1x1 ones
+  // (a 3x3 over one position is a 1x1 with zero padding).
+  const DeviceCeilings& c = quick_cpu_probe();
+  int one_position = 0;
+  for (const ConvSample& s : c.conv_samples) {
+    if (s.m != 1) continue;
+    EXPECT_EQ(s.kind, "1x1");
+    EXPECT_GT(s.flops_per_second, 0.0);
+    ++one_position;
+  }
+  EXPECT_GE(one_position, 4) << "input and output channels 16 and 256";
+}
+
 TEST(CeilingsProbe, Int8CurveHasEverySizeOfTheFp32Curve) {
   // Three passes over the sizes, each size's fastest kept: still one point a size.
   const DeviceCeilings& c = quick_cpu_probe();

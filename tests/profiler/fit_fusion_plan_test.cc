@@ -356,6 +356,197 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
   EXPECT_EQ(r.nodes[1].op_cost, "fused");
 }
 
+// The executor's Conv groups write channels-last and a Conv group copies any
+// other input channels-last before its kernel (profiler/ops/fp32_conv.cc), so
+// fit adds conv_layout_seconds_per_byte x the input's bytes to a Conv reading
+// a Slice of an activation (a strided view: 1x4x8x8 floats, 1,024 bytes, at
+// 1e-9 s a byte 1.024e-6 s) or a Reshape of one (here a channel shuffle
+// through Reshape, Transpose, Reshape: 1x8x8x8, 2,048 bytes, 2.048e-6 s), and
+// nothing to a Conv reading a Relu of a Conv's output (channels-last as
+// written); the first Conv reads the image as fed and pays for it. The Slice itself is a view (positive steps): no bytes, only the
+// per-op cost.
+TEST(FitFusionPlan, AConvReadingASlicedOrReshapedActivationPaysTheLayoutCopy) {
+  IrModel m;
+  const int x = m.input("x", {1, 4, 8, 8});
+  const int y = m.node("Conv", {x, m.weight("w", at::ones({8, 4, 1, 1}))})[0];
+  const int r = m.node("Relu", {y})[0];
+  const int a = m.node("Conv", {r, m.weight("wa", at::ones({4, 8, 1, 1}))})[0];
+  auto ints = [&m](const std::string& name, std::vector<int64_t> v) {
+    const int t = m.weight(name, at::tensor(v, at::kLong));
+    m.model.graph.tensors[size_t(t)].int_values = v;
+    m.model.graph.tensors[size_t(t)].has_int_values = true;
+    return t;
+  };
+  const int sl = m.node("Slice", {y, ints("starts", {0}), ints("ends", {4}), ints("axes", {1}), ints("steps", {1})})[0];
+  const int b = m.node("Conv", {sl, m.weight("wb", at::ones({4, 4, 1, 1}))})[0];
+  const int five = m.node("Reshape", {y, ints("five", {1, 2, 4, 8, 8})})[0];
+  const int tr = m.node("Transpose", {five}, 1, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}})[0];
+  const int four = m.node("Reshape", {tr, ints("four", {1, 8, 8, 8})})[0];
+  const int c2 = m.node("Conv", {four, m.weight("wc", at::ones({4, 8, 1, 1}))})[0];
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
+           {y, {1, 8, 8, 8}}, {r, {1, 8, 8, 8}}, {a, {1, 4, 8, 8}}, {sl, {1, 4, 8, 8}}, {b, {1, 4, 8, 8}},
+           {five, {1, 2, 4, 8, 8}}, {tr, {1, 4, 2, 8, 8}}, {four, {1, 8, 8, 8}}, {c2, {1, 4, 8, 8}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(a);
+  m.output(b);
+  m.output(c2);
+  const AnalysisResult an = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.conv_samples = {{"1x1", 64, 8, 4, 1e10}, {"1x1", 64, 4, 8, 1e10}, {"1x1", 64, 4, 4, 1e10}};
+  const FitReport before = forecast_fit(an, c, FitOptions{});
+  c.conv_layout_seconds_per_byte = 1e-9;
+  const FitReport after = forecast_fit(an, c, FitOptions{});
+  auto node = [&](const FitReport& f, int tensor) -> const NodeForecast& {
+    return f.nodes[size_t(m.model.graph.tensors[size_t(tensor)].producer)];
+  };
+  EXPECT_EQ(node(after, a).op_cost, "conv 1x1");
+  EXPECT_DOUBLE_EQ(node(after, a).forward_seconds, node(before, a).forward_seconds);
+  // The first Conv reads the graph input as fed (NCHW, 1x4x8x8: 1,024 bytes).
+  EXPECT_NEAR(node(after, y).forward_seconds - node(before, y).forward_seconds, 1.024e-6, 1e-15);
+  EXPECT_NEAR(node(after, b).forward_seconds - node(before, b).forward_seconds, 1.024e-6, 1e-15);
+  EXPECT_NEAR(node(after, c2).forward_seconds - node(before, c2).forward_seconds, 2.048e-6, 1e-15);
+  const NodeForecast& slice = node(after, sl);
+  EXPECT_EQ(slice.op_type, "Slice");
+  EXPECT_DOUBLE_EQ(slice.memory_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(slice.forward_seconds, slice.overhead_seconds);
+}
+
+// A MaxPool pools an NCHW input channels-last after a copy
+// (profiler/ops/pooling.cc): reading the graph input (1x4x8x8 floats, 1,024
+// bytes) it adds 1,024 x 1e-9 s to its class's price; its output is then
+// channels-last, so the Conv reading it adds nothing, and a MaxPool of that
+// Conv's output adds nothing either.
+TEST(FitFusionPlan, AMaxPoolOfAnNchwInputPaysTheLayoutCopyAndLeavesChannelsLast) {
+  IrModel m;
+  const int x = m.input("x", {1, 4, 8, 8});
+  const std::map<std::string, AttrValue> pool = {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                                 {"strides", std::vector<int64_t>{2, 2}}};
+  const int p = m.node("MaxPool", {x}, 1, pool)[0];
+  const int y = m.node("Conv", {p, m.weight("w", at::ones({4, 4, 1, 1}))})[0];
+  const int q = m.node("MaxPool", {y}, 1, pool)[0];
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
+           {p, {1, 4, 4, 4}}, {y, {1, 4, 4, 4}}, {q, {1, 4, 2, 2}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(q);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  OpCost maxpool;
+  maxpool.op = "MaxPool";
+  maxpool.fixed_seconds = 1e-6;
+  maxpool.seconds_per_byte = 1e-8;
+  c.op_costs = {maxpool};
+  c.conv_samples = {{"1x1", 16, 4, 4, 1e10}};
+  const FitReport before = forecast_fit(a, c, FitOptions{});
+  c.conv_layout_seconds_per_byte = 1e-9;
+  const FitReport after = forecast_fit(a, c, FitOptions{});
+  ASSERT_EQ(after.nodes.size(), 3u);
+  EXPECT_EQ(after.nodes[0].op_cost, "MaxPool");
+  EXPECT_NEAR(after.nodes[0].forward_seconds - before.nodes[0].forward_seconds, 1.024e-6, 1e-15);
+  EXPECT_EQ(after.nodes[1].op_cost, "conv 1x1");
+  EXPECT_DOUBLE_EQ(after.nodes[1].forward_seconds, before.nodes[1].forward_seconds);
+  EXPECT_DOUBLE_EQ(after.nodes[2].forward_seconds, before.nodes[2].forward_seconds);
+}
+
+// A Concat of two Conv groups' outputs (channels-last, 1x8x8x8 each, joined
+// on channels into 1x16x8x8: 2,048 + 2,048 bytes read, 4,096 written, 8,192
+// in all) is priced on the Concat/channels-last class when the ceilings have
+// it: 8,192 x 1e-9 s + its 3e-6 s; the same Concat of two graph inputs (NCHW,
+// copied in blocks) on the Concat class: 8,192 x 1e-10 + 1e-6. Ceilings
+// without the channels-last class price both on the Concat class. A Concat
+// of a Slice of a Conv's output (a strided channels-last view) and another
+// Conv's output interleaves too.
+TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
+  IrModel m;
+  const int x = m.input("x", {1, 4, 8, 8});
+  const int p = m.node("Conv", {x, m.weight("wp", at::ones({8, 4, 1, 1}))})[0];
+  const int q = m.node("Conv", {x, m.weight("wq", at::ones({8, 4, 1, 1}))})[0];
+  const int cl = m.node("Concat", {p, q}, 1, {{"axis", int64_t(1)}})[0];
+  const int u = m.input("u", {1, 8, 8, 8});
+  const int v = m.input("v", {1, 8, 8, 8});
+  const int plain = m.node("Concat", {u, v}, 1, {{"axis", int64_t(1)}})[0];
+  auto ints = [&m](const std::string& name, std::vector<int64_t> values) {
+    const int t = m.weight(name, at::tensor(values, at::kLong));
+    m.model.graph.tensors[size_t(t)].int_values = values;
+    m.model.graph.tensors[size_t(t)].has_int_values = true;
+    return t;
+  };
+  const int half = m.node("Slice", {p, ints("starts", {0}), ints("ends", {4}), ints("axes", {1})})[0];
+  const int viewed = m.node("Concat", {half, q}, 1, {{"axis", int64_t(1)}})[0];
+  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
+           {p, {1, 8, 8, 8}}, {q, {1, 8, 8, 8}}, {cl, {1, 16, 8, 8}}, {plain, {1, 16, 8, 8}},
+           {half, {1, 4, 8, 8}}, {viewed, {1, 12, 8, 8}}})
+    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  m.output(cl);
+  m.output(plain);
+  m.output(viewed);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  OpCost concat;
+  concat.op = "Concat";
+  concat.fixed_seconds = 1e-6;
+  concat.seconds_per_byte = 1e-10;
+  c.op_costs = {concat};
+  const FitReport old_ceilings = forecast_fit(a, c, FitOptions{});
+  EXPECT_EQ(old_ceilings.nodes[2].op_cost, "Concat");
+  OpCost channels_last = concat;
+  channels_last.op = "Concat/channels-last";
+  channels_last.fixed_seconds = 3e-6;
+  channels_last.seconds_per_byte = 1e-9;
+  c.op_costs.push_back(channels_last);
+  const FitReport f = forecast_fit(a, c, FitOptions{});
+  ASSERT_EQ(f.nodes[2].op_type, "Concat");
+  EXPECT_EQ(f.nodes[2].op_cost, "Concat/channels-last");
+  EXPECT_NEAR(f.nodes[2].kernel_seconds, 8192 * 1e-9, 1e-15);
+  EXPECT_NEAR(f.nodes[2].overhead_seconds, 3e-6, 1e-15);
+  EXPECT_EQ(f.nodes[3].op_cost, "Concat");
+  EXPECT_NEAR(f.nodes[3].kernel_seconds, 8192 * 1e-10, 1e-15);
+  EXPECT_NEAR(f.nodes[3].overhead_seconds, 1e-6, 1e-15);
+  // A Slice of a channels-last tensor keeps its strides: the Concat reading
+  // it (1,024 + 2,048 bytes read, 3,072 written) interleaves as well.
+  const NodeForecast& joined = f.nodes[size_t(m.model.graph.tensors[size_t(viewed)].producer)];
+  EXPECT_EQ(joined.op_cost, "Concat/channels-last");
+  EXPECT_NEAR(joined.kernel_seconds, 6144 * 1e-9, 1e-15);
+  FitOptions train;
+  train.train = true;
+  EXPECT_EQ(forecast_fit(a, c, train).nodes[2].op_cost, "Concat") << "a training step runs NCHW";
+}
+
+// LayerNormalization written out over the last axis (ReduceMean, Sub, Pow 2,
+// ReduceMean, Add eps, Sqrt, Div, Mul scale, Add bias) runs as one
+// at::layer_norm on its first ReduceMean's row: with the LayerNormalization
+// class measured, fit prices that row at the class's line in the group's
+// bytes, x and y 1x16x32 floats, 2,048 bytes each: 4,096 x 1e-9 s + 3e-6 s.
+// Its members stay at 0.
+TEST(FitFusionPlan, ALayerNormWrittenOutIsPricedOnTheLayerNormClass) {
+  IrModel m;
+  const int x = m.input("x", {1, 16, 32});
+  const std::map<std::string, AttrValue> last = {{"axes", std::vector<int64_t>{-1}}};
+  const int mean = m.node("ReduceMean", {x}, 1, last)[0];
+  const int d = m.node("Sub", {x, mean})[0];
+  const int sq = m.node("Pow", {d, m.weight("two", at::full({}, 2.f))})[0];
+  const int var = m.node("ReduceMean", {sq}, 1, last)[0];
+  const int ve = m.node("Add", {var, m.weight("eps", at::full({}, 1e-5f))})[0];
+  const int sd = m.node("Sqrt", {ve})[0];
+  const int n = m.node("Div", {d, sd})[0];
+  const int sc = m.node("Mul", {n, m.weight("scale", at::ones({32}))})[0];
+  const int y = m.node("Add", {sc, m.weight("bias", at::zeros({32}))})[0];
+  for (int t : {d, sq, n, sc, y}) m.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 16, 32});
+  for (int t : {mean, var, ve, sd}) m.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 16, 1});
+  m.output(y);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  OpCost ln;
+  ln.op = "LayerNormalization";
+  ln.fixed_seconds = 3e-6;
+  ln.seconds_per_byte = 1e-9;
+  c.op_costs = {ln};
+  const FitReport f = forecast_fit(analysis_of(m.model), c, FitOptions{});
+  ASSERT_EQ(f.nodes.size(), 9u);
+  EXPECT_EQ(f.nodes[0].op_cost, "LayerNormalization");
+  EXPECT_NEAR(f.nodes[0].kernel_seconds, 4096 * 1e-9, 1e-15);
+  EXPECT_NEAR(f.nodes[0].forward_seconds, 4096 * 1e-9 + 3e-6, 1e-15);
+  for (size_t i = 1; i < 9; ++i) EXPECT_EQ(f.nodes[i].op_cost, "fused") << i;
+}
+
 // A weight transposed by a node is the same on every run: the executor runs
 // that node once and keeps its output (profiler/plan.cc), so an inference
 // forecast prices it at 0; a training step runs it every time.

@@ -100,6 +100,29 @@ TEST(FitLatency, SingleGemmAgainstHandComputation) {
   EXPECT_EQ(r.latency.backward_seconds, 0.0);
 }
 
+// A MatMul against one weight matrix runs as one product of all of A's rows
+// (the executor reshapes A to [rows, K]): ConvNeXt's MLP [1, 56, 56, 96] x
+// [96, 384] has M = 3136, N = 384, K = 96, n_eff = 3 / (1/3136 + 1/384 +
+// 1/96), and a [3, 1, 768] x [1, 768, 64] product (B's leading dim 1) M = 3.
+// Two activations batched (attention's [12, 197, 64] x [12, 64, 197]) keep
+// one matrix of the batch: M = 197, N = 197, K = 64.
+TEST(FitLatency, MatMulAgainstAWeightFoldsTheLeadingDimsIntoRows) {
+  auto n_of = [](Graph g) {
+    Model m;
+    m.opsets = {{"", 17}};
+    m.graph = std::move(g);
+    AnalysisResult r = analyze_model(m);
+    r.model = std::make_shared<Model>(m);
+    return forecast_fit(r, hand_ceilings(), FitOptions{}).nodes.at(0).equivalent_gemm_n;
+  };
+  EXPECT_NEAR(n_of(NodeBuilder("MatMul").input({1, 56, 56, 96}).weight({96, 384}).output({1, 56, 56, 384}).build()),
+              3.0 / (1.0 / 3136 + 1.0 / 384 + 1.0 / 96), 1e-9);
+  EXPECT_NEAR(n_of(NodeBuilder("MatMul").input({3, 1, 768}).weight({1, 768, 64}).output({3, 1, 64}).build()),
+              3.0 / (1.0 / 3 + 1.0 / 64 + 1.0 / 768), 1e-9);
+  EXPECT_NEAR(n_of(NodeBuilder("MatMul").input({12, 197, 64}).input({12, 64, 197}).output({12, 197, 197}).build()),
+              3.0 / (1.0 / 197 + 1.0 / 197 + 1.0 / 64), 1e-9);
+}
+
 TEST(FitLatency, TrainingStepGemmAdam) {
   FitOptions o;
   o.train = true;
