@@ -73,8 +73,8 @@ std::vector<GridPoint> grid(bool quick) {
     // A pointwise conv over one position: a squeeze-excite block's two convs
     // (MobileNet-V3, EfficientNet, RegNetY), a product of one row whose time
     // is the kernel's call and its weight's read, which the rate of the
-    // nearest 7x7 sample (49 rows) put 20-50x under (thirteenth session:
-    // 10-40 us each measured against 0.01-1.8 priced).
+    // nearest 7x7 sample (49 rows) put 24-39x under per model (thirteenth
+    // session: mobilenet_v3_small's 18 ran 5.6-21 us each, priced 0.01-1.8).
     Dims kind_sizes = sizes;
     if (pointwise) kind_sizes.insert(kind_sizes.begin(), 1);
     for (int64_t c_in : inputs)
