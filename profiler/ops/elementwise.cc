@@ -13,6 +13,7 @@
 
 #include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
+#include "profiler/ops/post_ops.hpp"
 #include "profiler/ops/softmax.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -302,7 +303,7 @@ void exec_thresholded_relu(ExecContext& ctx) {
 void exec_gelu(ExecContext& ctx) {
   const std::string approximate = ctx.node().attr_string("approximate", "none");
   if (approximate != "none" && approximate != "tanh") fail_input(ctx, "unsupported approximate '" + approximate + "'");
-  ctx.outputs = {at::gelu(need_input(ctx, 0), approximate)};
+  ctx.outputs = {gelu_dense(need_input(ctx, 0), approximate)};
 }
 
 // com.microsoft QuickGelu (ONNX Runtime contrib op): x * sigmoid(alpha * x).
@@ -317,16 +318,16 @@ void exec_quick_gelu(ExecContext& ctx) {
 // sqrt(2/pi)*0.044715), of x + bias when bias is given; BiasGelu the erf form
 // of A + B; BiasAdd X + bias + skip.
 void exec_contrib_gelu(ExecContext& ctx) {
-  ctx.outputs = {at::gelu(need_input(ctx, 0))};
+  ctx.outputs = {gelu_dense(need_input(ctx, 0))};
 }
 
 void exec_fast_gelu(ExecContext& ctx) {
   const at::Tensor& x = need_input(ctx, 0);
-  ctx.outputs = {at::gelu(ctx.has_input(1) ? x + ctx.input(1) : x, "tanh")};
+  ctx.outputs = {gelu_dense(ctx.has_input(1) ? x + ctx.input(1) : x, "tanh")};
 }
 
 void exec_bias_gelu(ExecContext& ctx) {
-  ctx.outputs = {at::gelu(need_input(ctx, 0) + need_input(ctx, 1))};
+  ctx.outputs = {gelu_dense(need_input(ctx, 0) + need_input(ctx, 1))};
 }
 
 void exec_bias_add(ExecContext& ctx) {

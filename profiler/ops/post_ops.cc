@@ -7,6 +7,12 @@ namespace modelstat::profiler {
 
 using K = FusedPostOp::Kind;
 
+at::Tensor gelu_dense(const at::Tensor& x, const std::string& approximate) {
+  if (x.dim() == 4 && !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast))
+    return at::gelu(x.permute({0, 2, 3, 1}), approximate).permute({0, 3, 1, 2});
+  return at::gelu(x, approximate);
+}
+
 at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops, const at::Tensor& residual) {
   for (const FusedPostOp& op : ops) {
     switch (op.kind) {
@@ -18,8 +24,8 @@ at::Tensor apply_post_ops_aten(at::Tensor y, const std::vector<FusedPostOp>& ops
       case K::Sigmoid: y = at::sigmoid(y); break;
       case K::Tanh: y = at::tanh(y); break;
       case K::Swish: y = silu_in_place(std::move(y)); break;  // y is this group's own output: in place
-      case K::Gelu: y = at::gelu(y); break;
-      case K::GeluTanh: y = at::gelu(y, "tanh"); break;
+      case K::Gelu: y = gelu_dense(y); break;
+      case K::GeluTanh: y = gelu_dense(y, "tanh"); break;
       case K::AddResidual: y = y + residual; break;
     }
   }

@@ -386,6 +386,24 @@ TEST(OpsFamilies, Opset18FormsAxesInputsCropPadAndActivations) {
   expect_equal(run1("Gelu", 20, {v}), v * 0.5 * (1 + at::erf(v / std::sqrt(2.0))));
 }
 
+// GELU of a channels-last tensor (a Conv group's output) runs on the memory
+// as the contiguous NHWC tensor it is (profiler/ops/post_ops.hpp, gelu_dense):
+// the same values as the formula on the NCHW tensor, for both forms, and the
+// output keeps the input's layout.
+TEST(OpsFamilies, GeluOfAChannelsLastTensorHasTheValuesOfTheFormula) {
+  at::manual_seed(11);
+  const at::Tensor x = at::randn({2, 5, 3, 4});
+  const at::Tensor cl = x.contiguous(at::MemoryFormat::ChannelsLast);
+  const at::Tensor erf_form = x * 0.5 * (1 + at::erf(x / std::sqrt(2.0)));
+  const at::Tensor y = run("Gelu", 20, {cl}).at(0);
+  EXPECT_TRUE(y.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(at::allclose(y, erf_form, 1e-5, 1e-6));
+  // tanh form: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+  const at::Tensor tanh_form = x * 0.5 * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  const at::Tensor t = run("Gelu", 20, {cl}, {{"approximate", std::string("tanh")}}).at(0);
+  EXPECT_TRUE(at::allclose(t, tanh_form, 1e-5, 1e-6));
+}
+
 // x*sigmoid(alpha*x) by hand: sigmoid(1.702) = 1/(1+e^-1.702) = 1/1.182327 = 0.8457958, so
 // x = 1 gives 0.8457958, x = -1 gives -(1-0.8457958) = -0.1542042, x = 2 gives
 // 2/(1+e^-3.404) = 1.9356586; with alpha = 1, x = 1 gives sigmoid(1) = 0.7310586.
