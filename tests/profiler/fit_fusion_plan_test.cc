@@ -42,6 +42,15 @@ void expect_same_groups(const AnalysisResult& analysis, const std::string& what)
   }
 }
 
+// A measured op class with its inference line: a fixed cost and a cost per byte.
+OpCost op_class(const std::string& op, double fixed_seconds, double seconds_per_byte) {
+  OpCost c;
+  c.op = op;
+  c.fixed_seconds = fixed_seconds;
+  c.seconds_per_byte = seconds_per_byte;
+  return c;
+}
+
 AnalysisResult analysis_of(const Model& m) {
   AnalysisResult a = analyze_model(m);
   a.model = std::make_shared<Model>(m);
@@ -207,10 +216,7 @@ TEST(FitFusionPlan, ACacheReadFromAGraphInputStreamsFromMemoryWhenTheModelPasses
   l3.capacity_bytes = 4 << 20;
   l3.bytes_per_second = 1e11;
   c.memory_levels = {l3};
-  OpCost concat;
-  concat.op = "Concat";
-  concat.fixed_seconds = 1e-6;
-  concat.seconds_per_byte = 1e-13;
+  const OpCost concat = op_class("Concat", 1e-6, 1e-13);
   c.op_costs = {concat};
   const FitReport large = forecast_fit(model(8192), c, FitOptions{});
   const FitReport small = forecast_fit(model(256), c, FitOptions{});
@@ -251,15 +257,10 @@ TEST(FitFusionPlan, AGeluKernelIsPricedOnTheGeluClass) {
       mm.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 32});
   mm.output(q);
   DeviceCeilings c = test::cpu_ceilings(1e12, 1e11);
-  OpCost div;
-  div.op = "Div";
-  div.seconds_per_byte = 4e-11;
+  const OpCost div = op_class("Div", 0, 4e-11);
   c.op_costs = {div};
   const FitReport without = forecast_fit(analysis_of(mm.model), c, FitOptions{});
-  OpCost g;
-  g.op = "Gelu";
-  g.fixed_seconds = 2e-6;
-  g.seconds_per_byte = 1e-9;
+  const OpCost g = op_class("Gelu", 2e-6, 1e-9);
   c.op_costs.push_back(g);
   const FitReport f = forecast_fit(analysis_of(m.model), c, FitOptions{});
   ASSERT_EQ(f.nodes.size(), 5u);
@@ -296,10 +297,7 @@ TEST(FitFusionPlan, DepthwiseConvGroupIsPricedOnItsClassScaledByItsTapsWithItsTr
   m.output(z);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
-  OpCost depthwise;
-  depthwise.op = "Conv/depthwise";
-  depthwise.fixed_seconds = 1e-6;
-  depthwise.seconds_per_byte = 1e-9;
+  const OpCost depthwise = op_class("Conv/depthwise", 1e-6, 1e-9);
   c.op_costs = {depthwise};
   c.conv_silu_seconds_per_byte = 2e-10;
   c.conv_samples = {{"dw", 64, 16, 9, 1e9}, {"dw", 64, 16, 25, 8e9}};
@@ -371,17 +369,12 @@ TEST(FitFusionPlan, AConvReadingASlicedOrReshapedActivationPaysTheLayoutCopy) {
   const int y = m.node("Conv", {x, m.weight("w", at::ones({8, 4, 1, 1}))})[0];
   const int r = m.node("Relu", {y})[0];
   const int a = m.node("Conv", {r, m.weight("wa", at::ones({4, 8, 1, 1}))})[0];
-  auto ints = [&m](const std::string& name, std::vector<int64_t> v) {
-    const int t = m.weight(name, at::tensor(v, at::kLong));
-    m.model.graph.tensors[size_t(t)].int_values = v;
-    m.model.graph.tensors[size_t(t)].has_int_values = true;
-    return t;
-  };
-  const int sl = m.node("Slice", {y, ints("starts", {0}), ints("ends", {4}), ints("axes", {1}), ints("steps", {1})})[0];
+  const int sl = m.node("Slice", {y, m.int_weight("starts", {0}), m.int_weight("ends", {4}), m.int_weight("axes", {1}),
+                                  m.int_weight("steps", {1})})[0];
   const int b = m.node("Conv", {sl, m.weight("wb", at::ones({4, 4, 1, 1}))})[0];
-  const int five = m.node("Reshape", {y, ints("five", {1, 2, 4, 8, 8})})[0];
+  const int five = m.node("Reshape", {y, m.int_weight("five", {1, 2, 4, 8, 8})})[0];
   const int tr = m.node("Transpose", {five}, 1, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}})[0];
-  const int four = m.node("Reshape", {tr, ints("four", {1, 8, 8, 8})})[0];
+  const int four = m.node("Reshape", {tr, m.int_weight("four", {1, 8, 8, 8})})[0];
   const int c2 = m.node("Conv", {four, m.weight("wc", at::ones({4, 8, 1, 1}))})[0];
   for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
            {y, {1, 8, 8, 8}}, {r, {1, 8, 8, 8}}, {a, {1, 4, 8, 8}}, {sl, {1, 4, 8, 8}}, {b, {1, 4, 8, 8}},
@@ -430,10 +423,7 @@ TEST(FitFusionPlan, AMaxPoolOfAnNchwInputPaysTheLayoutCopyAndLeavesChannelsLast)
   m.output(q);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
-  OpCost maxpool;
-  maxpool.op = "MaxPool";
-  maxpool.fixed_seconds = 1e-6;
-  maxpool.seconds_per_byte = 1e-8;
+  const OpCost maxpool = op_class("MaxPool", 1e-6, 1e-8);
   c.op_costs = {maxpool};
   c.conv_samples = {{"1x1", 16, 4, 4, 1e10}};
   const FitReport before = forecast_fit(a, c, FitOptions{});
@@ -464,13 +454,8 @@ TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
   const int u = m.input("u", {1, 8, 8, 8});
   const int v = m.input("v", {1, 8, 8, 8});
   const int plain = m.node("Concat", {u, v}, 1, {{"axis", int64_t(1)}})[0];
-  auto ints = [&m](const std::string& name, std::vector<int64_t> values) {
-    const int t = m.weight(name, at::tensor(values, at::kLong));
-    m.model.graph.tensors[size_t(t)].int_values = values;
-    m.model.graph.tensors[size_t(t)].has_int_values = true;
-    return t;
-  };
-  const int half = m.node("Slice", {p, ints("starts", {0}), ints("ends", {4}), ints("axes", {1})})[0];
+  const int half =
+      m.node("Slice", {p, m.int_weight("starts", {0}), m.int_weight("ends", {4}), m.int_weight("axes", {1})})[0];
   const int viewed = m.node("Concat", {half, q}, 1, {{"axis", int64_t(1)}})[0];
   for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
            {p, {1, 8, 8, 8}}, {q, {1, 8, 8, 8}}, {cl, {1, 16, 8, 8}}, {plain, {1, 16, 8, 8}},
@@ -481,17 +466,11 @@ TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
   m.output(viewed);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
-  OpCost concat;
-  concat.op = "Concat";
-  concat.fixed_seconds = 1e-6;
-  concat.seconds_per_byte = 1e-10;
+  const OpCost concat = op_class("Concat", 1e-6, 1e-10);
   c.op_costs = {concat};
   const FitReport old_ceilings = forecast_fit(a, c, FitOptions{});
   EXPECT_EQ(old_ceilings.nodes[2].op_cost, "Concat");
-  OpCost channels_last = concat;
-  channels_last.op = "Concat/channels-last";
-  channels_last.fixed_seconds = 3e-6;
-  channels_last.seconds_per_byte = 1e-9;
+  const OpCost channels_last = op_class("Concat/channels-last", 3e-6, 1e-9);
   c.op_costs.push_back(channels_last);
   const FitReport f = forecast_fit(a, c, FitOptions{});
   ASSERT_EQ(f.nodes[2].op_type, "Concat");
@@ -534,10 +513,7 @@ TEST(FitFusionPlan, ALayerNormWrittenOutIsPricedOnTheLayerNormClass) {
   for (int t : {mean, var, ve, sd}) m.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 16, 1});
   m.output(y);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
-  OpCost ln;
-  ln.op = "LayerNormalization";
-  ln.fixed_seconds = 3e-6;
-  ln.seconds_per_byte = 1e-9;
+  const OpCost ln = op_class("LayerNormalization", 3e-6, 1e-9);
   c.op_costs = {ln};
   const FitReport f = forecast_fit(analysis_of(m.model), c, FitOptions{});
   ASSERT_EQ(f.nodes.size(), 9u);

@@ -36,6 +36,14 @@ class IrModel {
     model.graph.initializers.push_back(id);
     return id;
   }
+  // An int64 initializer with its values kept as the loader keeps small
+  // integer constants (Tensor::int_values: a Slice's starts, a Reshape's shape).
+  int int_weight(const std::string& name, const std::vector<int64_t>& values) {
+    const int id = weight(name, at::tensor(values, at::kLong));
+    model.graph.tensors[size_t(id)].int_values = values;
+    model.graph.tensors[size_t(id)].has_int_values = true;
+    return id;
+  }
   std::vector<int> node(const std::string& op, const std::vector<int>& inputs, int outputs = 1,
                         std::map<std::string, AttrValue> attributes = {}) {
     Graph& g = model.graph;
