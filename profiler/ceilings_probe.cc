@@ -369,6 +369,7 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     c.conv_residual_seconds_per_byte = measure_conv_residual_cost(*device, plan, c.notes);
     c.conv_silu_seconds_per_byte = measure_conv_silu_cost(*device, plan, c.notes);
     c.conv_layout_seconds_per_byte = measure_conv_layout_cost(*device, plan, c.notes);
+    c.conv_channel_block = conv_channel_block(*device);
     c.optimizer_costs = measure_optimizer_costs(*device, plan, fresh, c.notes);
   }
   // The copy again, minutes after the first (a second or two): the faster is

@@ -16,6 +16,7 @@
 #include "profiler/executor.hpp"
 #include "profiler/ops/fp32_conv.hpp"
 #include "profiler/probe_graph.hpp"
+#include "profiler/run_context.hpp"
 #include "profiler/run_setup.hpp"
 #include "profiler/torch_errors.hpp"
 
@@ -320,6 +321,11 @@ double measure_conv_layout_cost(Device& device, const CeilingsPlan& plan, std::v
   });
   note_if_unconverged(t, label, notes);
   return t.seconds / double(image_bytes);
+}
+
+int64_t conv_channel_block(Device& device) {
+  if (!device.torch_device().is_cpu() || !fp32_conv_kernels_available()) return 0;
+  return onednn_fp32_lanes();
 }
 
 }  // namespace modelstat::profiler

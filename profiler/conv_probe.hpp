@@ -42,4 +42,9 @@ double measure_conv_silu_cost(Device& device, const CeilingsPlan& plan, std::vec
 // CPU with oneDNN only (0 elsewhere: ATen's convolution reads NCHW itself).
 double measure_conv_layout_cost(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
 
+// The channel block of the executor's fp32 Conv kernels (DeviceCeilings::
+// conv_channel_block): oneDNN's fp32 vector lanes where oneDNN runs the
+// convs on the CPU; 0 elsewhere (ATen's own convolution, CUDA).
+int64_t conv_channel_block(Device& device);
+
 }  // namespace modelstat::profiler

@@ -148,6 +148,26 @@ std::string onednn_isa_description() {
 #endif
 }
 
+int onednn_fp32_lanes() {
+#ifdef MODELSTAT_HAVE_DNNL
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return 4;
+    case dnnl_cpu_isa_avx:
+    case dnnl_cpu_isa_avx2:
+    case dnnl_cpu_isa_avx2_vnni: return 8;
+    case dnnl_cpu_isa_avx512_mic:
+    case dnnl_cpu_isa_avx512_mic_4ops:
+    case dnnl_cpu_isa_avx512_core:
+    case dnnl_cpu_isa_avx512_core_vnni:
+    case dnnl_cpu_isa_avx512_core_bf16:
+    case dnnl_cpu_isa_avx512_core_amx: return 16;
+    default: return 0;
+  }
+#else
+  return 0;
+#endif
+}
+
 std::string openmp_description() {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   if (!policy || !*policy)

@@ -36,6 +36,10 @@ std::string blas_description();
 // version and any DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA limit; says so when
 // this build has no oneDNN.
 std::string onednn_isa_description();
+// The fp32 lanes of the vector registers oneDNN's kernels use on this machine
+// (16 with AVX-512, 8 with AVX or AVX2, 4 with SSE4.1); 0 when this build has
+// no oneDNN or the ISA is not one of those.
+int onednn_fp32_lanes();
 // The OpenMP wait policy in effect (OMP_WAIT_POLICY as libgomp read it at
 // load) and whether modelstat's launcher chose it (tools/cli_common.hpp,
 // default_openmp_wait_policy) or the user did.

@@ -57,6 +57,11 @@ double layout_copy_bytes(const Graph& g, int x) {
   return xd.size() == 4 && xd[1] > 1 && xd[2] * xd[3] > 1 ? double(tensor_bytes(g, x)) : 0.0;
 }
 
+// `channels` rounded up to a whole number of `block`s (0: no rounding).
+int64_t padded_channels(int64_t channels, int64_t block) {
+  return block > 1 ? (channels + block - 1) / block * block : channels;
+}
+
 // A Slice the executor runs as a view of its input (positive steps:
 // profiler/ops/shape_ops.cc, exec_slice): it moves no bytes; whoever reads
 // it pays for the strides (a Conv copies it channels-last: held_layout).
@@ -321,6 +326,11 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   const bool silu = spec && !spec->post_ops.empty() && spec->post_ops.back().kind == FusedPostOp::Kind::Swish;
   const double silu_seconds = silu ? double(tensor_bytes(g, group.output)) * p.ceilings.conv_silu_seconds_per_byte : 0.0;
   const double layout_seconds = layout_copy_bytes(g, node.inputs[0]) * p.ceilings.conv_layout_seconds_per_byte;
+  // The kernels compute output channels in whole blocks of the vector's
+  // lanes (DeviceCeilings::conv_channel_block): a conv writing 20 channels
+  // runs as one writing 32, at the rate the samples (every one a multiple of
+  // the block) give 32. Input channels are a loop: no rounding.
+  const double n_run = double(padded_channels(w[0], p.ceilings.conv_channel_block));
   if (depthwise) {
     // The depthwise op class (forecast_node's price) was measured on a 3x3
     // depthwise conv in a model's place; its line in bytes cannot see the
@@ -331,6 +341,8 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
       const double rt = p.ceilings.conv_flops_at(kind, m, n, k);
       if (r9 > 0 && rt > 0) f.kernel_seconds *= (double(taps) / 9.0) * r9 / rt;
     }
+    // Its channels, the vector's dimension, in whole blocks.
+    f.kernel_seconds *= n_run / n;
     const double roofline = std::max({f.compute_seconds, f.memory_seconds, f.kernel_seconds});
     f.kernel_seconds += silu_seconds + layout_seconds;
     f.forward_seconds =
@@ -338,9 +350,9 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
     return;
   }
   // Ceilings without samples of this kind keep the rules of forecast_node.
-  const double rate = p.ceilings.conv_flops_at(kind, m, n, k);
+  const double rate = p.ceilings.conv_flops_at(kind, m, n_run, k);
   if (rate <= 0) return;
-  const double flops = 2.0 * m * n * k;
+  const double flops = 2.0 * m * n_run * k;
   f.op_cost = std::string("conv ") + kind;
   f.compute_flops_per_second = rate;
   f.compute_seconds = flops / rate;

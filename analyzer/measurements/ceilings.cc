@@ -28,7 +28,9 @@ namespace modelstat {
 // 2.4: an op class's training forward (train_forward_*; optional), and its
 // backward measured from that forward, not from the inference run.
 // 2.5: conv_layout_seconds_per_byte (optional) and the Gelu op class.
-const char* const kCeilingsSchemaVersion = "2.6";
+// 2.6: the Concat/channels-last op class; 1x1 conv samples over one position.
+// 2.7: conv_channel_block (optional).
+const char* const kCeilingsSchemaVersion = "2.7";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -316,6 +318,7 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["conv_residual_seconds_per_byte"] = c.conv_residual_seconds_per_byte;
   j["conv_silu_seconds_per_byte"] = c.conv_silu_seconds_per_byte;
   j["conv_layout_seconds_per_byte"] = c.conv_layout_seconds_per_byte;
+  j["conv_channel_block"] = c.conv_channel_block;
   j["optimizer_costs"] = c.optimizer_costs;
   j["compute_roofs"] = c.compute_roofs;
   j["memory_levels"] = c.memory_levels;
@@ -362,6 +365,7 @@ void from_json(const Json& j, DeviceCeilings& c) {
   c.conv_residual_seconds_per_byte = json_number_or(j, "conv_residual_seconds_per_byte", cost, 0.0);
   c.conv_silu_seconds_per_byte = json_number_or(j, "conv_silu_seconds_per_byte", cost, 0.0);
   c.conv_layout_seconds_per_byte = json_number_or(j, "conv_layout_seconds_per_byte", cost, 0.0);
+  c.conv_channel_block = json_integer_or(j, "conv_channel_block", 0, 1024, 0);
   c.optimizer_costs = optional_records<OptimizerUpdateCost>(j, "optimizer_costs");
   c.compute_roofs = optional_records<ComputeRoof>(j, "compute_roofs");
   c.memory_levels = optional_records<MemoryLevel>(j, "memory_levels");

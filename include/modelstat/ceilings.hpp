@@ -182,6 +182,14 @@ struct DeviceCeilings {
   // and turns it channels-last before the kernel, per byte of that input (0:
   // not measured; schema 2.5).
   double conv_layout_seconds_per_byte = 0;
+  // The channel block of the executor's fp32 convolution kernels: oneDNN's
+  // vector of fp32 lanes on the machine (16 with AVX-512, 8 with AVX/AVX2, 4
+  // with SSE4.1; 0: not known, or no oneDNN convs). Those kernels compute
+  // output channels (a depthwise conv's channels) in whole blocks, so a conv
+  // writing 17-32 channels takes the time of one writing 32 (measured on the
+  // project VM: 1x1 128 -> 17, 20, 24 and 32 at 28 x 28, 58 us each; 40 and
+  // 48, 87 us), and fit prices it at the block's multiple (schema 2.7).
+  int64_t conv_channel_block = 0;
   std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
   // Host memory handed out fresh by the OS (schema 1.3; 0: none or not
   // measured). On the CPU, glibc serves an allocation above its mmap threshold

@@ -24,6 +24,7 @@
 #include "profiler/ceilings_probe.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/op_cost_probe.hpp"
+#include "profiler/ops/fp32_conv.hpp"
 #include "profiler/ops/fp32_matmul.hpp"
 #include "profiler/ops/int8_kernels.hpp"
 #include "test_support.hpp"
@@ -163,6 +164,23 @@ TEST(CeilingsProbe, ConvSamplesReachPointwiseConvsOverOnePosition) {
     ++one_position;
   }
   EXPECT_GE(one_position, 4) << "input and output channels 16 and 256";
+}
+
+TEST(CeilingsProbe, ConvSamplesWriteWholeChannelBlocks) {
+  // fit prices a conv at its output channels rounded up to the kernels'
+  // block (oneDNN's fp32 lanes: 4, 8 or 16 on x86) at the samples' rate
+  // there: every sample writes whole blocks, so a rounded query lands among
+  // samples of the same kind of kernel, not between a padded and an unpadded one.
+  const DeviceCeilings& c = quick_cpu_probe();
+  if (!modelstat::profiler::fp32_conv_kernels_available()) {
+    EXPECT_EQ(c.conv_channel_block, 0) << "ATen's own convolution: no block known";
+    return;
+  }
+  EXPECT_TRUE(c.conv_channel_block == 4 || c.conv_channel_block == 8 || c.conv_channel_block == 16)
+      << c.conv_channel_block;
+  ASSERT_FALSE(c.conv_samples.empty());
+  for (const ConvSample& s : c.conv_samples)
+    EXPECT_EQ(s.n % std::max<int64_t>(1, c.conv_channel_block), 0) << s.kind << " N " << s.n;
 }
 
 TEST(CeilingsProbe, Int8CurveHasEverySizeOfTheFp32Curve) {

@@ -317,6 +317,67 @@ TEST(FitFusionPlan, DepthwiseConvGroupIsPricedOnItsClassScaledByItsTapsWithItsTr
   EXPECT_EQ(f.nodes[2].op_cost, "fused");
 }
 
+// The executor's conv kernels compute output channels in whole blocks of the
+// vector's fp32 lanes (DeviceCeilings::conv_channel_block), so fit prices a
+// conv writing 20 channels as one writing the next multiple. A 1x1 Conv, x
+// 1x16x8x8, w 20x16x1x1: M = 64 positions, K = 16; one 1x1 sample at 2e10
+// FLOP/s (one sample: its rate everywhere). Block 16: N runs as 32, FLOPs 2 x
+// 64 x 32 x 16 = 65,536, 3.2768e-6 s; block 8: N 24, 49,152 FLOPs, 2.4576e-6
+// s; no block (0, a file before 2.7): N 20, 40,960 FLOPs, 2.048e-6 s. A conv
+// writing 32 channels costs the same with or without a block.
+TEST(FitFusionPlan, AConvWritingChannelsBetweenBlocksIsPricedAtTheNextWholeBlock) {
+  auto model = [](int64_t channels) {
+    IrModel m;
+    const int x = m.input("x", {1, 16, 8, 8});
+    const int y = m.node("Conv", {x, m.weight("w", at::ones({channels, 16, 1, 1}))})[0];
+    m.model.graph.tensors[size_t(y)].shape = test::make_shape({1, channels, 8, 8});
+    m.output(y);
+    return analysis_of(m.model);
+  };
+  const AnalysisResult twenty = model(20), thirty_two = model(32);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.conv_samples = {{"1x1", 64, 32, 16, 2e10}};
+  const double none = forecast_fit(twenty, c, FitOptions{}).nodes[0].compute_seconds;
+  const double whole_none = forecast_fit(thirty_two, c, FitOptions{}).nodes[0].compute_seconds;
+  c.conv_channel_block = 8;
+  const double eight = forecast_fit(twenty, c, FitOptions{}).nodes[0].compute_seconds;
+  c.conv_channel_block = 16;
+  const FitReport sixteen = forecast_fit(twenty, c, FitOptions{});
+  EXPECT_EQ(sixteen.nodes[0].op_cost, "conv 1x1");
+  EXPECT_NEAR(none, 2.048e-6, 1e-15);
+  EXPECT_NEAR(eight, 2.4576e-6, 1e-15);
+  EXPECT_NEAR(sixteen.nodes[0].compute_seconds, 3.2768e-6, 1e-15);
+  EXPECT_NEAR(sixteen.nodes[0].forward_seconds, 3.2768e-6, 1e-15);
+  EXPECT_NEAR(forecast_fit(thirty_two, c, FitOptions{}).nodes[0].compute_seconds, whole_none, 1e-18);
+  EXPECT_NEAR(whole_none, 3.2768e-6, 1e-15);
+}
+
+// A depthwise conv's channels are its kernel's vector dimension: its class
+// line is scaled by the next whole block over its channels. x 1x20x8x8, w
+// 20x1x3x3, pad 1: bytes input 5,120 + weight 720 + output 5,120 = 10,960, at
+// the class's 1e-9 s a byte 1.096e-5 s (plus its 1e-6 s fixed cost); with
+// block 16 the line is x 32/20: 1.7536e-5 s.
+TEST(FitFusionPlan, ADepthwiseConvIsPricedOverWholeChannelBlocks) {
+  IrModel m;
+  const int x = m.input("x", {1, 20, 8, 8});
+  const int y = m.node("Conv", {x, m.weight("w", at::ones({20, 1, 3, 3}))}, 1,
+                       {{"group", int64_t(20)}, {"kernel_shape", std::vector<int64_t>{3, 3}},
+                        {"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+  m.model.graph.tensors[size_t(y)].shape = test::make_shape({1, 20, 8, 8});
+  m.output(y);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.op_costs = {op_class("Conv/depthwise", 1e-6, 1e-9)};
+  c.conv_samples = {{"dw", 64, 32, 9, 1e9}};
+  const FitReport plain = forecast_fit(a, c, FitOptions{});
+  EXPECT_EQ(plain.nodes[0].op_cost, "Conv/depthwise");
+  EXPECT_NEAR(plain.nodes[0].kernel_seconds, 1.096e-5, 1e-15);
+  c.conv_channel_block = 16;
+  const FitReport f = forecast_fit(a, c, FitOptions{});
+  EXPECT_NEAR(f.nodes[0].kernel_seconds, 1.7536e-5, 1e-15);
+  EXPECT_NEAR(f.nodes[0].forward_seconds, 1.7536e-5 + 1e-6, 1e-15);
+}
+
 // A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
 // with an int8 curve in the ceilings fit prices it there. By hand: MACs =
 // 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve

@@ -186,6 +186,9 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
     if (c.conv_layout_seconds_per_byte > 0)
       out << fmt::format("  an image read NCHW, turned channels-last: {:.3g} ns per byte of input\n",
                          c.conv_layout_seconds_per_byte * 1e9);
+    if (c.conv_channel_block > 1)
+      out << fmt::format("  output channels computed in blocks of {} (priced at the next multiple)\n",
+                         c.conv_channel_block);
   }
   if (!c.optimizer_costs.empty()) {
     out << "\nOptimizer updates (modelstat's training step; per weight tensor + per element)\n";
