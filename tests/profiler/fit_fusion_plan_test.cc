@@ -51,6 +51,11 @@ OpCost op_class(const std::string& op, double fixed_seconds, double seconds_per_
   return c;
 }
 
+// Shapes for tensors the hand-made graph leaves unshaped (node outputs), by tensor index.
+void set_shapes(IrModel& m, std::initializer_list<std::pair<int, std::vector<int64_t>>> shapes) {
+  for (const auto& [t, dims] : shapes) m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+}
+
 AnalysisResult analysis_of(const Model& m) {
   AnalysisResult a = analyze_model(m);
   a.model = std::make_shared<Model>(m);
@@ -123,8 +128,7 @@ TEST(FitFusionPlan, ConvGroupIsPricedOnTheConvSamplesOfItsKindWithItsResidual) {
   const int r = m.input("r", {1, 32, 8, 8});
   const int y = m.node("Conv", {x, m.weight("w", at::ones({32, 16, 1, 1}))})[0];
   const int z = m.node("Add", {y, r})[0];
-  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{{y, {1, 32, 8, 8}}, {z, {1, 32, 8, 8}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{y, {1, 32, 8, 8}}, {z, {1, 32, 8, 8}}});
   m.output(z);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
@@ -159,14 +163,12 @@ TEST(FitFusionPlan, AConvReadingAnImageAsFedPaysTheLayoutConversion) {
   const int xn = m.node("Sub", {x, m.weight("mean", at::full({1, 3, 1, 1}, 0.5))})[0];
   const int y = m.node("Conv", {xn, m.weight("w", at::ones({4, 3, 1, 1}))})[0];
   const int z = m.node("Conv", {y, m.weight("w2", at::ones({4, 4, 1, 1}))})[0];
-  for (const auto& [t, dims] :
-       std::vector<std::pair<int, std::vector<int64_t>>>{{xn, {1, 3, 8, 8}}, {y, {1, 4, 8, 8}}, {z, {1, 4, 8, 8}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{xn, {1, 3, 8, 8}}, {y, {1, 4, 8, 8}}, {z, {1, 4, 8, 8}}});
   m.output(z);
   IrModel gray;
   const int g = gray.input("g", {1, 1, 8, 8});
   const int gy = gray.node("Conv", {g, gray.weight("w", at::ones({4, 1, 1, 1}))})[0];
-  gray.model.graph.tensors[size_t(gy)].shape = test::make_shape({1, 4, 8, 8});
+  set_shapes(gray, {{gy, {1, 4, 8, 8}}});
   gray.output(gy);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
   c.conv_samples = {{"1x1", 64, 4, 3, 1e10}, {"1x1", 64, 4, 4, 1e10}, {"1x1", 64, 4, 1, 1e10}};
@@ -200,10 +202,10 @@ TEST(FitFusionPlan, ACacheReadFromAGraphInputStreamsFromMemoryWhenTheModelPasses
     const int past = m.input("past", {1, 1024, 256});
     const int fresh = m.input("new", {1, 1, 256});
     const int cache = m.node("Concat", {past, fresh}, 1, {{"axis", int64_t(1)}})[0];
-    m.model.graph.tensors[size_t(cache)].shape = test::make_shape({1, 1025, 256});
+    set_shapes(m, {{cache, {1, 1025, 256}}});
     const int x = m.input("x", {1, 256});
     const int y = m.node("MatMul", {x, m.weight("w", at::zeros({256, width}))})[0];
-    m.model.graph.tensors[size_t(y)].shape = test::make_shape({1, width});
+    set_shapes(m, {{y, {1, width}}});
     m.output(cache);
     m.output(y);
     return analysis_of(m.model);
@@ -247,14 +249,14 @@ TEST(FitFusionPlan, AGeluKernelIsPricedOnTheGeluClass) {
   const int y = gelu(m, m.input("x", {1, 64, 32}));
   for (int t = 0; t < int(m.model.graph.tensors.size()); ++t)
     if (m.model.graph.tensors[size_t(t)].role == TensorRole::Activation)
-      m.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 64, 32});
+      set_shapes(m, {{t, {1, 64, 32}}});
   m.output(y);
   IrModel mm;
   const int p = mm.node("MatMul", {mm.input("x", {1, 64}), mm.weight("w", at::ones({64, 32}))})[0];
   const int q = gelu(mm, p);
   for (int t = 0; t < int(mm.model.graph.tensors.size()); ++t)
     if (mm.model.graph.tensors[size_t(t)].role == TensorRole::Activation)
-      mm.model.graph.tensors[size_t(t)].shape = test::make_shape({1, 32});
+      set_shapes(mm, {{t, {1, 32}}});
   mm.output(q);
   DeviceCeilings c = test::cpu_ceilings(1e12, 1e11);
   const OpCost div = op_class("Div", 0, 4e-11);
@@ -330,7 +332,7 @@ TEST(FitFusionPlan, AConvWritingChannelsBetweenBlocksIsPricedAtTheNextWholeBlock
     IrModel m;
     const int x = m.input("x", {1, 16, 8, 8});
     const int y = m.node("Conv", {x, m.weight("w", at::ones({channels, 16, 1, 1}))})[0];
-    m.model.graph.tensors[size_t(y)].shape = test::make_shape({1, channels, 8, 8});
+    set_shapes(m, {{y, {1, channels, 8, 8}}});
     m.output(y);
     return analysis_of(m.model);
   };
@@ -363,7 +365,7 @@ TEST(FitFusionPlan, ADepthwiseConvIsPricedOverWholeChannelBlocks) {
   const int y = m.node("Conv", {x, m.weight("w", at::ones({20, 1, 3, 3}))}, 1,
                        {{"group", int64_t(20)}, {"kernel_shape", std::vector<int64_t>{3, 3}},
                         {"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
-  m.model.graph.tensors[size_t(y)].shape = test::make_shape({1, 20, 8, 8});
+  set_shapes(m, {{y, {1, 20, 8, 8}}});
   m.output(y);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
@@ -393,9 +395,7 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
                                              m.weight("ws", at::full({}, 0.01f)), m.weight("wz", at::zeros({}, at::kChar))})[0];
   const int y = m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
   // As shape inference would have them.
-  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
-           {xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}});
   m.output(y);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
@@ -437,10 +437,8 @@ TEST(FitFusionPlan, AConvReadingASlicedOrReshapedActivationPaysTheLayoutCopy) {
   const int tr = m.node("Transpose", {five}, 1, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}})[0];
   const int four = m.node("Reshape", {tr, m.int_weight("four", {1, 8, 8, 8})})[0];
   const int c2 = m.node("Conv", {four, m.weight("wc", at::ones({4, 8, 1, 1}))})[0];
-  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
-           {y, {1, 8, 8, 8}}, {r, {1, 8, 8, 8}}, {a, {1, 4, 8, 8}}, {sl, {1, 4, 8, 8}}, {b, {1, 4, 8, 8}},
-           {five, {1, 2, 4, 8, 8}}, {tr, {1, 4, 2, 8, 8}}, {four, {1, 8, 8, 8}}, {c2, {1, 4, 8, 8}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{y, {1, 8, 8, 8}}, {r, {1, 8, 8, 8}}, {a, {1, 4, 8, 8}}, {sl, {1, 4, 8, 8}}, {b, {1, 4, 8, 8}},
+                 {five, {1, 2, 4, 8, 8}}, {tr, {1, 4, 2, 8, 8}}, {four, {1, 8, 8, 8}}, {c2, {1, 4, 8, 8}}});
   m.output(a);
   m.output(b);
   m.output(c2);
@@ -478,9 +476,7 @@ TEST(FitFusionPlan, AMaxPoolOfAnNchwInputPaysTheLayoutCopyAndLeavesChannelsLast)
   const int p = m.node("MaxPool", {x}, 1, pool)[0];
   const int y = m.node("Conv", {p, m.weight("w", at::ones({4, 4, 1, 1}))})[0];
   const int q = m.node("MaxPool", {y}, 1, pool)[0];
-  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
-           {p, {1, 4, 4, 4}}, {y, {1, 4, 4, 4}}, {q, {1, 4, 2, 2}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{p, {1, 4, 4, 4}}, {y, {1, 4, 4, 4}}, {q, {1, 4, 2, 2}}});
   m.output(q);
   const AnalysisResult a = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
@@ -518,10 +514,8 @@ TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
   const int half =
       m.node("Slice", {p, m.int_weight("starts", {0}), m.int_weight("ends", {4}), m.int_weight("axes", {1})})[0];
   const int viewed = m.node("Concat", {half, q}, 1, {{"axis", int64_t(1)}})[0];
-  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{
-           {p, {1, 8, 8, 8}}, {q, {1, 8, 8, 8}}, {cl, {1, 16, 8, 8}}, {plain, {1, 16, 8, 8}},
-           {half, {1, 4, 8, 8}}, {viewed, {1, 12, 8, 8}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{p, {1, 8, 8, 8}}, {q, {1, 8, 8, 8}}, {cl, {1, 16, 8, 8}}, {plain, {1, 16, 8, 8}},
+                 {half, {1, 4, 8, 8}}, {viewed, {1, 12, 8, 8}}});
   m.output(cl);
   m.output(plain);
   m.output(viewed);
@@ -593,8 +587,7 @@ TEST(FitFusionPlan, RunInvariantNodesCostNothingPerInference) {
   const int wt = m.node("Transpose", {m.weight("w", at::ones({4, 8}))}, 1, {{"perm", std::vector<int64_t>{1, 0}}})[0];
   const int y = m.node("MatMul", {x, wt})[0];
   const int z = m.node("Relu", {y})[0];
-  for (const auto& [t, dims] : std::vector<std::pair<int, std::vector<int64_t>>>{{wt, {8, 4}}, {y, {2, 4}}, {z, {2, 4}}})
-    m.model.graph.tensors[size_t(t)].shape = test::make_shape(dims);
+  set_shapes(m, {{wt, {8, 4}}, {y, {2, 4}}, {z, {2, 4}}});
   m.output(z);
   const AnalysisResult a = analysis_of(m.model);
   const FitReport r = forecast_fit(a, test::cpu_ceilings(1e10, 1e11), FitOptions{});
