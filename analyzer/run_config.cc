@@ -13,7 +13,8 @@ const std::vector<std::pair<std::string, DeviceKind>>& names_of<DeviceKind>() {
 template <>
 const std::vector<std::pair<std::string, ComputeDtype>>& names_of<ComputeDtype>() {
   static const std::vector<std::pair<std::string, ComputeDtype>> t = {
-      {"own", ComputeDtype::Own}, {"fp32", ComputeDtype::Fp32}, {"fp16", ComputeDtype::Fp16}, {"bf16", ComputeDtype::Bf16}};
+      {"own", ComputeDtype::Own}, {"fp32", ComputeDtype::Fp32}, {"fp16", ComputeDtype::Fp16}, {"bf16", ComputeDtype::Bf16},
+      {"tf32", ComputeDtype::Tf32}};
   return t;
 }
 template <>

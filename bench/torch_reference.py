@@ -8,6 +8,11 @@ numbers next to PyTorch's own.
 
     /usr/bin/python3 bench/torch_reference.py --model resnet50 --batch 1 --threads 2 [--device cpu|cuda]
     /usr/bin/python3 bench/torch_reference.py --device cuda --out FILE   # the GPU set (resnet50 b1/b32, custom b32)
+    python3 bench/torch_reference.py --device cuda --fuse --dtypes fp32,tf32,fp16,bf16 --out FILE
+
+--dtype (CUDA) matches modelstat's: fp32 turns TF32 math off in cuBLAS and cuDNN,
+tf32 turns it on, fp16 / bf16 convert the weights and the input (model.to(dtype)),
+own leaves PyTorch's defaults (TF32 convolutions, fp32 matmuls).
 
 Prints one JSON object per measurement.
 """
@@ -73,7 +78,17 @@ def measure(model, x, device, min_time, max_time, min_iters, warmup):
     return samples
 
 
-def run_one(args, name, batch):
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+          "own": torch.float32}
+
+
+def set_math(dtype):
+    if dtype in ("fp32", "tf32"):
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+        torch.backends.cudnn.allow_tf32 = dtype == "tf32"
+
+
+def run_one(args, name, batch, dtype="own"):
     torch.manual_seed(0)
     model = build(name).eval()
     if args.fuse:
@@ -81,11 +96,13 @@ def run_one(args, name, batch):
         # too so both sides run the same arithmetic.
         from torch.fx.experimental.optimization import fuse
         model = fuse(model)
-    model = model.to(args.device)
-    x = torch.randn(batch, 3, 224, 224, device=args.device)
+    if args.device == "cuda":
+        set_math(dtype)
+    model = model.to(args.device, DTYPES[dtype])
+    x = torch.randn(batch, 3, 224, 224, device=args.device).to(DTYPES[dtype])
     samples = measure(model, x, args.device, args.min_time, args.max_time, args.min_iters, args.warmup)
     med = statistics.median(samples)
-    return {"model": name, "batch": batch, "device": args.device, "threads": torch.get_num_threads(),
+    return {"model": name, "batch": batch, "device": args.device, "dtype": dtype, "threads": torch.get_num_threads(),
             "torch": torch.__version__, "fused_bn": args.fuse, "median_s": med, "mean_s": statistics.fmean(samples),
             "min_s": min(samples), "runs": len(samples), "throughput_per_s": batch / med}
 
@@ -101,6 +118,8 @@ def main():
     p.add_argument("--min-iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--fuse", action="store_true", help="fold Conv+BatchNorm like the ONNX export does")
+    p.add_argument("--dtypes", default="own",
+                   help="comma-separated: own, fp32, tf32, fp16, bf16 (the last three on CUDA)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.threads > 0:
@@ -109,7 +128,7 @@ def main():
         runs = [(args.model, args.batch)]
     else:
         runs = [("resnet50", 1), ("resnet50", 32), ("custom_model", 32)]
-    results = [run_one(args, name, batch) for name, batch in runs]
+    results = [run_one(args, name, batch, dtype) for dtype in args.dtypes.split(",") for name, batch in runs]
     text = "\n".join(json.dumps(r) for r in results)
     print(text)
     if args.out:

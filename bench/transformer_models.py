@@ -27,6 +27,15 @@ import sys
 import torch
 import torch.nn as nn
 
+
+def onnx_export(*args, **kwargs):
+    """torch.onnx.export through the TorchScript exporter (dynamo=False) where torch has both (>= 2.5;
+    dynamo became the default in 2.9): the graphs these benches were written against."""
+    import inspect
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs.setdefault("dynamo", False)
+    return torch.onnx.export(*args, **kwargs)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -167,7 +176,7 @@ def export_gpt2(path, layers, positions, d=768, heads=12, vocab=50257, model=Non
             axes[names_past[-1]] = {0: "batch", 2: "past"}
             axes[names_present[-1]] = {0: "batch", 2: "total"}
     with torch.no_grad():
-        torch.onnx.export(model, (ids, *past), path, input_names=["input_ids"] + names_past,
+        onnx_export(model, (ids, *past), path, input_names=["input_ids"] + names_past,
                           output_names=["logits"] + names_present, dynamic_axes=axes, opset_version=14,
                           do_constant_folding=True)
 
@@ -180,7 +189,7 @@ def export_bert(path, layers):
     axes = {n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state")}
     axes["pooler_output"] = {0: "batch"}
     with torch.no_grad():
-        torch.onnx.export(model, (ids, mask, types), path, input_names=["input_ids", "attention_mask", "token_type_ids"],
+        onnx_export(model, (ids, mask, types), path, input_names=["input_ids", "attention_mask", "token_type_ids"],
                           output_names=["last_hidden_state", "pooler_output"], dynamic_axes=axes, opset_version=14,
                           do_constant_folding=True)
 

@@ -10,6 +10,7 @@
 // counting allocator was installed go through their original deleter and
 // never touch the counters.
 #include "profiler/memory_meter.hpp"
+#include "profiler/torch_compat.hpp"
 
 #include <c10/core/CPUAllocator.h>
 
@@ -57,7 +58,18 @@ void counted_delete(void* data) {
 
 class CountingCpuAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+#if MODELSTAT_TORCH_AT_LEAST(2, 4)
+  c10::DataPtr allocate(size_t n) override { return counted_allocate(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+#else
+  c10::DataPtr allocate(size_t n) const override { return counted_allocate(n); }
+#endif
+  c10::DeleterFnPtr raw_deleter() const override { return &counted_delete; }
+
+ private:
+  static c10::DataPtr counted_allocate(size_t n) {
     if (n == 0) return underlying()->allocate(0);  // nothing to count; its own deleter
     c10::DataPtr block = underlying()->allocate(n + kHeaderBytes);
     char* base = static_cast<char*>(block.get());
@@ -69,7 +81,6 @@ class CountingCpuAllocator final : public c10::Allocator {
     void* data = base + kHeaderBytes;
     return {data, data, &counted_delete, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &counted_delete; }
 };
 
 void install_once() {

@@ -542,9 +542,14 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
   validate(stopping_config(o));
   bool any_cuda = false;
   for (const auto& s : spec.stages) any_cuda = any_cuda || s.device == "cuda";
-  if (!any_cuda && (o.dtype == ComputeDtype::Fp16 || o.dtype == ComputeDtype::Bf16))
+  if (!any_cuda && cuda_only(o.dtype))
     throw Error(ErrorKind::Usage, std::string("--dtype ") + name_of(o.dtype) +
                                       " is for CUDA stages; on the CPU a model runs in its own dtypes");
+  if (any_cuda) {
+    ProfileOptions cuda = o;
+    cuda.device = DeviceKind::Cuda;
+    apply_float32_math(cuda);
+  }
   PipelineResult result;
   result.source = spec.source;
   result.stages = spec.stages;

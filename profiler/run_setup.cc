@@ -9,6 +9,7 @@ at::ScalarType float_dtype_of(ComputeDtype dtype) {
   switch (dtype) {
     case ComputeDtype::Own: return at::ScalarType::Undefined;
     case ComputeDtype::Fp32: return at::kFloat;
+    case ComputeDtype::Tf32: return at::kFloat;
     case ComputeDtype::Fp16: return at::kHalf;
     case ComputeDtype::Bf16: return at::kBFloat16;
   }
@@ -16,13 +17,24 @@ at::ScalarType float_dtype_of(ComputeDtype dtype) {
 }
 
 at::ScalarType float_dtype_on(DeviceKind device, ComputeDtype dtype) {
-  if (device == DeviceKind::Cpu && (dtype == ComputeDtype::Fp16 || dtype == ComputeDtype::Bf16))
-    return at::ScalarType::Undefined;
+  if (device == DeviceKind::Cpu && cuda_only(dtype)) return at::ScalarType::Undefined;
   return float_dtype_of(dtype);
 }
 
+bool cuda_only(ComputeDtype dtype) {
+  return dtype == ComputeDtype::Fp16 || dtype == ComputeDtype::Bf16 || dtype == ComputeDtype::Tf32;
+}
+
+void apply_float32_math(const ProfileOptions& o) {
+  if (o.device != DeviceKind::Cuda || o.train_step) return;
+  if (o.dtype != ComputeDtype::Fp32 && o.dtype != ComputeDtype::Tf32) return;
+  const bool tf32 = o.dtype == ComputeDtype::Tf32;
+  at::globalContext().setAllowTF32CuBLAS(tf32);
+  at::globalContext().setAllowTF32CuDNN(tf32);
+}
+
 void check_run_options(const ProfileOptions& o) {
-  if (o.device == DeviceKind::Cpu && (o.dtype == ComputeDtype::Fp16 || o.dtype == ComputeDtype::Bf16))
+  if (o.device == DeviceKind::Cpu && cuda_only(o.dtype))
     throw Error(ErrorKind::Usage,
                 std::string("--dtype ") + name_of(o.dtype) +
                     " is for CUDA; on the CPU a model runs in its own dtypes (an fp16/bf16 node "

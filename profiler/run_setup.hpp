@@ -25,6 +25,14 @@ at::ScalarType float_dtype_on(DeviceKind device, ComputeDtype dtype);
 // on the CPU).
 void check_run_options(const ProfileOptions& o);
 
+// fp16, bf16 and tf32 compute ask for CUDA's kernels.
+bool cuda_only(ComputeDtype dtype);
+
+// On CUDA, --dtype fp32 turns TF32 tensor-core math off in cuBLAS and cuDNN
+// and --dtype tf32 turns it on (LibTorch's global flags, for the process);
+// own leaves LibTorch's defaults (cuDNN convolutions in TF32, cuBLAS fp32).
+void apply_float32_math(const ProfileOptions& o);
+
 // Who the executor runs for.
 enum class ExecPurpose {
   Inference,  // profile, report, pipeline stages, the batch sweep: fused as asked

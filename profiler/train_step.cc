@@ -14,7 +14,7 @@
 #include "profiler/train_step.hpp"
 
 #include <ATen/SequenceNumber.h>
-#include <ATen/autocast_mode.h>
+#include "profiler/torch_compat.hpp"
 #include <c10/core/GradMode.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/function.h>
@@ -70,17 +70,17 @@ class CpuAutocastBf16 {
  public:
   explicit CpuAutocastBf16(bool on) : on_(on) {
     if (!on_) return;
-    was_enabled_ = at::autocast::is_cpu_enabled();
-    was_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    was_enabled_ = torch_compat::cpu_autocast_enabled();
+    was_dtype_ = torch_compat::cpu_autocast_dtype();
+    torch_compat::set_cpu_autocast_enabled(true);
+    torch_compat::set_cpu_autocast_dtype(at::kBFloat16);
     at::autocast::increment_nesting();
   }
   ~CpuAutocastBf16() {
     if (!on_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(was_enabled_);
-    at::autocast::set_autocast_cpu_dtype(was_dtype_);
+    torch_compat::set_cpu_autocast_enabled(was_enabled_);
+    torch_compat::set_cpu_autocast_dtype(was_dtype_);
   }
   CpuAutocastBf16(const CpuAutocastBf16&) = delete;
   CpuAutocastBf16& operator=(const CpuAutocastBf16&) = delete;

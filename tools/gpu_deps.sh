@@ -8,5 +8,6 @@ cd "$(dirname "$0")/.."
 mkdir -p .gpu_deps
 cd .gpu_deps
 apt-get download libonnx-dev libonnx1 libprotobuf-dev libprotobuf32 libprotobuf-lite32 libfmt-dev libfmt9 \
-  libcli11-dev nlohmann-json3-dev libgtest-dev googletest libabsl-dev 2>&1 | tail -3 || true
+  libcli11-dev nlohmann-json3-dev libgtest-dev googletest libabsl-dev libyaml-cpp-dev libyaml-cpp0.7 \
+  libsqlite3-dev libsqlite3-0 libonnxifi 2>&1 | tail -3 || true
 ls -la

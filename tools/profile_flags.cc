@@ -56,7 +56,9 @@ void add_measurement_flags(CLI::App& cmd, ProfileOptions& o) {
   add_enum_option(cmd, "--device", o.device, "Where to run: cpu or cuda");
   add_enum_option(cmd, "--dtype", o.dtype,
                   "Compute dtype: own (default: the model's own dtypes, a float16 node without a kernel on the "
-                  "device in fp32, said in a notice); fp32 (every float tensor in fp32); fp16 or bf16 on CUDA");
+                  "device in fp32, said in a notice; on CUDA LibTorch's defaults: TF32 convolutions, fp32 matmuls); fp32 "
+                  "(every float tensor in fp32, fp32 arithmetic: TF32 off in cuBLAS and cuDNN); tf32 (CUDA: fp32 "
+                  "tensors, TF32 tensor-core math in cuBLAS and cuDNN); fp16 or bf16 on CUDA");
   cmd.add_option("--threads", o.threads, "CPU intra-op threads (default: all cores)")->check(CLI::Range(0, 4096));
   cmd.add_option("--warmup", o.warmup_iterations, "Warm-up runs, at least")->default_val(5)->check(CLI::Range(0, 1000000));
   cmd.add_option("--warmup-time", o.warmup_seconds, "Warm-up seconds, at least")->default_val(0.5)->check(CLI::Range(0.0, 3600.0));

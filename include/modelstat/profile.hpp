@@ -32,7 +32,7 @@ struct ProfileOptions {
   DeviceKind device = DeviceKind::Cpu;
   // Compute dtype: Own (the model's own dtypes; a float16 node without a
   // kernel on the device runs in fp32), Fp32 (every float tensor in fp32),
-  // Fp16 / Bf16 (CUDA).
+  // Tf32 / Fp16 / Bf16 (CUDA).
   ComputeDtype dtype = ComputeDtype::Own;
   int threads = 0;             // CPU intra-op threads; 0 = all cores
   uint64_t seed = 0x5eed;

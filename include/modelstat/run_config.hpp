@@ -16,9 +16,11 @@ enum class DeviceKind { Cpu, Cuda };
 
 // The float dtype a run computes in: Own keeps the model's own dtypes (a
 // float16 node without a kernel on the device runs in fp32, said in a
-// notice); Fp32 runs every float tensor in fp32; Fp16 / Bf16 (CUDA) in that
-// dtype.
-enum class ComputeDtype { Own, Fp32, Fp16, Bf16 };
+// notice); Fp32 runs every float tensor in fp32 with fp32 arithmetic (on CUDA
+// TF32 tensor-core math off in cuBLAS and cuDNN); Tf32 (CUDA) stores fp32 and
+// lets cuBLAS and cuDNN compute in TF32; Fp16 / Bf16 (CUDA) in that dtype.
+// Own on CUDA keeps LibTorch's defaults (TF32 convolutions, fp32 matmuls).
+enum class ComputeDtype { Own, Fp32, Fp16, Bf16, Tf32 };
 
 // How fp32 Gemm / MatMul with constant weights run on the CPU (`--gemm`).
 enum class GemmBackend {

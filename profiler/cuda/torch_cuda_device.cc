@@ -49,6 +49,10 @@ class TorchCudaDevice final : public Device {
     c.driver_version = cuda_version_string(now.driver_version);
     c.runtime_version = "CUDA runtime " + cuda_version_string(now.runtime_version);
     c.timer = "CUDA events recorded on the execution stream, one wait per iteration";
+    // The math the float32 kernels use (--dtype fp32 / tf32 / own: run_setup.hpp).
+    const at::Context& ctx = at::globalContext();
+    c.blas = std::string("cuBLAS, TF32 ") + (ctx.allowTF32CuBLAS() ? "on" : "off") + "; cuDNN, TF32 " +
+             (ctx.allowTF32CuDNN() ? "on" : "off");
   }
 
   struct StreamScope final : WorkerScope {

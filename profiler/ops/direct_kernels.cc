@@ -2,7 +2,7 @@
 #include "profiler/ops/direct_kernels.hpp"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
+#include "profiler/torch_compat.hpp"
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
@@ -185,7 +185,7 @@ std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, 
     return std::nullopt;
   if (bias.defined() && (bias.scalar_type() != at::kFloat || !bias.device().is_cpu() || bias.numel() != w.size(0)))
     return std::nullopt;
-  if (at::autocast::is_cpu_enabled()) return std::nullopt;  // a bf16 training step: ATen's autocast path
+  if (torch_compat::cpu_autocast_enabled()) return std::nullopt;  // a bf16 training step: ATen's autocast path
   if (window.spatial_rank() != rank || window.strides.size() != size_t(rank) ||
       window.dilations.size() != size_t(rank) || window.pads_begin.size() != size_t(rank) ||
       window.pads_end.size() != size_t(rank))
@@ -238,7 +238,7 @@ std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, 
 
 std::optional<at::Tensor> direct_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
                                       double beta) {
-  if (!direct_kernels_allowed({&a, &b, &c}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (!direct_kernels_allowed({&a, &b, &c}) || torch_compat::cpu_autocast_enabled()) return std::nullopt;
   if (a.dim() != 2 || b.dim() != 2 || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||
       !a.device().is_cpu() || !b.device().is_cpu())
     return std::nullopt;
@@ -403,7 +403,7 @@ namespace modelstat::profiler {
 
 std::optional<std::array<at::Tensor, 3>> direct_layer_norm(const at::Tensor& x, int64_t size, const at::Tensor& scale,
                                                            const at::Tensor& bias, double eps) {
-  if (!direct_kernels_allowed({&x, &scale, &bias}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (!direct_kernels_allowed({&x, &scale, &bias}) || torch_compat::cpu_autocast_enabled()) return std::nullopt;
   const int64_t numel = x.numel();
   if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || size < 1 || numel < 1 ||
       numel > kDirectReduceMaxElements || numel % size != 0)
@@ -441,7 +441,7 @@ std::optional<std::array<at::Tensor, 3>> direct_layer_norm(const at::Tensor& x, 
 
 
 std::optional<at::Tensor> direct_softmax_last_axis(const at::Tensor& x, bool log) {
-  if (!direct_kernels_allowed({&x}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (!direct_kernels_allowed({&x}) || torch_compat::cpu_autocast_enabled()) return std::nullopt;
   if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.dim() < 1 || x.numel() < 1) return std::nullopt;
   const int64_t cols = x.size(-1);
   if (cols > kDirectSoftmaxMaxAxis) return std::nullopt;
@@ -472,7 +472,7 @@ std::optional<at::Tensor> direct_softmax_last_axis(const at::Tensor& x, bool log
 }
 
 std::optional<at::Tensor> direct_prelu(const at::Tensor& x, const at::Tensor& slope) {
-  if (!direct_kernels_allowed({&x, &slope}) || at::autocast::is_cpu_enabled()) return std::nullopt;
+  if (!direct_kernels_allowed({&x, &slope}) || torch_compat::cpu_autocast_enabled()) return std::nullopt;
   if (x.scalar_type() != at::kFloat || slope.scalar_type() != at::kFloat || !x.device().is_cpu() ||
       !slope.device().is_cpu() || x.dim() < 2 || x.numel() < 1)
     return std::nullopt;

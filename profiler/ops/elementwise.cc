@@ -126,7 +126,7 @@ MS_BINARY(exec_bitwise_xor, at::bitwise_xor(a, b))
 void exec_div(ExecContext& ctx) {
   binary(ctx, [](const at::Tensor& a, const at::Tensor& b) {
     if (at::isIntegralType(a.scalar_type(), /*includeBool=*/true))
-      return at::div(a, b, c10::optional<c10::string_view>("trunc")).to(a.scalar_type());
+      return at::div(a, b, "trunc").to(a.scalar_type());
     return at::div(a, b);
   });
 }

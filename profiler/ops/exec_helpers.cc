@@ -1,6 +1,6 @@
 #include "profiler/ops/exec_helpers.hpp"
 
-#include <ATen/autocast_mode.h>
+#include "profiler/torch_compat.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -507,8 +507,8 @@ at::Tensor requantize(const at::Tensor& acc, const at::Tensor& scale, const at::
 namespace modelstat::profiler {
 
 at::Tensor as_autocast_input(const at::Tensor& t) {
-  if (!t.defined() || !at::autocast::is_cpu_enabled() || !at::autocast::is_eligible(t, c10::DeviceType::CPU)) return t;
-  return at::autocast::cached_cast(at::autocast::get_autocast_cpu_dtype(), t, c10::DeviceType::CPU);
+  if (!t.defined() || !torch_compat::cpu_autocast_enabled() || !at::autocast::is_eligible(t, c10::DeviceType::CPU)) return t;
+  return at::autocast::cached_cast(torch_compat::cpu_autocast_dtype(), t, c10::DeviceType::CPU);
 }
 
 }  // namespace modelstat::profiler

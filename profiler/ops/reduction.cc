@@ -35,7 +35,7 @@ at::Tensor reduce(const at::Tensor& x, at::IntArrayRef dims, bool keep) {
       if (at::isFloatingType(x.scalar_type())) return at::mean(x, dims, keep);
       int64_t count = 1;
       for (int64_t d : dims) count *= x.size(d);
-      return at::div(sum_keep_type(x, dims, keep), count, c10::optional<c10::string_view>("trunc")).to(x.scalar_type());
+      return at::div(sum_keep_type(x, dims, keep), count, "trunc").to(x.scalar_type());
     }
     case Reduce::Max: return at::amax(x, dims, keep);
     case Reduce::Min: return at::amin(x, dims, keep);

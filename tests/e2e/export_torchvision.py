@@ -11,6 +11,7 @@ can differ slightly from torchvision's num_params.
 """
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -53,10 +54,20 @@ def export(name, out, opset=13, dynamic_batch=False):
     # Deliberately NOT under torch.no_grad(): with grad disabled, torch 1.13's
     # nn.MultiheadAttention takes its fused fast path (aten::_native_multi_
     # head_attention), which has no ONNX symbolic (breaks vit_b_16).
-    torch.onnx.export(model, (x,), tmp, opset_version=opset,
-                      do_constant_folding=True,
-                      input_names=["input"], output_names=["output"],
-                      dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None))
+    kwargs = dict(opset_version=opset, do_constant_folding=True,
+                  input_names=["input"], output_names=["output"],
+                  dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None))
+    # torch >= 2.9 exports through dynamo by default; the TorchScript exporter
+    # (dynamo=False) writes the graph these tests were written for, where it remains.
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        try:
+            torch.onnx.export(model, (x,), tmp, dynamo=False, **kwargs)
+        except Exception as e:  # noqa: BLE001 -- the TorchScript exporter removed or failing: dynamo's
+            print(f"export_torchvision: TorchScript export failed ({type(e).__name__}: {e}); using dynamo",
+                  file=sys.stderr)
+            torch.onnx.export(model, (x,), tmp, dynamo=True, **kwargs)
+    else:
+        torch.onnx.export(model, (x,), tmp, **kwargs)
     os.replace(tmp, out)
     info = dict(versions())
     info.update({"model": name, "opset": opset, "input_shape": list(INPUT_SHAPE),

@@ -500,6 +500,22 @@ TEST(CliProfile, CudaOrHalfPrecisionWithoutCudaAreUsageErrors) {
   }
 }
 
+// --dtype tf32 asks for CUDA's TF32 tensor-core math; --dtype fp32 on CUDA turns it off in both
+// cuBLAS and cuDNN (LibTorch's default leaves cuDNN's convolutions in TF32), and the run context says
+// which math ran.
+TEST(CliProfile, Tf32IsCudaMathAndFp32OnCudaTurnsItOff) {
+  RunResult r = run("profile " + sample("tiny_cnn.onnx") + " --dtype tf32" + kQuick);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--dtype tf32 is for CUDA"), std::string::npos) << r.err;
+  r = run("profile " + sample("tiny_cnn.onnx") + " --device cuda --dtype tf32 --no-layers -f json" + kQuick);
+  if (r.exit_code == 2 && r.err.find("cuda") != std::string::npos) GTEST_SKIP() << "no CUDA: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["context"]["blas"], "cuBLAS, TF32 on; cuDNN, TF32 on");
+  r = run("profile " + sample("tiny_cnn.onnx") + " --device cuda --dtype fp32 --no-layers -f json" + kQuick);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["context"]["blas"], "cuBLAS, TF32 off; cuDNN, TF32 off");
+}
+
 TEST(CliProfile, BatchSweepReportsThroughputPerBatch) {
   const RunResult r = run("profile " + sample("custom_model_part1.onnx") + kQuick + " --no-layers --batch-sweep 1,4 -f json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
