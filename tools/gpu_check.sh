@@ -72,8 +72,10 @@ pipeline_check() {
 }
 
 # --- 1. configure, build, test ---------------------------------------------------------------
+if command -v ninja > /dev/null; then GEN=Ninja KEEP="-k 0"; else GEN="Unix Makefiles" KEEP=-k; fi
+export GEN
 configure() {
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMODELSTAT_CUDA=ON -DMODELSTAT_WERROR=OFF \
+  cmake -S . -B build-gpu -G "$GEN" -DCMAKE_BUILD_TYPE=Release -DMODELSTAT_CUDA=ON -DMODELSTAT_WERROR=OFF \
     -DMODELSTAT_PYTHON_MODULE=OFF -DMODELSTAT_PYTHON="$PY" -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
 }
@@ -85,7 +87,7 @@ if ! step configure 120 configure; then
     -DCUDNN_LIBRARY="$(ls "$CUDNN_DIR"/lib/libcudnn.so* 2>/dev/null | head -1)" || { tail -n 40 "$W"/configure*.log; pack; exit 1; }
 fi
 grep -E "modelstat:|Torch|CUDA|cuDNN" "$W"/configure*.log | tail -12
-if ! step build 420 cmake --build build-gpu -j "$(nproc)" --target modelstat modelstat_profiler_tests -- -k 0; then
+if ! step build 420 cmake --build build-gpu -j "$(nproc)" --target modelstat modelstat_profiler_tests -- $KEEP; then
   grep -E "error|Error" "$W/build.log" | head -60
   cp "$W/steps.md" "$OUT/summary.md"; pack; exit 1
 fi
