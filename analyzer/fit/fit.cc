@@ -98,6 +98,8 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
   pricing.fresh_seconds_per_byte = pricing.fresh_threshold > 0 ? ceilings.fresh_allocation_seconds_per_byte : 0.0;
   pricing.inputs_from_memory =
       cpu && fit::graph_inputs_from_memory(analysis.totals.weight_bytes + analysis.totals.input_bytes, ceilings);
+  pricing.weights_cold_share =
+      cpu ? fit::weights_cold_share(analysis.totals.weight_bytes + analysis.totals.bytes_written, ceilings) : 1.0;
   std::vector<int64_t> fresh_bytes(g.nodes.size(), 0);
   if (pricing.fresh_seconds_per_byte > 0)
     fresh_bytes = fit::fresh_forward_bytes(g, options.train,

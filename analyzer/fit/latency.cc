@@ -145,16 +145,27 @@ void price_backward(const Pricing& p, const Node& node, const NodeReport& report
   f.backward_seconds += double(f.backward_fresh_bytes) * p.fresh_seconds_per_byte;
 }
 
-}  // namespace
-
-bool graph_inputs_from_memory(int64_t weight_and_input_bytes, const DeviceCeilings& ceilings) {
+// The largest cache level's measured hold (graph_inputs_from_memory's rule).
+int64_t largest_cache_bytes(const DeviceCeilings& ceilings) {
   int64_t cache = 0;
   // The caches sysfs names ("L1".."L3"), not a plateau of the curve no cache
   // matched ("level 4": 38 GB/s over 128 MiB on the ninth session's VM).
   for (const MemoryLevel& l : ceilings.memory_levels_for(ceilings.threads))
     if (l.level.size() == 2 && l.level[0] == 'L' && l.level[1] >= '1' && l.level[1] <= '9')
       cache = std::max(cache, l.measured_edge_bytes > 0 ? l.measured_edge_bytes : l.capacity_bytes);
+  return cache;
+}
+}  // namespace
+
+bool graph_inputs_from_memory(int64_t weight_and_input_bytes, const DeviceCeilings& ceilings) {
+  const int64_t cache = largest_cache_bytes(ceilings);
   return cache > 0 && weight_and_input_bytes > cache;
+}
+
+double weights_cold_share(int64_t run_bytes, const DeviceCeilings& ceilings) {
+  const double cache = double(largest_cache_bytes(ceilings));
+  if (cache <= 0) return 1.0;
+  return std::clamp((double(run_bytes) - 0.75 * cache) / (0.5 * cache), 0.0, 1.0);
 }
 
 NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report, const CpuKernel& kernel,
@@ -337,8 +348,8 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
     // taps. Other taps: the class's price scaled by the samples' ratio of a
     // conv with these taps to a 3x3 at the same M, N and stride.
     if (taps != 9) {
-      const double r9 = p.ceilings.conv_flops_at(kind, m, n, 9.0);
-      const double rt = p.ceilings.conv_flops_at(kind, m, n, k);
+      const double r9 = p.ceilings.conv_flops_at(kind, m, n, 9.0, p.weights_cold_share);
+      const double rt = p.ceilings.conv_flops_at(kind, m, n, k, p.weights_cold_share);
       if (r9 > 0 && rt > 0) f.kernel_seconds *= (double(taps) / 9.0) * r9 / rt;
     }
     // Its channels, the vector's dimension, in whole blocks.
@@ -350,7 +361,7 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
     return;
   }
   // Ceilings without samples of this kind keep the rules of forecast_node.
-  const double rate = p.ceilings.conv_flops_at(kind, m, n_run, k);
+  const double rate = p.ceilings.conv_flops_at(kind, m, n_run, k, p.weights_cold_share);
   if (rate <= 0) return;
   const double flops = 2.0 * m * n_run * k;
   f.op_cost = std::string("conv ") + kind;

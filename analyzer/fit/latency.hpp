@@ -26,12 +26,24 @@ struct Pricing {
   // cache: what a run reads of its graph inputs (a decoder's KV cache) was
   // pushed out to memory by the run before (graph_inputs_from_memory).
   bool inputs_from_memory = false;
+  // How much of a conv's weight comes from memory rather than the caches
+  // (weights_cold_share): the share of the conv samples' cold rate in its price.
+  double weights_cold_share = 1.0;
 };
 
 // Whether a graph's weights and inputs together (the analysis' totals:
 // weight_bytes + input_bytes) pass the largest cache level the ceilings
 // measured (none measured: never).
 bool graph_inputs_from_memory(int64_t weight_and_input_bytes, const DeviceCeilings& ceilings);
+
+// The share of a run's conv weights read from memory rather than the caches,
+// from the bytes one run touches (the analysis' totals: weight_bytes +
+// bytes_written) against E, the largest working set the largest cache level
+// was measured to hold (the ceilings' sweep; its size where no edge was
+// measured): 0 up to 0.75 E (the run stays in the cache from one run to the
+// next), 1 from 1.25 E (every weight streams in), linear between. 1 when the
+// ceilings have no cache levels.
+double weights_cold_share(int64_t run_bytes, const DeviceCeilings& ceilings);
 
 // Node `index` of the graph: its forward (and, when options.train, backward)
 // forecast. `kernel` is its CPU kernel rule ({} off CPU); `fresh_bytes` what

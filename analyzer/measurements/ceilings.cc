@@ -30,7 +30,7 @@ namespace modelstat {
 // 2.5: conv_layout_seconds_per_byte (optional) and the Gelu op class.
 // 2.6: the Concat/channels-last op class; 1x1 conv samples over one position.
 // 2.7: conv_channel_block (optional).
-const char* const kCeilingsSchemaVersion = "2.7";
+const char* const kCeilingsSchemaVersion = "2.8";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -113,7 +113,8 @@ double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const
   return 0;
 }
 
-double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n, double k) const {
+double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share) const {
+  const double cold = std::clamp(cold_share, 0.0, 1.0);
   // Distances in log2 units of each dimension: a product twice as wide in one
   // dimension is one unit away, whichever dimension it is.
   struct Near {
@@ -123,7 +124,10 @@ double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n
   for (const ConvSample& s : conv_samples) {
     if (s.kind != kind || s.flops_per_second <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0) continue;
     const double dm = std::log2(m / double(s.m)), dn = std::log2(n / double(s.n)), dk = std::log2(k / double(s.k));
-    near.push_back({dm * dm + dn * dn + dk * dk, s.flops_per_second});
+    // Time-weighted: seconds per FLOP of the two conditions in their shares.
+    const double hot = s.hot_flops_per_second > 0 ? s.hot_flops_per_second : s.flops_per_second;
+    const double rate = 1.0 / ((1.0 - cold) / hot + cold / s.flops_per_second);
+    near.push_back({dm * dm + dn * dn + dk * dk, rate});
   }
   if (near.empty() || !(m > 0 && n > 0 && k > 0)) return 0;
   const size_t count = std::min<size_t>(4, near.size());
@@ -234,6 +238,7 @@ void from_json(const Json& j, BandwidthPoint& p) {
 
 void to_json(Json& j, const ConvSample& c) {
   j = Json{{"kind", c.kind}, {"m", c.m}, {"n", c.n}, {"k", c.k}, {"flops_per_second", c.flops_per_second}};
+  if (c.hot_flops_per_second > 0) j["hot_flops_per_second"] = c.hot_flops_per_second;
 }
 
 void from_json(const Json& j, ConvSample& c) {
@@ -243,6 +248,8 @@ void from_json(const Json& j, ConvSample& c) {
   c.n = json_integer(j, "n", 1, kMaxDim);
   c.k = json_integer(j, "k", 1, kMaxDim);
   c.flops_per_second = json_number(j, "flops_per_second", JsonNumber::Positive);
+  c.hot_flops_per_second =
+      j.contains("hot_flops_per_second") ? json_number(j, "hot_flops_per_second", JsonNumber::Positive) : 0.0;
 }
 
 void to_json(Json& j, const OpCost& o) {

@@ -39,6 +39,12 @@ struct ConvSample {
   std::string kind;
   int64_t m = 0, n = 0, k = 0;
   double flops_per_second = 0;       // 2 M N K over the median time of one group, call costs included
+  // The same group with its weight held by the caches, where the cold
+  // measurement needed more than 8 copies to pass them (a cheap point: small
+  // weight and output); 0: not measured apart, flops_per_second holds for
+  // both (schema 2.8). A model whose run fits the last-level cache keeps its
+  // weights there from one run to the next (fit's weights_cold_share).
+  double hot_flops_per_second = 0;
 };
 
 // Measured cost of one node of an op class as modelstat's executor runs it, a
@@ -231,7 +237,9 @@ struct DeviceCeilings {
   // (up to) four samples nearest in log2 (M, N, K), weighted by the inverse
   // square of their distance (a sample at the same point: its rate). 0 when
   // the kind has no sample.
-  double conv_flops_at(const std::string& kind, double m, double n, double k) const;
+  // `cold_share` blends each sample's cold and hot rates (its time: (1 - s)
+  // x hot + s x cold; 1, the default: weights from memory).
+  double conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
   bool measured() const { return source == "measured"; }
 };
 

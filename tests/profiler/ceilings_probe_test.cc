@@ -183,6 +183,30 @@ TEST(CeilingsProbe, ConvSamplesWriteWholeChannelBlocks) {
     EXPECT_EQ(s.n % std::max<int64_t>(1, c.conv_channel_block), 0) << s.kind << " N " << s.n;
 }
 
+TEST(CeilingsProbe, CheapConvSamplesAreTimedWithTheirWeightsCachedToo) {
+  // A point whose weight and output are small runs as many copies as it takes
+  // to pass 64 MiB (up to 512, while the copies stay under 2e8 FLOPs): its
+  // weights come from memory. Where that is more than 8 copies, the probe
+  // also times 8 (the caches hold them) and saves that rate as the hot one;
+  // other points have none. The rule, from the sample's M, N, K: one copy is
+  // 4 (N K + N M) bytes and 2 M N K FLOPs.
+  const DeviceCeilings& c = quick_cpu_probe();
+  if (!modelstat::profiler::fp32_conv_kernels_available()) return;
+  ASSERT_FALSE(c.conv_samples.empty());
+  int cheap = 0;
+  for (const ConvSample& s : c.conv_samples) {
+    const double per_copy = 4.0 * double(s.n * s.k + s.n * s.m), flops = 2.0 * double(s.m * s.n * s.k);
+    const double copies = std::min({(64.0 * (1 << 20)) / per_copy, 8e9 / flops, std::clamp(2e8 / flops, 8.0, 512.0)});
+    if (std::floor(copies) > 8) {
+      ++cheap;
+      EXPECT_GT(s.hot_flops_per_second, 0.0) << s.kind << " " << s.m << " " << s.n << " " << s.k;
+    } else {
+      EXPECT_EQ(s.hot_flops_per_second, 0.0) << s.kind << " " << s.m << " " << s.n << " " << s.k;
+    }
+  }
+  EXPECT_GT(cheap, 0) << "the quick grid's one-position 1x1 points are cheap";
+}
+
 TEST(CeilingsProbe, Int8CurveHasEverySizeOfTheFp32Curve) {
   // Three passes over the sizes, each size's fastest kept: still one point a size.
   const DeviceCeilings& c = quick_cpu_probe();

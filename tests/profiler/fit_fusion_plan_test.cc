@@ -354,6 +354,45 @@ TEST(FitFusionPlan, AConvWritingChannelsBetweenBlocksIsPricedAtTheNextWholeBlock
   EXPECT_NEAR(whole_none, 3.2768e-6, 1e-15);
 }
 
+// A model whose run the last-level cache holds keeps its weights there from
+// one run to the next: fit prices its convs at the samples' hot rate. A 1x1
+// Conv, x 1x16x8x8, w 32x16x1x1 (2,048 B), output 8,192 B: one run touches
+// 10,240 B (weight_bytes + bytes_written). One sample, 1e10 FLOP/s cold and
+// 4e10 hot; 65,536 FLOPs. Largest cache level measured to hold E bytes:
+//   E = 1 MiB: 10,240 <= 0.75 E, share 0, hot: 1.6384e-6 s
+//   E = 8,192: 10,240 >= 1.25 E, share 1, cold: 6.5536e-6 s
+//   E = 10,240: (10,240 - 7,680) / 5,120 = 0.5: 1 / (0.5 / 4e10 + 0.5 / 1e10) = 1.6e10, 4.096e-6 s
+// A curve plateau no cache matched ("level 4") is not a cache; no levels at all: cold.
+TEST(FitFusionPlan, AConvOfARunTheCacheHoldsIsPricedAtItsSamplesHotRate) {
+  IrModel m;
+  const int x = m.input("x", {1, 16, 8, 8});
+  const int y = m.node("Conv", {x, m.weight("w", at::ones({32, 16, 1, 1}))})[0];
+  set_shapes(m, {{y, {1, 32, 8, 8}}});
+  m.output(y);
+  const AnalysisResult a = analysis_of(m.model);
+  ASSERT_EQ(a.totals.weight_bytes + a.totals.bytes_written, 10240);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.conv_samples = {{"1x1", 64, 32, 16, 1e10, 4e10}};
+  EXPECT_NEAR(forecast_fit(a, c, FitOptions{}).nodes[0].compute_seconds, 6.5536e-6, 1e-15);
+  auto with_cache = [&](int64_t edge) {
+    DeviceCeilings d = c;
+    MemoryLevel l3;
+    l3.level = "L3";
+    l3.threads = c.threads;
+    l3.capacity_bytes = int64_t(32) << 20;
+    l3.measured_edge_bytes = edge;
+    l3.bytes_per_second = 2e11;
+    MemoryLevel plateau = l3;
+    plateau.level = "level 4";
+    plateau.capacity_bytes = plateau.measured_edge_bytes = int64_t(1) << 30;
+    d.memory_levels = {l3, plateau};
+    return forecast_fit(a, d, FitOptions{}).nodes[0].compute_seconds;
+  };
+  EXPECT_NEAR(with_cache(int64_t(1) << 20), 1.6384e-6, 1e-15);
+  EXPECT_NEAR(with_cache(8192), 6.5536e-6, 1e-15);
+  EXPECT_NEAR(with_cache(10240), 4.096e-6, 1e-15);
+}
+
 // A depthwise conv's channels are its kernel's vector dimension: its class
 // line is scaled by the next whole block over its channels. x 1x20x8x8, w
 // 20x1x3x3, pad 1: bytes input 5,120 + weight 720 + output 5,120 = 10,960, at

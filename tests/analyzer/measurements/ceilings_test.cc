@@ -75,6 +75,7 @@ DeviceCeilings sample_ceilings() {
   adam.streamed_tensor_elements = 16777216;
   c.optimizer_costs = {adam};
   c.conv_samples = {{"1x1", 3136, 256, 64, 9.25e10}, {"kxk/s2", 49, 16, 27, 1.25e10}, {"dw/s2", 196, 128, 25, 4.5e9}};
+  c.conv_samples[1].hot_flops_per_second = 3.5e10;  // schema 2.8
   c.conv_residual_seconds_per_byte = 1.5e-10;
   c.conv_silu_seconds_per_byte = 2.5e-10;
   c.conv_layout_seconds_per_byte = 3.5e-10;
@@ -168,6 +169,7 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
     EXPECT_EQ(r.conv_samples[i].n, c.conv_samples[i].n);
     EXPECT_EQ(r.conv_samples[i].k, c.conv_samples[i].k);
     EXPECT_DOUBLE_EQ(r.conv_samples[i].flops_per_second, c.conv_samples[i].flops_per_second);
+    EXPECT_DOUBLE_EQ(r.conv_samples[i].hot_flops_per_second, c.conv_samples[i].hot_flops_per_second);
   }
   EXPECT_DOUBLE_EQ(r.conv_residual_seconds_per_byte, 1.5e-10);
   EXPECT_DOUBLE_EQ(r.conv_silu_seconds_per_byte, 2.5e-10);
@@ -298,6 +300,21 @@ TEST(Ceilings, ConvFlopsAtIsTheNearestSamplesOfItsKind) {
   EXPECT_NEAR(c.conv_flops_at("kxk", 1000, 10, 10), 8e10, 8e10 * 1e-12);
   EXPECT_DOUBLE_EQ(c.conv_flops_at("kxk/s2", 64, 64, 64), 0.0);
   EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 0, 64, 64), 0.0);
+}
+
+// cold_share blends a sample's two rates by time: s x (seconds per FLOP
+// cold) + (1 - s) x (seconds per FLOP hot). A sample at 1e10 cold and 4e10
+// hot: share 1 gives 1e10, 0 gives 4e10, 0.5 gives 1 / (0.5 / 4e10 + 0.5 /
+// 1e10) = 1.6e10; a sample without a hot rate keeps its one rate.
+TEST(Ceilings, ConvFlopsAtBlendsTheColdAndHotRatesByTime) {
+  DeviceCeilings c;
+  c.conv_samples = {{"1x1", 64, 64, 64, 1e10, 4e10}, {"kxk", 64, 64, 576, 8e10}};
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 64, 64, 64), 1e10);
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 64, 64, 64, 1.0), 1e10);
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 64, 64, 64, 0.0), 4e10);
+  EXPECT_NEAR(c.conv_flops_at("1x1", 64, 64, 64, 0.5), 1.6e10, 1e-3);
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("kxk", 64, 64, 576, 0.0), 8e10);
+  EXPECT_DOUBLE_EQ(c.conv_flops_at("kxk", 64, 64, 576, 0.5), 8e10);
 }
 
 TEST(Ceilings, MatmulFlopsAtWithoutACurveIsThePeak) {
