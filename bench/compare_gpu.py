@@ -46,8 +46,8 @@ def main():
             m = load(os.path.join(out, f"{stem}_{dtype}.json"))
             ref = refs.get((name, batch, dtype))
             if m is None:
-                print(f"| {name} | {batch} | {dtype} | missing | "
-                      f"{ref['median_s'] * 1e3:.3f} ms |" if ref else f"| {name} | {batch} | {dtype} | missing | | | |")
+                rtxt = f"{ref['median_s'] * 1e3:.3f} ms" if ref else "missing"
+                print(f"| {name} | {batch} | {dtype} | missing | {rtxt} | | |")
                 continue
             med = m["whole"]["median_s"]
             ls = (m.get("layer_sum") or {}).get("median_s")

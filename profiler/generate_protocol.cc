@@ -137,7 +137,7 @@ GenerationResult generate(const std::string& path, const LoadOptions& load, cons
   configure_host_allocator();
   set_intra_op_threads(threads);
   check_run_options(o);
-  apply_float32_math(o);
+  apply_float32_math(o.dtype, o.device == DeviceKind::Cuda && !o.train_step);
   std::unique_ptr<Device> device = make_device(name_of(o.device));
 
   // The cache, on the model as the user bound it, and the request against the model's context.

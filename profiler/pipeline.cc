@@ -545,11 +545,7 @@ PipelineResult pipeline(const PipelineSpec& spec, const PipelineOptions& po) {
   if (!any_cuda && cuda_only(o.dtype))
     throw Error(ErrorKind::Usage, std::string("--dtype ") + name_of(o.dtype) +
                                       " is for CUDA stages; on the CPU a model runs in its own dtypes");
-  if (any_cuda) {
-    ProfileOptions cuda = o;
-    cuda.device = DeviceKind::Cuda;
-    apply_float32_math(cuda);
-  }
+  apply_float32_math(o.dtype, any_cuda && !o.train_step);
   PipelineResult result;
   result.source = spec.source;
   result.stages = spec.stages;

@@ -25,10 +25,9 @@ bool cuda_only(ComputeDtype dtype) {
   return dtype == ComputeDtype::Fp16 || dtype == ComputeDtype::Bf16 || dtype == ComputeDtype::Tf32;
 }
 
-void apply_float32_math(const ProfileOptions& o) {
-  if (o.device != DeviceKind::Cuda || o.train_step) return;
-  if (o.dtype != ComputeDtype::Fp32 && o.dtype != ComputeDtype::Tf32) return;
-  const bool tf32 = o.dtype == ComputeDtype::Tf32;
+void apply_float32_math(ComputeDtype dtype, bool on_cuda) {
+  if (!on_cuda || (dtype != ComputeDtype::Fp32 && dtype != ComputeDtype::Tf32)) return;
+  const bool tf32 = dtype == ComputeDtype::Tf32;
   at::globalContext().setAllowTF32CuBLAS(tf32);
   at::globalContext().setAllowTF32CuDNN(tf32);
 }

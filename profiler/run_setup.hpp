@@ -28,10 +28,11 @@ void check_run_options(const ProfileOptions& o);
 // fp16, bf16 and tf32 compute ask for CUDA's kernels.
 bool cuda_only(ComputeDtype dtype);
 
-// On CUDA, --dtype fp32 turns TF32 tensor-core math off in cuBLAS and cuDNN
-// and --dtype tf32 turns it on (LibTorch's global flags, for the process);
-// own leaves LibTorch's defaults (cuDNN convolutions in TF32, cuBLAS fp32).
-void apply_float32_math(const ProfileOptions& o);
+// For a run on CUDA (`on_cuda`), --dtype fp32 turns TF32 tensor-core math
+// off in cuBLAS and cuDNN and --dtype tf32 turns it on (LibTorch's global
+// flags, for the process); own leaves LibTorch's defaults (cuDNN convolutions
+// in TF32, cuBLAS fp32). Nothing changes for a run on the CPU.
+void apply_float32_math(ComputeDtype dtype, bool on_cuda);
 
 // Who the executor runs for.
 enum class ExecPurpose {

@@ -45,7 +45,7 @@ std::vector<at::Tensor> to_device(const std::vector<at::Tensor>& host, const at:
 ProfileSession open_session(const std::string& path, const LoadOptions& load, const ProfileOptions& o,
                             ProfileResult& result) {
   check_run_options(o);
-  apply_float32_math(o);
+  apply_float32_math(o.dtype, o.device == DeviceKind::Cuda && !o.train_step);
   ProfileSession s;
   s.options = o;
   s.load = load;

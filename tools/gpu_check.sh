@@ -110,7 +110,7 @@ profiler_tests() {
 }
 export CUDA_TESTS
 step profiler_tests 150 profiler_tests
-cat "$W/profiler_tests.log" | head -40
+head -40 "$W/profiler_tests.log"
 
 # --- 2. modelstat vs PyTorch, four dtypes ------------------------------------------------------
 step export_resnet50 120 $PY tests/e2e/export_torchvision.py resnet50 "$W/resnet50.onnx" --opset 17 --dynamic-batch
