@@ -100,6 +100,43 @@ TEST(OpsFamilies, ClipAttributesBeforeOpset11InputsAfter) {
   expect_equal(run1("Clip", 13, {x, at::Tensor(), f32({1}, {})}), f32({-2, 0, 1}, {3}));
 }
 
+// In a training step (an input that requires grad) a Clip with both bounds
+// trains as PyTorch's ReLU6 / Hardtanh: the same values, and a gradient of 1
+// strictly inside the bounds and 0 elsewhere, at the bounds too (hardtanh's
+// backward; clamp's would pass 1 at an input equal to a bound).
+TEST(OpsFamilies, ClipWithBothBoundsTrainsAsReLU6) {
+  const at::Tensor x = f32({-1, 0, 3, 6, 7}, {5}).requires_grad_(true);
+  const at::Tensor y = run1("Clip", 13, {x, f32({0}, {}), f32({6}, {})});
+  expect_equal(y.detach(), f32({0, 0, 3, 6, 6}, {5}));
+  y.sum().backward();
+  expect_equal(x.grad(), f32({0, 0, 1, 0, 0}, {5}));
+  // One bound: clamp's gradient (1 up to and at the bound).
+  const at::Tensor z = f32({-1, 0, 3}, {3}).requires_grad_(true);
+  run1("Clip", 13, {z, f32({0}, {}), at::Tensor()}).sum().backward();
+  expect_equal(z.grad(), f32({0, 1, 1}, {3}));
+}
+
+// An NCHW MaxPool runs on ATen's channels-last kernel (far faster than its
+// plane-by-plane NCHW one). Inference keeps the output channels-last, as the
+// Conv groups after it read it; a training step (an input that requires
+// grad) turns it back to NCHW, the layout its unfused convolutions are
+// timed and run fastest in. Values equal either way: the max of each 2x2
+// window of 0..15 in each plane, plane 1 offset by 100.
+TEST(OpsFamilies, MaxPoolStaysChannelsLastInInferenceAndNchwInATrainingStep) {
+  const at::Tensor x = at::cat({at::arange(16, at::kFloat), at::arange(16, at::kFloat) + 100}).reshape({1, 2, 4, 4});
+  const Attrs attrs = {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
+  const at::Tensor want = f32({5, 7, 13, 15, 105, 107, 113, 115}, {1, 2, 2, 2});
+  const at::Tensor inference = run1("MaxPool", 12, {x}, attrs);
+  expect_equal(inference, want);
+  EXPECT_TRUE(inference.is_contiguous(at::MemoryFormat::ChannelsLast));
+  const at::Tensor leaf = x.clone().requires_grad_(true);
+  const at::Tensor train = run1("MaxPool", 12, {leaf}, attrs);
+  expect_equal(train.detach(), want);
+  EXPECT_TRUE(train.is_contiguous());
+  train.sum().backward();
+  EXPECT_EQ(leaf.grad().sum().item<float>(), 8.0f);  // one 1 per window, at its maximum
+}
+
 TEST(OpsFamilies, SoftmaxOpset11CoercesTo2DOpset13UsesOneAxis) {
   const at::Tensor x = f32({0, 0, 0, 0}, {2, 2});
   const at::Tensor x3 = at::zeros({1, 2, 2});
