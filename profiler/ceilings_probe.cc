@@ -344,6 +344,18 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
   DeviceCeilings c;
   c.source = "measured";
   c.notes = plan.notes;
+  // How long each stage took, in one note at the end (the calibration's time
+  // is bounded: docs/ceilings.md).
+  std::string stages;
+  auto stage_start = std::chrono::steady_clock::now();
+  auto stage = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    char text[64];
+    std::snprintf(text, sizeof text, "%s%s %.1f s", stages.empty() ? "" : ", ", name,
+                  std::chrono::duration<double>(now - stage_start).count());
+    stages += text;
+    stage_start = now;
+  };
   if (options.quick) c.notes.insert(c.notes.begin(), "quick probe: fewer sizes and runs than 'modelstat device'");
   c.copy_bytes = plan.copy_bytes;
   c.memory_bandwidth = measure_copy_bandwidth(*device, plan, c.notes);
@@ -356,21 +368,29 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     MatmulCeiling m = measure_int8_matmul(*device, plan, c.notes);
     if (!m.curve.empty()) c.matmul.push_back(std::move(m));
   }
+  stage("copy and matmul");
   add_machine_roofs(*device, options, c);
+  stage("machine roofs");
   c.op_overhead_seconds = measure_op_overhead(*device, plan, c.notes);
   c.node_overhead_seconds = measure_node_overhead(*device, plan, c.notes);
   c.train_node_overhead_seconds = measure_train_node_overhead(*device, plan, c.notes);
+  stage("overheads");
   if (options.op_costs) {
     const FreshAllocationCost fresh = measure_fresh_allocation(*device, plan, c.notes);
     c.fresh_allocation_threshold_bytes = fresh.threshold_bytes;
     c.fresh_allocation_seconds_per_byte = fresh.seconds_per_byte;
     c.op_costs = measure_op_costs(*device, plan, fresh, c.notes);
+    stage("op classes");
     c.conv_samples = measure_conv_samples(*device, plan, options.quick, c.notes);
+    stage("conv samples");
+    c.train_conv_samples = measure_train_conv_samples(*device, plan, options.quick, fresh, c.notes);
+    stage("training conv samples");
     c.conv_residual_seconds_per_byte = measure_conv_residual_cost(*device, plan, c.notes);
     c.conv_silu_seconds_per_byte = measure_conv_silu_cost(*device, plan, c.notes);
     c.conv_layout_seconds_per_byte = measure_conv_layout_cost(*device, plan, c.notes);
     c.conv_channel_block = conv_channel_block(*device);
     c.optimizer_costs = measure_optimizer_costs(*device, plan, fresh, c.notes);
+    stage("conv post-ops and optimizers");
   }
   // The copy again, minutes after the first (a second or two): the faster is
   // kept. On the project VM one calibration's first copy ran at 12.0 GB/s in
@@ -387,6 +407,8 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     }
     c.memory_bandwidth = std::max(c.memory_bandwidth, again);
   }
+  stage("copy again");
+  c.notes.push_back("probe stages: " + stages);
 
   RunContext context;
   describe_run(*device, context);

@@ -9,11 +9,14 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/executor.hpp"
+#include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/fp32_conv.hpp"
 #include "profiler/probe_graph.hpp"
 #include "profiler/run_context.hpp"
@@ -283,6 +286,188 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
   sorted.reserve(out.size());
   for (size_t i : by_point) sorted.push_back(std::move(out[i]));
   return sorted;
+}
+
+namespace {
+
+// The training samples' grid: the kinds a training step runs (as written:
+// unfused, NCHW), channels in steps of 4 and outputs in steps of 2 (the
+// sides of a CNN at 224: 7 to 112), a product of one forward up to 0.3
+// GFLOP (its backward is twice that; larger ones are priced at the rates of
+// the largest neighbours); a pointwise conv over one position too
+// (a squeeze-excite block's). 3x3 for the dense kinds (the 7x7 stem and 5x5
+// kernels are priced from them by rate), 3x3 and 5x5 for depthwise. ~280
+// points, 15-25 s on one core; `quick`: ~45. Sides in steps of 4 (7, 28,
+// 112), tried first, priced ResNet-18's 56x56 and 14x14 convs from
+// neighbours two steps away and its step 11% short, where a grid with 56 in
+// it came within 1% (sixteenth session).
+std::vector<GridPoint> train_grid(bool quick) {
+  const Dims channels = quick ? Dims{32, 512} : Dims{16, 64, 256, 1024};
+  const Dims sizes = quick ? Dims{7, 56} : Dims{7, 14, 28, 56, 112};
+  constexpr double kMaxTrainFlops = 3e8;
+  std::vector<GridPoint> points;
+  for (const char* kind : {"1x1", "kxk", "kxk/s2"}) {
+    const bool pointwise = std::string(kind) == "1x1";
+    Dims inputs = channels;
+    if (!pointwise) inputs.insert(inputs.begin(), 3);  // a stem
+    Dims kind_sizes = sizes;
+    if (pointwise) kind_sizes.insert(kind_sizes.begin(), 1);
+    for (int64_t c_in : inputs)
+      for (int64_t c_out : channels)
+        for (int64_t h : kind_sizes) {
+          GridPoint p{kind, c_in, c_out, h, pointwise ? 1 : 3, std::string(kind) == "kxk/s2" ? 2 : 1};
+          if (p.flops() <= kMaxTrainFlops) points.push_back(p);
+        }
+  }
+  const Dims dw_channels = quick ? Dims{32, 512} : Dims{32, 128, 512};
+  for (const char* kind : {"dw", "dw/s2"})
+    for (int64_t side : {3, 5})
+      for (int64_t c : dw_channels)
+        for (int64_t h : sizes) {
+          if (c * h * h > (int64_t(1) << 21)) continue;
+          points.push_back(GridPoint{kind, c, c, h, side, std::string(kind) == "dw/s2" ? 2 : 1, true});
+        }
+  return points;
+}
+
+// Copies of a training sample, each with an input and a weight of its own,
+// run in turn: as many as it takes for their inputs, weights and outputs to
+// pass 64 MiB (a step's saved activations and weights come back from memory
+// in its backward), at most 8, and at most 0.5 GFLOP of forwards an iteration.
+// On the sixteenth session's VM MobileNet-V2's convs took 8.6 ms of forward
+// timed one at a time, 12.2 in such copies, and 15-17 in its training step
+// (PyTorch, the same kernels); ResNet-18's the same three ways.
+int train_copies(const GridPoint& p) {
+  const int64_t h_in = p.h_out * p.stride;
+  const int64_t per_copy = 4 * (p.c_in * h_in * h_in + p.c_out * p.weight_c_in() * p.taps_side * p.taps_side +
+                                p.c_out + p.c_out * p.h_out * p.h_out);
+  const int64_t by_bytes = kColdBytes / std::max<int64_t>(1, per_copy);
+  const int64_t by_flops = int64_t(5e8 / std::max(1.0, p.flops()));
+  return int(std::clamp<int64_t>(std::min(by_bytes, by_flops), 1, 8));
+}
+
+// `copies` independent Convs of the point, each reading an input of its own,
+// each with a bias (an exported CNN's convs carry their folded BatchNorm's:
+// the bias gradient is a pass over the output gradient).
+Model train_conv_model(const GridPoint& p, int copies) {
+  ProbeGraph g;
+  const int64_t pad = p.taps_side / 2;
+  const int64_t h_in = p.h_out * p.stride;
+  std::vector<int> outputs;
+  for (int i = 0; i < copies; ++i)
+    outputs.push_back(g.node("Conv",
+                             {g.input({1, p.c_in, h_in, h_in}),
+                              g.weight({p.c_out, p.weight_c_in(), p.taps_side, p.taps_side}), g.weight({p.c_out})},
+                             {1, p.c_out, p.h_out, p.h_out},
+                             {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
+                              {"pads", Dims{pad, pad, pad, pad}},
+                              {"strides", Dims{p.stride, p.stride}},
+                              {"group", p.depthwise ? p.c_in : int64_t(1)}}));
+  g.model.graph.outputs = std::move(outputs);
+  return g.model;
+}
+
+// One point's training forward and backward, timed apart in each iteration
+// (the copies' forwards, then each output's backward from a contiguous
+// gradient of ones, then the gradients dropped): one warm-up iteration,
+// then at least 3 and at least 0.03 s (at most 1 s); the median of each part
+// over the copies. The nodes run as `profile --train-step` runs them (the
+// executor's training path), inputs and weights requiring grad as in a
+// hidden layer. Fresh mappings of the outputs (forward) and of the gradients
+// (backward) are taken off (fit prices them apart), and so is each
+// backward() call's own cost (`call`: per step in a model, not per node).
+TrainConvSample time_train_conv(Device& device, const GridPoint& p, double call, const FreshAllocationCost& fresh) {
+  const int copies = train_copies(p);
+  const Model model = train_conv_model(p, copies);
+  ProfileOptions fp32;
+  fp32.dtype = ComputeDtype::Fp32;
+  ExecOptions eo = exec_options(fp32, device.torch_device(), ExecPurpose::TrainStep);
+  eo.in_place = false;
+  Executor exec(model, eo);
+  std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
+  const Graph& g = model.graph;
+  std::vector<at::Tensor> leaves = inputs;
+  const std::vector<bool> trainable = trainable_initializers(g);
+  for (int t : g.initializers) {
+    const at::Tensor& w = exec.weights().get(&g, t);
+    if (w.defined() && trainable[size_t(t)]) leaves.push_back(w);
+  }
+  int64_t fresh_output = 0, fresh_gradients = 0;
+  for (at::Tensor& l : leaves) {
+    l.requires_grad_(true);
+    const int64_t bytes = int64_t(l.numel() * l.element_size());
+    if (fresh.threshold_bytes > 0 && bytes > fresh.threshold_bytes) fresh_gradients += bytes;
+  }
+  const int64_t output_bytes = 4 * p.c_out * p.h_out * p.h_out;
+  if (fresh.threshold_bytes > 0 && output_bytes > fresh.threshold_bytes) fresh_output = output_bytes * copies;
+  const at::Tensor gradient = at::ones({1, p.c_out, p.h_out, p.h_out}, at::TensorOptions().dtype(at::kFloat));
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> forward, backward;
+  const auto start = Clock::now();
+  for (int i = 0;; ++i) {
+    const auto t0 = Clock::now();
+    std::vector<at::Tensor> ys = exec.run(inputs);
+    const auto t1 = Clock::now();
+    for (at::Tensor& y : ys) y.backward(gradient);
+    const auto t2 = Clock::now();
+    ys.clear();
+    for (at::Tensor& l : leaves) l.mutable_grad() = at::Tensor();
+    if (i >= 1) {
+      forward.push_back(std::chrono::duration<double>(t1 - t0).count());
+      backward.push_back(std::chrono::duration<double>(t2 - t1).count());
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if ((forward.size() >= 3 && elapsed >= 0.03) || elapsed >= 1.0) break;
+  }
+  for (at::Tensor& l : leaves) l.requires_grad_(false);
+  std::sort(forward.begin(), forward.end());
+  std::sort(backward.begin(), backward.end());
+  const double f = std::max(1e-9, (stats::median(forward) - double(fresh_output) * fresh.seconds_per_byte) / copies);
+  const double b = std::max(
+      1e-9, (stats::median(backward) - copies * call - double(fresh_gradients) * fresh.seconds_per_byte) / copies);
+  TrainConvSample s;
+  s.kind = p.kind;
+  s.m = p.h_out * p.h_out;
+  s.n = p.c_out;
+  s.k = p.weight_c_in() * p.taps_side * p.taps_side;
+  s.forward_flops_per_second = p.flops() / f;
+  s.backward_flops_per_second = p.flops() / b;
+  return s;
+}
+
+}  // namespace
+
+std::vector<TrainConvSample> measure_train_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
+                                                        const FreshAllocationCost& fresh,
+                                                        std::vector<std::string>& notes) {
+  if (!device.torch_device().is_cpu()) return {};
+  const auto started = std::chrono::steady_clock::now();
+  const double call = backward_call_seconds(device, shortened_plan(plan, 0.05, 0.15), notes);
+  const std::vector<GridPoint> points = train_grid(quick);
+  // Shuffled once, as the inference samples (a slow spell of the machine
+  // lands on points scattered over the grid); saved in grid order.
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(0x7ea1));
+  std::vector<std::pair<size_t, TrainConvSample>> measured;
+  for (size_t index : order) {
+    const GridPoint& p = points[index];
+    try {
+      measured.push_back({index, time_train_conv(device, p, call, fresh)});
+    } catch (const std::exception& e) {
+      notes.push_back("training conv " + p.kind + " " + std::to_string(p.c_in) + "->" + std::to_string(p.c_out) +
+                      " at " + std::to_string(p.h_out) + ": not measured (" + first_line(e) + ")");
+    }
+  }
+  std::sort(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TrainConvSample> out;
+  out.reserve(measured.size());
+  for (auto& [index, sample] : measured) out.push_back(std::move(sample));
+  char text[120];
+  std::snprintf(text, sizeof text, "training conv samples: %zu of %zu points in %.1f s", out.size(), points.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  notes.push_back(text);
+  return out;
 }
 
 namespace {

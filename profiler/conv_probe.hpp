@@ -26,6 +26,18 @@ namespace modelstat::profiler {
 std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
                                              std::vector<std::string>& notes);
 
+struct FreshAllocationCost;
+
+// The training samples (modelstat::TrainConvSample): one Conv of each point of
+// a coarser grid (kinds as above; channels 16-1024 and outputs 7-112 in steps
+// of 4, 3-channel stems, pointwise convs over one position, depthwise 3x3 and
+// 5x5; products up to 0.5 GFLOP) run as a training step runs it (ATen, NCHW,
+// autograd), its forward and its backward (input and weight gradients) timed
+// apart. CPU only; a point that fails is left out with a note.
+std::vector<TrainConvSample> measure_train_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
+                                                        const FreshAllocationCost& fresh,
+                                                        std::vector<std::string>& notes);
+
 // What a Conv group's residual Add (its sum post-op) adds per byte of the
 // residual it reads: a 1x1 conv of 64 -> 256 channels at 56 x 56 with and
 // without one, in cold copies as above. CPU only (0 elsewhere or on failure).

@@ -80,7 +80,7 @@ std::vector<ProbeClass> classes() {
                  }});
   out.push_back({"Clip", [same](ProbeGraph& p, int64_t c, int64_t h) {
                    const int x = p.input(same(c, h));
-                   p.node("Clip", {x, p.weight({}), p.weight({})}, same(c, h));
+                   p.node("Clip", {x, p.scalar(0.0f), p.scalar(6.0f)}, same(c, h));  // ReLU6
                  }});
   // Binary ops on two activations of the same shape (a residual Add, a gate's Mul).
   for (const char* op : {"Add", "Sub", "Mul", "Div"})
@@ -263,9 +263,8 @@ std::string dims_text(const std::vector<int64_t>& d) {
   return s;
 }
 
-// What one backward() costs whatever the graph (the engine's start, the sum
-// and its gradient): a tiny leaf summed and differentiated. Taken off every
-// training measurement, so a class keeps only its own node's backward.
+}  // namespace
+
 double backward_call_seconds(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes) {
   at::Tensor x = at::rand({1, kSmallC, kSmallH, kSmallH}, at::TensorOptions().dtype(at::kFloat).device(device.torch_device()));
   x.set_requires_grad(true);
@@ -276,8 +275,6 @@ double backward_call_seconds(Device& device, const CeilingsPlan& plan, std::vect
   note_if_unconverged(t, "backward call", notes);
   return t.seconds;
 }
-
-}  // namespace
 
 std::vector<std::string> op_cost_classes() {
   std::vector<std::string> keys;

@@ -37,6 +37,11 @@ struct FreshAllocationCost {
 };
 FreshAllocationCost measure_fresh_allocation(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
 
+// What one backward() costs whatever the graph (the engine's start, the sum
+// and its gradient): a tiny leaf summed and differentiated. Taken off every
+// training measurement, so a class keeps only its own node's backward.
+double backward_call_seconds(Device& device, const CeilingsPlan& plan, std::vector<std::string>& notes);
+
 // Measures every op class; a class that fails (out of memory, an op the
 // device lacks) is left out with a note. What fresh mappings of its output
 // and gradients cost (`fresh`) is taken off its times: fit prices that apart.

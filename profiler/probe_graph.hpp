@@ -20,6 +20,17 @@ class ProbeGraph {
   ProbeGraph() { model.opsets = {{"", 17}}; }
   int input(const Dims& dims) { return add("x" + std::to_string(model.graph.inputs.size()), dims, DType::Float, TensorRole::Input, true); }
   int weight(const Dims& dims) { return add("w" + std::to_string(model.graph.initializers.size()), dims, DType::Float, TensorRole::Initializer, false); }
+  // A float scalar initializer holding `value` (inline bytes, as a small
+  // embedded constant of a model file): a Clip's bound, say.
+  int scalar(float value) {
+    const int t = weight({});
+    Tensor& tensor = model.graph.tensors[size_t(t)];
+    tensor.data_location = DataLocation::Embedded;
+    ConstantBytes& bytes = tensor.mutable_storage().bytes;
+    bytes.has_inline = true;
+    bytes.inline_bytes.assign(reinterpret_cast<const char*>(&value), sizeof value);
+    return t;
+  }
   // Appends a node reading `inputs`; returns its output.
   int node(const std::string& op, const std::vector<int>& inputs, const Dims& out_dims,
            std::map<std::string, AttrValue> attributes = {}) {

@@ -93,9 +93,58 @@ const OpCost* dense_cost(const Graph& g, const Node& node, const DeviceCeilings&
   return dense;
 }
 
+// A 2-D fp32 Conv as the conv samples name it: its kind and the M x N x K
+// product of one group (M = batch x output positions, N = output channels, K =
+// input channels per group x taps). Dense (one group) and depthwise convs
+// only; false for the others. `training`: the kinds of the training samples,
+// where a strided 1x1 is "kxk/s2" (ATen runs it as a strided conv, not as the
+// 1x1 GEMM of an unstrided one).
+bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::string& kind, double& m, double& n,
+                       double& k) {
+  if (node.op_type != "Conv" || !node.domain.empty()) return false;
+  if (node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() || node.outputs[0] < 0) return false;
+  const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
+  const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
+  if (w.size() != 4 || y.size() != 4) return false;  // the samples are 2-D convolutions
+  const int64_t groups = node.attr_int("group", 1);
+  const bool depthwise = groups > 1 && w[1] == 1 && w[0] == groups;
+  if (groups != 1 && !depthwise) return false;
+  const int64_t taps = w[2] * w[3];
+  const auto strides = node.attr_ints("strides");
+  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
+  kind = depthwise ? (strided ? "dw/s2" : "dw")
+         : taps == 1 && !(training && strided) ? "1x1"
+         : strided ? "kxk/s2" : "kxk";
+  m = double(y[0]) * double(y[2]) * double(y[3]);
+  n = double(w[0]);
+  k = double(w[1]) * double(taps);
+  return true;
+}
+
+// A training step's fp32 Conv priced on the training conv samples (schema
+// 2.9): its forward at their forward rate; returns the backward's seconds
+// (both gradients; 0: not priced here, the rules of price_backward apply).
+double price_train_conv(const Pricing& p, const Node& node, NodeForecast& f) {
+  std::string kind;
+  double m = 0, n = 0, k = 0, forward = 0, backward = 0;
+  if (!p.options.train || p.options.compute_dtype != "fp32") return 0;
+  if (!conv_sample_shape(p.graph, node, true, kind, m, n, k)) return 0;
+  if (!p.ceilings.train_conv_rates_at(kind, m, n, k, forward, backward)) return 0;
+  const double flops = 2.0 * m * n * k;
+  f.op_cost = "train conv " + kind;
+  f.compute_flops_per_second = forward;
+  f.compute_seconds = flops / forward;
+  f.kernel_seconds = 0;
+  f.scratch_seconds = 0;
+  f.overhead_seconds = 0;
+  f.forward_seconds = f.compute_seconds + f.fresh_seconds;
+  f.bound = ForecastBound::Compute;
+  return flops / backward;
+}
+
 // A training step's backward of a differentiated node, its fresh gradients included.
 void price_backward(const Pricing& p, const Node& node, const NodeReport& report, const GradientFlow& flow,
-                    NodeForecast& f) {
+                    NodeForecast& f, double conv_backward_seconds) {
   const Graph& g = p.graph;
   const DeviceCeilings& ceilings = p.ceilings;
   const OpCost* measured = measured_class(g, node, ceilings, p.options.train);
@@ -117,7 +166,12 @@ void price_backward(const Pricing& p, const Node& node, const NodeReport& report
   // backward dispatches.
   const double autograd =
       std::max(0.0, ceilings.train_node_overhead_seconds - 2.0 * ceilings.node_overhead_seconds);
-  if (measured) {
+  if (conv_backward_seconds > 0) {
+    // A Conv on the training samples: their backward of both gradients (the
+    // engine's scheduling of the node included); one gradient (the first
+    // layer's: the image needs none) about half of it.
+    f.backward_seconds = (gradient_products >= 2 ? 1.0 : 0.5) * conv_backward_seconds;
+  } else if (measured) {
     // The class's measured backward (autograd's share included; a
     // depthwise conv's with both gradients), never faster than reading
     // and writing the forward's bytes once more.
@@ -269,7 +323,9 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
             : roofline == f.kernel_seconds && f.kernel_seconds > std::max(f.compute_seconds, f.memory_seconds)
                 ? ForecastBound::Kernel
                 : (f.compute_seconds >= f.memory_seconds ? ForecastBound::Compute : ForecastBound::Memory);
-  if (p.options.train && i < flow.any_input.size() && flow.any_input[i]) price_backward(p, node, report, flow, f);
+  const double conv_backward_seconds = price_train_conv(p, node, f);
+  if (p.options.train && i < flow.any_input.size() && flow.any_input[i])
+    price_backward(p, node, report, flow, f, conv_backward_seconds);
   return f;
 }
 
@@ -315,22 +371,13 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
 
 void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
   const Graph& g = p.graph;
-  if (p.options.train || p.options.compute_dtype != "fp32" || node.op_type != "Conv" || !node.domain.empty()) return;
-  if (node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() || node.outputs[0] < 0) return;
-  const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
-  const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
-  if (w.size() != 4 || y.size() != 4) return;  // the samples are 2-D convolutions
+  if (p.options.train || p.options.compute_dtype != "fp32") return;
   // One group, or depthwise (one input channel per output channel); other
   // grouped convs keep the rules of forecast_node.
-  const int64_t groups = node.attr_int("group", 1);
-  const bool depthwise = groups > 1 && w[1] == 1 && w[0] == groups;
-  if (groups != 1 && !depthwise) return;
-  const int64_t taps = w[2] * w[3];
-  const auto strides = node.attr_ints("strides");
-  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
-  const char* kind = depthwise ? (strided ? "dw/s2" : "dw") : taps == 1 ? "1x1" : strided ? "kxk/s2" : "kxk";
-  const double m = double(y[0]) * double(y[2]) * double(y[3]);
-  const double n = double(w[0]), k = double(w[1]) * double(taps);
+  std::string kind;
+  double m = 0, n = 0, k = 0;
+  if (!conv_sample_shape(g, node, false, kind, m, n, k)) return;
+  const bool depthwise = kind == "dw" || kind == "dw/s2";
   // A trailing SiLU runs as one more pass over the output after the kernel
   // (profiler/ops/post_ops.hpp, split_trailing_silu).
   const auto* spec = std::get_if<ConvKernelSpec>(&group.spec);
@@ -341,16 +388,16 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   // lanes (DeviceCeilings::conv_channel_block): a conv writing 20 channels
   // runs as one writing 32, at the rate the samples (every one a multiple of
   // the block) give 32. Input channels are a loop: no rounding.
-  const double n_run = double(padded_channels(w[0], p.ceilings.conv_channel_block));
+  const double n_run = double(padded_channels(int64_t(n), p.ceilings.conv_channel_block));
   if (depthwise) {
     // The depthwise op class (forecast_node's price) was measured on a 3x3
     // depthwise conv in a model's place; its line in bytes cannot see the
     // taps. Other taps: the class's price scaled by the samples' ratio of a
     // conv with these taps to a 3x3 at the same M, N and stride.
-    if (taps != 9) {
+    if (k != 9.0) {  // a depthwise conv's K is its taps
       const double r9 = p.ceilings.conv_flops_at(kind, m, n, 9.0, p.weights_cold_share);
       const double rt = p.ceilings.conv_flops_at(kind, m, n, k, p.weights_cold_share);
-      if (r9 > 0 && rt > 0) f.kernel_seconds *= (double(taps) / 9.0) * r9 / rt;
+      if (r9 > 0 && rt > 0) f.kernel_seconds *= (k / 9.0) * r9 / rt;
     }
     // Its channels, the vector's dimension, in whole blocks.
     f.kernel_seconds *= n_run / n;

@@ -30,7 +30,9 @@ namespace modelstat {
 // 2.5: conv_layout_seconds_per_byte (optional) and the Gelu op class.
 // 2.6: the Concat/channels-last op class; 1x1 conv samples over one position.
 // 2.7: conv_channel_block (optional).
-const char* const kCeilingsSchemaVersion = "2.8";
+// 2.8: hot_flops_per_second of a conv sample (optional).
+// 2.9: train_conv_samples (optional).
+const char* const kCeilingsSchemaVersion = "2.9";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -113,23 +115,28 @@ double DeviceCeilings::matmul_flops_at(const std::string& dtype, double n) const
   return 0;
 }
 
-double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share) const {
-  const double cold = std::clamp(cold_share, 0.0, 1.0);
-  // Distances in log2 units of each dimension: a product twice as wide in one
-  // dimension is one unit away, whichever dimension it is.
+namespace {
+// The rate at (m, n, k) from the samples of `kind` (rate_of(sample): 0 leaves
+// a sample out): the geometric mean of the (up to) four nearest in log2 (M, N,
+// K), weighted by the inverse square of their distance; distances in log2
+// units of each dimension, so a product twice as wide in one dimension is one
+// unit away, whichever dimension it is. 0 when no sample of the kind has a rate.
+template <typename Sample, typename RateOf>
+double nearest_samples_rate(const std::vector<Sample>& samples, const std::string& kind, double m, double n, double k,
+                            RateOf rate_of) {
   struct Near {
     double distance2, rate;
   };
   std::vector<Near> near;
-  for (const ConvSample& s : conv_samples) {
-    if (s.kind != kind || s.flops_per_second <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0) continue;
+  if (!(m > 0 && n > 0 && k > 0)) return 0;
+  for (const Sample& s : samples) {
+    if (s.kind != kind || s.m <= 0 || s.n <= 0 || s.k <= 0) continue;
+    const double rate = rate_of(s);
+    if (!(rate > 0)) continue;
     const double dm = std::log2(m / double(s.m)), dn = std::log2(n / double(s.n)), dk = std::log2(k / double(s.k));
-    // Time-weighted: seconds per FLOP of the two conditions in their shares.
-    const double hot = s.hot_flops_per_second > 0 ? s.hot_flops_per_second : s.flops_per_second;
-    const double rate = 1.0 / ((1.0 - cold) / hot + cold / s.flops_per_second);
     near.push_back({dm * dm + dn * dn + dk * dk, rate});
   }
-  if (near.empty() || !(m > 0 && n > 0 && k > 0)) return 0;
+  if (near.empty()) return 0;
   const size_t count = std::min<size_t>(4, near.size());
   std::partial_sort(near.begin(), near.begin() + count, near.end(),
                     [](const Near& a, const Near& b) { return a.distance2 < b.distance2; });
@@ -141,6 +148,28 @@ double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n
     log_rate += w * std::log(near[i].rate);
   }
   return std::exp(log_rate / weights);
+}
+}  // namespace
+
+double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share) const {
+  const double cold = std::clamp(cold_share, 0.0, 1.0);
+  return nearest_samples_rate(conv_samples, kind, m, n, k, [cold](const ConvSample& s) {
+    if (s.flops_per_second <= 0) return 0.0;
+    // Time-weighted: seconds per FLOP of the two conditions in their shares.
+    const double hot = s.hot_flops_per_second > 0 ? s.hot_flops_per_second : s.flops_per_second;
+    return 1.0 / ((1.0 - cold) / hot + cold / s.flops_per_second);
+  });
+}
+
+bool DeviceCeilings::train_conv_rates_at(const std::string& kind, double m, double n, double k, double& forward,
+                                         double& backward) const {
+  forward = nearest_samples_rate(train_conv_samples, kind, m, n, k,
+                                 [](const TrainConvSample& s) { return s.forward_flops_per_second; });
+  backward = nearest_samples_rate(train_conv_samples, kind, m, n, k,
+                                  [](const TrainConvSample& s) { return s.backward_flops_per_second; });
+  if (forward > 0 && backward > 0) return true;
+  forward = backward = 0;
+  return false;
 }
 
 // ------------------------------------------------------------ the records' JSON
@@ -252,6 +281,25 @@ void from_json(const Json& j, ConvSample& c) {
       j.contains("hot_flops_per_second") ? json_number(j, "hot_flops_per_second", JsonNumber::Positive) : 0.0;
 }
 
+void to_json(Json& j, const TrainConvSample& c) {
+  j = Json{{"kind", c.kind},
+           {"m", c.m},
+           {"n", c.n},
+           {"k", c.k},
+           {"forward_flops_per_second", c.forward_flops_per_second},
+           {"backward_flops_per_second", c.backward_flops_per_second}};
+}
+
+void from_json(const Json& j, TrainConvSample& c) {
+  constexpr int64_t kMaxDim = int64_t(1) << 40;
+  c.kind = json_string(j, "kind");
+  c.m = json_integer(j, "m", 1, kMaxDim);
+  c.n = json_integer(j, "n", 1, kMaxDim);
+  c.k = json_integer(j, "k", 1, kMaxDim);
+  c.forward_flops_per_second = json_number(j, "forward_flops_per_second", JsonNumber::Positive);
+  c.backward_flops_per_second = json_number(j, "backward_flops_per_second", JsonNumber::Positive);
+}
+
 void to_json(Json& j, const OpCost& o) {
   j = Json{{"op", o.op},
            {"probe", o.probe},
@@ -322,6 +370,7 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["matmul"] = c.matmul;
   j["op_costs"] = c.op_costs;
   j["conv_samples"] = c.conv_samples;
+  j["train_conv_samples"] = c.train_conv_samples;
   j["conv_residual_seconds_per_byte"] = c.conv_residual_seconds_per_byte;
   j["conv_silu_seconds_per_byte"] = c.conv_silu_seconds_per_byte;
   j["conv_layout_seconds_per_byte"] = c.conv_layout_seconds_per_byte;
@@ -369,6 +418,7 @@ void from_json(const Json& j, DeviceCeilings& c) {
   c.matmul = optional_records<MatmulCeiling>(j, "matmul");
   c.op_costs = optional_records<OpCost>(j, "op_costs");
   c.conv_samples = optional_records<ConvSample>(j, "conv_samples");
+  c.train_conv_samples = optional_records<TrainConvSample>(j, "train_conv_samples");
   c.conv_residual_seconds_per_byte = json_number_or(j, "conv_residual_seconds_per_byte", cost, 0.0);
   c.conv_silu_seconds_per_byte = json_number_or(j, "conv_silu_seconds_per_byte", cost, 0.0);
   c.conv_layout_seconds_per_byte = json_number_or(j, "conv_layout_seconds_per_byte", cost, 0.0);

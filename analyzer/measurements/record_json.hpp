@@ -121,6 +121,8 @@ void to_json(Json& j, const MatmulCeiling& m);
 void from_json(const Json& j, MatmulCeiling& m);
 void to_json(Json& j, const ConvSample& c);
 void from_json(const Json& j, ConvSample& c);
+void to_json(Json& j, const TrainConvSample& c);
+void from_json(const Json& j, TrainConvSample& c);
 void to_json(Json& j, const OpCost& o);
 void from_json(const Json& j, OpCost& o);
 void to_json(Json& j, const OptimizerUpdateCost& o);

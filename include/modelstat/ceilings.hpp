@@ -47,6 +47,22 @@ struct ConvSample {
   double hot_flops_per_second = 0;
 };
 
+// One timed fp32 convolution as a training step runs it (conv_probe.cc,
+// schema 2.9): ATen's convolution on NCHW activations, unfused, input and
+// weight requiring grad, the forward with autograd recording and the backward
+// of both gradients (input and weight) from a contiguous output gradient,
+// timed apart on synthetic shapes. Kinds and M, N, K as ConvSample's, from
+// the node as written ("1x1": 1x1 unstrided, which ATen 1.13 runs without
+// oneDNN on one thread at a small batch; a strided 1x1 is "kxk/s2"). `fit
+// --train` prices a Conv's forward and backward at the rates of the samples
+// nearest its (M, N, K) (DeviceCeilings::train_conv_rates_at).
+struct TrainConvSample {
+  std::string kind;
+  int64_t m = 0, n = 0, k = 0;
+  double forward_flops_per_second = 0;   // 2 M N K over the training forward's median time
+  double backward_flops_per_second = 0;  // 2 M N K over the backward's median time (both gradients)
+};
+
 // Measured cost of one node of an op class as modelstat's executor runs it, a
 // line in the bytes the node moves (read + written, the analyzer's rule),
 // fitted through a tiny and a large instance of the node (op_cost_probe.cc):
@@ -177,6 +193,8 @@ struct DeviceCeilings {
   std::vector<OpCost> op_costs;
   // fp32 convolutions on the CPU executor's kernel (empty: not measured; schema 2.2).
   std::vector<ConvSample> conv_samples;
+  // fp32 convolutions as a training step runs them (empty: not measured; schema 2.9).
+  std::vector<TrainConvSample> train_conv_samples;
   // What a Conv group's residual Add (a oneDNN sum post-op) costs per byte of
   // the residual it reads, beyond the conv (0: not measured; schema 2.2).
   double conv_residual_seconds_per_byte = 0;
@@ -240,6 +258,11 @@ struct DeviceCeilings {
   // `cold_share` blends each sample's cold and hot rates (its time: (1 - s)
   // x hot + s x cold; 1, the default: weights from memory).
   double conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
+  // The training forward and backward FLOP/s of a convolution of `kind`
+  // computing an M x N x K product, from the training conv samples of that
+  // kind by conv_flops_at's rule; false (both 0) when the kind has none.
+  bool train_conv_rates_at(const std::string& kind, double m, double n, double k, double& forward,
+                           double& backward) const;
   bool measured() const { return source == "measured"; }
 };
 

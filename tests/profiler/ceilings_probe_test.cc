@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -205,6 +206,30 @@ TEST(CeilingsProbe, CheapConvSamplesAreTimedWithTheirWeightsCachedToo) {
     }
   }
   EXPECT_GT(cheap, 0) << "the quick grid's one-position 1x1 points are cheap";
+}
+
+TEST(CeilingsProbe, TrainingConvSamplesCoverEveryKindATrainingStepRuns) {
+  // Each kind fit --train prices a Conv by: dense 1x1 (ATen's GEMM path),
+  // 3x3 unstrided and strided, depthwise unstrided and strided; every sample
+  // timed (both rates positive), its M, N, K those of a grid point: K a
+  // multiple of the taps (9 for dense 3x3; 9 or 25 for depthwise, whose K is
+  // its taps), M a square of an output side.
+  const DeviceCeilings& c = quick_cpu_probe();
+  std::map<std::string, int> per_kind;
+  for (const TrainConvSample& s : c.train_conv_samples) {
+    ++per_kind[s.kind];
+    EXPECT_GT(s.forward_flops_per_second, 0.0) << s.kind;
+    EXPECT_GT(s.backward_flops_per_second, 0.0) << s.kind;
+    const auto side = int64_t(std::llround(std::sqrt(double(s.m))));
+    EXPECT_EQ(side * side, s.m) << s.kind << " M " << s.m;
+    if (s.kind == "kxk" || s.kind == "kxk/s2") {
+      EXPECT_EQ(s.k % 9, 0) << s.kind << " K " << s.k;
+    }
+    if (s.kind == "dw" || s.kind == "dw/s2") {
+      EXPECT_TRUE(s.k == 9 || s.k == 25) << s.kind << " K " << s.k;
+    }
+  }
+  for (const char* kind : {"1x1", "kxk", "kxk/s2", "dw", "dw/s2"}) EXPECT_GT(per_kind[kind], 0) << kind;
 }
 
 TEST(CeilingsProbe, Int8CurveHasEverySizeOfTheFp32Curve) {

@@ -502,6 +502,60 @@ TEST(FitLatency, TrainingForwardUsesTheClassTrainingLineAndTheDenseRatio) {
   EXPECT_NEAR(old.backward_seconds, old.forward_seconds, 1e-15);
 }
 
+TEST(FitLatency, TrainingConvsArePricedOnTheTrainingConvSamples) {
+  // Conv 3x3 32 -> 32 at 28x28 (pads 1): M = 784 positions, N = 32, K = 32 x 9
+  // = 288; 2 M N K = 14,450,688 FLOPs. A training sample at that very point:
+  // forward 20 GFLOP/s (722.5344 us), backward 10 GFLOP/s (1445.0688 us, both
+  // gradients).
+  DeviceCeilings c = flat_ceilings();
+  OpCost conv;
+  conv.op = "Conv";
+  conv.backward_ratio = 2.0;
+  conv.train_forward_ratio = 1.5;
+  c.op_costs = {conv};
+  c.train_conv_samples = {{"kxk", 784, 32, 288, 2e10, 1e10}, {"kxk/s2", 196, 32, 32, 4e10, 4e10}};
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  auto conv3x3 = [](NodeBuilder b) {
+    return one_node_analysis(
+        b.weight({32, 32, 3, 3}).output({1, 32, 28, 28}).attr("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  };
+  // Reading the image (no gradient): the weight's gradient alone, half the backward.
+  const NodeForecast first = forecast_fit(conv3x3(NodeBuilder("Conv").input({1, 32, 28, 28})), c, train).nodes[0];
+  EXPECT_EQ(first.op_cost, "train conv kxk");
+  EXPECT_NEAR(first.forward_seconds, 722.5344e-6, 1e-12);
+  EXPECT_NEAR(first.backward_seconds, 0.5 * 1445.0688e-6, 1e-12);
+  // Reading a tensor that needs a gradient (here a trainable one, as a hidden
+  // layer's activation): both gradients.
+  const NodeForecast hidden = forecast_fit(conv3x3(NodeBuilder("Conv").weight({1, 32, 28, 28})), c, train).nodes[0];
+  EXPECT_NEAR(hidden.forward_seconds, 722.5344e-6, 1e-12);
+  EXPECT_NEAR(hidden.backward_seconds, 1445.0688e-6, 1e-12);
+  // A strided 1x1 (ResNet's downsample) runs as a strided conv: the "kxk/s2"
+  // samples. 1x1 32 -> 32 from 28x28 to 14x14: M 196, K 32, 401,408 FLOPs at 40 GFLOP/s.
+  const NodeForecast down = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                                .input({1, 32, 28, 28})
+                                                                .weight({32, 32, 1, 1})
+                                                                .output({1, 32, 14, 14})
+                                                                .attr("strides", std::vector<int64_t>{2, 2})),
+                                         c, train)
+                                .nodes[0];
+  EXPECT_EQ(down.op_cost, "train conv kxk/s2");
+  EXPECT_NEAR(down.forward_seconds, 401408.0 / 4e10, 1e-12);
+  // Inference does not read them.
+  EXPECT_NE(forecast_fit(conv3x3(NodeBuilder("Conv").input({1, 32, 28, 28})), c, FitOptions{}).nodes[0].op_cost,
+            "train conv kxk");
+  // Without a sample of the kind (1x1 unstrided here), the class rules hold:
+  // the roofline's compute at the flat 100 GFLOP/s times the training forward ratio.
+  const NodeForecast pointwise = forecast_fit(one_node_analysis(NodeBuilder("Conv")
+                                                                     .input({1, 32, 28, 28})
+                                                                     .weight({32, 32, 1, 1})
+                                                                     .output({1, 32, 28, 28})),
+                                              c, train)
+                                     .nodes[0];
+  EXPECT_NEAR(pointwise.compute_seconds, 1.5 * 2.0 * 784 * 32 * 32 / 1e11, 1e-15);
+}
+
 TEST(FitLatency, DepthwiseConvUsesItsMeasuredClassAndDenseContractionsTheirBackwardRatio) {
   DeviceCeilings c = flat_ceilings();
   OpCost dw;

@@ -76,6 +76,7 @@ DeviceCeilings sample_ceilings() {
   c.optimizer_costs = {adam};
   c.conv_samples = {{"1x1", 3136, 256, 64, 9.25e10}, {"kxk/s2", 49, 16, 27, 1.25e10}, {"dw/s2", 196, 128, 25, 4.5e9}};
   c.conv_samples[1].hot_flops_per_second = 3.5e10;  // schema 2.8
+  c.train_conv_samples = {{"1x1", 49, 512, 128, 6.5e10, 2.75e10}, {"dw/s2", 784, 96, 9, 3.25e9, 7.5e8}};  // 2.9
   c.conv_residual_seconds_per_byte = 1.5e-10;
   c.conv_silu_seconds_per_byte = 2.5e-10;
   c.conv_layout_seconds_per_byte = 3.5e-10;
@@ -171,6 +172,16 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
     EXPECT_DOUBLE_EQ(r.conv_samples[i].flops_per_second, c.conv_samples[i].flops_per_second);
     EXPECT_DOUBLE_EQ(r.conv_samples[i].hot_flops_per_second, c.conv_samples[i].hot_flops_per_second);
   }
+  ASSERT_EQ(r.train_conv_samples.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.train_conv_samples[i].kind, c.train_conv_samples[i].kind);
+    EXPECT_EQ(r.train_conv_samples[i].m, c.train_conv_samples[i].m);
+    EXPECT_EQ(r.train_conv_samples[i].n, c.train_conv_samples[i].n);
+    EXPECT_EQ(r.train_conv_samples[i].k, c.train_conv_samples[i].k);
+    EXPECT_DOUBLE_EQ(r.train_conv_samples[i].forward_flops_per_second, c.train_conv_samples[i].forward_flops_per_second);
+    EXPECT_DOUBLE_EQ(r.train_conv_samples[i].backward_flops_per_second,
+                     c.train_conv_samples[i].backward_flops_per_second);
+  }
   EXPECT_DOUBLE_EQ(r.conv_residual_seconds_per_byte, 1.5e-10);
   EXPECT_DOUBLE_EQ(r.conv_silu_seconds_per_byte, 2.5e-10);
   EXPECT_DOUBLE_EQ(r.conv_layout_seconds_per_byte, 3.5e-10);
@@ -187,6 +198,7 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
                           "torch_version", "memory_bandwidth_bytes_per_second", "copy_bytes", "op_overhead_seconds",
                           "node_overhead_seconds", "train_node_overhead_seconds", "fresh_allocation_threshold_bytes",
                           "fresh_allocation_seconds_per_byte", "matmul", "op_costs", "optimizer_costs", "conv_samples",
+                          "train_conv_samples",
                           "conv_residual_seconds_per_byte", "conv_silu_seconds_per_byte",
                           "conv_layout_seconds_per_byte", "conv_channel_block", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
@@ -196,6 +208,8 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
                           "backward_fixed_seconds", "backward_seconds_per_byte", "backward_ratio",
                           "train_forward_fixed_seconds", "train_forward_seconds_per_byte", "train_forward_ratio"})
     EXPECT_TRUE(j["op_costs"][0].contains(key)) << key;
+  for (const char* key : {"kind", "m", "n", "k", "forward_flops_per_second", "backward_flops_per_second"})
+    EXPECT_TRUE(j["train_conv_samples"][0].contains(key)) << key;
 }
 
 TEST(Ceilings, OpCostsAreOptionalAndANegativeCostIsAnInputError) {
@@ -315,6 +329,24 @@ TEST(Ceilings, ConvFlopsAtBlendsTheColdAndHotRatesByTime) {
   EXPECT_NEAR(c.conv_flops_at("1x1", 64, 64, 64, 0.5), 1.6e10, 1e-3);
   EXPECT_DOUBLE_EQ(c.conv_flops_at("kxk", 64, 64, 576, 0.0), 8e10);
   EXPECT_DOUBLE_EQ(c.conv_flops_at("kxk", 64, 64, 576, 0.5), 8e10);
+}
+
+TEST(Ceilings, TrainConvRatesComeFromTheNearestTrainingSamplesOfTheKind) {
+  DeviceCeilings c;
+  c.train_conv_samples = {{"1x1", 64, 64, 64, 4e10, 2e10}, {"1x1", 256, 64, 64, 1e10, 5e9}, {"dw", 64, 64, 9, 1e9, 5e8}};
+  double forward = 0, backward = 0;
+  ASSERT_TRUE(c.train_conv_rates_at("1x1", 64, 64, 64, forward, backward));
+  EXPECT_DOUBLE_EQ(forward, 4e10);
+  EXPECT_DOUBLE_EQ(backward, 2e10);
+  // M = 128, one log2 unit from each 1x1 sample: equal weights, the geometric
+  // mean of 4e10 and 1e10 (2e10) and of 2e10 and 5e9 (1e10). The "dw" sample
+  // is of another kind and does not count.
+  ASSERT_TRUE(c.train_conv_rates_at("1x1", 128, 64, 64, forward, backward));
+  EXPECT_NEAR(forward, 2e10, 1e-3);
+  EXPECT_NEAR(backward, 1e10, 1e-3);
+  EXPECT_FALSE(c.train_conv_rates_at("kxk", 64, 64, 576, forward, backward));
+  EXPECT_EQ(forward, 0.0);
+  EXPECT_EQ(backward, 0.0);
 }
 
 TEST(Ceilings, MatmulFlopsAtWithoutACurveIsThePeak) {
