@@ -71,6 +71,19 @@ constexpr int kMaxCopies = 8;
 constexpr int kMaxCheapCopies = 512;
 constexpr double kCheapRunFlops = 2e8;
 
+// Depthwise (MobileNet, EfficientNet): 3x3 and 5x5, stride 1 and 2, over
+// `channels` and output `sizes`; a channel count's largest sizes left out
+// where no network has them (an output above 2M values).
+void add_depthwise_points(std::vector<GridPoint>& points, const Dims& channels, const Dims& sizes) {
+  for (const char* kind : {"dw", "dw/s2"})
+    for (int64_t side : {3, 5})
+      for (int64_t c : channels)
+        for (int64_t h : sizes) {
+          if (c * h * h > (int64_t(1) << 21)) continue;
+          points.push_back(GridPoint{kind, c, c, h, side, std::string(kind) == "dw/s2" ? 2 : 1, true});
+        }
+}
+
 std::vector<GridPoint> grid(bool quick) {
   const Dims outputs = quick ? Dims{16, 256} : Dims{16, 64, 256, 1024};
   const Dims sizes = quick ? Dims{7, 28, 112} : Dims{7, 14, 28, 56, 112};
@@ -100,18 +113,21 @@ std::vector<GridPoint> grid(bool quick) {
           if (p.flops() <= max_sample_flops(c_in, c_out, pointwise)) points.push_back(p);
         }
   }
-  // Depthwise (MobileNet, EfficientNet): 3x3 and 5x5, stride 1 and 2, channels
-  // 32-512; a channel count's largest sizes left out where no network has
-  // them (an output above 2M values).
-  const Dims channels = quick ? Dims{32, 512} : Dims{32, 128, 512};
-  for (const char* kind : {"dw", "dw/s2"})
-    for (int64_t side : {3, 5})
-      for (int64_t c : channels)
-        for (int64_t h : sizes) {
-          if (c * h * h > (int64_t(1) << 21)) continue;
-          points.push_back(GridPoint{kind, c, c, h, side, std::string(kind) == "dw/s2" ? 2 : 1, true});
-        }
+  add_depthwise_points(points, quick ? Dims{32, 512} : Dims{32, 128, 512}, sizes);
   return points;
+}
+
+// One Conv of the point reading `x`, with a weight of its own (and a bias of
+// its own when `bias`); returns its output.
+int conv_node(ProbeGraph& g, const GridPoint& p, int x, bool bias) {
+  const int64_t pad = p.taps_side / 2;
+  std::vector<int> inputs = {x, g.weight({p.c_out, p.weight_c_in(), p.taps_side, p.taps_side})};
+  if (bias) inputs.push_back(g.weight({p.c_out}));
+  return g.node("Conv", inputs, {1, p.c_out, p.h_out, p.h_out},
+                {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
+                 {"pads", Dims{pad, pad, pad, pad}},
+                 {"strides", Dims{p.stride, p.stride}},
+                 {"group", p.depthwise ? p.c_in : int64_t(1)}});
 }
 
 // What follows each conv of a probe model, inside its group.
@@ -124,17 +140,12 @@ enum class After { Nothing, Residual, Silu };
 // sigmoid(x) (the group's trailing SiLU, as in EfficientNet).
 Model conv_model(const GridPoint& p, int copies, After after = After::Nothing) {
   ProbeGraph g;
-  const int64_t pad = p.taps_side / 2;
   const int64_t h_in = p.h_out * p.stride;
   const Dims out = {1, p.c_out, p.h_out, p.h_out};
   const int x = g.input({1, p.c_in, h_in, h_in});
   std::vector<int> outputs;
   for (int i = 0; i < copies; ++i) {
-    int y = g.node("Conv", {x, g.weight({p.c_out, p.weight_c_in(), p.taps_side, p.taps_side})}, out,
-                   {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
-                    {"pads", Dims{pad, pad, pad, pad}},
-                    {"strides", Dims{p.stride, p.stride}},
-                    {"group", p.depthwise ? p.c_in : int64_t(1)}});
+    int y = conv_node(g, p, x, false);
     if (after == After::Residual) y = g.node("Add", {y, g.input(out)}, out);
     if (after == After::Silu) y = g.node("Mul", {y, g.node("Sigmoid", {y}, out)}, out);
     outputs.push_back(y);
@@ -320,14 +331,7 @@ std::vector<GridPoint> train_grid(bool quick) {
           if (p.flops() <= kMaxTrainFlops) points.push_back(p);
         }
   }
-  const Dims dw_channels = quick ? Dims{32, 512} : Dims{32, 128, 512};
-  for (const char* kind : {"dw", "dw/s2"})
-    for (int64_t side : {3, 5})
-      for (int64_t c : dw_channels)
-        for (int64_t h : sizes) {
-          if (c * h * h > (int64_t(1) << 21)) continue;
-          points.push_back(GridPoint{kind, c, c, h, side, std::string(kind) == "dw/s2" ? 2 : 1, true});
-        }
+  add_depthwise_points(points, quick ? Dims{32, 512} : Dims{32, 128, 512}, sizes);
   return points;
 }
 
@@ -352,18 +356,9 @@ int train_copies(const GridPoint& p) {
 // the bias gradient is a pass over the output gradient).
 Model train_conv_model(const GridPoint& p, int copies) {
   ProbeGraph g;
-  const int64_t pad = p.taps_side / 2;
   const int64_t h_in = p.h_out * p.stride;
   std::vector<int> outputs;
-  for (int i = 0; i < copies; ++i)
-    outputs.push_back(g.node("Conv",
-                             {g.input({1, p.c_in, h_in, h_in}),
-                              g.weight({p.c_out, p.weight_c_in(), p.taps_side, p.taps_side}), g.weight({p.c_out})},
-                             {1, p.c_out, p.h_out, p.h_out},
-                             {{"kernel_shape", Dims{p.taps_side, p.taps_side}},
-                              {"pads", Dims{pad, pad, pad, pad}},
-                              {"strides", Dims{p.stride, p.stride}},
-                              {"group", p.depthwise ? p.c_in : int64_t(1)}}));
+  for (int i = 0; i < copies; ++i) outputs.push_back(conv_node(g, p, g.input({1, p.c_in, h_in, h_in}), true));
   g.model.graph.outputs = std::move(outputs);
   return g.model;
 }
