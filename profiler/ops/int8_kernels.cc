@@ -68,6 +68,13 @@ at::Tensor shifted_weight(const at::Tensor& w) {
   return (w.to(at::kShort) - offset).to(at::kChar).contiguous();
 }
 
+// The kernels accumulate these shifted s8 weights exactly on this CPU
+// (int8_kernels.hpp, "Exactness").
+bool exact_for(const at::Tensor& shifted) {
+  if (int8_kernels_exact_for_any_weights() || shifted.numel() == 0) return true;
+  return shifted.to(at::kShort).abs().max().item<int16_t>() <= 64;
+}
+
 memory zero_point_memory(int32_t& value) {
   return memory(memory::desc({1}, DT::s32, Tag::x), onednn_cpu_engine(), &value);
 }
@@ -159,6 +166,7 @@ std::shared_ptr<ConvPlan> build_conv_plan(const at::Tensor& x, const at::Tensor&
   plan->weight = w;
   plan->group = group;
   const at::Tensor shifted = shifted_weight(w);
+  if (!exact_for(shifted)) return nullptr;
   plan->scaled = scaled;
   plan->main = make_conv(s, data_type_of(x), channels_last_tag(rank), plan->main_weights, shifted,
                          weights_tag(rank, grouped), scales);
@@ -205,6 +213,19 @@ std::string conv_key(const at::Tensor& x, const at::Tensor& w, const Window& win
 
 bool int8_kernels_available() { return true; }
 
+bool int8_kernels_exact_for_any_weights() {
+  static const bool vnni = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx512_core_vnni:
+      case dnnl::cpu_isa::avx512_core_bf16:
+      case dnnl::cpu_isa::avx512_core_amx:
+      case dnnl::cpu_isa::avx2_vnni: return true;
+      default: return false;
+    }
+  }();
+  return vnni;
+}
+
 std::string int8_kernel_note() {
   const dnnl_version_t* v = dnnl_version();
   std::string isa;
@@ -213,7 +234,11 @@ std::string int8_kernel_note() {
     case dnnl::cpu_isa::avx512_core_bf16: isa = "avx512_core_bf16 (VNNI): exact int32 accumulation"; break;
     case dnnl::cpu_isa::avx512_core_amx: isa = "avx512_core_amx: exact int32 accumulation"; break;
     case dnnl::cpu_isa::avx2_vnni: isa = "avx2_vnni: exact int32 accumulation"; break;
-    default: isa = "no VNNI: int16 pair sums may saturate on large u8 x s8 products"; break;
+    default:
+      isa = "no VNNI: int16 pair sums would saturate on large u8 x s8 products, so only 7-bit weights "
+            "(within [-64, 64]; u8 activations in a convolution) run on these kernels, others in exact double "
+            "precision";
+      break;
   }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
          " int8 (" + isa + ")";
@@ -227,6 +252,10 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
   if (rank < 3 || rank > 5 || w.dim() != rank || group < 1 || x.size(1) % group || w.size(0) % group ||
       w.size(1) * group != x.size(1) || window.spatial_rank() != rank - 2)
     return std::nullopt;
+  // s8 activations without VNNI: wrong accumulators even with 7-bit weights
+  // (oneDNN 2.6.3 on a Zen 3 VM, a dilated 3x3 with a source zero point: 448
+  // of 1792 outputs, off by up to 54998); the exact double path instead.
+  if (x.scalar_type() == at::kChar && !int8_kernels_exact_for_any_weights()) return std::nullopt;
   auto zx = single_zero_point(x_zero_point);
   if (!zx) return std::nullopt;
   const int64_t cout = w.size(0);
@@ -355,13 +384,14 @@ struct MatmulPlan {
 // b: (K, N), or (N, K) when `transposed` (Gemm's transB).
 std::shared_ptr<MatmulPlan> build_matmul_plan(int64_t m, int64_t k, int64_t n, DT src_type, const at::Tensor& b,
                                               bool transposed) {
+  const at::Tensor shifted = shifted_weight(b);
+  if (!exact_for(shifted)) return nullptr;
   auto& engine = onednn_cpu_engine();
   const dnnl::matmul::desc desc(memory::desc({m, k}, src_type, Tag::ab), memory::desc({k, n}, DT::s8, Tag::any),
                                 memory::desc({m, n}, DT::s32, Tag::ab));
   const dnnl::matmul::primitive_desc pd(desc, runtime_src_zero_point(), engine);
   auto plan = std::make_shared<MatmulPlan>();
   plan->weight = b;
-  const at::Tensor shifted = shifted_weight(b);
   memory user(memory::desc({k, n}, DT::s8, transposed ? Tag::ba : Tag::ab), engine, shifted.data_ptr());
   plan->weights = memory(pd.weights_desc(), engine);
   dnnl::reorder(user, plan->weights).execute(onednn_cpu_stream(), user, plan->weights);
@@ -407,6 +437,7 @@ std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_z
   } else {
     plan = build_matmul_plan(m, k, n, data_type_of(a), b, b_transposed);
   }
+  if (!plan) return std::nullopt;
   auto& engine = onednn_cpu_engine();
   auto& stream = onednn_cpu_stream();
   at::Tensor dst = at::empty({m, n}, at::TensorOptions().dtype(at::kInt));
@@ -432,6 +463,7 @@ std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_z
 #else  // no oneDNN in this build: the callers take their double path
 
 bool int8_kernels_available() { return false; }
+bool int8_kernels_exact_for_any_weights() { return false; }
 std::string int8_kernel_note() { return "no oneDNN in this build: integer ops run in double precision"; }
 std::optional<at::Tensor> int8_conv(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
                                     const Window&, int64_t, bool, const at::Tensor&, const at::Tensor&) {

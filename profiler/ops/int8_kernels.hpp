@@ -25,10 +25,17 @@
 // on the CPU, or the form is one oneDNN does not take (a per-row activation
 // zero point, a batched right-hand matmul operand, rank > 5).
 //
-// Exactness: with AVX-512 VNNI (or AVX-VNNI) int8 products accumulate in
-// int32 without intermediate saturation. Without VNNI, oneDNN's AVX2/AVX-512
-// int8 kernels pair products in int16 (vpmaddubsw), which can saturate for
-// large u8 x s8 pairs; int8_kernel_note() says which applies.
+// Exactness: with AVX-512 VNNI (or AVX-VNNI, AMX) int8 products accumulate
+// in int32 without intermediate saturation. Without VNNI, oneDNN's AVX2 /
+// AVX-512 int8 kernels add two adjacent u8 x s8 products in int16 with
+// saturation (vpmaddubsw; an s8 activation is shifted to u8 first), which
+// 255 * (|w1| + |w2|) <= 32767 keeps exact: shifted weights within [-64, 64]
+// (7-bit weights, ONNX Runtime's reduce_range). On such a CPU a weight
+// outside that range takes the exact double-precision path (nullopt): on a
+// Zen 3 VM without VNNI, full-range s8 weights gave accumulators off by up
+// to 37571 in 98 of a test's outputs. A convolution of s8 activations was
+// wrong there even with 7-bit weights: without VNNI it takes the double path
+// too. int8_kernel_note() says which applies.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -44,6 +51,9 @@ namespace modelstat::profiler {
 bool int8_kernels_available();
 // One line for run contexts: "oneDNN 2.6.3 int8 (avx512_core_vnni)" or why none.
 std::string int8_kernel_note();
+// Whether oneDNN's int8 kernels accumulate any s8 weights exactly on this CPU
+// (VNNI or AMX); without, only weights within [-64, 64] run on them.
+bool int8_kernels_exact_for_any_weights();
 
 // acc (int32, N x Cout x spatial, channels-last strides) of ConvInteger /
 // QLinearConv; x_zero_point, w_zero_point: undefined, one element, or

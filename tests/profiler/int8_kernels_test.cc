@@ -7,7 +7,8 @@
 // the forms quantized models bring: u8 weights with an asymmetric zero point
 // (ONNX Runtime's dynamic quantisation), s8 symmetric weights, per-channel
 // zero points, s8 activations, groups and depthwise, strides, dilations,
-// asymmetric pads, 1-D to 3-D.
+// asymmetric pads, 1-D to 3-D; each with full-range and 7-bit weights (a CPU
+// without VNNI runs only the latter on these kernels).
 #include <gtest/gtest.h>
 
 #include "profiler/ops/int8_kernels.hpp"
@@ -18,6 +19,16 @@ namespace {
 at::Tensor random_8bit(const std::vector<int64_t>& dims, at::ScalarType type, at::Generator& gen) {
   const int64_t lo = type == at::kByte ? 0 : -128, hi = type == at::kByte ? 256 : 128;
   return at::randint(lo, hi, dims, gen, at::TensorOptions().dtype(at::kLong)).to(type);
+}
+
+// Weights as the kernels store them shifted (w - 128 for u8, w for s8):
+// full range, or within [-64, 64] (`seven_bit`: ONNX Runtime's reduce_range),
+// which every CPU's int8 kernels accumulate exactly (int8_kernels.hpp,
+// "Exactness"); without VNNI the full range must fall back (nullopt).
+at::Tensor random_weight(const std::vector<int64_t>& dims, at::ScalarType type, at::Generator& gen, bool seven_bit) {
+  if (!seven_bit) return random_8bit(dims, type, gen);
+  const int64_t lo = type == at::kByte ? 64 : -64;
+  return at::randint(lo, lo + 129, dims, gen, at::TensorOptions().dtype(at::kLong)).to(type);
 }
 
 at::Tensor minus_zero_point(const at::Tensor& q, const at::Tensor& zp, int64_t channel_axis) {
@@ -61,33 +72,40 @@ class Int8Conv : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(Int8Conv, EqualsExactIntegerArithmetic) {
   const ConvCase& c = GetParam();
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(7);
-  const at::Tensor x = random_8bit(c.x_dims, c.x_type, gen);
-  std::vector<int64_t> w_dims{c.cout, c.x_dims[1] / c.group};
-  w_dims.insert(w_dims.end(), c.kernel.begin(), c.kernel.end());
-  const at::Tensor w = random_8bit(w_dims, c.w_type, gen);
-  const at::Tensor zx = random_8bit({}, c.x_type, gen);
-  at::Tensor zw;
-  if (c.w_zero_points == 1) zw = random_8bit({}, c.w_type, gen);
-  if (c.w_zero_points == 2) zw = random_8bit({c.cout}, c.w_type, gen);
-  const Window win{c.kernel, c.strides, c.dilations, c.pads_begin, c.pads_end};
+  for (const bool seven_bit : {false, true}) {
+    const std::string what = std::string(c.name) + (seven_bit ? " (7-bit weights)" : " (full-range weights)");
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(7);
+    const at::Tensor x = random_8bit(c.x_dims, c.x_type, gen);
+    std::vector<int64_t> w_dims{c.cout, c.x_dims[1] / c.group};
+    w_dims.insert(w_dims.end(), c.kernel.begin(), c.kernel.end());
+    const at::Tensor w = random_weight(w_dims, c.w_type, gen, seven_bit);
+    const at::Tensor zx = random_8bit({}, c.x_type, gen);
+    at::Tensor zw;
+    if (c.w_zero_points == 1) zw = random_8bit({}, c.w_type, gen);
+    if (c.w_zero_points == 2) zw = random_8bit({c.cout}, c.w_type, gen);
+    const Window win{c.kernel, c.strides, c.dilations, c.pads_begin, c.pads_end};
 
-  const auto acc = int8_conv(x, zx, w, zw, win, c.group, true);
-  if (!int8_kernels_available()) {
-    EXPECT_FALSE(acc.has_value()) << "a build without oneDNN takes the double path";
-    return;
+    const auto acc = int8_conv(x, zx, w, zw, win, c.group, true);
+    if (!int8_kernels_available()) {
+      EXPECT_FALSE(acc.has_value()) << "a build without oneDNN takes the double path";
+      continue;
+    }
+    if ((!seven_bit || c.x_type == at::kChar) && !int8_kernels_exact_for_any_weights()) {
+      EXPECT_FALSE(acc.has_value()) << what << ": no VNNI, the exact double path";
+      continue;
+    }
+    ASSERT_TRUE(acc.has_value()) << what;
+    const at::Tensor expected = reference_conv(x, zx, w, zw, c);
+    ASSERT_EQ(acc->sizes(), expected.sizes()) << what;
+    EXPECT_EQ(acc->scalar_type(), at::kInt);
+    const int64_t differing = acc->to(at::kDouble).ne(expected).sum().item<int64_t>();
+    EXPECT_EQ(differing, 0) << what << ": max |diff| "
+                            << (acc->to(at::kDouble) - expected).abs().max().item<double>();
+    // A second call reuses the cached plan and must give the same.
+    const auto again = int8_conv(x, zx, w, zw, win, c.group, true);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_TRUE(at::equal(*again, *acc)) << what;
   }
-  ASSERT_TRUE(acc.has_value()) << c.name;
-  const at::Tensor expected = reference_conv(x, zx, w, zw, c);
-  ASSERT_EQ(acc->sizes(), expected.sizes()) << c.name;
-  EXPECT_EQ(acc->scalar_type(), at::kInt);
-  const int64_t differing = acc->to(at::kDouble).ne(expected).sum().item<int64_t>();
-  EXPECT_EQ(differing, 0) << c.name << ": max |diff| "
-                          << (acc->to(at::kDouble) - expected).abs().max().item<double>();
-  // A second call reuses the cached plan and must give the same.
-  const auto again = int8_conv(x, zx, w, zw, win, c.group, true);
-  ASSERT_TRUE(again.has_value());
-  EXPECT_TRUE(at::equal(*again, *acc)) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -129,23 +147,30 @@ class Int8MatMul : public ::testing::TestWithParam<MatMulCase> {};
 
 TEST_P(Int8MatMul, EqualsExactIntegerArithmetic) {
   const MatMulCase& c = GetParam();
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(11);
-  const int64_t k = c.a_dims.back();
-  const at::Tensor a = random_8bit(c.a_dims, c.a_type, gen);
-  const at::Tensor b = random_8bit({k, c.n}, c.b_type, gen);
-  const at::Tensor za = random_8bit({}, c.a_type, gen);
-  at::Tensor zb;
-  if (c.b_zero_points == 1) zb = random_8bit({}, c.b_type, gen);
-  if (c.b_zero_points == 2) zb = random_8bit({c.n}, c.b_type, gen);
-  const auto acc = int8_matmul(a, za, b, zb, true);
-  if (!int8_kernels_available()) {
-    EXPECT_FALSE(acc.has_value());
-    return;
+  for (const bool seven_bit : {false, true}) {
+    const std::string what = std::string(c.name) + (seven_bit ? " (7-bit weights)" : " (full-range weights)");
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(11);
+    const int64_t k = c.a_dims.back();
+    const at::Tensor a = random_8bit(c.a_dims, c.a_type, gen);
+    const at::Tensor b = random_weight({k, c.n}, c.b_type, gen, seven_bit);
+    const at::Tensor za = random_8bit({}, c.a_type, gen);
+    at::Tensor zb;
+    if (c.b_zero_points == 1) zb = random_8bit({}, c.b_type, gen);
+    if (c.b_zero_points == 2) zb = random_8bit({c.n}, c.b_type, gen);
+    const auto acc = int8_matmul(a, za, b, zb, true);
+    if (!int8_kernels_available()) {
+      EXPECT_FALSE(acc.has_value());
+      continue;
+    }
+    if (!seven_bit && !int8_kernels_exact_for_any_weights()) {
+      EXPECT_FALSE(acc.has_value()) << what << ": no VNNI, the exact double path";
+      continue;
+    }
+    ASSERT_TRUE(acc.has_value()) << what;
+    const at::Tensor expected = at::matmul(minus_zero_point(a, za, 0), minus_zero_point(b, zb, 1));
+    ASSERT_EQ(acc->sizes(), expected.sizes()) << what;
+    EXPECT_EQ(acc->to(at::kDouble).ne(expected).sum().item<int64_t>(), 0) << what;
   }
-  ASSERT_TRUE(acc.has_value()) << c.name;
-  const at::Tensor expected = at::matmul(minus_zero_point(a, za, 0), minus_zero_point(b, zb, 1));
-  ASSERT_EQ(acc->sizes(), expected.sizes()) << c.name;
-  EXPECT_EQ(acc->to(at::kDouble).ne(expected).sum().item<int64_t>(), 0) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, Int8MatMul,
