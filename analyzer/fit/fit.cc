@@ -126,7 +126,8 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
                         " Gemm/MatMul groups (BatchNormalization folded, bias Adds, activations, GELU and residual "
                         "Adds as post-ops, as profile runs them), " + std::to_string(fusion.count("gelu")) +
                         " GELU and " + std::to_string(fusion.count("layer_norm")) +
-                        " LayerNorm groups written out, " + std::to_string(fusion.count("qdq")) +
+                        " LayerNorm groups written out, " + std::to_string(fusion.count("batch_norm_relu")) +
+                        " BatchNormalization + Relu pairs in one pass, " + std::to_string(fusion.count("qdq")) +
                         " QDQ int8 kernels: priced at 0, their work in the head's (op_cost \"fused\")");
   }
   // The executor runs a run-invariant node (shape arithmetic, weights

@@ -76,6 +76,11 @@ struct RewriteSpec {
   std::map<std::string, AttrValue> attributes;
 };
 
+// The attribute (int 1) a Rewrite group's BatchNormalization carries when its
+// Relu runs in the same pass (pattern "batch_norm_relu"); never in a model's
+// own nodes.
+inline constexpr const char* kFusedReluAttribute = "modelstat_fused_relu";
+
 enum class FusedKind { Conv, MatMul, Qdq, Rewrite };
 const char* fused_kind_name(FusedKind kind);
 

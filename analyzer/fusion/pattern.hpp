@@ -43,6 +43,7 @@ std::optional<FusedGroup> match_gelu(const PatternContext& ctx, int node);
 std::optional<FusedGroup> match_layer_norm(const PatternContext& ctx, int node);
 std::optional<FusedGroup> match_hard_swish(const PatternContext& ctx, int node);
 std::optional<FusedGroup> match_transpose_matmul(const PatternContext& ctx, int node);
+std::optional<FusedGroup> match_batch_norm_relu(const PatternContext& ctx, int node);
 
 // ---- helpers (match_helpers.cc)
 

@@ -15,6 +15,7 @@ const std::vector<FusionPattern>& fusion_patterns() {
       {"layer_norm", [](const FusionOptions& o) { return o.cpu_groups; }, match_layer_norm},
       {"hard_swish", [](const FusionOptions& o) { return o.cpu_groups; }, match_hard_swish},
       {"transpose_matmul", [](const FusionOptions& o) { return o.cpu_groups; }, match_transpose_matmul},
+      {"batch_norm_relu", [](const FusionOptions& o) { return o.cpu_groups; }, match_batch_norm_relu},
   };
   return patterns;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace modelstat::profiler {
 
@@ -158,6 +159,22 @@ void conv_by_positions(const float* xp, const float* wp, const float* bp, float*
 // y = x < 0 ? s * x : x over n values, each with its own slope s[i]
 // (branch-free: min/max vectorise, where a branch on the sign would
 // mispredict on half the values).
+// y = x * a + b over n channels (a row of one pixel, channels-last).
+MODELSTAT_VECTOR_CLONES void affine_channels(const float* x, const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] * a[j] + b[j];
+}
+MODELSTAT_VECTOR_CLONES void affine_channels_relu(const float* x, const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = std::max(x[j] * a[j] + b[j], 0.f);
+}
+
+// y = x * a + b over n values (a plane of one channel).
+MODELSTAT_VECTOR_CLONES void affine_plane(const float* x, float a, float b, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] * a + b;
+}
+MODELSTAT_VECTOR_CLONES void affine_plane_relu(const float* x, float a, float b, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = std::max(x[j] * a + b, 0.f);
+}
+
 MODELSTAT_VECTOR_CLONES void prelu_slopes(const float* x, const float* s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.0f) + s[i] * std::min(x[i], 0.0f);
 }
@@ -504,6 +521,46 @@ std::optional<at::Tensor> direct_prelu(const at::Tensor& x, const at::Tensor& sl
   } else {
     at::parallel_for(0, x.numel(), 32768, [&](int64_t begin, int64_t end) {
       prelu_slope(xp + begin, sp[0], yp + begin, end - begin);
+    });
+  }
+  return y;
+}
+
+std::optional<at::Tensor> direct_batch_norm(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& bias,
+                                            const at::Tensor& mean, const at::Tensor& var, double eps,
+                                            bool relu) {
+  if (!direct_kernels_allowed({&x, &scale, &bias, &mean, &var}) || torch_compat::cpu_autocast_enabled())
+    return std::nullopt;
+  if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.dim() < 2 || x.numel() < 1) return std::nullopt;
+  const int64_t n = x.size(0), c = x.size(1), plane = x.numel() / (n * c);
+  for (const at::Tensor* t : {&scale, &bias, &mean, &var})
+    if (!t->defined() || t->scalar_type() != at::kFloat || !t->device().is_cpu() || t->numel() != c)
+      return std::nullopt;
+  const bool channels_last = x.dim() == 4 && !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast);
+  if (!channels_last && !x.is_contiguous()) return std::nullopt;
+  std::vector<float> a(static_cast<size_t>(c)), b(static_cast<size_t>(c));
+  {
+    const at::Tensor s = scale.contiguous(), bi = bias.contiguous(), m = mean.contiguous(), v = var.contiguous();
+    const float *sp = s.data_ptr<float>(), *bp = bi.data_ptr<float>(), *mp = m.data_ptr<float>(), *vp = v.data_ptr<float>();
+    for (int64_t k = 0; k < c; ++k) {
+      const double ak = double(sp[k]) / std::sqrt(double(vp[k]) + eps);
+      a[size_t(k)] = float(ak);
+      b[size_t(k)] = float(double(bp[k]) - double(mp[k]) * ak);
+    }
+  }
+  at::Tensor y = at::empty_like(x, channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+  const float* xp = x.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  if (channels_last) {  // rows of C channels, one per pixel
+    at::parallel_for(0, n * plane, std::max<int64_t>(1, 32768 / c), [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p)
+        (relu ? affine_channels_relu : affine_channels)(xp + p * c, a.data(), b.data(), yp + p * c, c);
+    });
+  } else {  // planes of one channel each
+    at::parallel_for(0, n * c, std::max<int64_t>(1, 32768 / plane), [&](int64_t begin, int64_t end) {
+      for (int64_t q = begin; q < end; ++q)
+        (relu ? affine_plane_relu : affine_plane)(xp + q * plane, a[size_t(q % c)], b[size_t(q % c)], yp + q * plane,
+                                                  plane);
     });
   }
   return y;

@@ -4,6 +4,7 @@
 // Runtime's SimplifiedLayerNormalization and its com.microsoft fusions
 // (SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 // EmbedLayerNormalization).
+#include "analyzer/fusion/fusion_plan.hpp"
 #include "analyzer/op_traits.hpp"
 #include "profiler/ops/direct_kernels.hpp"
 #include "profiler/ops/exec_helpers.hpp"
@@ -42,8 +43,16 @@ void batch_norm(ExecContext& ctx) {
     fail_input(ctx, "is_test=1 (test mode, opset " + std::to_string(opset) +
                         ") leaves the mean, var, saved_mean and saved_var outputs undefined, yet the node asks for them");
   const bool spatial = opset >= 9 || node.attr_int("spatial", 1) != 0;
+  // A Relu fused into it (fusion pattern batch_norm_relu) runs in the same pass.
+  const bool fused_relu = node.attr_int(kFusedReluAttribute, 0) != 0;
   if (spatial && !training) {
-    ctx.outputs = {at::batch_norm(x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), false, 0.0, eps, true)};
+    if (std::optional<at::Tensor> y =
+            direct_batch_norm(x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), eps, fused_relu)) {
+      ctx.outputs = {*y};
+      return;
+    }
+    at::Tensor y = at::batch_norm(x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), false, 0.0, eps, true);
+    ctx.outputs = {fused_relu ? at::relu_(y) : y};
     return;
   }
   const std::vector<int64_t> dims = spatial ? all_but_channel(x.dim()) : std::vector<int64_t>{0};

@@ -5,9 +5,13 @@
 // Identity, inference Dropout) stay views.
 #include <ATen/core/grad_mode.h>
 
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <numeric>
 #include <string>
+
+#include <ATen/Parallel.h>
 
 #include "analyzer/op_traits.hpp"
 #include "profiler/ops/exec_helpers.hpp"
@@ -23,6 +27,72 @@ at::Tensor wrap_indices(const at::Tensor& idx, int64_t n) {
 
 void exec_identity(ExecContext& ctx) { ctx.outputs = {need_input(ctx, 0)}; }
 
+// Concat on the CPU as rows of bytes: in memory order (NCHW's, or NHWC's for
+// channels-last parts) the output is `outer` rows, each the parts' rows side
+// by side, one copy per part and row, the rows split across threads. ATen's
+// cat ran channels-last Concats on one thread (DenseNet's 62 Concats on the
+// channel axis: 4.3 ms at 1 thread, 6.0 ms at 2, report --scaling). The parts
+// must have one dtype and the output's sizes but on `axis` (a part in another
+// layout than the largest one's is copied into it first); nullopt otherwise (the caller runs ATen's cat, which also reports a
+// malformed input). Not while autograd records (no backward here).
+std::optional<at::Tensor> concat_rows(const std::vector<at::Tensor>& parts, int64_t axis) {
+  const at::Tensor& first = parts[0];
+  const int64_t rank = first.dim();
+  if (!first.device().is_cpu() || rank == 0) return std::nullopt;
+  // The layout of the largest part (its bytes are most of the copy): a
+  // channel pad written as Concat(x, zeros) of a channels-last x stays
+  // channels-last, not transposed here and back in the next Conv.
+  const at::Tensor* largest = &first;
+  for (const at::Tensor& p : parts) {
+    if (p.numel() > largest->numel()) largest = &p;
+    if (at::GradMode::is_enabled() && p.requires_grad()) return std::nullopt;
+  }
+  const bool channels_last =
+      rank == 4 && !largest->is_contiguous() && largest->is_contiguous(at::MemoryFormat::ChannelsLast);
+  std::vector<int64_t> order(static_cast<size_t>(rank));  // dims, outermost in memory first
+  std::iota(order.begin(), order.end(), int64_t(0));
+  if (channels_last) order = {0, 2, 3, 1};
+  const at::MemoryFormat format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  std::vector<int64_t> dims = first.sizes().vec();
+  dims[size_t(axis)] = 0;
+  std::vector<at::Tensor> laid;  // the parts in the output's layout (a part in another is copied first)
+  for (const at::Tensor& p : parts) {
+    if (p.dim() != rank || p.scalar_type() != first.scalar_type() || !p.device().is_cpu()) return std::nullopt;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && p.size(d) != first.size(d)) return std::nullopt;
+    dims[size_t(axis)] += p.size(axis);
+    laid.push_back(p.is_contiguous(format) ? p : p.contiguous(format));
+  }
+  at::Tensor out = at::empty(dims, first.options().memory_format(format));
+  int64_t outer = 1;
+  for (int64_t d : order) {
+    if (d == axis) break;
+    outer *= dims[size_t(d)];
+  }
+  if (out.numel() == 0) return out;
+  const int64_t item = int64_t(first.element_size());
+  std::vector<const char*> src;
+  std::vector<int64_t> row;  // bytes of each part's row
+  for (const at::Tensor& p : laid) {
+    if (p.numel() == 0) continue;
+    src.push_back(static_cast<const char*>(p.data_ptr()));
+    row.push_back(p.numel() / outer * item);
+  }
+  const int64_t out_row = out.numel() / outer * item;
+  char* dst = static_cast<char*>(out.data_ptr());
+  constexpr int64_t kBytesPerTask = 64 << 10;
+  at::parallel_for(0, outer, std::max<int64_t>(1, kBytesPerTask / out_row), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      char* o = dst + r * out_row;
+      for (size_t i = 0; i < src.size(); ++i) {
+        std::memcpy(o, src[i] + r * row[i], size_t(row[i]));
+        o += row[i];
+      }
+    }
+  });
+  return out;
+}
+
 void exec_concat(ExecContext& ctx) {
   std::vector<at::Tensor> parts;
   for (size_t i = 0; i < ctx.num_inputs(); ++i)
@@ -30,25 +100,8 @@ void exec_concat(ExecContext& ctx) {
   if (parts.empty()) fail_input(ctx, "Concat needs at least one input");
   if (!has_attr(ctx, "axis") && ctx.opset() >= 4) fail_input(ctx, "Concat needs the 'axis' attribute");
   const int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 1), parts[0].dim());
-  // ATen's cat writes NCHW as soon as its inputs' layouts differ. A channel pad
-  // written as Concat(x, zeros) (tf2onnx's Pad on C) of a channels-last x would
-  // then be transposed here and back again in the next Conv: 2-3x the Concat's
-  // own cost, and the Conv's residual read transposed. The output keeps the
-  // layout of the largest part instead (its bytes are most of the copy).
-  // (Not while autograd records: cat_out has no backward.)
-  const at::Tensor* largest = &parts[0];
-  bool recorded = false;
-  for (const at::Tensor& p : parts) {
-    if (p.numel() > largest->numel()) largest = &p;
-    recorded = recorded || (at::GradMode::is_enabled() && p.requires_grad());
-  }
-  if (!recorded && largest->dim() == 4 && !largest->is_contiguous() &&
-      largest->is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    std::vector<int64_t> dims = largest->sizes().vec();
-    dims[size_t(axis)] = 0;
-    for (const at::Tensor& p : parts) dims[size_t(axis)] += p.size(axis);
-    at::Tensor out = at::empty(dims, largest->options().memory_format(at::MemoryFormat::ChannelsLast));
-    ctx.outputs = {at::cat_out(out, parts, axis)};
+  if (std::optional<at::Tensor> out = concat_rows(parts, axis)) {
+    ctx.outputs = {*out};
     return;
   }
   ctx.outputs = {at::cat(parts, axis)};

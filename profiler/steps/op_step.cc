@@ -223,6 +223,8 @@ class RewriteStep final : public OpStep {
   std::string kernel() const override {
     if (own_->op_type == "Gelu") return "aten::gelu";
     if (own_->op_type == "LayerNormalization") return "aten::layer_norm";
+    if (own_->op_type == "BatchNormalization" && own_->attr_int(kFusedReluAttribute, 0) != 0)
+      return "direct loop: batch norm + relu in one pass";
     return "aten (" + own_->op_type + ")";
   }
 

@@ -1,6 +1,7 @@
 // Unit tests of the elementwise, reduction and shape-op executors: one tiny
 // node each, run through find_executor, compared with hand-computed tensors.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -653,6 +654,52 @@ TEST(OpsFamilies, ConcatKeepsTheLargestPartsChannelsLastLayout) {
   const at::Tensor t = run("Concat", 13, {trained, zeros}, {{"axis", int64_t(1)}}).at(0);
   EXPECT_TRUE(t.requires_grad());
   EXPECT_TRUE(at::equal(t.detach(), y));
+}
+
+// Concat runs as rows of bytes in the largest part's layout, split across
+// threads: every axis, plain and channels-last parts (mixed too), another
+// dtype, an empty part and a map large enough to split, against ATen's cat
+// of the same parts (values; the layout is the largest part's).
+TEST(OpsFamilies, ConcatAsRowsEqualsAtenCatOnEveryAxisAndLayout) {
+  at::manual_seed(11);
+  const int saved_threads = at::get_num_threads();
+  at::set_num_threads(2);
+  struct Case {
+    std::string name;
+    std::vector<std::vector<int64_t>> parts;
+    int64_t axis;
+    std::vector<bool> channels_last;  // per part
+  };
+  const std::vector<Case> cases = {
+      {"channels, channels-last (DenseNet)", {{2, 64, 14, 14}, {2, 32, 14, 14}, {2, 32, 14, 14}}, 1, {true, true, true}},
+      {"channels, plain", {{2, 5, 3, 4}, {2, 7, 3, 4}}, 1, {false, false}},
+      {"height, channels-last", {{1, 6, 2, 5}, {1, 6, 3, 5}}, 2, {true, true}},
+      {"width, channels-last", {{2, 6, 4, 2}, {2, 6, 4, 3}}, 3, {true, true}},
+      {"batch, channels-last", {{1, 6, 4, 4}, {2, 6, 4, 4}}, 0, {true, true}},
+      {"channels, a plain part beside channels-last ones", {{1, 16, 8, 8}, {1, 3, 8, 8}}, 1, {true, false}},
+      {"channels, an empty part", {{1, 4, 3, 3}, {1, 0, 3, 3}, {1, 2, 3, 3}}, 1, {true, true, true}},
+      {"rank 2, last axis", {{3, 4}, {3, 9}}, 1, {false, false}},
+      {"rank 3, first axis", {{2, 3, 4}, {5, 3, 4}}, 0, {false, false}},
+      {"a large map, split across threads", {{1, 128, 56, 56}, {1, 32, 56, 56}}, 1, {true, true}},
+  };
+  for (const Case& c : cases) {
+    std::vector<at::Tensor> parts;
+    for (size_t i = 0; i < c.parts.size(); ++i) {
+      at::Tensor p = at::randn(c.parts[i]);
+      if (c.channels_last[i]) p = p.contiguous(at::MemoryFormat::ChannelsLast);
+      parts.push_back(p);
+    }
+    const at::Tensor want = at::cat(parts, c.axis).contiguous();
+    const at::Tensor y = run("Concat", 13, parts, {{"axis", c.axis}}).at(0);
+    ASSERT_EQ(y.sizes(), want.sizes()) << c.name;
+    EXPECT_TRUE(at::equal(y.contiguous(), want)) << c.name;
+    EXPECT_EQ(y.is_contiguous(at::MemoryFormat::ChannelsLast) && !y.is_contiguous(), c.channels_last[0])
+        << c.name << ": the largest part's layout";
+  }
+  // Integers (a shape computation's Concat): the same bytes.
+  const at::Tensor a = at::arange(6, at::kLong).reshape({2, 3}), b = at::arange(4, at::kLong).reshape({2, 2});
+  EXPECT_TRUE(at::equal(run("Concat", 13, {a, b}, {{"axis", int64_t(1)}}).at(0), at::cat({a, b}, 1)));
+  at::set_num_threads(saved_threads);
 }
 
 }  // namespace

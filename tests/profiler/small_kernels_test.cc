@@ -424,5 +424,50 @@ TEST(SmallKernels, PreluPerChannelMatchesFormulaInEitherLayout) {
                "slope along the last dim");
 }
 
+// Inference BatchNormalization in one pass, on plain and channels-last
+// activations of rank 2 to 4, against the formula in double; the node runs
+// it, and a training step's forward (autograd recording) does not.
+TEST(SmallKernels, BatchNormInferenceMatchesFormulaInEitherLayout) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> x;
+    bool channels_last;
+  };
+  const std::vector<Case> cases = {
+      {"NCHW", {2, 8, 5, 6}, false},
+      {"channels-last", {2, 8, 5, 6}, true},
+      {"channels-last, a large map", {1, 96, 56, 56}, true},
+      {"[N, C]", {4, 24}, false},
+      {"[N, C, L]", {2, 6, 7}, false},
+  };
+  uint64_t seed = 90;
+  const double eps = 1e-3;
+  for (const Case& c : cases) {
+    at::Tensor x = randn(c.x, seed++);
+    if (c.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    const int64_t ch = c.x[1];
+    const at::Tensor scale = randn({ch}, seed++), bias = randn({ch}, seed++), mean = randn({ch}, seed++);
+    const at::Tensor var = randn({ch}, seed++).abs() + 0.1;
+    std::vector<int64_t> per_channel(c.x.size(), 1);
+    per_channel[1] = ch;
+    auto shaped = [&](const at::Tensor& t) { return t.to(at::kDouble).reshape(per_channel); };
+    const at::Tensor want =
+        (x.to(at::kDouble) - shaped(mean)) / at::sqrt(shaped(var) + eps) * shaped(scale) + shaped(bias);
+    const std::optional<at::Tensor> direct = direct_batch_norm(x, scale, bias, mean, var, eps);
+    ASSERT_TRUE(direct.has_value()) << c.name << ": the direct pass takes it";
+    expect_close(*direct, want, c.name);
+    EXPECT_EQ(direct->is_contiguous(at::MemoryFormat::ChannelsLast) && !direct->is_contiguous(), c.channels_last)
+        << c.name << ": x's layout kept";
+    expect_close(test::run_node("", "BatchNormalization", 15, {x, scale, bias, mean, var}, {{"epsilon", eps}}, 1).at(0),
+                 want, c.name + " (BatchNormalization node)");
+  }
+  // Statistics of another length than the channels: ATen's (which reports it).
+  const at::Tensor x = randn({2, 4, 3, 3}, 1), five = at::ones({5});
+  EXPECT_FALSE(direct_batch_norm(x, five, five, five, five, 1e-5).has_value());
+  at::AutoGradMode on(true);
+  const at::Tensor trained = x.clone().requires_grad_(true), four = at::ones({4});
+  EXPECT_FALSE(direct_batch_norm(trained, four, four, four, four, 1e-5).has_value()) << "autograd records: ATen's";
+}
+
 }  // namespace
 }  // namespace modelstat::profiler
