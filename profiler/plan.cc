@@ -272,6 +272,16 @@ std::vector<std::string> fusion_notices(const std::vector<const GraphPlan*>& pla
     }
   }
   std::vector<std::string> notices;
+  // Integer convolutions and products on a CPU whose int8 kernels are exact
+  // only for 7-bit weights (int8_kernels.hpp, "Exactness"): say so, the rest
+  // runs in double precision.
+  bool integer_ops = !qdq_by_op.empty();
+  for (const GraphPlan* plan : plans)
+    for (const Node& node : plan->graph->nodes)
+      integer_ops = integer_ops || node.op_type == "QLinearConv" || node.op_type == "ConvInteger" ||
+                    node.op_type == "QLinearMatMul" || node.op_type == "MatMulInteger";
+  if (integer_ops && int8_kernels_available() && !int8_kernels_exact_for_any_weights())
+    notices.push_back("int8: " + int8_kernel_note());
   if (!qdq_by_op.empty())
     notices.push_back("QDQ: " + by_count(qdq_by_op) + " ran as int8 kernels on their quantized operands (" +
                       std::to_string(qdq_absorbed) +

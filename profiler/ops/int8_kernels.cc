@@ -2,6 +2,9 @@
 // int8_kernels.hpp for the arithmetic and when the callers fall back.
 #include "profiler/ops/int8_kernels.hpp"
 
+#include <tuple>
+#include <utility>
+
 #include <mutex>
 #include <cmath>
 #include <unordered_map>
@@ -75,6 +78,15 @@ bool exact_for(const at::Tensor& shifted) {
   return shifted.to(at::kShort).abs().max().item<int16_t>() <= 64;
 }
 
+// Shifted s8 weights as two 7-bit halves, w = low + high with both within
+// [-64, 64] (low = clamp(w, -64, 64)): two exact products whose int32 sum is
+// the product with w.
+std::pair<at::Tensor, at::Tensor> seven_bit_halves(const at::Tensor& shifted) {
+  const at::Tensor wide = shifted.to(at::kShort);
+  const at::Tensor low = wide.clamp(-64, 64);
+  return {low.to(at::kChar).contiguous(), (wide - low).to(at::kChar).contiguous()};
+}
+
 memory zero_point_memory(int32_t& value) {
   return memory(memory::desc({1}, DT::s32, Tag::x), onednn_cpu_engine(), &value);
 }
@@ -91,6 +103,11 @@ struct ConvPlan {
   at::Tensor weight;  // the weight the plan was built for (keeps its key alive)
   dnnl::convolution_forward main;
   memory main_weights;  // shifted weights, in the primitive's layout
+  // Without VNNI, weights outside 7 bits: `main` holds their low half and
+  // this the high half, the same primitive on other weights; the two int32
+  // results add up to the exact one (seven_bit_halves).
+  std::optional<dnnl::convolution_forward> high;
+  memory high_weights;
   // The window sum for the correction: a convolution with a weight of ones,
   // one output channel per group (built only when the correction is needed).
   std::optional<dnnl::convolution_forward> ones;
@@ -166,10 +183,19 @@ std::shared_ptr<ConvPlan> build_conv_plan(const at::Tensor& x, const at::Tensor&
   plan->weight = w;
   plan->group = group;
   const at::Tensor shifted = shifted_weight(w);
-  if (!exact_for(shifted)) return nullptr;
-  plan->scaled = scaled;
-  plan->main = make_conv(s, data_type_of(x), channels_last_tag(rank), plan->main_weights, shifted,
-                         weights_tag(rank, grouped), scales);
+  if (!exact_for(shifted)) {
+    // Two 7-bit halves, each exact; their sum is int32 (not dequantized in the kernel).
+    const auto [low, high] = seven_bit_halves(shifted);
+    plan->scaled = false;
+    plan->main = make_conv(s, data_type_of(x), channels_last_tag(rank), plan->main_weights, low,
+                           weights_tag(rank, grouped));
+    plan->high = make_conv(s, data_type_of(x), channels_last_tag(rank), plan->high_weights, high,
+                           weights_tag(rank, grouped));
+  } else {
+    plan->scaled = scaled;
+    plan->main = make_conv(s, data_type_of(x), channels_last_tag(rank), plan->main_weights, shifted,
+                           weights_tag(rank, grouped), scales);
+  }
   plan->dst_channels_last = {n};
   for (int64_t d = 2; d < rank; ++d) plan->dst_channels_last.push_back(s.dst[size_t(d)]);
   plan->dst_channels_last.push_back(cout);
@@ -235,9 +261,8 @@ std::string int8_kernel_note() {
     case dnnl::cpu_isa::avx512_core_amx: isa = "avx512_core_amx: exact int32 accumulation"; break;
     case dnnl::cpu_isa::avx2_vnni: isa = "avx2_vnni: exact int32 accumulation"; break;
     default:
-      isa = "no VNNI: int16 pair sums would saturate on large u8 x s8 products, so only 7-bit weights "
-            "(within [-64, 64]; u8 activations in a convolution) run on these kernels, others in exact double "
-            "precision";
+      isa = "no VNNI: int16 pair sums would saturate on large u8 x s8 products, so weights outside 7 bits run "
+            "as two 7-bit halves (two products, exact), and convolutions of s8 activations in double precision";
       break;
   }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
@@ -297,6 +322,7 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
     plan = build_conv_plan(x, w, window, group, with_ones, scales);
   }
   if (!plan) return std::nullopt;
+  scaled = plan->scaled;  // a plan of two 7-bit halves is not
 
   auto& engine = onednn_cpu_engine();
   auto& stream = onednn_cpu_stream();
@@ -346,6 +372,16 @@ std::optional<at::Tensor> int8_conv(const at::Tensor& x, const at::Tensor& x_zer
     stream.wait();
     return result;
   }
+  if (plan->high) {  // the high half's product, added
+    at::Tensor part = at::empty_strided(nchw, strides, at::TensorOptions().dtype(at::kInt));
+    memory part_mem(memory::desc(dst_dims, DT::s32, tag), engine, part.permute(to_channels_last_order(rank)).data_ptr());
+    plan->high->execute(stream, {{DNNL_ARG_SRC, src_mem},
+                                 {DNNL_ARG_WEIGHTS, plan->high_weights},
+                                 {DNNL_ARG_DST, part_mem},
+                                 {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+    stream.wait();
+    result.add_(part);
+  }
   if (with_ones) {
     std::vector<int64_t> sum_cl = dst_cl;
     sum_cl.back() = plan->group;
@@ -379,13 +415,17 @@ struct MatmulPlan {
   at::Tensor weight;  // the weight the plan was built for (keeps its key alive)
   dnnl::matmul main;
   memory weights;  // shifted weights, in the primitive's layout
+  memory high_weights;  // without VNNI, weights outside 7 bits: `weights` the low half, this the high
+  bool split = false;
 };
 
 // b: (K, N), or (N, K) when `transposed` (Gemm's transB).
 std::shared_ptr<MatmulPlan> build_matmul_plan(int64_t m, int64_t k, int64_t n, DT src_type, const at::Tensor& b,
                                               bool transposed) {
-  const at::Tensor shifted = shifted_weight(b);
-  if (!exact_for(shifted)) return nullptr;
+  const at::Tensor full = shifted_weight(b);
+  const bool split = !exact_for(full);
+  at::Tensor shifted = full, high;
+  if (split) std::tie(shifted, high) = seven_bit_halves(full);
   auto& engine = onednn_cpu_engine();
   const dnnl::matmul::desc desc(memory::desc({m, k}, src_type, Tag::ab), memory::desc({k, n}, DT::s8, Tag::any),
                                 memory::desc({m, n}, DT::s32, Tag::ab));
@@ -395,6 +435,12 @@ std::shared_ptr<MatmulPlan> build_matmul_plan(int64_t m, int64_t k, int64_t n, D
   memory user(memory::desc({k, n}, DT::s8, transposed ? Tag::ba : Tag::ab), engine, shifted.data_ptr());
   plan->weights = memory(pd.weights_desc(), engine);
   dnnl::reorder(user, plan->weights).execute(onednn_cpu_stream(), user, plan->weights);
+  if (split) {
+    plan->split = true;
+    memory user_high(memory::desc({k, n}, DT::s8, transposed ? Tag::ba : Tag::ab), engine, high.data_ptr());
+    plan->high_weights = memory(pd.weights_desc(), engine);
+    dnnl::reorder(user_high, plan->high_weights).execute(onednn_cpu_stream(), user_high, plan->high_weights);
+  }
   onednn_cpu_stream().wait();
   plan->main = dnnl::matmul(pd);
   return plan;
@@ -449,6 +495,16 @@ std::optional<at::Tensor> int8_matmul(const at::Tensor& a, const at::Tensor& a_z
                               {DNNL_ARG_WEIGHTS, plan->weights},
                               {DNNL_ARG_DST, dst_mem},
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+  if (plan->split) {  // the high half's product, added
+    at::Tensor part = at::empty({m, n}, at::TensorOptions().dtype(at::kInt));
+    memory part_mem(memory::desc({m, n}, DT::s32, Tag::ab), engine, part.data_ptr());
+    plan->main.execute(stream, {{DNNL_ARG_SRC, src_mem},
+                                {DNNL_ARG_WEIGHTS, plan->high_weights},
+                                {DNNL_ARG_DST, part_mem},
+                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+    stream.wait();
+    dst.add_(part);
+  }
   stream.wait();
   if (c.defined()) {
     // Row sums of (a - za), exact in int32 for 8-bit data below 2^23 columns.

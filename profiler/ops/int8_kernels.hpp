@@ -30,12 +30,14 @@
 // AVX-512 int8 kernels add two adjacent u8 x s8 products in int16 with
 // saturation (vpmaddubsw; an s8 activation is shifted to u8 first), which
 // 255 * (|w1| + |w2|) <= 32767 keeps exact: shifted weights within [-64, 64]
-// (7-bit weights, ONNX Runtime's reduce_range). On such a CPU a weight
-// outside that range takes the exact double-precision path (nullopt): on a
-// Zen 3 VM without VNNI, full-range s8 weights gave accumulators off by up
-// to 37571 in 98 of a test's outputs. A convolution of s8 activations was
-// wrong there even with 7-bit weights: without VNNI it takes the double path
-// too. int8_kernel_note() says which applies.
+// (7-bit weights, ONNX Runtime's reduce_range). On such a CPU, weights
+// outside that range run as two 7-bit halves, w = low + high with low =
+// clamp(w, -64, 64): two exact products, added in int32 (twice the int8
+// work; on a Zen 3 VM without VNNI, full-range s8 weights on one product
+// gave accumulators off by up to 37571 in 98 of a test's outputs). A
+// convolution of s8 activations was wrong there even with 7-bit weights:
+// without VNNI it takes the exact double-precision path (nullopt).
+// int8_kernel_note() says which applies.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -52,7 +54,7 @@ bool int8_kernels_available();
 // One line for run contexts: "oneDNN 2.6.3 int8 (avx512_core_vnni)" or why none.
 std::string int8_kernel_note();
 // Whether oneDNN's int8 kernels accumulate any s8 weights exactly on this CPU
-// (VNNI or AMX); without, only weights within [-64, 64] run on them.
+// (VNNI or AMX); without, weights outside [-64, 64] run as two halves.
 bool int8_kernels_exact_for_any_weights();
 
 // acc (int32, N x Cout x spatial, channels-last strides) of ConvInteger /
