@@ -95,6 +95,29 @@ const std::vector<PatternRow>& rows() {
          const at::Tensor var = (x - mean).pow(2).mean(at::IntArrayRef{0, 2}, true);
          return at::relu((x - mean) / at::sqrt(var + 1e-3) * c({0.5, 1.5, -2.0}) + c({0.1, -0.3, 0.2}));
        }},
+      // Opset 6: inference is is_test=1, which the group's node keeps; is_test=0
+      // (the default) trains, with batch statistics.
+      {"batch_norm_relu", 6,
+       [](IrModel& m, int x, bool exact) {
+         const int scale = m.weight("scale", at::tensor({0.5f, 1.5f, -2.f}));
+         const int bias = m.weight("bias", at::tensor({0.1f, -0.3f, 0.2f}));
+         const int mean = m.weight("mean", at::tensor({0.2f, -0.1f, 0.05f}));
+         const int var = m.weight("var", at::tensor({1.f, 0.5f, 2.f}));
+         const std::map<std::string, AttrValue> attrs{{"epsilon", 1e-3}, {"is_test", int64_t(exact ? 1 : 0)}};
+         return m.node("Relu", {m.node("BatchNormalization", {x, scale, bias, mean, var}, 1, attrs)[0]})[0];
+       },
+       1,
+       [](const at::Tensor& x) {
+         auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
+         return at::relu((x - c({0.2, -0.1, 0.05})) / at::sqrt(c({1.0, 0.5, 2.0}) + 1e-3) * c({0.5, 1.5, -2.0}) +
+                         c({0.1, -0.3, 0.2}));
+       },
+       [](const at::Tensor& x) {
+         auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
+         const at::Tensor mean = x.mean(at::IntArrayRef{0, 2}, true);
+         const at::Tensor var = (x - mean).pow(2).mean(at::IntArrayRef{0, 2}, true);
+         return at::relu((x - mean) / at::sqrt(var + 1e-3) * c({0.5, 1.5, -2.0}) + c({0.1, -0.3, 0.2}));
+       }},
   };
   return table;
 }

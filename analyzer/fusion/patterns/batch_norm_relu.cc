@@ -30,8 +30,9 @@ std::optional<FusedGroup> match_batch_norm_relu(const PatternContext& ctx, int i
   group.members = {relu};
   group.inputs.assign(bn.inputs.begin(), bn.inputs.end());
   group.output = g.nodes[size_t(relu)].outputs[0];
-  RewriteSpec spec{"BatchNormalization", "", ctx.opset, {}};
-  spec.attributes["epsilon"] = bn.attr_float("epsilon", 1e-5);
+  // The node's own attributes (epsilon; before opset 7 is_test, which makes
+  // it an inference node), and the Relu.
+  RewriteSpec spec{"BatchNormalization", "", ctx.opset, bn.attributes};
   spec.attributes[std::string(kFusedReluAttribute)] = int64_t(1);
   group.spec = std::move(spec);
   return group;
