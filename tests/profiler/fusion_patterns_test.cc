@@ -37,6 +37,30 @@ struct PatternRow {
 
 int scalar(IrModel& m, const std::string& name, float v) { return m.weight(name, at::full({}, v)); }
 
+// batch_norm_relu at `opset`, the mode given by attribute `mode` (its value
+// `inference` for the exact row, the other one, training, for the variant).
+PatternRow batch_norm_relu_row(int64_t opset, const char* mode, int64_t inference) {
+  auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
+  auto normalised = [c](const at::Tensor& x, const at::Tensor& mean, const at::Tensor& var) {
+    return at::relu((x - mean) / at::sqrt(var + 1e-3) * c({0.5, 1.5, -2.0}) + c({0.1, -0.3, 0.2}));
+  };
+  return {"batch_norm_relu", opset,
+          [mode, inference](IrModel& m, int x, bool exact) {
+            const int scale = m.weight("scale", at::tensor({0.5f, 1.5f, -2.f}));
+            const int bias = m.weight("bias", at::tensor({0.1f, -0.3f, 0.2f}));
+            const int mean = m.weight("mean", at::tensor({0.2f, -0.1f, 0.05f}));
+            const int var = m.weight("var", at::tensor({1.f, 0.5f, 2.f}));
+            const std::map<std::string, AttrValue> attrs{{"epsilon", 1e-3},
+                                                         {mode, exact ? inference : 1 - inference}};
+            return m.node("Relu", {m.node("BatchNormalization", {x, scale, bias, mean, var}, 1, attrs)[0]})[0];
+          },
+          1, [c, normalised](const at::Tensor& x) { return normalised(x, c({0.2, -0.1, 0.05}), c({1.0, 0.5, 2.0})); },
+          [normalised](const at::Tensor& x) {
+            const at::Tensor mean = x.mean(at::IntArrayRef{0, 2}, true);
+            return normalised(x, mean, (x - mean).pow(2).mean(at::IntArrayRef{0, 2}, true));
+          }};
+}
+
 const std::vector<PatternRow>& rows() {
   static const std::vector<PatternRow> table = {
       {"gelu", 13,
@@ -73,51 +97,10 @@ const std::vector<PatternRow>& rows() {
        1, [](const at::Tensor& x) { return x * at::clamp(x / 6.0 + 0.5, 0.0, 1.0); },
        [](const at::Tensor& x) { return x * at::clamp(x * 0.2 + 0.5, 0.0, 1.0); }},
       // The variant is a training-mode BatchNormalization (batch statistics):
-      // another function, run as written.
-      {"batch_norm_relu", 15,
-       [](IrModel& m, int x, bool exact) {
-         const int scale = m.weight("scale", at::tensor({0.5f, 1.5f, -2.f}));
-         const int bias = m.weight("bias", at::tensor({0.1f, -0.3f, 0.2f}));
-         const int mean = m.weight("mean", at::tensor({0.2f, -0.1f, 0.05f}));
-         const int var = m.weight("var", at::tensor({1.f, 0.5f, 2.f}));
-         const std::map<std::string, AttrValue> attrs{{"epsilon", 1e-3}, {"training_mode", int64_t(exact ? 0 : 1)}};
-         return m.node("Relu", {m.node("BatchNormalization", {x, scale, bias, mean, var}, 1, attrs)[0]})[0];
-       },
-       1,
-       [](const at::Tensor& x) {
-         auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
-         return at::relu((x - c({0.2, -0.1, 0.05})) / at::sqrt(c({1.0, 0.5, 2.0}) + 1e-3) * c({0.5, 1.5, -2.0}) +
-                         c({0.1, -0.3, 0.2}));
-       },
-       [](const at::Tensor& x) {
-         auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
-         const at::Tensor mean = x.mean(at::IntArrayRef{0, 2}, true);
-         const at::Tensor var = (x - mean).pow(2).mean(at::IntArrayRef{0, 2}, true);
-         return at::relu((x - mean) / at::sqrt(var + 1e-3) * c({0.5, 1.5, -2.0}) + c({0.1, -0.3, 0.2}));
-       }},
-      // Opset 6: inference is is_test=1, which the group's node keeps; is_test=0
-      // (the default) trains, with batch statistics.
-      {"batch_norm_relu", 6,
-       [](IrModel& m, int x, bool exact) {
-         const int scale = m.weight("scale", at::tensor({0.5f, 1.5f, -2.f}));
-         const int bias = m.weight("bias", at::tensor({0.1f, -0.3f, 0.2f}));
-         const int mean = m.weight("mean", at::tensor({0.2f, -0.1f, 0.05f}));
-         const int var = m.weight("var", at::tensor({1.f, 0.5f, 2.f}));
-         const std::map<std::string, AttrValue> attrs{{"epsilon", 1e-3}, {"is_test", int64_t(exact ? 1 : 0)}};
-         return m.node("Relu", {m.node("BatchNormalization", {x, scale, bias, mean, var}, 1, attrs)[0]})[0];
-       },
-       1,
-       [](const at::Tensor& x) {
-         auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
-         return at::relu((x - c({0.2, -0.1, 0.05})) / at::sqrt(c({1.0, 0.5, 2.0}) + 1e-3) * c({0.5, 1.5, -2.0}) +
-                         c({0.1, -0.3, 0.2}));
-       },
-       [](const at::Tensor& x) {
-         auto c = [](std::vector<double> v) { return at::tensor(v, at::kDouble).reshape({1, 3, 1}); };
-         const at::Tensor mean = x.mean(at::IntArrayRef{0, 2}, true);
-         const at::Tensor var = (x - mean).pow(2).mean(at::IntArrayRef{0, 2}, true);
-         return at::relu((x - mean) / at::sqrt(var + 1e-3) * c({0.5, 1.5, -2.0}) + c({0.1, -0.3, 0.2}));
-       }},
+      // another function, run as written. Opset 15 says it with training_mode;
+      // opset 6 with is_test (1: inference, which the group's node keeps).
+      batch_norm_relu_row(15, "training_mode", 0),
+      batch_norm_relu_row(6, "is_test", 1),
   };
   return table;
 }
