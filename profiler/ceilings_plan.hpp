@@ -32,6 +32,15 @@ struct CeilingsPlan {
   // when the device has nothing to set.
   std::function<std::shared_ptr<void>(const std::string& dtype)> math_mode;
   std::vector<std::string> notes;
+  // Allotments of the stages of many points, in seconds (0: none): behind
+  // its allotment's pace a point is timed to its minimums only
+  // (ceilings_timing.hpp, StageSchedule). The full CPU plan sets them.
+  struct Allotments {
+    double matmul = 0;      // per dtype's curve (the int8 curve's three passes too)
+    double op_classes = 0;  // every class's points
+    double conv_samples = 0;
+    double optimizers = 0;  // the update costs
+  } allot;
 };
 
 // The warm-up and stopping rule of a probe. Full (not --quick), the same on
@@ -60,6 +69,10 @@ inline CeilingsPlan shortened_plan(const CeilingsPlan& plan, double warmup_secon
 // matrices do not fit in half of it are dropped (the largest size that fits
 // is kept even then, so every dtype has a point). Says so in notes.
 void fit_plan_to_memory(CeilingsPlan& plan, int64_t usable_bytes);
+
+// ceilings_probe.cc: fp32 (and the int8 curve), n 64..2048 (quick: 64, 256,
+// 1024); the full plan's stages on a schedule (Allotments).
+CeilingsPlan cpu_ceilings_plan(bool quick);
 
 #ifdef MODELSTAT_TORCH_CUDA
 // cuda/ceilings_cuda.cc: fp32, tf32 (sm_80+), fp16, bf16 (sm_80+); n 256..8192;

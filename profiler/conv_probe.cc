@@ -232,6 +232,11 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
   };
   std::vector<Measured> measured;
   std::vector<ConvSample> out;
+  // The schedule's points: every grid point, the cheap ones' cached timings,
+  // and the re-timed ones (a fifth of the grid on the noisy VMs).
+  size_t expected = points.size() + (quick ? 0 : points.size() / 5);
+  for (const GridPoint& p : points) expected += cold_copies(p) > kMaxCopies ? 1 : 0;
+  StageSchedule schedule(plan.allot.conv_samples > 0 ? plan.allot.conv_samples : 1e30, expected);
   auto label_of = [](const GridPoint& p) {
     return "conv " + p.kind + " " + std::to_string(p.c_in) + "->" + std::to_string(p.c_out) + " at " +
            std::to_string(p.h_out);
@@ -241,7 +246,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
     const std::string label = label_of(p);
     try {
       const int copies = cold_copies(p);
-      const double seconds = time_model(device, light, conv_model(p, copies), label, notes);
+      const double seconds = time_model(device, schedule.next(light), conv_model(p, copies), label, notes);
       if (seconds <= 0) continue;
       ConvSample s;
       s.kind = p.kind;
@@ -252,7 +257,8 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
       // A cheap point's weights held by the caches: as many copies as before
       // the cheap rule (kMaxCopies), for models whose run the caches hold.
       if (copies > kMaxCopies) {
-        const double hot = time_model(device, light, conv_model(p, kMaxCopies), label + " (cached)", notes);
+        const double hot =
+            time_model(device, schedule.next(light), conv_model(p, kMaxCopies), label + " (cached)", notes);
         if (hot > 0) s.hot_flops_per_second = p.flops() * kMaxCopies / hot;
       }
       out.push_back(std::move(s));
@@ -275,7 +281,8 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
       const GridPoint& p = points[measured[i].point];
       const std::string label = label_of(p) + " (again)";
       try {
-        const double seconds = time_model(device, light, conv_model(p, measured[i].copies), label, notes);
+        const double seconds =
+            time_model(device, schedule.next(light), conv_model(p, measured[i].copies), label, notes);
         if (seconds <= 0) continue;
         const double rate = p.flops() * measured[i].copies / seconds;
         if (rate > out[i].flops_per_second) ++faster;
@@ -289,6 +296,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
                       " timed again (more than 20% below their neighbours' rate), " + std::to_string(faster) +
                       " faster the second time (the second time kept)");
   }
+  if (std::string behind = schedule.note("conv samples"); !behind.empty()) notes.push_back(behind);
   // Saved in grid order.
   std::vector<size_t> by_point(out.size());
   for (size_t i = 0; i < by_point.size(); ++i) by_point[i] = i;

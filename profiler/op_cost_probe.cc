@@ -297,11 +297,15 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& full_pl
   std::vector<OpCost> out;
   const CeilingsPlan plan = shortened_plan(full_plan, 0.05, 0.15);
   const double call = backward_call_seconds(device, plan, notes);
+  const size_t points = classes().size() * size_t(1 + kLargeRounds);
+  StageSchedule schedule(full_plan.allot.op_classes > 0 ? full_plan.allot.op_classes : 1e30, points);
   for (const ProbeClass& cls : classes()) {
     const int64_t large_c = cls.large_c, large_h = cls.large_h;
     try {
-      const Point small = measure_point(device, plan, cls, kSmallC, kSmallH, 1, fresh, notes);
-      const Point large = measure_point(device, plan, cls, large_c, large_h, kLargeRounds, fresh, notes);
+      const Point small = measure_point(device, schedule.next(plan), cls, kSmallC, kSmallH, 1, fresh, notes);
+      const CeilingsPlan large_plan = schedule.next(plan);
+      for (int r = 1; r < kLargeRounds; ++r) (void)schedule.next(plan);
+      const Point large = measure_point(device, large_plan, cls, large_c, large_h, kLargeRounds, fresh, notes);
       OpCost o;
       o.op = cls.key;
       o.probe = "1x" + std::to_string(kSmallC) + "x" + std::to_string(kSmallH) + "x" + std::to_string(kSmallH) +
@@ -338,6 +342,7 @@ std::vector<OpCost> measure_op_costs(Device& device, const CeilingsPlan& full_pl
       notes.push_back("op cost " + cls.key + ": not measured (" + first_line(e) + ")");
     }
   }
+  if (std::string behind = schedule.note("op classes"); !behind.empty()) notes.push_back(behind);
   return out;
 }
 
@@ -409,11 +414,14 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
       fresh.threshold_bytes > 0 ? std::min(kOptimizerStreamed, fresh.threshold_bytes / int64_t(sizeof(float)))
                                 : kOptimizerStreamed;
   const Model streamed = mul_chain_model(streamed_elements, kStreamedWeights);
+  StageSchedule schedule(plan.allot.optimizers > 0 ? plan.allot.optimizers : 1e30, 9);
   for (Optimizer kind : {Optimizer::Sgd, Optimizer::Momentum, Optimizer::Adam}) {
     const std::string name = name_of(kind);
     try {
-      const double t_small = median_update_seconds(device, plan, small, kind, "update " + name + " small", notes);
-      const double t_large = median_update_seconds(device, plan, large, kind, "update " + name + " large", notes);
+      const double t_small =
+          median_update_seconds(device, schedule.next(plan), small, kind, "update " + name + " small", notes);
+      const double t_large =
+          median_update_seconds(device, schedule.next(plan), large, kind, "update " + name + " large", notes);
       OptimizerUpdateCost c;
       c.optimizer = name;
       c.probe = std::to_string(kOptimizerWeights) + " fp32 weights of " + std::to_string(kOptimizerSmall) + " and " +
@@ -432,12 +440,13 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
   // The streamed points after every other, so that the small and large
   // points run in the order they did before the streamed point existed.
   // On a CUDA device the weights stream from device memory at every size: none.
-  if (streamed_elements <= kOptimizerLarge || device.torch_device().is_cuda()) return out;
+  const bool stream = streamed_elements > kOptimizerLarge && !device.torch_device().is_cuda();
   for (OptimizerUpdateCost& c : out) {
+    if (!stream) break;
     try {
       const Optimizer kind = parse_as<Optimizer>(c.optimizer, "optimizer");
-      const double t_streamed =
-          median_update_seconds(device, plan, streamed, kind, "update " + c.optimizer + " streamed", notes);
+      const double t_streamed = median_update_seconds(device, schedule.next(plan), streamed, kind,
+                                                      "update " + c.optimizer + " streamed", notes);
       c.streamed_tensor_elements = streamed_elements;
       c.streamed_seconds_per_element = std::max(0.0, (t_streamed - kStreamedWeights * c.per_tensor_seconds) /
                                                          (double(kStreamedWeights) * double(streamed_elements)));
@@ -446,6 +455,7 @@ std::vector<OptimizerUpdateCost> measure_optimizer_costs(Device& device, const C
       notes.push_back("optimizer cost " + c.optimizer + " streamed: not measured (" + first_line(e) + ")");
     }
   }
+  if (std::string behind = schedule.note("optimizer updates"); !behind.empty()) notes.push_back(behind);
   return out;
 }
 

@@ -329,8 +329,20 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
   return f;
 }
 
+namespace {
+
+// The int8 curve's rate at n, per full-range weight: divided by the products
+// the executor runs for such a weight (DeviceCeilings::int8_weight_products:
+// two 7-bit halves on a CPU without VNNI).
+double int8_rate(const DeviceCeilings& c, double n) {
+  const double rate = c.matmul_flops_at("int8", n);
+  return c.int8_weight_products > 1 ? rate / double(c.int8_weight_products) : rate;
+}
+
+}  // namespace
+
 void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
-  const double rate = f.contraction ? p.ceilings.matmul_flops_at("int8", f.equivalent_gemm_n) : 0.0;
+  const double rate = f.contraction ? int8_rate(p.ceilings, f.equivalent_gemm_n) : 0.0;
   if (rate <= 0 || p.options.train) return;
   const Graph& g = p.graph;
   const double flops = f.compute_flops_per_second > 0 ? f.compute_seconds * f.compute_flops_per_second : 0.0;
@@ -358,7 +370,7 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
   if (p.options.train || !f.contraction || !node.domain.empty() || f.compute_flops_per_second <= 0) return;
   const std::string& op = node.op_type;
   if (op != "ConvInteger" && op != "MatMulInteger" && op != "QLinearConv" && op != "QLinearMatMul") return;
-  const double rate = p.ceilings.matmul_flops_at("int8", f.equivalent_gemm_n);
+  const double rate = int8_rate(p.ceilings, f.equivalent_gemm_n);
   if (rate <= 0) return;
   const double ops = f.compute_seconds * f.compute_flops_per_second;
   f.op_cost = "int8";

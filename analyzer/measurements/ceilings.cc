@@ -32,7 +32,8 @@ namespace modelstat {
 // 2.7: conv_channel_block (optional).
 // 2.8: hot_flops_per_second of a conv sample (optional).
 // 2.9: train_conv_samples (optional).
-const char* const kCeilingsSchemaVersion = "2.9";
+// 2.10: int8_weight_products (optional).
+const char* const kCeilingsSchemaVersion = "2.10";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)
@@ -375,6 +376,7 @@ void to_json(Json& j, const DeviceCeilings& c) {
   j["conv_silu_seconds_per_byte"] = c.conv_silu_seconds_per_byte;
   j["conv_layout_seconds_per_byte"] = c.conv_layout_seconds_per_byte;
   j["conv_channel_block"] = c.conv_channel_block;
+  j["int8_weight_products"] = c.int8_weight_products;
   j["optimizer_costs"] = c.optimizer_costs;
   j["compute_roofs"] = c.compute_roofs;
   j["memory_levels"] = c.memory_levels;
@@ -423,6 +425,7 @@ void from_json(const Json& j, DeviceCeilings& c) {
   c.conv_silu_seconds_per_byte = json_number_or(j, "conv_silu_seconds_per_byte", cost, 0.0);
   c.conv_layout_seconds_per_byte = json_number_or(j, "conv_layout_seconds_per_byte", cost, 0.0);
   c.conv_channel_block = json_integer_or(j, "conv_channel_block", 0, 1024, 0);
+  c.int8_weight_products = json_integer_or(j, "int8_weight_products", 0, 2, 0);
   c.optimizer_costs = optional_records<OptimizerUpdateCost>(j, "optimizer_costs");
   c.compute_roofs = optional_records<ComputeRoof>(j, "compute_roofs");
   c.memory_levels = optional_records<MemoryLevel>(j, "memory_levels");

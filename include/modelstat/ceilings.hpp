@@ -214,6 +214,16 @@ struct DeviceCeilings {
   // project VM: 1x1 128 -> 17, 20, 24 and 32 at 28 x 28, 58 us each; 40 and
   // 48, 87 us), and fit prices it at the block's multiple (schema 2.7).
   int64_t conv_channel_block = 0;
+  // How many int8 products the executor's int8 kernels run for a weight of
+  // full 8-bit range (0: not known, or no int8 kernels; schema 2.10): 1 on a
+  // CPU with VNNI (or AMX), 2 without, where oneDNN's int8 kernels add two
+  // u8 x s8 products in int16 with saturation and the executor runs such a
+  // weight as two exact 7-bit halves (profiler/ops/int8_kernels.hpp). The
+  // int8 curve is measured on 7-bit weights (one product either way); fit
+  // prices an int8 contraction at this many times its curve time, as
+  // quantizers write full-range weights (ONNX Runtime's reduce_range is
+  // opt-in).
+  int64_t int8_weight_products = 0;
   std::vector<OptimizerUpdateCost> optimizer_costs;  // per optimizer (empty: not measured; schema 1.2)
   // Host memory handed out fresh by the OS (schema 1.3; 0: none or not
   // measured). On the CPU, glibc serves an allocation above its mmap threshold

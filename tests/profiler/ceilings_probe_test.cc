@@ -23,6 +23,7 @@
 #include "modelstat/error.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_probe.hpp"
+#include "profiler/ceilings_timing.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/fp32_conv.hpp"
@@ -95,6 +96,11 @@ TEST(CeilingsProbe, QuickCpuProbeGivesPositiveFiguresAndItsContext) {
     EXPECT_GT(c.peak_flops("int8"), 0.0);
   }
   EXPECT_GT(c.peak_flops("fp32"), 0.0);
+  // How many int8 products a full-range weight takes on this CPU: the int8 kernels' own answer.
+  if (profiler::int8_kernels_available())
+    EXPECT_EQ(c.int8_weight_products, profiler::int8_kernels_exact_for_any_weights() ? 1 : 2);
+  else
+    EXPECT_EQ(c.int8_weight_products, 0);
   bool says_quick = false;
   for (const auto& n : c.notes) says_quick = says_quick || contains(n, "quick");
   EXPECT_TRUE(says_quick) << "a quick probe is labelled as one";
@@ -396,6 +402,51 @@ TEST(CeilingsPlanFit, TinyMemoryKeepsAFloorAndOneSize) {
   profiler::fit_plan_to_memory(p, 10 * kMiB);
   EXPECT_EQ(p.copy_bytes, 16 * kMiB);
   EXPECT_EQ(p.matmul_sizes, (std::vector<int64_t>{256}));  // 3 x 256^2 x 4 B = 768 KiB fits in 5 MiB
+}
+
+// A stage on schedule times every point on the plan as given; one behind its
+// allotment (0 s: behind from the first point) stops each point at its
+// minimum count and half its minimum times, and says how many.
+TEST(StageSchedule, OnScheduleKeepsThePlanBehindStopsAtTheMinimums) {
+  CeilingsPlan plan;
+  plan.warmup.min_seconds = 0.04;
+  plan.stopping.min_iterations = 5;
+  plan.stopping.min_seconds = 0.08;
+  plan.stopping.max_seconds = 1.0;
+  plan.stopping.target_rel_ci = 0.03;
+  profiler::StageSchedule roomy(1e6, 3);
+  for (int i = 0; i < 3; ++i) {
+    const CeilingsPlan p = roomy.next(plan);
+    EXPECT_DOUBLE_EQ(p.stopping.target_rel_ci, 0.03);
+    EXPECT_DOUBLE_EQ(p.stopping.min_seconds, 0.08);
+    EXPECT_DOUBLE_EQ(p.warmup.min_seconds, 0.04);
+  }
+  EXPECT_EQ(roomy.note("conv samples"), "");
+  profiler::StageSchedule late(0.0, 4);
+  for (int i = 0; i < 4; ++i) {
+    const CeilingsPlan p = late.next(plan);
+    EXPECT_TRUE(std::isinf(p.stopping.target_rel_ci));  // any interval: stop at the minimums
+    EXPECT_EQ(p.stopping.min_iterations, 5);
+    EXPECT_DOUBLE_EQ(p.stopping.min_seconds, 0.04);
+    EXPECT_DOUBLE_EQ(p.warmup.min_seconds, 0.02);
+    EXPECT_DOUBLE_EQ(p.stopping.max_seconds, 1.0);
+  }
+  EXPECT_EQ(late.note("conv samples"),
+            "conv samples: 4 of 4 points behind its 0 s schedule (timed to their minimum count and half their minimum "
+            "time)");
+}
+
+// The full CPU plan puts its stages of many points on a schedule; --quick has none.
+TEST(StageSchedule, FullCpuPlanHasAllotmentsQuickHasNone) {
+  const CeilingsPlan full = profiler::cpu_ceilings_plan(false);
+  EXPECT_GT(full.allot.matmul, 0.0);
+  EXPECT_GT(full.allot.op_classes, 0.0);
+  EXPECT_GT(full.allot.conv_samples, 0.0);
+  EXPECT_GT(full.allot.optimizers, 0.0);
+  EXPECT_LT(full.allot.matmul + full.allot.op_classes + full.allot.conv_samples + full.allot.optimizers, 300.0);
+  const CeilingsPlan quick = profiler::cpu_ceilings_plan(true);
+  EXPECT_EQ(quick.allot.conv_samples, 0.0);
+  EXPECT_EQ(quick.allot.op_classes, 0.0);
 }
 
 // --------------------------------------------------------------- the command

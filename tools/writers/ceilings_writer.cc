@@ -144,6 +144,9 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
     }
     curve.print(out, plain);
   }
+  if (c.int8_weight_products > 1)
+    out << "  int8 without VNNI: a full-range int8 weight runs as two 7-bit products (the curve times one); fit prices "
+           "int8 at twice the curve's time\n";
 
   if (!c.op_costs.empty()) {
     // Per op class: fixed cost and effective bytes/s (read + written) of one

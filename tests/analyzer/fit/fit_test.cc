@@ -357,6 +357,16 @@ TEST(FitLatency, IntegerContractionIsPricedOnTheInt8Curve) {
   EXPECT_NEAR(r.nodes[0].compute_seconds, 1.048576e-5, 1e-15);
   EXPECT_DOUBLE_EQ(r.nodes[0].compute_flops_per_second, 4e11);
   EXPECT_GE(r.nodes[0].forward_seconds, r.nodes[0].compute_seconds + r.nodes[0].overhead_seconds);
+  // A CPU without VNNI runs a full-range weight as two 7-bit products
+  // (int8_weight_products 2): 2 x 1.048576e-5 s, at half the curve's rate.
+  c.int8_weight_products = 2;
+  const FitReport halves = forecast_fit(a, c, {});
+  EXPECT_EQ(halves.nodes[0].op_cost, "int8");
+  EXPECT_NEAR(halves.nodes[0].compute_seconds, 2.097152e-5, 1e-15);
+  EXPECT_DOUBLE_EQ(halves.nodes[0].compute_flops_per_second, 2e11);
+  // 1 (VNNI) is the curve's own rate.
+  c.int8_weight_products = 1;
+  EXPECT_NEAR(forecast_fit(a, c, {}).nodes[0].compute_seconds, 1.048576e-5, 1e-15);
 }
 
 // One node as an analysed model.

@@ -81,6 +81,7 @@ DeviceCeilings sample_ceilings() {
   c.conv_silu_seconds_per_byte = 2.5e-10;
   c.conv_layout_seconds_per_byte = 3.5e-10;
   c.conv_channel_block = 16;
+  c.int8_weight_products = 2;  // schema 2.10
   c.fresh_allocation_threshold_bytes = 33554432;
   c.fresh_allocation_seconds_per_byte = 5.5e-10;
   c.notes = {"first note", "second note"};
@@ -186,6 +187,7 @@ TEST(Ceilings, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(r.conv_silu_seconds_per_byte, 2.5e-10);
   EXPECT_DOUBLE_EQ(r.conv_layout_seconds_per_byte, 3.5e-10);
   EXPECT_EQ(r.conv_channel_block, 16);
+  EXPECT_EQ(r.int8_weight_products, 2);
   EXPECT_EQ(r.notes, c.notes);
   EXPECT_TRUE(r.measured());
   // Writing the read-back record gives the same text: nothing is lost or reordered.
@@ -200,7 +202,7 @@ TEST(Ceilings, JsonNamesItsFieldsAsDocumented) {
                           "fresh_allocation_seconds_per_byte", "matmul", "op_costs", "optimizer_costs", "conv_samples",
                           "train_conv_samples",
                           "conv_residual_seconds_per_byte", "conv_silu_seconds_per_byte",
-                          "conv_layout_seconds_per_byte", "conv_channel_block", "notes"})
+                          "conv_layout_seconds_per_byte", "conv_channel_block", "int8_weight_products", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema_version"], kCeilingsSchemaVersion);
   EXPECT_EQ(j["matmul"][0]["curve"][1]["n"], 1024);
