@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -75,10 +76,38 @@ struct Plan {
   dnnl::convolution_forward primitive;
   memory::desc weights_md;  // the primitive's weights layout
   at::Tensor weights;       // reordered into it: an ATen allocation, so memory meters count it
-  memory::desc src_md, dst_md;
+  memory::desc src_md, dst_md;  // NHWC: the executor's tensors
   Dims dst_dims;
   std::string impl;
+  // The blocked layout (ConvLayout::Blocked): the primitive's own source and
+  // destination layouts, and the reorders from NHWC into them and back.
+  bool blocked = false;
+  memory::desc inner_src_md, inner_dst_md;
+  dnnl::reorder src_in, dst_in, dst_out;
 };
+
+// Whether a convolution of this shape runs on oneDNN's blocked layout
+// (ConvLayout, fp32_conv.hpp).
+bool wants_blocked(ConvLayout layout, int64_t group, int64_t c, int64_t o, int64_t kh, int64_t kw) {
+  static const ConvLayout from_env = [] {
+    const char* v = std::getenv("MODELSTAT_CONV_LAYOUT");
+    const std::string s = v ? v : "";
+    return s == "blocked" ? ConvLayout::Blocked : s == "channels_last" ? ConvLayout::ChannelsLast : ConvLayout::Auto;
+  }();
+  if (layout == ConvLayout::Auto) layout = from_env;
+  if (layout == ConvLayout::ChannelsLast) return false;
+  if (layout == ConvLayout::Blocked) return true;
+  static const bool below_avx512 = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::sse41:
+      case dnnl::cpu_isa::avx:
+      case dnnl::cpu_isa::avx2:
+      case dnnl::cpu_isa::avx2_vnni: return true;
+      default: return false;
+    }
+  }();
+  return below_avx512 && group == 1 && kh * kw > 1 && c % 8 == 0 && o % 8 == 0;
+}
 
 // The key of a plan: the input's dims and the window.
 std::vector<int64_t> plan_key(at::IntArrayRef dims, const Window& w) {
@@ -105,6 +134,7 @@ struct Fp32ConvKernel::Impl {
   std::vector<int64_t> weight_dims;  // O, I/group, KH, KW
   int64_t group = 1;
   std::vector<FusedPostOp> post_ops;
+  ConvLayout layout = ConvLayout::Auto;
   OnednnPostOpSplit split;    // what the primitive applies; a trailing SiLU runs after it
   int residual_post_op = -1;  // index in the primitive's post-ops
   mutable std::mutex mutex;
@@ -154,9 +184,30 @@ struct Fp32ConvKernel::Impl {
       const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                                  dnnl::algorithm::convolution_direct, p->src_md, w_any, b_md,
                                                  p->dst_md, strides, dilations, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn_cpu_engine());
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn_cpu_engine());
       p->impl = pd.impl_info_str();
       p->native = p->impl.find("ref") == std::string::npos;
+      if (p->native && wants_blocked(layout, group, c, o, kh, kw)) {
+        // The same convolution with the activations' layout left to oneDNN;
+        // kept where that is a native kernel on another layout than NHWC.
+        const memory::desc any_src({n, c, h, wd}, DT::f32, Tag::any), any_dst(p->dst_dims, DT::f32, Tag::any);
+        const dnnl::convolution_forward::desc blocked_desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, any_src, w_any, b_md,
+                                                           any_dst, strides, dilations, pad_l, pad_r);
+        dnnl::convolution_forward::primitive_desc blocked_pd(blocked_desc, attr, onednn_cpu_engine());
+        const std::string blocked_impl = blocked_pd.impl_info_str();
+        if (blocked_impl.find("ref") == std::string::npos && blocked_pd.src_desc() != p->src_md) {
+          pd = blocked_pd;
+          p->blocked = true;
+          p->impl = blocked_impl + ", blocked";
+          p->inner_src_md = pd.src_desc();
+          p->inner_dst_md = pd.dst_desc();
+          const dnnl::engine& e = onednn_cpu_engine();
+          p->src_in = dnnl::reorder(dnnl::reorder::primitive_desc(e, p->src_md, e, p->inner_src_md));
+          p->dst_in = dnnl::reorder(dnnl::reorder::primitive_desc(e, p->dst_md, e, p->inner_dst_md));
+          p->dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(e, p->inner_dst_md, e, p->dst_md));
+        }
+      }
       if (p->native) {
         p->primitive = dnnl::convolution_forward(pd);
         p->weights_md = pd.weights_desc();
@@ -203,9 +254,11 @@ struct Fp32ConvKernel::Impl {
   }
 };
 
-Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops)
+Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops,
+                               ConvLayout layout)
     : impl_(std::make_shared<Impl>()) {
   impl_->weight = weight.to(at::kFloat).contiguous();
+  impl_->layout = layout;
   impl_->weight_dims.assign(impl_->weight.sizes().begin(), impl_->weight.sizes().end());
   // The primitive is built with a bias: zeros for a Conv without one.
   impl_->bias = bias.defined() ? bias.to(at::kFloat).contiguous() : at::zeros({impl_->weight_dims[0]}, at::kFloat);
@@ -232,13 +285,29 @@ at::Tensor Fp32ConvKernel::run(const at::Tensor& x, const Window& window, const 
   at::Tensor dst = buffer ? channels_last_in(*buffer, p->dst_dims)
                           : at::empty(p->dst_dims, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   if (k.residual_post_op >= 0) dst.copy_(residual.expand(p->dst_dims));  // the sum post-op adds to it
-  memory src_m(p->src_md, onednn_cpu_engine(), src.data_ptr());
-  memory dst_m(p->dst_md, onednn_cpu_engine(), dst.data_ptr());
-  memory w_m(p->weights_md, onednn_cpu_engine(), p->weights.data_ptr());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, w_m}, {DNNL_ARG_DST, dst_m}};
-  if (k.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(memory::desc({k.weight_dims[0]}, DT::f32, Tag::x), onednn_cpu_engine(), k.bias.data_ptr()));
-  p->primitive.execute(onednn_cpu_stream(), args);
-  onednn_cpu_stream().wait();
+  const dnnl::engine& engine = onednn_cpu_engine();
+  dnnl::stream& stream = onednn_cpu_stream();
+  memory src_m(p->src_md, engine, src.data_ptr());
+  memory dst_m(p->dst_md, engine, dst.data_ptr());
+  memory w_m(p->weights_md, engine, p->weights.data_ptr());
+  // On the blocked layout: the input reordered in, the residual too (the sum
+  // post-op reads the destination), the output reordered back, all on this
+  // call's stream and inside its time.
+  at::Tensor inner_src, inner_dst;
+  memory kernel_src = src_m, kernel_dst = dst_m;
+  if (p->blocked) {
+    inner_src = at::empty({int64_t((p->inner_src_md.get_size() + 3) / 4)}, at::TensorOptions().dtype(at::kFloat));
+    inner_dst = at::empty({int64_t((p->inner_dst_md.get_size() + 3) / 4)}, at::TensorOptions().dtype(at::kFloat));
+    kernel_src = memory(p->inner_src_md, engine, inner_src.data_ptr());
+    kernel_dst = memory(p->inner_dst_md, engine, inner_dst.data_ptr());
+    p->src_in.execute(stream, src_m, kernel_src);
+    if (k.residual_post_op >= 0) p->dst_in.execute(stream, dst_m, kernel_dst);
+  }
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, kernel_src}, {DNNL_ARG_WEIGHTS, w_m}, {DNNL_ARG_DST, kernel_dst}};
+  if (k.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(memory::desc({k.weight_dims[0]}, DT::f32, Tag::x), engine, k.bias.data_ptr()));
+  p->primitive.execute(stream, args);
+  if (p->blocked) p->dst_out.execute(stream, kernel_dst, dst_m);
+  stream.wait();
   if (p->silu_after) silu_inplace(dst.data_ptr<float>(), dst.numel());
   return dst;
 }
@@ -258,7 +327,8 @@ struct Fp32ConvKernel::Impl {
   std::vector<FusedPostOp> post_ops;
 };
 
-Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops)
+Fp32ConvKernel::Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops,
+                               ConvLayout)
     : impl_(std::make_shared<Impl>()) {
   impl_->weight = weight.to(at::kFloat).contiguous();
   impl_->bias = bias;

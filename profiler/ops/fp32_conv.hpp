@@ -27,11 +27,24 @@
 
 namespace modelstat::profiler {
 
+// The activation layout of a convolution's kernel. ChannelsLast: the kernel
+// reads and writes NHWC (the executor's activations). Blocked: oneDNN's own
+// blocked layout (nChw8c on AVX2, nChw16c on AVX-512), the input reordered
+// into it and the output back, inside the kernel's call: on oneDNN 2.6 without
+// AVX-512 (no brgemm kernels) a KxK convolution ran 1.08-1.38x faster so than
+// on NHWC (bench/RESULTS.md, "A Zen 3 VM without AVX-512 or VNNI"), while 1x1
+// ones ran the same. Auto: `MODELSTAT_CONV_LAYOUT` (channels_last, blocked,
+// auto) where set, else Blocked for an ungrouped KxK convolution of channels
+// in whole 8-lane blocks on a CPU whose oneDNN ISA is below AVX-512, else
+// ChannelsLast.
+enum class ConvLayout { Auto, ChannelsLast, Blocked };
+
 class Fp32ConvKernel {
  public:
   // weight: O x I/group x KH x KW, fp32 (BatchNormalization already folded);
   // bias: O values or undefined. At most one AddResidual among post_ops.
-  Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops);
+  Fp32ConvKernel(at::Tensor weight, at::Tensor bias, int64_t group, std::vector<FusedPostOp> post_ops,
+                 ConvLayout layout = ConvLayout::Auto);
 
   // The group's output for input x (N x C x H x W, any strides) and the
   // residual (the AddResidual operand, any float dtype; undefined without
@@ -49,7 +62,8 @@ class Fp32ConvKernel {
   // KH, KW.
   std::vector<int64_t> kernel_spatial() const;
 
-  // "jit:avx512_core" etc. for the last shape built; "aten" when it fell back.
+  // "jit:avx512_core" etc. for the last shape built ("jit:avx2, blocked" on
+  // the blocked layout); "aten" when it fell back.
   std::string implementation() const;
 
  private:

@@ -352,6 +352,58 @@ TEST(CpuFusion, KernelRunsANewShapeFromItsPackedWeights) {
   expect_close(stem.run(x3, w, {}), conv_double(x3, w3, b3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), "3-channel image");
 }
 
+// The same convolutions on oneDNN's blocked layout (reorders at the kernel's
+// edges, ConvLayout::Blocked) and on channels-last: both match the double
+// reference, with a residual (the sum post-op reads the reordered residual), a
+// trailing SiLU, strides, batch 2 and channels that do not fill a block (the
+// blocked layout pads them).
+TEST(CpuFusion, BlockedAndChannelsLastConvsMatchTheDoubleReference) {
+  using Kind = FusedPostOp::Kind;
+  struct Case {
+    int64_t n, c, o, h, stride;
+    std::vector<FusedPostOp> post_ops;
+  };
+  const std::vector<Case> cases = {
+      {1, 16, 24, 9, 1, {{Kind::AddResidual}, {Kind::Relu}}},
+      {2, 8, 16, 11, 2, {{Kind::Relu}}},
+      {1, 16, 16, 7, 1, {{Kind::Swish, 1.f, 0.f}}},
+      {1, 12, 20, 8, 1, {}},
+  };
+  uint64_t seed = 300;
+  for (const Case& c : cases) {
+    const at::Tensor wv = randn({c.o, c.c, 3, 3}, seed++, 0.2), bv = randn({c.o}, seed++);
+    const int64_t ho = (c.h + 2 - 3) / c.stride + 1;
+    const at::Tensor xv = randn({c.n, c.c, c.h, c.h}, seed++).contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor rv = randn({c.n, c.o, ho, ho}, seed++);
+    Window w;
+    w.kernel = {3, 3};
+    w.strides = {c.stride, c.stride};
+    w.dilations = {1, 1};
+    w.pads_begin = {1, 1};
+    w.pads_end = {1, 1};
+    at::Tensor expected = conv_double(xv, wv, bv, {c.stride, c.stride}, {1, 1, 1, 1}, {1, 1}, 1);
+    const bool residual = !c.post_ops.empty() && c.post_ops[0].kind == Kind::AddResidual;
+    if (residual) expected = expected + rv.to(at::kDouble);
+    for (const FusedPostOp& op : c.post_ops) {
+      if (op.kind == Kind::Relu) expected = at::relu(expected);
+      if (op.kind == Kind::Swish) expected = expected * at::sigmoid(expected);
+    }
+    for (ConvLayout layout : {ConvLayout::ChannelsLast, ConvLayout::Blocked}) {
+      const bool blocked = layout == ConvLayout::Blocked;
+      Fp32ConvKernel kernel(wv, bv, 1, c.post_ops, layout);
+      const at::Tensor y = kernel.run(xv, w, residual ? rv : at::Tensor());
+      const std::string what = std::string(blocked ? "blocked " : "channels-last ") + std::to_string(c.c) + "->" +
+                               std::to_string(c.o) + " stride " + std::to_string(c.stride);
+      expect_close(y, expected, what.c_str());
+      EXPECT_TRUE(y.is_contiguous(at::MemoryFormat::ChannelsLast)) << what;
+      if (fp32_conv_kernels_available()) {
+        EXPECT_EQ(kernel.implementation().find("blocked") != std::string::npos, blocked)
+            << what << ": " << kernel.implementation();
+      }
+    }
+  }
+}
+
 // GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5; the Muls
 // in either order) runs as one kernel at the Div; other constants do not.
 TEST(CpuFusion, GeluWrittenOutRunsAsOneKernelOnlyWithItsConstants) {
