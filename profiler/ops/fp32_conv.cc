@@ -218,7 +218,12 @@ struct Fp32ConvKernel::Impl {
           const dnnl::convolution_forward::desc merged_desc(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src_md,
               memory::desc(merged_dims, DT::f32, Tag::any), b_md, p->dst_md, strides, dilations, pad_l, pad_r);
-          dnnl::convolution_forward::primitive_desc merged_pd(merged_desc, attr, onednn_cpu_engine());
+          dnnl::convolution_forward::primitive_desc merged_pd;
+          try {
+            merged_pd = dnnl::convolution_forward::primitive_desc(merged_desc, attr, onednn_cpu_engine());
+          } catch (const dnnl::error&) {
+            continue;  // none for this merge
+          }
           const std::string merged_impl = merged_pd.impl_info_str();
           if (merged_impl.find("gemm") != std::string::npos || merged_impl.find("ref") != std::string::npos) continue;
           merge_groups(k);
@@ -230,10 +235,12 @@ struct Fp32ConvKernel::Impl {
       if (p->native && wants_blocked(layout, group, c, o, kh, kw)) {
         // The same convolution with the activations' layout left to oneDNN;
         // kept where that is a native kernel on another layout than NHWC.
+        // (The weight's dims read again: groups merged above changed them.)
         const memory::desc any_src({n, c, h, wd}, DT::f32, Tag::any), any_dst(p->dst_dims, DT::f32, Tag::any);
+        const memory::desc any_weight(onnx_weight_dims(), DT::f32, Tag::any);
         const dnnl::convolution_forward::desc blocked_desc(dnnl::prop_kind::forward_inference,
-                                                           dnnl::algorithm::convolution_direct, any_src, w_any, b_md,
-                                                           any_dst, strides, dilations, pad_l, pad_r);
+                                                           dnnl::algorithm::convolution_direct, any_src, any_weight,
+                                                           b_md, any_dst, strides, dilations, pad_l, pad_r);
         dnnl::convolution_forward::primitive_desc blocked_pd;
         try {
           blocked_pd = dnnl::convolution_forward::primitive_desc(blocked_desc, attr, onednn_cpu_engine());

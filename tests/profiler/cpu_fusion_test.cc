@@ -404,37 +404,38 @@ TEST(CpuFusion, BlockedAndChannelsLastConvsMatchTheDoubleReference) {
   }
 }
 
-// Grouped convolutions of 1, 2 and 4 channels per group (ResNeXt-50 32x4d's
+// Grouped convolutions of 2 and 4 channels per group (ResNeXt-50 32x4d's
 // first stage has 4), which oneDNN may run on im2col + GEMM and the kernel
 // then runs with adjacent groups merged (block-diagonal weights): the same
 // values as the double reference, with a residual and ReLU, on a second
-// input shape too (the merge is made once, at the first).
+// input shape too (the merge is made once, at the first), on either layout
+// (the blocked one forced: the merged weight's dims, not the model's).
 TEST(CpuFusion, GroupedConvsOfFewChannelsPerGroupMatchTheDoubleReference) {
   using Kind = FusedPostOp::Kind;
   uint64_t seed = 400;
-  for (int64_t per_group : {2, 4}) {
-    for (int64_t stride : {1, 2}) {
-      const int64_t channels = 32, group = channels / per_group;
-      const at::Tensor wv = randn({channels, per_group, 3, 3}, seed++, 0.3), bv = randn({channels}, seed++);
-      Fp32ConvKernel kernel(wv, bv, group, {{Kind::AddResidual}, {Kind::Relu}});
-      Window w;
-      w.kernel = {3, 3};
-      w.strides = {stride, stride};
-      w.dilations = {1, 1};
-      w.pads_begin = {1, 1};
-      w.pads_end = {1, 1};
-      for (int64_t n : {1, 2}) {
-        const at::Tensor xv = randn({n, channels, 10, 10}, seed++).contiguous(at::MemoryFormat::ChannelsLast);
-        const int64_t ho = (10 + 2 - 3) / stride + 1;
-        const at::Tensor rv = randn({n, channels, ho, ho}, seed++);
-        const at::Tensor expected =
-            at::relu(conv_double(xv, wv, bv, {stride, stride}, {1, 1, 1, 1}, {1, 1}, group) + rv.to(at::kDouble));
-        const std::string what = std::to_string(per_group) + " per group, stride " + std::to_string(stride) +
-                                 ", batch " + std::to_string(n) + " (" + kernel.implementation() + ")";
-        expect_close(kernel.run(xv, w, rv), expected, what.c_str());
+  Window w;
+  w.kernel = {3, 3};
+  w.dilations = {1, 1};
+  w.pads_begin = {1, 1};
+  w.pads_end = {1, 1};
+  for (int64_t per_group : {2, 4})
+    for (int64_t stride : {1, 2})
+      for (ConvLayout layout : {ConvLayout::Auto, ConvLayout::Blocked}) {
+        const int64_t channels = 32, group = channels / per_group;
+        const at::Tensor wv = randn({channels, per_group, 3, 3}, seed++, 0.3), bv = randn({channels}, seed++);
+        Fp32ConvKernel kernel(wv, bv, group, {{Kind::AddResidual}, {Kind::Relu}}, layout);
+        w.strides = {stride, stride};
+        for (int64_t n : {1, 2}) {
+          const at::Tensor xv = randn({n, channels, 10, 10}, seed++).contiguous(at::MemoryFormat::ChannelsLast);
+          const int64_t ho = (10 + 2 - 3) / stride + 1;
+          const at::Tensor rv = randn({n, channels, ho, ho}, seed++);
+          const at::Tensor expected =
+              at::relu(conv_double(xv, wv, bv, {stride, stride}, {1, 1, 1, 1}, {1, 1}, group) + rv.to(at::kDouble));
+          const std::string what = std::to_string(per_group) + " per group, stride " + std::to_string(stride) +
+                                   ", batch " + std::to_string(n) + " (" + kernel.implementation() + ")";
+          expect_close(kernel.run(xv, w, rv), expected, what.c_str());
+        }
       }
-    }
-  }
 }
 
 // GELU written out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5; the Muls
