@@ -1,5 +1,6 @@
 // Direct loops for small fp32 Convs and recurrent steps (direct_kernels.hpp).
 #include "profiler/ops/direct_kernels.hpp"
+#include "profiler/ops/softmax.hpp"
 
 #include <ATen/Parallel.h>
 #include "profiler/torch_compat.hpp"
@@ -21,6 +22,44 @@ namespace {
 #else
 #define MODELSTAT_VECTOR_CLONES
 #endif
+
+// y = x less the max of its row, rows of `cols` floats (the first pass of a softmax).
+MODELSTAT_VECTOR_CLONES void subtract_row_max(const float* x, float* y, int64_t rows, int64_t cols) {
+  if (cols == 2) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float top = std::max(x[2 * r], x[2 * r + 1]);
+      y[2 * r] = x[2 * r] - top;
+      y[2 * r + 1] = x[2 * r + 1] - top;
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* v = x + r * cols;
+    float* out = y + r * cols;
+    float top = v[0];
+    for (int64_t i = 1; i < cols; ++i) top = std::max(top, v[i]);
+    for (int64_t i = 0; i < cols; ++i) out[i] = v[i] - top;
+  }
+}
+
+// Each row of `cols` floats divided by its sum (the last pass of a softmax).
+MODELSTAT_VECTOR_CLONES void scale_rows_by_inverse_sum(float* y, int64_t rows, int64_t cols) {
+  if (cols == 2) {  // the commonest short row (a two-class score): unrolled, vectorised across rows
+    for (int64_t r = 0; r < rows; ++r) {
+      const float inv = 1.f / (y[2 * r] + y[2 * r + 1]);
+      y[2 * r] *= inv;
+      y[2 * r + 1] *= inv;
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float* out = y + r * cols;
+    float total = 0;
+    for (int64_t i = 0; i < cols; ++i) total += out[i];
+    const float inv = 1.f / total;
+    for (int64_t i = 0; i < cols; ++i) out[i] *= inv;
+  }
+}
 
 // a . b with sixteen partial sums, so that the compiler keeps several vectors
 // in flight instead of one serial chain of adds (no -ffast-math needed).
@@ -467,24 +506,26 @@ std::optional<at::Tensor> direct_softmax_last_axis(const at::Tensor& x, bool log
   at::Tensor y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
   const float* xp = xc.data_ptr<float>();
   float* yp = y.data_ptr<float>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* v = xp + r * cols;
-    float* out = yp + r * cols;
-    float top = v[0];
-    for (int64_t i = 1; i < cols; ++i) top = std::max(top, v[i]);
-    double total = 0;
-    for (int64_t i = 0; i < cols; ++i) {
-      out[i] = std::exp(v[i] - top);
-      total += out[i];
-    }
-    if (log) {
-      const float shift = top + float(std::log(total));
+  // Three passes: each row less its max; the exps of the whole buffer at
+  // once, vectorised across rows (a row of 2 is a quarter of a vector:
+  // Ultra-Light-Fast's 4420 rows of 2 took 90 us on one exp at a time); the
+  // sums and the scale.
+  subtract_row_max(xp, yp, rows, cols);
+  exp_inplace(yp, rows * cols);
+  // (Sums in float: at most kDirectSoftmaxMaxAxis terms, each in (0, 1].)
+  if (log) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* v = xp + r * cols;
+      float* out = yp + r * cols;
+      float total = 0, top = v[0];
+      for (int64_t i = 0; i < cols; ++i) total += out[i];
+      for (int64_t i = 1; i < cols; ++i) top = std::max(top, v[i]);
+      const float shift = top + std::log(total);
       for (int64_t i = 0; i < cols; ++i) out[i] = v[i] - shift;
-    } else {
-      const float inv = float(1.0 / total);
-      for (int64_t i = 0; i < cols; ++i) out[i] *= inv;
     }
+    return y;
   }
+  scale_rows_by_inverse_sum(yp, rows, cols);
   return y;
 }
 

@@ -35,7 +35,8 @@ namespace modelstat::profiler {
 // on NHWC (bench/RESULTS.md, "A Zen 3 VM without AVX-512 or VNNI"), while 1x1
 // ones ran the same. Auto: `MODELSTAT_CONV_LAYOUT` (channels_last, blocked,
 // auto) where set, else Blocked for an ungrouped KxK convolution of channels
-// in whole 8-lane blocks on a CPU whose oneDNN ISA is below AVX-512, else
+// in whole 8-lane blocks on a CPU whose oneDNN ISA is below AVX-512 for which
+// oneDNN offers a direct (not GEMM) kernel on the blocked layout, else
 // ChannelsLast.
 enum class ConvLayout { Auto, ChannelsLast, Blocked };
 

@@ -116,6 +116,25 @@ __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float* x, float*
   for (int64_t i = full; i < n; ++i) y[i] *= inv_s;
 }
 
+__attribute__((target("avx512f"))) void exp_avx512(float* x, int64_t n) {
+  const int64_t full = n / 16 * 16;
+  for (int64_t i = 0; i < full; i += 16) _mm512_storeu_ps(x + i, vec::exp512(_mm512_loadu_ps(x + i)));
+  if (full < n) {
+    const __mmask16 tail = __mmask16((1u << (n - full)) - 1);
+    _mm512_mask_storeu_ps(x + full, tail, vec::exp512(_mm512_maskz_loadu_ps(tail, x + full)));
+  }
+}
+
+__attribute__((target("avx2,fma"))) void exp_avx2(float* x, int64_t n) {
+  const int64_t full = n / 8 * 8;
+  for (int64_t i = 0; i < full; i += 8) _mm256_storeu_ps(x + i, vec::exp256(_mm256_loadu_ps(x + i)));
+  for (int64_t i = full; i < n; ++i) x[i] = std::exp(std::clamp(x[i], -87.f, 87.f));
+}
+
+void exp_scalar(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
 using SoftmaxRow = void (*)(const float*, float*, int64_t);
 
 SoftmaxRow softmax_row_loop() {
@@ -133,6 +152,17 @@ void softmax_row_range(SoftmaxRow row, const float* x, float* y, int64_t begin, 
 }
 
 }  // namespace
+
+void exp_inplace(float* x, int64_t n) {
+  using Loop = void (*)(float*, int64_t);
+  static const Loop loop = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return &exp_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &exp_avx2;
+    return &exp_scalar;
+  }();
+  if (n > 0) loop(x, n);
+}
 
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return;

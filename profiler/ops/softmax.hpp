@@ -19,6 +19,11 @@ namespace modelstat::profiler {
 // (y may be x). Split over ATen's intra-op threads by whole rows.
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols);
 
+// x[i] = exp(x[i]) for i < n, vectorised (vec_exp.hpp: the argument clamped
+// to [-87, 87]); the direct loop of short softmax rows runs its exps here,
+// across rows, where one row is shorter than a vector.
+void exp_inplace(float* x, int64_t n);
+
 // Softmax of `x` along its last axis: on softmax_rows when x is a contiguous
 // CPU float tensor and autograd does not record it, else ATen's.
 at::Tensor softmax_last_axis(const at::Tensor& x);

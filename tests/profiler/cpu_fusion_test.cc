@@ -404,6 +404,29 @@ TEST(CpuFusion, BlockedAndChannelsLastConvsMatchTheDoubleReference) {
   }
 }
 
+// A dilated 3x3 (Ultra-Light-Fast's RFB branches, dilation 5), for which
+// oneDNN may offer the blocked layout only im2col + GEMM: the blocked layout,
+// even forced, is taken only with a direct kernel (a GEMM on it would add the
+// reorders and nothing else); the values match the double reference either way.
+TEST(CpuFusion, DilatedConvTakesTheBlockedLayoutOnlyWithADirectKernel) {
+  const at::Tensor wv = randn({16, 16, 3, 3}, 350, 0.2), bv = randn({16}, 351);
+  const at::Tensor xv = randn({1, 16, 20, 20}, 352).contiguous(at::MemoryFormat::ChannelsLast);
+  Window w;
+  w.kernel = {3, 3};
+  w.strides = {1, 1};
+  w.dilations = {5, 5};
+  w.pads_begin = {5, 5};
+  w.pads_end = {5, 5};
+  const at::Tensor expected = conv_double(xv, wv, bv, {1, 1}, {5, 5, 5, 5}, {5, 5}, 1);
+  for (ConvLayout layout : {ConvLayout::Auto, ConvLayout::Blocked}) {
+    Fp32ConvKernel kernel(wv, bv, 1, {}, layout);
+    const at::Tensor y = kernel.run(xv, w, at::Tensor());
+    expect_close(y, expected, "dilated 3x3");
+    const std::string impl = kernel.implementation();
+    EXPECT_FALSE(impl.find("blocked") != std::string::npos && impl.find("gemm") != std::string::npos) << impl;
+  }
+}
+
 // Grouped convolutions of 2 and 4 channels per group (ResNeXt-50 32x4d's
 // first stage has 4), which oneDNN may run on im2col + GEMM and the kernel
 // then runs with adjacent groups merged (block-diagonal weights): the same
