@@ -3,6 +3,7 @@
 #include "analyzer/fit/latency.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 #include <string>
 #include <variant>
@@ -25,7 +26,7 @@ const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeili
   // blocks (the Concat class). Training runs NCHW.
   if (!train && class_key == "Concat" && !node.inputs.empty() && node.inputs[0] >= 0) {
     const HeldLayout layout = held_layout(g, node.inputs[0]);
-    if (layout == HeldLayout::ChannelsLast || layout == HeldLayout::ChannelsLastView)
+    if (layout == HeldLayout::ChannelsLast)
       if (const OpCost* cl = ceilings.op_cost("Concat/channels-last")) measured = cl;
   }
   if (measured && measured->seconds_per_byte <= 0 && measured->fixed_seconds <= 0) return nullptr;
@@ -51,7 +52,7 @@ double resident_bandwidth(const DeviceCeilings& c, double bytes) {
 double layout_copy_bytes(const Graph& g, int x) {
   if (x < 0) return 0;
   const HeldLayout layout = held_layout(g, x);
-  if (layout != HeldLayout::NeedsCopy && layout != HeldLayout::ChannelsLastView) return 0;
+  if (layout != HeldLayout::NeedsCopy) return 0;
   // One channel, or one position (a squeeze-excite's 1x1), is channels-last already.
   const auto xd = known_dims(g.tensors[size_t(x)].shape);
   return xd.size() == 4 && xd[1] > 1 && xd[2] * xd[3] > 1 ? double(tensor_bytes(g, x)) : 0.0;
@@ -62,15 +63,67 @@ int64_t padded_channels(int64_t channels, int64_t block) {
   return block > 1 ? (channels + block - 1) / block * block : channels;
 }
 
-// A Slice the executor runs as a view of its input (positive steps:
-// profiler/ops/shape_ops.cc, exec_slice): it moves no bytes; whoever reads
-// it pays for the strides (a Conv copies it channels-last: held_layout).
+// A Slice the executor runs as a view of its input: exec_slice
+// (profiler/ops/shape_ops.cc) makes its result dense in the input's layout,
+// which moves nothing when the slice is dense already: at most one axis
+// narrowed (steps of 1), every axis before it in memory order (NHWC's for an
+// input held channels-last) of size 1 in the output (a batch, or channels of
+// an NCHW tensor at batch 1). Any other Slice is a strided copy.
 bool slice_is_view(const Graph& g, const Node& n) {
-  if (!n.domain.empty() || n.op_type != "Slice") return false;
-  if (n.inputs.size() < 5 || n.inputs[4] < 0) return true;  // steps absent (or opset < 10): 1
-  const Tensor& steps = g.tensors[size_t(n.inputs[4])];
-  return steps.has_int_values && !steps.int_values.empty() &&
-         std::all_of(steps.int_values.begin(), steps.int_values.end(), [](int64_t s) { return s > 0; });
+  if (!n.domain.empty() || n.op_type != "Slice" || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() ||
+      n.outputs[0] < 0)
+    return false;
+  if (n.inputs.size() >= 5 && n.inputs[4] >= 0) {  // steps (opset 10+): all 1, else a copy
+    const Tensor& steps = g.tensors[size_t(n.inputs[4])];
+    if (!steps.has_int_values ||
+        !std::all_of(steps.int_values.begin(), steps.int_values.end(), [](int64_t s) { return s == 1; }))
+      return false;
+  }
+  const auto in = known_dims(g.tensors[size_t(n.inputs[0])].shape);
+  const auto out = known_dims(g.tensors[size_t(n.outputs[0])].shape);
+  if (in.empty() || in.size() != out.size()) return false;
+  std::vector<size_t> order(in.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  if (in.size() == 4 && held_layout(g, n.inputs[0]) == HeldLayout::ChannelsLast) order = {0, 2, 3, 1};
+  bool wide = false;  // an axis of more than one output element passed, in memory order
+  for (size_t d : order) {
+    if (wide && out[d] != in[d]) return false;  // narrowed inside a wider axis: strided
+    wide = wide || out[d] > 1;
+  }
+  return true;
+}
+
+// The traffic of the im2col columns of a dilated fp32 2-D Conv (the
+// executor's oneDNN runs it on im2col + GEMM: conv_sample_shape): M x K
+// floats written and read (M = batch x output positions, K = input channels
+// per group x taps); 0 for any other node.
+double im2col_bytes(const Graph& g, const Node& node) {
+  if (node.op_type != "Conv" || !node.domain.empty() || node.inputs.size() < 2 || node.inputs[1] < 0 ||
+      node.outputs.empty() || node.outputs[0] < 0)
+    return 0;
+  const auto dilations = node.attr_ints("dilations");
+  if (!std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; })) return 0;
+  const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
+  const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
+  if (w.size() != 4 || y.size() != 4 || g.tensors[size_t(node.outputs[0])].dtype != DType::Float) return 0;
+  const double m = double(y[0]) * double(y[2]) * double(y[3]);
+  const double k = double(w[1]) * double(w[2]) * double(w[3]);
+  return 2.0 * m * k * 4.0;
+}
+
+// The bytes (read + written) of the copy a Slice that is not a view
+// (slice_is_view), or a Reshape or Flatten of an input held channels-last
+// (more than one channel and one position: ATen's reshape cannot view it),
+// makes in inference on the CPU; 0 for any other node.
+double copied_slice_or_reshape_bytes(const Graph& g, const Node& n) {
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return 0;
+  if (n.op_type == "Slice")
+    return slice_is_view(g, n) ? 0.0 : double(tensor_bytes(g, n.inputs[0]) + tensor_bytes(g, n.outputs[0]));
+  if (n.op_type != "Reshape" && n.op_type != "Flatten") return 0;
+  const auto xd = known_dims(g.tensors[size_t(n.inputs[0])].shape);
+  if (xd.size() != 4 || xd[1] <= 1 || xd[2] * xd[3] <= 1) return 0;
+  if (held_layout(g, n.inputs[0]) != HeldLayout::ChannelsLast) return 0;
+  return 2.0 * double(tensor_bytes(g, n.inputs[0]));
 }
 
 bool reads_graph_input(const Graph& g, const Node& node) {
@@ -109,6 +162,11 @@ bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::str
   const int64_t groups = node.attr_int("group", 1);
   const bool depthwise = groups > 1 && w[1] == 1 && w[0] == groups;
   if (groups != 1 && !depthwise) return false;
+  // A dilated conv runs on im2col + GEMM (oneDNN's direct kernels, which
+  // the samples timed, take no dilation here: M-LSD's and UltraFace's
+  // dilated 3x3s ran 2-3x the time of their samples' rate).
+  const auto dilations = node.attr_ints("dilations");
+  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; })) return false;
   const int64_t taps = w[2] * w[3];
   const auto strides = node.attr_ints("strides");
   const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
@@ -281,6 +339,9 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
   } else {
     // The scratch pass (oneDNN reorders, im2col) runs before the kernel, not alongside it.
     f.scratch_seconds = double(kernel.scratch_traffic_bytes) / ceilings.memory_bandwidth;
+    // Inference: a dilated 2-D conv runs on oneDNN's im2col + GEMM, its
+    // columns (M x K floats) written and read once more.
+    if (!p.options.train) f.scratch_seconds = std::max(f.scratch_seconds, im2col_bytes(g, node) / ceilings.memory_bandwidth);
     // The executor loads Constant outputs with the weights: no per-run op.
     f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
     // A Gemm or MatMul: the fixed cost the device measured for a small Gemm
@@ -311,6 +372,18 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     f.kernel_seconds = 0;
     f.compute_seconds = 0;
     fresh_bytes = 0;  // a view allocates nothing
+  } else if (!p.options.train && (copied_slice_or_reshape_bytes(g, node) > 0)) {
+    // A Slice that is not a view, or a Reshape / Flatten of a channels-last
+    // activation (ATen's reshape copies what it cannot view): ATen's strided
+    // copy, the kernel a Transpose runs, on the Transpose class's line. A
+    // Reshape's own bytes are 0 in the analysis: here its input read and its
+    // output written. (UltraFace's six Slices of [1, 4420, 4] box rows: 26-64
+    // us each, priced 0.9 as views; its Reshapes after a conv head: 4-23 us.)
+    if (const OpCost* copy = ceilings.op_cost("Transpose"); copy && copy->seconds_per_byte > 0) {
+      f.op_cost = "Transpose";
+      f.kernel_seconds = copied_slice_or_reshape_bytes(g, node) * copy->seconds_per_byte;
+      f.overhead_seconds = std::max(f.overhead_seconds, copy->fixed_seconds);
+    }
   }
   f.fresh_bytes = fresh_bytes;
   f.fresh_seconds = double(f.fresh_bytes) * p.fresh_seconds_per_byte;
@@ -420,12 +493,13 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
     return;
   }
   // Ceilings without samples of this kind keep the rules of forecast_node.
-  const double rate = p.ceilings.conv_flops_at(kind, m, n_run, k, p.weights_cold_share);
-  if (rate <= 0) return;
+  // (Below the samples' smallest shape, no less than that shape's time.)
+  const double seconds = p.ceilings.conv_seconds_at(kind, m, n_run, k, p.weights_cold_share);
+  if (seconds <= 0) return;
   const double flops = 2.0 * m * n_run * k;
   f.op_cost = std::string("conv ") + kind;
-  f.compute_flops_per_second = rate;
-  f.compute_seconds = flops / rate;
+  f.compute_flops_per_second = flops / seconds;
+  f.compute_seconds = seconds;
   f.memory_seconds = 0;
   f.scratch_seconds = 0;
   f.overhead_seconds = 0;

@@ -67,7 +67,8 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
 
 // The head of an fp32 Conv group on the CPU. Group 1: re-prices `f` at the
 // rate of the device's conv samples of its kind nearest its M x N x K
-// (DeviceCeilings::conv_flops_at), which were timed on the executor's own
+// (DeviceCeilings::conv_seconds_at: below the samples' smallest shape, that
+// shape's time), which were timed on the executor's own
 // kernel with their call cost and cold weights in, so no scratch pass, call
 // cost or memory term is added; leaves `f` as it is when the ceilings have no
 // sample of its kind (saved before schema 2.2). A residual Add adds its

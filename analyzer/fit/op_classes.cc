@@ -90,21 +90,18 @@ double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs) {
 // (channels-last, contiguous) or must copy it channels-last first. Conv
 // groups and MaxPool write channels-last (profiler/ops/fp32_conv.cc,
 // pooling.cc); elementwise ops,
-// normalisation, pooling and Concat keep their activation input's layout
-// (ATen's suggested memory format); a graph input is fed NCHW; a Reshape,
-// Transpose, Flatten, Squeeze, Unsqueeze or Split leaves a plain (NCHW)
-// tensor, and a Slice a strided view of its input (of a channels-last one:
-// ChannelsLastView, which a Concat reads as channels-last and a Conv copies).
-// Other producers: not known (no cost added).
+// normalisation, pooling, Concat and Slice keep their activation input's
+// layout (ATen's suggested memory format); a graph input is fed NCHW; a
+// Reshape, Transpose, Flatten, Squeeze, Unsqueeze or Split leaves a plain
+// (NCHW) tensor. Other producers: not known (no cost added).
 HeldLayout held_layout(const Graph& g, int t) {
   static const std::set<std::string> keeps = {
       "Add",     "Sub",        "Mul",          "Div",  "Cast",      "Identity",    "Relu",    "Clip",
       "Sigmoid", "HardSigmoid", "HardSwish",   "Tanh", "LeakyRelu", "PRelu",       "Elu",     "Selu",
       "Erf",     "Neg",        "Sqrt",         "Exp",  "BatchNormalization",       "AveragePool",
-      "Concat",  "Dropout",    "InstanceNormalization"};
+      "Concat",  "Dropout",    "InstanceNormalization",    "Slice"};
   static const std::set<std::string> plain = {"Reshape", "Transpose", "Flatten",      "Squeeze",
                                               "Unsqueeze", "Split",   "DepthToSpace", "SpaceToDepth"};
-  bool view = false;  // through a Slice: a strided view of what it reads
   for (int step = 0; step < 32 && t >= 0; ++step) {
     const Tensor& tensor = g.tensors[size_t(t)];
     if (!tensor.shape.rank_known || tensor.shape.dims.size() != 4) return HeldLayout::Unknown;
@@ -114,14 +111,8 @@ HeldLayout held_layout(const Graph& g, int t) {
     if (!n.domain.empty()) return HeldLayout::Unknown;
     // A Conv group writes channels-last; so does a 2-D MaxPool, which pools
     // an NCHW input channels-last (profiler/ops/pooling.cc).
-    if (n.op_type == "Conv" || n.op_type == "MaxPool")
-      return view ? HeldLayout::ChannelsLastView : HeldLayout::ChannelsLast;
+    if (n.op_type == "Conv" || n.op_type == "MaxPool") return HeldLayout::ChannelsLast;
     if (plain.count(n.op_type)) return HeldLayout::NeedsCopy;
-    if (n.op_type == "Slice") {
-      view = true;
-      t = n.inputs.empty() ? -1 : n.inputs[0];
-      continue;
-    }
     if (!keeps.count(n.op_type)) return HeldLayout::Unknown;
     // The layout of its first activation input of the same rank (a
     // broadcast scale or a constant does not decide it).

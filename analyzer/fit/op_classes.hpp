@@ -23,11 +23,9 @@ std::vector<int64_t> known_dims(const Shape& s);
 // n_eff = 3 / (1/M + 1/N + 1/K) of one of the node's products (see op_classes.cc).
 double equivalent_gemm_n(const Graph& g, const Node& n, int64_t macs);
 // How the CPU executor holds 4-D activation t for inference (see op_classes.cc):
-// channels-last as a Conv group writes it, a strided view of such a tensor (a
-// Slice of it: a Conv group copies it, a Concat reads it channels-last), in a
-// form a Conv group must copy channels-last first (fed NCHW, reshaped), or not
-// known.
-enum class HeldLayout { ChannelsLast, ChannelsLastView, NeedsCopy, Unknown };
+// channels-last as a Conv group writes it, in a form a Conv group must copy
+// channels-last first (fed NCHW, reshaped), or not known.
+enum class HeldLayout { ChannelsLast, NeedsCopy, Unknown };
 HeldLayout held_layout(const Graph& g, int t);
 // The measured op class a node belongs to ("" for dense contractions).
 std::string op_cost_key(const Graph& g, const Node& n);

@@ -162,6 +162,23 @@ double DeviceCeilings::conv_flops_at(const std::string& kind, double m, double n
   });
 }
 
+double DeviceCeilings::conv_seconds_at(const std::string& kind, double m, double n, double k, double cold_share) const {
+  const double rate = conv_flops_at(kind, m, n, k, cold_share);
+  if (rate <= 0) return 0;
+  double lo_m = 0, lo_n = 0, lo_k = 0;  // the smallest of each dimension among the kind's samples
+  for (const ConvSample& s : conv_samples) {
+    if (s.kind != kind || s.flops_per_second <= 0) continue;
+    lo_m = lo_m > 0 ? std::min(lo_m, double(s.m)) : double(s.m);
+    lo_n = lo_n > 0 ? std::min(lo_n, double(s.n)) : double(s.n);
+    lo_k = lo_k > 0 ? std::min(lo_k, double(s.k)) : double(s.k);
+  }
+  const double seconds = 2.0 * m * n * k / rate;
+  const double cm = std::max(m, lo_m), cn = std::max(n, lo_n), ck = std::max(k, lo_k);
+  if (cm == m && cn == n && ck == k) return seconds;
+  const double floor_rate = conv_flops_at(kind, cm, cn, ck, cold_share);
+  return floor_rate > 0 ? std::max(seconds, 2.0 * cm * cn * ck / floor_rate) : seconds;
+}
+
 bool DeviceCeilings::train_conv_rates_at(const std::string& kind, double m, double n, double k, double& forward,
                                          double& backward) const {
   forward = nearest_samples_rate(train_conv_samples, kind, m, n, k,

@@ -268,6 +268,13 @@ struct DeviceCeilings {
   // `cold_share` blends each sample's cold and hot rates (its time: (1 - s)
   // x hot + s x cold; 1, the default: weights from memory).
   double conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
+  // Seconds of one such product: 2 M N K at conv_flops_at's rate, but no less
+  // than the time of the product with M, N and K each raised to the smallest
+  // its kind's samples have. Below the samples a call's time is its fixed
+  // cost, not a rate times less work: a squeeze-excite's 1x1 over 8 channels
+  // at one position (36 FLOPs) took 8 us, where the rate of the nearest
+  // sample (1 x 16 x 16) gave 0.5 us. 0 when the kind has no sample.
+  double conv_seconds_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
   // The training forward and backward FLOP/s of a convolution of `kind`
   // computing an M x N x K product, from the training conv samples of that
   // kind by conv_flops_at's rule; false (both 0) when the kind has none.

@@ -322,8 +322,9 @@ TEST(FitFusionPlan, DepthwiseConvGroupIsPricedOnItsClassScaledByItsTapsWithItsTr
 // The executor's conv kernels compute output channels in whole blocks of the
 // vector's fp32 lanes (DeviceCeilings::conv_channel_block), so fit prices a
 // conv writing 20 channels as one writing the next multiple. A 1x1 Conv, x
-// 1x16x8x8, w 20x16x1x1: M = 64 positions, K = 16; one 1x1 sample at 2e10
-// FLOP/s (one sample: its rate everywhere). Block 16: N runs as 32, FLOPs 2 x
+// 1x16x8x8, w 20x16x1x1: M = 64 positions, K = 16; two 1x1 samples at 2e10
+// FLOP/s (N 16 and 32: that rate everywhere, and no product below the grid,
+// whose floor conv_seconds_at would apply). Block 16: N runs as 32, FLOPs 2 x
 // 64 x 32 x 16 = 65,536, 3.2768e-6 s; block 8: N 24, 49,152 FLOPs, 2.4576e-6
 // s; no block (0, a file before 2.7): N 20, 40,960 FLOPs, 2.048e-6 s. A conv
 // writing 32 channels costs the same with or without a block.
@@ -338,7 +339,7 @@ TEST(FitFusionPlan, AConvWritingChannelsBetweenBlocksIsPricedAtTheNextWholeBlock
   };
   const AnalysisResult twenty = model(20), thirty_two = model(32);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
-  c.conv_samples = {{"1x1", 64, 32, 16, 2e10}};
+  c.conv_samples = {{"1x1", 64, 16, 16, 2e10}, {"1x1", 64, 32, 16, 2e10}};
   const double none = forecast_fit(twenty, c, FitOptions{}).nodes[0].compute_seconds;
   const double whole_none = forecast_fit(thirty_two, c, FitOptions{}).nodes[0].compute_seconds;
   c.conv_channel_block = 8;
@@ -457,12 +458,18 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
 // The executor's Conv groups write channels-last and a Conv group copies any
 // other input channels-last before its kernel (profiler/ops/fp32_conv.cc), so
 // fit adds conv_layout_seconds_per_byte x the input's bytes to a Conv reading
-// a Slice of an activation (a strided view: 1x4x8x8 floats, 1,024 bytes, at
-// 1e-9 s a byte 1.024e-6 s) or a Reshape of one (here a channel shuffle
-// through Reshape, Transpose, Reshape: 1x8x8x8, 2,048 bytes, 2.048e-6 s), and
+// a Reshape of an activation (here a channel shuffle through Reshape,
+// Transpose, Reshape: 1x8x8x8, 2,048 bytes, at 1e-9 s a byte 2.048e-6 s), and
 // nothing to a Conv reading a Relu of a Conv's output (channels-last as
-// written); the first Conv reads the image as fed and pays for it. The Slice itself is a view (positive steps): no bytes, only the
-// per-op cost.
+// written) or a Slice of one (exec_slice keeps its input's layout); the first
+// Conv reads the image as fed and pays for it (1x4x8x8: 1,024 bytes). The
+// Slice of channels 0-3 of the channels-last 1x8x8x8 is not dense in NHWC
+// (its channels are narrowed inside the 8x8 positions): a strided copy on the
+// Transpose class's line, its 2,048 bytes read and 1,024 written: 3,072 x
+// 1e-10 s + 2e-6 s. The first Reshape of the channels-last 1x8x8x8 copies it
+// (ATen's reshape cannot view it): 2 x 2,048 bytes on that line, 4,096 x
+// 1e-10 + 2e-6 s; the second reshapes the Transpose's plain output: a view,
+// its per-op cost only.
 TEST(FitFusionPlan, AConvReadingASlicedOrReshapedActivationPaysTheLayoutCopy) {
   IrModel m;
   const int x = m.input("x", {1, 4, 8, 8});
@@ -484,6 +491,7 @@ TEST(FitFusionPlan, AConvReadingASlicedOrReshapedActivationPaysTheLayoutCopy) {
   const AnalysisResult an = analysis_of(m.model);
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
   c.conv_samples = {{"1x1", 64, 8, 4, 1e10}, {"1x1", 64, 4, 8, 1e10}, {"1x1", 64, 4, 4, 1e10}};
+  c.op_costs = {op_class("Transpose", 2e-6, 1e-10)};
   const FitReport before = forecast_fit(an, c, FitOptions{});
   c.conv_layout_seconds_per_byte = 1e-9;
   const FitReport after = forecast_fit(an, c, FitOptions{});
@@ -492,14 +500,92 @@ TEST(FitFusionPlan, AConvReadingASlicedOrReshapedActivationPaysTheLayoutCopy) {
   };
   EXPECT_EQ(node(after, a).op_cost, "conv 1x1");
   EXPECT_DOUBLE_EQ(node(after, a).forward_seconds, node(before, a).forward_seconds);
-  // The first Conv reads the graph input as fed (NCHW, 1x4x8x8: 1,024 bytes).
   EXPECT_NEAR(node(after, y).forward_seconds - node(before, y).forward_seconds, 1.024e-6, 1e-15);
-  EXPECT_NEAR(node(after, b).forward_seconds - node(before, b).forward_seconds, 1.024e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(node(after, b).forward_seconds, node(before, b).forward_seconds);
   EXPECT_NEAR(node(after, c2).forward_seconds - node(before, c2).forward_seconds, 2.048e-6, 1e-15);
   const NodeForecast& slice = node(after, sl);
   EXPECT_EQ(slice.op_type, "Slice");
-  EXPECT_DOUBLE_EQ(slice.memory_seconds, 0.0);
-  EXPECT_DOUBLE_EQ(slice.forward_seconds, slice.overhead_seconds);
+  EXPECT_EQ(slice.op_cost, "Transpose");
+  EXPECT_NEAR(slice.kernel_seconds, 3072 * 1e-10, 1e-15);
+  EXPECT_NEAR(slice.overhead_seconds, 2e-6, 1e-15);
+  const NodeForecast& reshape = node(after, five);
+  EXPECT_EQ(reshape.op_cost, "Transpose");
+  EXPECT_NEAR(reshape.kernel_seconds, 4096 * 1e-10, 1e-15);
+  const NodeForecast& view = node(after, four);
+  EXPECT_EQ(view.op_type, "Reshape");
+  EXPECT_DOUBLE_EQ(view.kernel_seconds, 0.0);
+}
+
+// A dilated conv runs on oneDNN's im2col + GEMM, not the direct kernels the
+// conv samples timed: fit leaves it off the samples (op_cost not "conv kxk")
+// and adds its columns' traffic at the copy bandwidth. x 1x8x12x12, w
+// 8x8x3x3 at dilation 2, pads 2: M = 144 positions, K = 8 x 9 = 72, the
+// columns 144 x 72 floats written and read, 82,944 bytes at 1e10 B/s:
+// 8.2944e-6 s of scratch. The same conv undilated (pads 1) is priced on the
+// samples, with no scratch.
+TEST(FitFusionPlan, ADilatedConvIsPricedAsIm2colAndGemm) {
+  auto model = [](int64_t dilation) {
+    IrModel m;
+    const int x = m.input("x", {1, 8, 12, 12});
+    const std::map<std::string, AttrValue> attrs = {{"dilations", std::vector<int64_t>{dilation, dilation}},
+                                                    {"pads", std::vector<int64_t>{dilation, dilation, dilation, dilation}}};
+    const int y = m.node("Conv", {x, m.weight("w", at::ones({8, 8, 3, 3}))}, 1, attrs)[0];
+    set_shapes(m, {{y, {1, 8, 12, 12}}});
+    m.output(y);
+    return analysis_of(m.model);
+  };
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.conv_samples = {{"kxk", 144, 8, 72, 2e10}};
+  const NodeForecast dilated = forecast_fit(model(2), c, FitOptions{}).nodes[0];
+  EXPECT_NE(dilated.op_cost, "conv kxk");
+  EXPECT_NEAR(dilated.scratch_seconds, 82944 / 1e10, 1e-15);
+  const NodeForecast plain = forecast_fit(model(1), c, FitOptions{}).nodes[0];
+  EXPECT_EQ(plain.op_cost, "conv kxk");
+  EXPECT_DOUBLE_EQ(plain.scratch_seconds, 0.0);
+}
+
+// exec_slice makes a Slice's result dense in its input's layout: no copy
+// when the slice is one already. Of the graph input 1x8x4x4 (NCHW, 512
+// bytes): channels 0-3 are a view; rows 0-1 of every channel (1x8x2x4, 256
+// bytes) are a strided copy, 768 bytes on the Transpose class's line (1e-9 s
+// a byte: 7.68e-7 s, + its 2e-6 s); every other channel (steps 2) is a copy
+// too (256 + 512 bytes). Of a Conv's channels-last output 1x8x4x4, rows 0-1
+// are a view (NHWC: the batch of 1, then the narrowed rows, then whole rows of
+// pixels), and channels 0-3 a copy.
+TEST(FitFusionPlan, ASliceIsAViewOnlyWhenItsResultIsDense) {
+  IrModel m;
+  const int x = m.input("x", {1, 8, 4, 4});
+  auto slice = [&](int from, int64_t start, int64_t end, int64_t axis, int64_t step) {
+    const std::string k = std::to_string(from) + "_" + std::to_string(axis) + "_" + std::to_string(step);
+    return m.node("Slice", {from, m.int_weight("s" + k, {start}), m.int_weight("e" + k, {end}),
+                            m.int_weight("a" + k, {axis}), m.int_weight("t" + k, {step})})[0];
+  };
+  const int channels = slice(x, 0, 4, 1, 1);
+  const int rows = slice(x, 0, 2, 2, 1);
+  const int every_other = slice(x, 0, 8, 1, 2);
+  const int y = m.node("Conv", {x, m.weight("w", at::ones({8, 8, 1, 1}))})[0];
+  const int cl_rows = slice(y, 0, 2, 2, 1);
+  const int cl_channels = slice(y, 0, 4, 1, 1);
+  set_shapes(m, {{channels, {1, 4, 4, 4}}, {rows, {1, 8, 2, 4}}, {every_other, {1, 4, 4, 4}}, {y, {1, 8, 4, 4}},
+                 {cl_rows, {1, 8, 2, 4}}, {cl_channels, {1, 4, 4, 4}}});
+  for (int t : {channels, rows, every_other, cl_rows, cl_channels}) m.output(t);
+  const AnalysisResult an = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.op_costs = {op_class("Transpose", 2e-6, 1e-9)};
+  const FitReport f = forecast_fit(an, c, FitOptions{});
+  auto node = [&](int tensor) -> const NodeForecast& {
+    return f.nodes[size_t(m.model.graph.tensors[size_t(tensor)].producer)];
+  };
+  for (int t : {channels, cl_rows}) {
+    EXPECT_DOUBLE_EQ(node(t).kernel_seconds, 0.0) << node(t).name;
+    EXPECT_DOUBLE_EQ(node(t).memory_seconds, 0.0) << node(t).name;
+    EXPECT_DOUBLE_EQ(node(t).forward_seconds, node(t).overhead_seconds) << node(t).name;
+  }
+  EXPECT_EQ(node(rows).op_cost, "Transpose");
+  EXPECT_NEAR(node(rows).kernel_seconds, 768 * 1e-9, 1e-15);
+  EXPECT_NEAR(node(rows).overhead_seconds, 2e-6, 1e-15);
+  EXPECT_NEAR(node(every_other).kernel_seconds, 768 * 1e-9, 1e-15);
+  EXPECT_NEAR(node(cl_channels).kernel_seconds, 768 * 1e-9, 1e-15);
 }
 
 // A MaxPool pools an NCHW input channels-last after a copy
@@ -539,8 +625,8 @@ TEST(FitFusionPlan, AMaxPoolOfAnNchwInputPaysTheLayoutCopyAndLeavesChannelsLast)
 // it: 8,192 x 1e-9 s + its 3e-6 s; the same Concat of two graph inputs (NCHW,
 // copied in blocks) on the Concat class: 8,192 x 1e-10 + 1e-6. Ceilings
 // without the channels-last class price both on the Concat class. A Concat
-// of a Slice of a Conv's output (a strided channels-last view) and another
-// Conv's output interleaves too.
+// of a Slice of a Conv's output (channels-last: exec_slice keeps its input's
+// layout) and another Conv's output interleaves too.
 TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
   IrModel m;
   const int x = m.input("x", {1, 4, 8, 8});
@@ -574,7 +660,7 @@ TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
   EXPECT_EQ(f.nodes[3].op_cost, "Concat");
   EXPECT_NEAR(f.nodes[3].kernel_seconds, 8192 * 1e-10, 1e-15);
   EXPECT_NEAR(f.nodes[3].overhead_seconds, 1e-6, 1e-15);
-  // A Slice of a channels-last tensor keeps its strides: the Concat reading
+  // A Slice of a channels-last tensor stays channels-last: the Concat reading
   // it (1,024 + 2,048 bytes read, 3,072 written) interleaves as well.
   const NodeForecast& joined = f.nodes[size_t(m.model.graph.tensors[size_t(viewed)].producer)];
   EXPECT_EQ(joined.op_cost, "Concat/channels-last");

@@ -228,6 +228,22 @@ TEST(OpsFamilies, SliceNegativeStepsAndClamping) {
                f32({}, {0}));
 }
 
+// A Slice's result is dense in its input's layout: channels 1-2 of a
+// channels-last 1x4x3x2 stay channels-last (a Conv group reads them without a
+// copy), an NCHW input's stay NCHW; the values are the slice's either way.
+TEST(OpsFamilies, SliceKeepsItsInputsLayout) {
+  const at::Tensor nchw = at::arange(24, at::kFloat).reshape({1, 4, 3, 2});
+  const at::Tensor cl = nchw.contiguous(at::MemoryFormat::ChannelsLast);
+  const at::Tensor want = nchw.slice(1, 1, 3);
+  for (const at::Tensor& x : {nchw, cl}) {
+    const at::Tensor y = run1("Slice", 13, {x, i64({1}, {1}), i64({3}, {1}), i64({1}, {1})});
+    expect_equal(y.contiguous(), want.contiguous());
+    const bool channels_last = x.is_contiguous(at::MemoryFormat::ChannelsLast);
+    EXPECT_TRUE(y.is_contiguous(channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous))
+        << (channels_last ? "channels-last" : "NCHW") << " input";
+  }
+}
+
 TEST(OpsFamilies, SplitByInputAndEqualParts) {
   const at::Tensor x = f32({1, 2, 3, 4, 5, 6}, {6});
   auto out = run("Split", 13, {x, i64({2, 4}, {2})}, {}, 2);

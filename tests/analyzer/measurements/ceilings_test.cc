@@ -318,6 +318,24 @@ TEST(Ceilings, ConvFlopsAtIsTheNearestSamplesOfItsKind) {
   EXPECT_DOUBLE_EQ(c.conv_flops_at("1x1", 0, 64, 64), 0.0);
 }
 
+// conv_seconds_at, by hand: 2 M N K / rate inside the grid; below the
+// samples' smallest M, N or K, no less than the product raised to them.
+// One sample (16 x 16 x 16 at 1e9 FLOP/s: 8.192 us): at it, 8.192 us; a
+// 1 x 2 x 8 product (rate read at the sample, 1e9: 32 ns as a rate) takes
+// the sample's 8.192 us; 32 x 16 x 16 (inside in M) takes 2 x 32 x 16 x 16 /
+// 1e9 = 16.384 us, nothing raised.
+TEST(Ceilings, ConvSecondsBelowTheGridAreTheSmallestSamplesTime) {
+  DeviceCeilings c;
+  c.conv_samples = {{"1x1", 16, 16, 16, 1e9}, {"kxk", 49, 64, 576, 8e10}};
+  EXPECT_NEAR(c.conv_seconds_at("1x1", 16, 16, 16), 8.192e-6, 1e-15);
+  EXPECT_NEAR(c.conv_seconds_at("1x1", 1, 2, 8), 8.192e-6, 1e-15);
+  EXPECT_NEAR(c.conv_seconds_at("1x1", 32, 16, 16), 16.384e-6, 1e-15);
+  // kxk: M = 1 (one output position) raised to 49: 2 x 49 x 64 x 576 / 8e10.
+  EXPECT_NEAR(c.conv_seconds_at("kxk", 1, 64, 576), 2.0 * 49 * 64 * 576 / 8e10, 1e-15);
+  // A kind without samples: 0.
+  EXPECT_DOUBLE_EQ(c.conv_seconds_at("dw", 16, 16, 9), 0.0);
+}
+
 // cold_share blends a sample's two rates by time: s x (seconds per FLOP
 // cold) + (1 - s) x (seconds per FLOP hot). A sample at 1e10 cold and 4e10
 // hot: share 1 gives 1e10, 0 gives 4e10, 0.5 gives 1 / (0.5 / 4e10 + 0.5 /
