@@ -15,6 +15,40 @@ namespace modelstat::fit {
 
 namespace {
 
+// The input whose layout a CPU Concat writes (profiler/ops/shape_ops.cc,
+// concat_rows): its largest part, the first of equal ones.
+int concat_layout_input(const Graph& g, const Node& node) {
+  int best = -1;
+  int64_t largest = -1;
+  for (int t : node.inputs) {
+    if (t < 0) continue;
+    const int64_t bytes = tensor_bytes(g, t);
+    if (bytes > largest) largest = bytes, best = t;
+  }
+  return best;
+}
+
+// The bytes of a CPU Concat's parts held in another layout than the one it
+// writes (channels-last against plain), each copied into that layout before
+// the rows are joined (concat_rows): ShuffleNet-V2's join of a sliced plain
+// half and a branch's channels-last output. Parts of unknown layout: none.
+double concat_conversion_bytes(const Graph& g, const Node& node) {
+  const int lead = concat_layout_input(g, node);
+  if (lead < 0) return 0;
+  const HeldLayout out = held_layout(g, lead);
+  if (out == HeldLayout::Unknown) return 0;
+  double bytes = 0;
+  for (int t : node.inputs) {
+    if (t < 0 || t == lead) continue;
+    const HeldLayout in = held_layout(g, t);
+    const auto d = known_dims(g.tensors[size_t(t)].shape);
+    // One channel, or one position, is in both layouts at once.
+    if (in != HeldLayout::Unknown && in != out && d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1)
+      bytes += double(tensor_bytes(g, t));
+  }
+  return bytes;
+}
+
 // The measured op class (DeviceCeilings::op_costs) that prices a node, if the
 // device measured one for it.
 const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeilings& ceilings, bool train) {
@@ -25,7 +59,7 @@ const OpCost* measured_class(const Graph& g, const Node& node, const DeviceCeili
   // the class measured that way (ceilings 2.6); plain tensors are copied in
   // blocks (the Concat class). Training runs NCHW.
   if (!train && class_key == "Concat" && !node.inputs.empty() && node.inputs[0] >= 0) {
-    const HeldLayout layout = held_layout(g, node.inputs[0]);
+    const HeldLayout layout = held_layout(g, concat_layout_input(g, node));
     if (layout == HeldLayout::ChannelsLast)
       if (const OpCost* cl = ceilings.op_cost("Concat/channels-last")) measured = cl;
   }
@@ -367,6 +401,10 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     const double copy = layout_copy_bytes(g, node.inputs[0]) * ceilings.conv_layout_seconds_per_byte;
     f.kernel_seconds += copy;
   }
+  // Inference: a Concat's parts in another layout than the one it writes are
+  // copied into it first, at the rate a Conv group's layout copy measured.
+  if (!p.options.train && measured && node.op_type == "Concat")
+    f.kernel_seconds += concat_conversion_bytes(g, node) * ceilings.conv_layout_seconds_per_byte;
   if (!p.options.train && slice_is_view(g, node)) {
     f.memory_seconds = 0;
     f.kernel_seconds = 0;

@@ -670,6 +670,43 @@ TEST(FitFusionPlan, AConcatOfChannelsLastBranchesIsPricedOnItsOwnClass) {
   EXPECT_EQ(forecast_fit(a, c, train).nodes[2].op_cost, "Concat") << "a training step runs NCHW";
 }
 
+// A CPU Concat writes its largest part's layout (the first of equal ones) and
+// copies a part held in the other layout into it first (concat_rows): fit
+// adds that part's bytes x conv_layout_seconds_per_byte. A graph input u
+// (plain, 1x8x8x8: 2,048 bytes) first and a Conv's channels-last output of
+// the same size: written plain (the Concat class), the Conv's part copied,
+// 2,048 x 1e-9 s more than without the layout rate. A Conv's 1x16x8x8 output
+// first with u: written channels-last (Concat/channels-last), u copied,
+// 2,048 x 1e-9 s as well. Two Conv outputs: nothing added.
+TEST(FitFusionPlan, AConcatCopiesPartsOfTheOtherLayoutFirst) {
+  IrModel m;
+  const int x = m.input("x", {1, 4, 8, 8});
+  const int u = m.input("u", {1, 8, 8, 8});
+  const int p = m.node("Conv", {x, m.weight("wp", at::ones({8, 4, 1, 1}))})[0];
+  const int q = m.node("Conv", {x, m.weight("wq", at::ones({16, 4, 1, 1}))})[0];
+  const int plain_first = m.node("Concat", {u, p}, 1, {{"axis", int64_t(1)}})[0];
+  const int cl_largest = m.node("Concat", {q, u}, 1, {{"axis", int64_t(1)}})[0];
+  const int both_cl = m.node("Concat", {p, q}, 1, {{"axis", int64_t(1)}})[0];
+  set_shapes(m, {{p, {1, 8, 8, 8}}, {q, {1, 16, 8, 8}}, {plain_first, {1, 16, 8, 8}}, {cl_largest, {1, 24, 8, 8}},
+                 {both_cl, {1, 24, 8, 8}}});
+  for (int t : {plain_first, cl_largest, both_cl}) m.output(t);
+  const AnalysisResult a = analysis_of(m.model);
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.op_costs = {op_class("Concat", 1e-6, 1e-10), op_class("Concat/channels-last", 3e-6, 1e-10)};
+  const FitReport before = forecast_fit(a, c, FitOptions{});
+  c.conv_layout_seconds_per_byte = 1e-9;
+  const FitReport after = forecast_fit(a, c, FitOptions{});
+  auto node = [&](const FitReport& f, int tensor) -> const NodeForecast& {
+    return f.nodes[size_t(m.model.graph.tensors[size_t(tensor)].producer)];
+  };
+  EXPECT_EQ(node(after, plain_first).op_cost, "Concat");
+  EXPECT_NEAR(node(after, plain_first).kernel_seconds - node(before, plain_first).kernel_seconds, 2.048e-6, 1e-15);
+  EXPECT_EQ(node(after, cl_largest).op_cost, "Concat/channels-last");
+  EXPECT_NEAR(node(after, cl_largest).kernel_seconds - node(before, cl_largest).kernel_seconds, 2.048e-6, 1e-15);
+  EXPECT_EQ(node(after, both_cl).op_cost, "Concat/channels-last");
+  EXPECT_DOUBLE_EQ(node(after, both_cl).kernel_seconds, node(before, both_cl).kernel_seconds);
+}
+
 // LayerNormalization written out over the last axis (ReduceMean, Sub, Pow 2,
 // ReduceMean, Add eps, Sqrt, Div, Mul scale, Add bias) runs as one
 // at::layer_norm on its first ReduceMean's row: with the LayerNormalization
