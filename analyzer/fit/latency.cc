@@ -213,6 +213,44 @@ bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::str
   return true;
 }
 
+// A grouped 2-D Conv (more than one group, not depthwise, not dilated) as the
+// inference executor runs it: `products` groups of an M x N x K product each
+// (kinds as conv_sample_shape's; N and K per group). A group of fewer input
+// channels than the vector's block (`block`: DeviceCeilings::conv_channel_block,
+// 8 where unknown) is run by oneDNN on im2col + GEMM, so the executor merges
+// 2, 4 or 8 adjacent groups into one of at most 16 channels, block-diagonal
+// (profiler/ops/fp32_conv.cc, merge_groups): fewer, wider products, the
+// zeros between the groups computed too.
+bool grouped_conv_shape(const Graph& g, const Node& node, int64_t block, std::string& kind, double& m, double& n,
+                        double& k, double& products) {
+  if (node.op_type != "Conv" || !node.domain.empty()) return false;
+  if (node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() || node.outputs[0] < 0) return false;
+  const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
+  const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
+  if (w.size() != 4 || y.size() != 4) return false;
+  const int64_t groups = node.attr_int("group", 1);
+  if (groups <= 1 || (w[1] == 1 && w[0] == groups) || w[0] % groups != 0) return false;
+  const auto dilations = node.attr_ints("dilations");
+  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; })) return false;
+  if (block <= 0) block = 8;
+  int64_t merge = 1;
+  if (w[1] < block)
+    for (int64_t by : {2, 4, 8})
+      if (groups % by == 0 && w[1] * by <= 16 && w[1] * by >= block) {
+        merge = by;
+        break;
+      }
+  const int64_t taps = w[2] * w[3];
+  const auto strides = node.attr_ints("strides");
+  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
+  kind = taps == 1 ? "1x1" : strided ? "kxk/s2" : "kxk";
+  m = double(y[0]) * double(y[2]) * double(y[3]);
+  n = double(w[0] / groups * merge);
+  k = double(w[1] * merge * taps);
+  products = double(groups / merge);
+  return true;
+}
+
 // A training step's fp32 Conv priced on the training conv samples (schema
 // 2.9): its forward at their forward rate; returns the backward's seconds
 // (both gradients; 0: not priced here, the rules of price_backward apply).
@@ -495,11 +533,13 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
 void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
   const Graph& g = p.graph;
   if (p.options.train || p.options.compute_dtype != "fp32") return;
-  // One group, or depthwise (one input channel per output channel); other
-  // grouped convs keep the rules of forecast_node.
+  // One group, or depthwise (one input channel per output channel), or
+  // grouped: `products` groups of one product each.
   std::string kind;
-  double m = 0, n = 0, k = 0;
-  if (!conv_sample_shape(g, node, false, kind, m, n, k)) return;
+  double m = 0, n = 0, k = 0, products = 1;
+  if (!conv_sample_shape(g, node, false, kind, m, n, k) &&
+      !grouped_conv_shape(g, node, p.ceilings.conv_channel_block, kind, m, n, k, products))
+    return;
   const bool depthwise = kind == "dw" || kind == "dw/s2";
   // A trailing SiLU runs as one more pass over the output after the kernel
   // (profiler/ops/post_ops.hpp, split_trailing_silu).
@@ -531,10 +571,20 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
     return;
   }
   // Ceilings without samples of this kind keep the rules of forecast_node.
-  // (Below the samples' smallest shape, no less than that shape's time.)
-  const double seconds = p.ceilings.conv_seconds_at(kind, m, n_run, k, p.weights_cold_share);
+  // (Below the samples' smallest shape, no less than that shape's time.) A
+  // grouped conv is one call over its groups: each group's product at the
+  // samples' time less a call's fixed part (the cheapest sample's time,
+  // conv_call_seconds), that part once. As `products` whole calls it was
+  // 2-3x over on RegNet's 25 and 49 groups of 16 channels at 7x7 (0.12-0.18
+  // and 0.25-0.43 ms, priced 0.38 and 0.74); as one product of all the
+  // groups' rows (M x groups) 0.7-0.85x under, its weights read as if shared.
+  double seconds = p.ceilings.conv_seconds_at(kind, m, n_run, k, p.weights_cold_share);
+  if (products > 1) {
+    const double call = std::min(seconds, p.ceilings.conv_call_seconds(kind));
+    seconds = call + products * (seconds - call);
+  }
   if (seconds <= 0) return;
-  const double flops = 2.0 * m * n_run * k;
+  const double flops = products * 2.0 * m * n_run * k;
   f.op_cost = std::string("conv ") + kind;
   f.compute_flops_per_second = flops / seconds;
   f.compute_seconds = seconds;

@@ -179,6 +179,16 @@ double DeviceCeilings::conv_seconds_at(const std::string& kind, double m, double
   return floor_rate > 0 ? std::max(seconds, 2.0 * cm * cn * ck / floor_rate) : seconds;
 }
 
+double DeviceCeilings::conv_call_seconds(const std::string& kind) const {
+  double least = 0;
+  for (const ConvSample& s : conv_samples) {
+    if (s.kind != kind || s.flops_per_second <= 0) continue;
+    const double seconds = 2.0 * double(s.m) * double(s.n) * double(s.k) / s.flops_per_second;
+    least = least > 0 ? std::min(least, seconds) : seconds;
+  }
+  return least;
+}
+
 bool DeviceCeilings::train_conv_rates_at(const std::string& kind, double m, double n, double k, double& forward,
                                          double& backward) const {
   forward = nearest_samples_rate(train_conv_samples, kind, m, n, k,

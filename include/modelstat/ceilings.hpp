@@ -275,6 +275,9 @@ struct DeviceCeilings {
   // at one position (36 FLOPs) took 8 us, where the rate of the nearest
   // sample (1 x 16 x 16) gave 0.5 us. 0 when the kind has no sample.
   double conv_seconds_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
+  // The least time any sample of `kind` took (the cheapest call measured:
+  // an upper bound on a call's fixed part). 0 when the kind has no sample.
+  double conv_call_seconds(const std::string& kind) const;
   // The training forward and backward FLOP/s of a convolution of `kind`
   // computing an M x N x K product, from the training conv samples of that
   // kind by conv_flops_at's rule; false (both 0) when the kind has none.

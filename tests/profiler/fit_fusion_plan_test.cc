@@ -544,6 +544,36 @@ TEST(FitFusionPlan, ADilatedConvIsPricedAsIm2colAndGemm) {
   EXPECT_DOUBLE_EQ(plain.scratch_seconds, 0.0);
 }
 
+// A grouped conv is one call over its groups: each group's product at the
+// samples' time less a call's fixed part (the cheapest sample's time), that
+// part once. x 1x32x8x8, w 32x8x3x3 in 4 groups (8 channels each, a whole
+// block of 8): M = 64, N = 8, K = 72 a group, at the sample there (1e10
+// FLOP/s: 7.3728e-6 s); the cheapest sample, 16 x 8 x 8 at 1e9, took
+// 2.048e-6 s: 2.048e-6 + 4 x (7.3728e-6 - 2.048e-6) = 2.33472e-5 s. The same
+// channels in 8 groups of 4 (fewer than the block) run with pairs of groups
+// merged (profiler/ops/fp32_conv.cc): 4 products of N = 8, K = 72, the same
+// price.
+TEST(FitFusionPlan, AGroupedConvIsOneCallOverItsGroupsMergedBelowTheBlock) {
+  auto model = [](int64_t groups) {
+    IrModel m;
+    const int x = m.input("x", {1, 32, 8, 8});
+    const std::map<std::string, AttrValue> attrs = {{"group", groups},
+                                                    {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    const int y = m.node("Conv", {x, m.weight("w", at::ones({32, 32 / groups, 3, 3}))}, 1, attrs)[0];
+    set_shapes(m, {{y, {1, 32, 8, 8}}});
+    m.output(y);
+    return analysis_of(m.model);
+  };
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.conv_samples = {{"kxk", 64, 8, 72, 1e10}, {"kxk", 16, 8, 8, 1e9}};
+  c.conv_channel_block = 8;
+  for (int64_t groups : {int64_t(4), int64_t(8)}) {
+    const NodeForecast f = forecast_fit(model(groups), c, FitOptions{}).nodes[0];
+    EXPECT_EQ(f.op_cost, "conv kxk") << groups << " groups";
+    EXPECT_NEAR(f.compute_seconds, 2.33472e-5, 1e-15) << groups << " groups";
+  }
+}
+
 // exec_slice makes a Slice's result dense in its input's layout: no copy
 // when the slice is one already. Of the graph input 1x8x4x4 (NCHW, 512
 // bytes): channels 0-3 are a view; rows 0-1 of every channel (1x8x2x4, 256
