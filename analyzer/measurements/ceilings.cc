@@ -176,7 +176,12 @@ double DeviceCeilings::conv_seconds_at(const std::string& kind, double m, double
   const double cm = std::max(m, lo_m), cn = std::max(n, lo_n), ck = std::max(k, lo_k);
   if (cm == m && cn == n && ck == k) return seconds;
   const double floor_rate = conv_flops_at(kind, cm, cn, ck, cold_share);
-  return floor_rate > 0 ? std::max(seconds, 2.0 * cm * cn * ck / floor_rate) : seconds;
+  if (floor_rate <= 0) return seconds;
+  // Between a call's fixed part (the cheapest sample's time) and the raised
+  // product's time, in proportion to the work.
+  const double raised = 2.0 * cm * cn * ck / floor_rate;
+  const double call = std::min(raised, conv_call_seconds(kind));
+  return std::max(seconds, call + (raised - call) * (m * n * k) / (cm * cn * ck));
 }
 
 double DeviceCeilings::conv_call_seconds(const std::string& kind) const {

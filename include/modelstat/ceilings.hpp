@@ -268,12 +268,16 @@ struct DeviceCeilings {
   // `cold_share` blends each sample's cold and hot rates (its time: (1 - s)
   // x hot + s x cold; 1, the default: weights from memory).
   double conv_flops_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
-  // Seconds of one such product: 2 M N K at conv_flops_at's rate, but no less
-  // than the time of the product with M, N and K each raised to the smallest
-  // its kind's samples have. Below the samples a call's time is its fixed
-  // cost, not a rate times less work: a squeeze-excite's 1x1 over 8 channels
-  // at one position (36 FLOPs) took 8 us, where the rate of the nearest
-  // sample (1 x 16 x 16) gave 0.5 us. 0 when the kind has no sample.
+  // Seconds of one such product: 2 M N K at conv_flops_at's rate, but, for
+  // a product smaller than every sample of its kind in M, N or K, no less
+  // than a call's fixed part (conv_call_seconds) plus the rest of the time of
+  // the product raised to the samples' smallest in proportion to the work
+  // (M N K over the raised one's). Below the samples a call's fixed part
+  // dominates: a squeeze-excite's 1x1 over 8 channels at one position (36
+  // FLOPs) took 8 us, where the rate of the nearest sample (1 x 16 x 16)
+  // gave 0.5 us; a 3x1 conv at one output position 11 us, 1 us at the rate
+  // (the raised product's whole time, 48 us, was 4x over). 0 when the kind
+  // has no sample.
   double conv_seconds_at(const std::string& kind, double m, double n, double k, double cold_share = 1.0) const;
   // The least time any sample of `kind` took (the cheapest call measured:
   // an upper bound on a call's fixed part). 0 when the kind has no sample.

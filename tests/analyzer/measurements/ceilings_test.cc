@@ -319,7 +319,10 @@ TEST(Ceilings, ConvFlopsAtIsTheNearestSamplesOfItsKind) {
 }
 
 // conv_seconds_at, by hand: 2 M N K / rate inside the grid; below the
-// samples' smallest M, N or K, no less than the product raised to them.
+// samples' smallest M, N or K, no less than a call's fixed part (the
+// cheapest sample's time) plus the rest of the raised product's time in
+// proportion to the work. With one sample of a kind, the fixed part is that
+// sample's whole time.
 // One sample (16 x 16 x 16 at 1e9 FLOP/s: 8.192 us): at it, 8.192 us; a
 // 1 x 2 x 8 product (rate read at the sample, 1e9: 32 ns as a rate) takes
 // the sample's 8.192 us; 32 x 16 x 16 (inside in M) takes 2 x 32 x 16 x 16 /
@@ -334,6 +337,14 @@ TEST(Ceilings, ConvSecondsBelowTheGridAreTheSmallestSamplesTime) {
   EXPECT_NEAR(c.conv_seconds_at("kxk", 1, 64, 576), 2.0 * 49 * 64 * 576 / 8e10, 1e-15);
   // A kind without samples: 0.
   EXPECT_DOUBLE_EQ(c.conv_seconds_at("dw", 16, 16, 9), 0.0);
+  // Two samples: A 16 x 16 x 16 at 1e9 (8.192 us, the cheapest: a call's
+  // fixed part) and B 64 x 16 x 16 at 2e9 (16.384 us). 32 x 8 x 16 is raised
+  // to 32 x 16 x 16, one unit from each (rate sqrt(1e9 x 2e9)): 2 x 32 x 16 x
+  // 16 / that; the price is 8.192 us + (that - 8.192 us) x 1/2 (half the work).
+  c.conv_samples = {{"1x1", 16, 16, 16, 1e9}, {"1x1", 64, 16, 16, 2e9}};
+  const double raised = 2.0 * 32 * 16 * 16 / std::sqrt(1e9 * 2e9);
+  EXPECT_NEAR(c.conv_call_seconds("1x1"), 8.192e-6, 1e-15);
+  EXPECT_NEAR(c.conv_seconds_at("1x1", 32, 8, 16), 8.192e-6 + (raised - 8.192e-6) * 0.5, 1e-15);
 }
 
 // cold_share blends a sample's two rates by time: s x (seconds per FLOP
