@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "analyzer/fit/op_classes.hpp"
+#include "analyzer/fusion/direct_gemm_limits.hpp"
 #include "analyzer/op_traits.hpp"
 
 namespace modelstat::fit {
@@ -125,6 +126,18 @@ bool slice_is_view(const Graph& g, const Node& n) {
     wide = wide || out[d] > 1;
   }
   return true;
+}
+
+// Whether the CPU executor runs fp32 Gemm / MatMul `node` (B a weight) as
+// its direct row loop with `--gemm auto`: at most kDirectGemmMaxRows rows and
+// kDirectGemmMaxMacs multiply-accumulates (analyzer/fusion/direct_gemm_limits.hpp).
+bool runs_direct_gemm(const Graph& g, const Node& node, int64_t macs) {
+  if (!is_gemm_or_matmul(node) || node.inputs.size() < 2 || node.inputs[1] < 0 || macs <= 0) return false;
+  const Tensor& b = g.tensors[size_t(node.inputs[1])];
+  const auto b_elements = b.shape.element_count();
+  if (!b.is_constant() || b.dtype != DType::Float || !b_elements || *b_elements <= 0) return false;
+  const int64_t rows = macs / *b_elements;
+  return rows <= kDirectGemmMaxRows && macs <= kDirectGemmMaxMacs;
 }
 
 // The traffic of the im2col columns of a dilated fp32 2-D Conv (the
@@ -418,8 +431,12 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     f.overhead_seconds = node.op_type == "Constant" ? 0.0 : kernel.fixed_op_overheads * ceilings.op_overhead_seconds;
     // A Gemm or MatMul: the fixed cost the device measured for a small Gemm
     // (BLAS call, bias, output allocation), when it is larger.
+    // Not a product the executor runs as its direct row loop (at most 4
+    // rows against a small weight: no BLAS call), which costs its per-op
+    // overhead (TinyCNN's 1 x 32 x 10 classifier: 3 us, priced 8 at the
+    // small Gemm's fixed cost).
     const OpCost* gemm = ceilings.op_cost("Gemm");
-    if (gemm && is_gemm_or_matmul(node))
+    if (gemm && is_gemm_or_matmul(node) && !runs_direct_gemm(g, node, a.cost.macs))
       f.overhead_seconds = std::max(f.overhead_seconds, gemm->fixed_seconds);
     // A Gemm or MatMul streams its B operand no faster than the device's
     // one-row product does (Gemm/thin, in the bytes of B): the bound of a

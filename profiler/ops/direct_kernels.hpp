@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <optional>
 
+#include "analyzer/fusion/direct_gemm_limits.hpp"
 #include "profiler/ops/exec_helpers.hpp"
 
 namespace modelstat::profiler {
@@ -57,15 +58,8 @@ std::optional<at::Tensor> direct_conv(const at::Tensor& x, const at::Tensor& w, 
 // and parameter count would miss what ran through them.
 bool direct_kernels_allowed(std::initializer_list<const at::Tensor*> inputs);
 
-// Largest Gemm the direct row loop takes: at most kDirectGemmMaxRows rows
-// of A and kDirectGemmMaxMacs multiply-accumulates (M x K x N). Measured on
-// the project VM, one thread: a 1 x 32 x 32 Gemm cost 3.6 µs through the
-// matmul kernel and a 1 x 128 x 512 one 6-8 µs through at::addmm (dispatch,
-// the BLAS call's setup, the bias broadcast), where the loop costs what its
-// weights cost to read (~0.05 ns a MAC from L2 in the AVX2 clone). With more
-// rows a GEMM reuses each weight across rows and BLAS / oneDNN win.
-constexpr int64_t kDirectGemmMaxRows = 4;
-constexpr int64_t kDirectGemmMaxMacs = 262144;
+// Largest Gemm the direct row loop takes: kDirectGemmMaxRows and
+// kDirectGemmMaxMacs (analyzer/fusion/direct_gemm_limits.hpp, shared with fit).
 
 // y = alpha * a b + beta * c for fp32 CPU a [M, K] and b [K, N] (b either
 // contiguous, or the transpose of a contiguous [N, K]: Gemm's transB), c

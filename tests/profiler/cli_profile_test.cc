@@ -269,7 +269,7 @@ TEST(CliProfile, GemmBackendIsChosenNamedAndForcedInBothFusionModes) {
         } else {
           // --gemm auto: oneDNN or BLAS, whichever measured faster; a Gemm of a few rows and at most
           // 256k MACs (the pooler's one row) runs as a direct loop (profiler/ops/direct_kernels.hpp).
-          const bool small = l["macs"].get<int64_t>() <= modelstat::profiler::kDirectGemmMaxMacs;
+          const bool small = l["macs"].get<int64_t>() <= modelstat::kDirectGemmMaxMacs;
           EXPECT_TRUE(kernel.rfind("onednn", 0) == 0 || kernel.rfind("blas", 0) == 0 ||
                       (small && kernel == "direct loop"))
               << l.dump();

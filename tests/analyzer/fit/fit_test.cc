@@ -233,6 +233,22 @@ TEST(FitLatency, ThinGemmIsPricedAtItsWeightsMeasuredRate) {
   }
 }
 
+// A Gemm the executor runs as its direct row loop (at most 4 rows and 256k
+// MACs against a weight: analyzer/fusion/direct_gemm_limits.hpp) costs the
+// per-op overhead (5 us here), not the measured small Gemm's fixed cost (8
+// us): gemm_analysis(1) is 1 x 128 x 256, 32,768 MACs. gemm_analysis(8), 8
+// rows, runs on BLAS / oneDNN and takes the Gemm class's 8 us.
+TEST(FitLatency, AGemmOnTheDirectRowLoopCostsTheOpOverhead) {
+  DeviceCeilings c = hand_ceilings();
+  OpCost gemm;
+  gemm.op = "Gemm";
+  gemm.fixed_seconds = 8e-6;
+  gemm.seconds_per_byte = 1e-12;
+  c.op_costs = {gemm};
+  EXPECT_DOUBLE_EQ(forecast_fit(gemm_analysis(1), c, FitOptions{}).nodes[0].overhead_seconds, 5e-6);
+  EXPECT_DOUBLE_EQ(forecast_fit(gemm_analysis(8), c, FitOptions{}).nodes[0].overhead_seconds, 8e-6);
+}
+
 // Buffers above the fresh-allocation threshold cost their bytes at the
 // measured first-touch rate: outputs in the forward, gradients in the
 // backward, Adam's two temporaries per weight in the update.
