@@ -128,6 +128,12 @@ bool slice_is_view(const Graph& g, const Node& n) {
   return true;
 }
 
+// Whether a node has a dilation above 1 (a dilated conv runs on im2col + GEMM).
+bool dilated(const Node& node) {
+  const auto dilations = node.attr_ints("dilations");
+  return std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; });
+}
+
 // Whether the CPU executor runs fp32 Gemm / MatMul `node` (B a weight) as
 // its direct row loop with `--gemm auto`: at most kDirectGemmMaxRows rows and
 // kDirectGemmMaxMacs multiply-accumulates (analyzer/fusion/direct_gemm_limits.hpp).
@@ -148,8 +154,7 @@ double im2col_bytes(const Graph& g, const Node& node) {
   if (node.op_type != "Conv" || !node.domain.empty() || node.inputs.size() < 2 || node.inputs[1] < 0 ||
       node.outputs.empty() || node.outputs[0] < 0)
     return 0;
-  const auto dilations = node.attr_ints("dilations");
-  if (!std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; })) return 0;
+  if (!dilated(node)) return 0;
   const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
   const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
   if (w.size() != 4 || y.size() != 4 || g.tensors[size_t(node.outputs[0])].dtype != DType::Float) return 0;
@@ -212,8 +217,7 @@ bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::str
   // A dilated conv runs on im2col + GEMM (oneDNN's direct kernels, which
   // the samples timed, take no dilation here: M-LSD's and UltraFace's
   // dilated 3x3s ran 2-3x the time of their samples' rate).
-  const auto dilations = node.attr_ints("dilations");
-  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; })) return false;
+  if (dilated(node)) return false;
   const int64_t taps = w[2] * w[3];
   const auto strides = node.attr_ints("strides");
   const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
@@ -243,8 +247,7 @@ bool grouped_conv_shape(const Graph& g, const Node& node, int64_t block, std::st
   if (w.size() != 4 || y.size() != 4) return false;
   const int64_t groups = node.attr_int("group", 1);
   if (groups <= 1 || (w[1] == 1 && w[0] == groups) || w[0] % groups != 0) return false;
-  const auto dilations = node.attr_ints("dilations");
-  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d > 1; })) return false;
+  if (dilated(node)) return false;
   if (block <= 0) block = 8;
   int64_t merge = 1;
   if (w[1] < block)
@@ -465,7 +468,7 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     f.kernel_seconds = 0;
     f.compute_seconds = 0;
     fresh_bytes = 0;  // a view allocates nothing
-  } else if (!p.options.train && (copied_slice_or_reshape_bytes(g, node) > 0)) {
+  } else if (const double copied = p.options.train ? 0.0 : copied_slice_or_reshape_bytes(g, node); copied > 0) {
     // A Slice that is not a view, or a Reshape / Flatten of a channels-last
     // activation (ATen's reshape copies what it cannot view): ATen's strided
     // copy, the kernel a Transpose runs, on the Transpose class's line. A
@@ -474,7 +477,7 @@ NodeForecast forecast_node(const Pricing& p, size_t i, const NodeReport& report,
     // us each, priced 0.9 as views; its Reshapes after a conv head: 4-23 us.)
     if (const OpCost* copy = ceilings.op_cost("Transpose"); copy && copy->seconds_per_byte > 0) {
       f.op_cost = "Transpose";
-      f.kernel_seconds = copied_slice_or_reshape_bytes(g, node) * copy->seconds_per_byte;
+      f.kernel_seconds = copied * copy->seconds_per_byte;
       f.overhead_seconds = std::max(f.overhead_seconds, copy->fixed_seconds);
     }
   }
