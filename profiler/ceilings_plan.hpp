@@ -39,6 +39,7 @@ struct CeilingsPlan {
     double matmul = 0;      // per dtype's curve (the int8 curve's three passes too)
     double op_classes = 0;  // every class's points
     double conv_samples = 0;
+    double int8_conv_samples = 0;
     double optimizers = 0;  // the update costs
   } allot;
 };

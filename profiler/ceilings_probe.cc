@@ -73,7 +73,7 @@ CeilingsPlan cpu_ceilings_plan(bool quick) {
   // The full probe's stages of many points on a schedule: near what each took
   // on the Zen 4 VMs, where the whole took 251 s, so that a slower or noisier
   // machine keeps the 300 s bound (docs/ceilings.md, "Time").
-  if (!quick) plan.allot = {12.0, 65.0, 105.0, 12.0};
+  if (!quick) plan.allot = {12.0, 65.0, 100.0, 6.0, 12.0};
   const auto available = available_host_memory();
   fit_plan_to_memory(plan, available ? available->bytes : -1);
   return plan;
@@ -401,6 +401,11 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     stage("op classes");
     c.conv_samples = measure_conv_samples(*device, plan, options.quick, c.notes);
     stage("conv samples");
+    if (int8_kernels_available()) {
+      std::vector<ConvSample> int8 = measure_int8_conv_samples(*device, plan, options.quick, c.notes);
+      c.conv_samples.insert(c.conv_samples.end(), int8.begin(), int8.end());
+      stage("int8 conv samples");
+    }
     c.train_conv_samples = measure_train_conv_samples(*device, plan, options.quick, fresh, c.notes);
     stage("training conv samples");
     c.conv_residual_seconds_per_byte = measure_conv_residual_cost(*device, plan, c.notes);

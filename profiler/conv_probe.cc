@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "modelstat/error.hpp"
@@ -18,6 +19,7 @@
 #include "profiler/executor.hpp"
 #include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/fp32_conv.hpp"
+#include "profiler/ops/int8_kernels.hpp"
 #include "profiler/probe_graph.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/run_setup.hpp"
@@ -470,6 +472,110 @@ std::vector<TrainConvSample> measure_train_conv_samples(Device& device, const Ce
   for (auto& [index, sample] : measured) out.push_back(std::move(sample));
   char text[120];
   std::snprintf(text, sizeof text, "training conv samples: %zu of %zu points in %.1f s", out.size(), points.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  notes.push_back(text);
+  return out;
+}
+
+namespace {
+
+// The int8 grid, at stride 1 (fit prices a strided int8 conv at its output
+// positions on these: on the project VM ResNet-18's strided int8 3x3s ran at
+// 0.9x its unstrided ones' rate): 1x1 over 16 to 1024 input and output
+// channels; 3x3 over 16-256 channels and a 3-channel stem (one writing 256
+// reads 64 or more); output sides 7, 28 and 112; depthwise 3x3 over 32, 256
+// and 1024 channels, outputs up to 2M values; products up to 1 GFLOP (0.02 s
+// a call at the int8 kernels' 50 Gop/s on the project VM). 75 points.
+// `quick`: two channel counts, two sides.
+std::vector<GridPoint> int8_grid(bool quick) {
+  const Dims sizes = quick ? Dims{7, 56} : Dims{7, 28, 112};
+  std::vector<GridPoint> points;
+  for (const char* kind : {"int8 1x1", "int8 kxk"}) {
+    const bool pointwise = std::string(kind) == "int8 1x1";
+    const Dims outputs = quick ? Dims{16, 256} : pointwise ? Dims{16, 64, 256, 1024} : Dims{16, 64, 256};
+    Dims inputs = outputs;
+    if (!pointwise) inputs.insert(inputs.begin(), 3);
+    for (int64_t c_in : inputs)
+      for (int64_t c_out : outputs)
+        for (int64_t h : sizes) {
+          if (!pointwise && !quick && c_out == 256 && c_in < 64) continue;
+          GridPoint p{kind, c_in, c_out, h, pointwise ? 1 : 3, 1};
+          if (p.flops() <= kMaxSampleFlops) points.push_back(p);
+        }
+  }
+  for (int64_t c : quick ? Dims{64} : Dims{32, 256, 1024})
+    for (int64_t h : sizes)
+      if (c * h * h <= (int64_t(1) << 21)) points.push_back(GridPoint{"int8 dw", c, c, h, 3, 1, true});
+  return points;
+}
+
+// Copies of an int8 point run in turn, each with a weight of its own: two
+// (an int8 weight is a quarter of the fp32 one's bytes, and each copy's
+// plan, built at its first call, is most of a point's time on the schedule).
+constexpr int kInt8Copies = 2;
+
+}  // namespace
+
+std::vector<ConvSample> measure_int8_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
+                                                  std::vector<std::string>& notes) {
+  if (!device.torch_device().is_cpu()) return {};
+  const auto started = std::chrono::steady_clock::now();
+  const CeilingsPlan light = light_plan(plan);
+  const std::vector<GridPoint> points = int8_grid(quick);
+  std::vector<ConvSample> out;
+  StageSchedule schedule(plan.allot.int8_conv_samples > 0 ? plan.allot.int8_conv_samples : 1e30, points.size());
+  const auto bytes = at::TensorOptions().dtype(at::kByte);
+  const auto chars = at::TensorOptions().dtype(at::kChar);
+  for (const GridPoint& p : points) {
+    const std::string label = "conv " + p.kind + " " + std::to_string(p.c_in) + "->" + std::to_string(p.c_out) +
+                              " at " + std::to_string(p.h_out);
+    try {
+      const int64_t h_in = p.h_out * p.stride, pad = p.taps_side / 2;
+      // A QDQ group's operands: u8 activations (channels-last, a zero point
+      // of their own), s8 weights of the full range with zero points 0 and a
+      // scale per output channel, a float bias; the kernel writes the float
+      // output (int8_kernels.hpp). Random from a fixed seed, never zeros.
+      const at::Tensor x = at::randint(0, 256, {1, p.c_in, h_in, h_in}, bytes).contiguous(at::MemoryFormat::ChannelsLast);
+      const at::Tensor x_zero_point = at::full({1}, 3, bytes);
+      const at::Tensor w_zero_point = at::zeros({p.c_out}, chars);
+      const at::Tensor bias = at::rand({p.c_out});
+      Window window{{p.taps_side, p.taps_side}, {p.stride, p.stride}, {1, 1}, {pad, pad}, {pad, pad}};
+      const int64_t group = p.depthwise ? p.c_in : 1;
+      std::vector<at::Tensor> weights;
+      for (int i = 0; i < kInt8Copies; ++i)
+        weights.push_back(at::randint(-128, 128, {p.c_out, p.weight_c_in(), p.taps_side, p.taps_side}, chars));
+      const at::Tensor x_scale = at::full({1}, 1e-2f), w_scale = at::full({p.c_out}, 1e-1f);
+      const at::Tensor scale = x_scale * w_scale;
+      // As qdq_conv runs it: the kernel's float output, or (two 7-bit halves
+      // on a CPU without VNNI) the int32 accumulator dequantized after it.
+      auto run = [&](const at::Tensor& w) -> bool {
+        std::optional<at::Tensor> acc = int8_conv(x, x_zero_point, w, w_zero_point, window, group, true, scale, bias);
+        if (acc && acc->scalar_type() != at::kFloat) (void)dequantize_accumulator(*acc, x_scale, w_scale, bias, 1);
+        return acc.has_value();
+      };
+      if (!run(weights.front())) {
+        notes.push_back("int8 conv samples: not measured (" + int8_kernel_note() + ")");
+        return {};
+      }
+      const Timed t = median_seconds(device, schedule.next(light), label, [&] {
+        for (const at::Tensor& w : weights) (void)run(w);
+      });
+      note_if_unconverged(t, label, notes);
+      if (t.seconds <= 0) continue;
+      ConvSample s;
+      s.kind = p.kind;
+      s.m = p.h_out * p.h_out;
+      s.n = p.c_out;
+      s.k = p.weight_c_in() * p.taps_side * p.taps_side;
+      s.flops_per_second = p.flops() * double(weights.size()) / t.seconds;
+      out.push_back(std::move(s));
+    } catch (const std::exception& e) {
+      notes.push_back(label + ": not measured (" + first_line(e) + ")");
+    }
+  }
+  if (std::string behind = schedule.note("int8 conv samples"); !behind.empty()) notes.push_back(behind);
+  char text[120];
+  std::snprintf(text, sizeof text, "int8 conv samples: %zu of %zu points in %.1f s", out.size(), points.size(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   notes.push_back(text);
   return out;

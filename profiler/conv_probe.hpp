@@ -26,6 +26,16 @@ namespace modelstat::profiler {
 std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
                                              std::vector<std::string>& notes);
 
+// The int8 samples (kinds "int8 1x1", "int8 kxk", "int8 dw", stride 1; a
+// coarser grid, products up to 1 GFLOP): the executor's int8
+// convolution of a QDQ group (int8_conv: u8 activations channels-last, s8
+// weights of the full range, dequantized as written), copies with weights of
+// their own run in turn. `fit` prices QDQ, ConvInteger and QLinearConv convs
+// on them (docs/FIT.md, "int8"). CPU with oneDNN's int8 kernels only (none
+// elsewhere, with a note).
+std::vector<ConvSample> measure_int8_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
+                                                  std::vector<std::string>& notes);
+
 struct FreshAllocationCost;
 
 // The training samples (modelstat::TrainConvSample): one Conv of each point of

@@ -204,11 +204,11 @@ const OpCost* dense_cost(const Graph& g, const Node& node, const DeviceCeilings&
 // only; false for the others. `training`: the kinds of the training samples,
 // where a strided 1x1 is "kxk/s2" (ATen runs it as a strided conv, not as the
 // 1x1 GEMM of an unstrided one).
-bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::string& kind, double& m, double& n,
-                       double& k) {
-  if (node.op_type != "Conv" || !node.domain.empty()) return false;
-  if (node.inputs.size() < 2 || node.inputs[1] < 0 || node.outputs.empty() || node.outputs[0] < 0) return false;
-  const auto w = known_dims(g.tensors[size_t(node.inputs[1])].shape);
+bool conv_product_shape(const Graph& g, const Node& node, size_t weight_at, bool training, std::string& kind,
+                        double& m, double& n, double& k) {
+  if (node.inputs.size() <= weight_at || node.inputs[weight_at] < 0 || node.outputs.empty() || node.outputs[0] < 0)
+    return false;
+  const auto w = known_dims(g.tensors[size_t(node.inputs[weight_at])].shape);
   const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
   if (w.size() != 4 || y.size() != 4) return false;  // the samples are 2-D convolutions
   const int64_t groups = node.attr_int("group", 1);
@@ -228,6 +228,29 @@ bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::str
   n = double(w[0]);
   k = double(w[1]) * double(taps);
   return true;
+}
+
+bool conv_sample_shape(const Graph& g, const Node& node, bool training, std::string& kind, double& m, double& n,
+                       double& k) {
+  if (node.op_type != "Conv" || !node.domain.empty()) return false;
+  return conv_product_shape(g, node, 1, training, kind, m, n, k);
+}
+
+// An int8 convolution's seconds on the int8 conv samples (schema 2.11; kinds
+// "int8 1x1", "int8 kxk", "int8 dw", sampled at stride 1: a strided one is
+// priced at its output positions there): a QDQ group's Conv, ConvInteger
+// (weight at 1) or QLinearConv (weight at 3); 0 where the shape is not a
+// sample kind's or the ceilings have no int8 samples (the int8 curve prices
+// it then).
+double int8_conv_seconds(const Pricing& p, const Node& node) {
+  if (!node.domain.empty()) return 0;
+  const size_t weight_at = node.op_type == "QLinearConv" ? 3 : 1;
+  if (node.op_type != "Conv" && node.op_type != "ConvInteger" && weight_at != 3) return 0;
+  std::string kind;
+  double m = 0, n = 0, k = 0;
+  if (!conv_product_shape(p.graph, node, weight_at, false, kind, m, n, k)) return 0;
+  if (const size_t strided = kind.find("/s2"); strided != std::string::npos) kind.erase(strided);
+  return p.ceilings.conv_seconds_at("int8 " + kind, m, n, k);
 }
 
 // A grouped 2-D Conv (more than one group, not depthwise, not dilated) as the
@@ -511,10 +534,12 @@ double int8_rate(const DeviceCeilings& c, double n) {
 }  // namespace
 
 void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
-  const double rate = f.contraction ? int8_rate(p.ceilings, f.equivalent_gemm_n) : 0.0;
-  if (rate <= 0 || p.options.train) return;
-  const Graph& g = p.graph;
+  if (!f.contraction || p.options.train) return;
   const double flops = f.compute_flops_per_second > 0 ? f.compute_seconds * f.compute_flops_per_second : 0.0;
+  const double conv = int8_conv_seconds(p, node);
+  const double rate = conv > 0 && flops > 0 ? flops / conv : int8_rate(p.ceilings, f.equivalent_gemm_n);
+  if (rate <= 0) return;
+  const Graph& g = p.graph;
   f.compute_flops_per_second = rate;
   f.compute_seconds = flops / rate;
   // The kernel reads its quantized operands (1 byte an element) and writes the float output.
@@ -539,9 +564,10 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
   if (p.options.train || !f.contraction || !node.domain.empty() || f.compute_flops_per_second <= 0) return;
   const std::string& op = node.op_type;
   if (op != "ConvInteger" && op != "MatMulInteger" && op != "QLinearConv" && op != "QLinearMatMul") return;
-  const double rate = int8_rate(p.ceilings, f.equivalent_gemm_n);
-  if (rate <= 0) return;
   const double ops = f.compute_seconds * f.compute_flops_per_second;
+  const double conv = int8_conv_seconds(p, node);
+  const double rate = conv > 0 && ops > 0 ? ops / conv : int8_rate(p.ceilings, f.equivalent_gemm_n);
+  if (rate <= 0) return;
   f.op_cost = "int8";
   f.compute_flops_per_second = rate;
   f.compute_seconds = ops / rate;

@@ -33,7 +33,9 @@ namespace modelstat {
 // 2.8: hot_flops_per_second of a conv sample (optional).
 // 2.9: train_conv_samples (optional).
 // 2.10: int8_weight_products (optional).
-const char* const kCeilingsSchemaVersion = "2.10";
+// 2.11: int8 conv samples (conv_samples of the kinds "int8 1x1", "int8 kxk",
+// "int8 dw"; optional).
+const char* const kCeilingsSchemaVersion = "2.11";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)

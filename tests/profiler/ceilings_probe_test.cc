@@ -202,6 +202,7 @@ TEST(CeilingsProbe, CheapConvSamplesAreTimedWithTheirWeightsCachedToo) {
   ASSERT_FALSE(c.conv_samples.empty());
   int cheap = 0;
   for (const ConvSample& s : c.conv_samples) {
+    if (s.kind.rfind("int8 ", 0) == 0) continue;  // the int8 samples' copies follow their own rule (below)
     const double per_copy = 4.0 * double(s.n * s.k + s.n * s.m), flops = 2.0 * double(s.m * s.n * s.k);
     const double copies = std::min({(64.0 * (1 << 20)) / per_copy, 8e9 / flops, std::clamp(2e8 / flops, 8.0, 512.0)});
     if (std::floor(copies) > 8) {
@@ -212,6 +213,29 @@ TEST(CeilingsProbe, CheapConvSamplesAreTimedWithTheirWeightsCachedToo) {
     }
   }
   EXPECT_GT(cheap, 0) << "the quick grid's one-position 1x1 points are cheap";
+}
+
+TEST(CeilingsProbe, Int8ConvSamplesCoverEveryKindOfTheInt8Convolution) {
+  // With oneDNN's int8 kernels, the probe times the executor's int8
+  // convolution in each kind fit prices an int8 Conv by (dense 1x1, 3x3,
+  // depthwise 3x3; stride 1), none held by the caches (one rate per sample);
+  // without them, none at all.
+  const DeviceCeilings& c = quick_cpu_probe();
+  std::map<std::string, int> per_kind;
+  for (const ConvSample& s : c.conv_samples) {
+    if (s.kind.rfind("int8 ", 0) != 0) continue;
+    ++per_kind[s.kind];
+    EXPECT_GT(s.flops_per_second, 0.0) << s.kind;
+    EXPECT_EQ(s.hot_flops_per_second, 0.0) << s.kind;
+    if (s.kind == "int8 dw") {
+      EXPECT_EQ(s.k, 9) << s.kind;
+    }
+  }
+  if (!profiler::int8_kernels_available()) {
+    EXPECT_TRUE(per_kind.empty());
+    return;
+  }
+  for (const char* kind : {"int8 1x1", "int8 kxk", "int8 dw"}) EXPECT_GT(per_kind[kind], 0) << kind;
 }
 
 TEST(CeilingsProbe, TrainingConvSamplesCoverEveryKindATrainingStepRuns) {
@@ -442,10 +466,14 @@ TEST(StageSchedule, FullCpuPlanHasAllotmentsQuickHasNone) {
   EXPECT_GT(full.allot.matmul, 0.0);
   EXPECT_GT(full.allot.op_classes, 0.0);
   EXPECT_GT(full.allot.conv_samples, 0.0);
+  EXPECT_GT(full.allot.int8_conv_samples, 0.0);
   EXPECT_GT(full.allot.optimizers, 0.0);
-  EXPECT_LT(full.allot.matmul + full.allot.op_classes + full.allot.conv_samples + full.allot.optimizers, 300.0);
+  EXPECT_LT(full.allot.matmul + full.allot.op_classes + full.allot.conv_samples + full.allot.int8_conv_samples +
+                full.allot.optimizers,
+            300.0);
   const CeilingsPlan quick = profiler::cpu_ceilings_plan(true);
   EXPECT_EQ(quick.allot.conv_samples, 0.0);
+  EXPECT_EQ(quick.allot.int8_conv_samples, 0.0);
   EXPECT_EQ(quick.allot.op_classes, 0.0);
 }
 

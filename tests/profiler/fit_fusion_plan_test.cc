@@ -455,6 +455,51 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
   EXPECT_EQ(r.nodes[1].op_cost, "fused");
 }
 
+// With int8 conv samples (schema 2.11) the same QDQ Conv is priced on them,
+// not on the curve: its product M = 64 positions, N = 8 channels, K = 8 x 9
+// taps is the "int8 kxk" sample's own point, at 2e11 op/s 73,728 / 2e11 =
+// 3.6864e-7 s (the "int8 1x1" sample at the same point, 1e9 op/s, is another
+// kind and not read). The forward: that over the 3.146e-7 s of memory, plus
+// the call cost. A ConvInteger of the same shapes (u8 weight, the weight at
+// input 1) reads the same sample.
+TEST(FitFusionPlan, Int8ConvsArePricedOnTheInt8ConvSamples) {
+  auto qdq = [] {
+    IrModel m;
+    const int x = m.input("x_q", {1, 8, 8, 8}, DType::UInt8);
+    const int xf = m.node("DequantizeLinear", {x, m.weight("xs", at::full({}, 0.05f)),
+                                               m.weight("xz", at::full({}, 128, at::kByte))})[0];
+    const int wf = m.node("DequantizeLinear", {m.weight("w_q", at::ones({8, 8, 3, 3}, at::kChar)),
+                                               m.weight("ws", at::full({}, 0.01f)), m.weight("wz", at::zeros({}, at::kChar))})[0];
+    const int y = m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+    set_shapes(m, {{xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}});
+    m.output(y);
+    return analysis_of(m.model);
+  };
+  DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
+  c.matmul.push_back(test::flat_matmul_curve("int8", 4e11));
+  c.conv_samples = {{"int8 kxk", 64, 8, 72, 2e11}, {"int8 1x1", 64, 8, 72, 1e9}};
+  const FitReport r = forecast_fit(qdq(), c, FitOptions{});
+  const NodeForecast& head = r.nodes[2];
+  EXPECT_EQ(head.op_cost, "int8");
+  EXPECT_NEAR(head.compute_seconds, 3.6864e-7, 1e-15);
+  EXPECT_NEAR(head.compute_flops_per_second, 2e11, 1e3);
+  EXPECT_NEAR(head.memory_seconds, 3.146e-7, 1e-15);
+  EXPECT_NEAR(head.forward_seconds, 3.6864e-7 + head.overhead_seconds, 1e-15);
+
+  IrModel m;
+  const int x = m.input("x_q", {1, 8, 8, 8}, DType::UInt8);
+  const int y = m.node("ConvInteger", {x, m.weight("w_q", at::ones({8, 8, 3, 3}, at::kByte))}, 1,
+                       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+  set_shapes(m, {{y, {1, 8, 8, 8}}});
+  m.output(y);
+  const FitReport integer = forecast_fit(analysis_of(m.model), c, FitOptions{});
+  EXPECT_EQ(integer.nodes[0].op_cost, "int8");
+  EXPECT_NEAR(integer.nodes[0].compute_seconds, 3.6864e-7, 1e-15);
+  // Ceilings without the samples: the curve's 73,728 / 4e11.
+  c.conv_samples.clear();
+  EXPECT_NEAR(forecast_fit(qdq(), c, FitOptions{}).nodes[2].compute_seconds, 1.8432e-7, 1e-15);
+}
+
 // The executor's Conv groups write channels-last and a Conv group copies any
 // other input channels-last before its kernel (profiler/ops/fp32_conv.cc), so
 // fit adds conv_layout_seconds_per_byte x the input's bytes to a Conv reading

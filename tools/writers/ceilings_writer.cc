@@ -169,9 +169,9 @@ void write_ceilings_table(const DeviceCeilings& c, const CeilingsTableExtras& ex
   if (!c.conv_samples.empty()) {
     // Per kind: how many grid points, and the range of their rates (fit
     // prices a Conv group at its nearest samples'; docs/FIT.md).
-    out << "\nConvolution samples (fp32 Conv groups on modelstat's executor, weights cold; GFLOP/s)\n";
+    out << "\nConvolution samples (Conv groups on modelstat's executor, weights cold; fp32 GFLOP/s, int8 Gop/s)\n";
     TextTable conv({{"kind", Align::Left}, {"samples"}, {"slowest"}, {"median"}, {"fastest"}});
-    for (const char* kind : {"1x1", "kxk", "kxk/s2", "dw", "dw/s2"}) {
+    for (const char* kind : {"1x1", "kxk", "kxk/s2", "dw", "dw/s2", "int8 1x1", "int8 kxk", "int8 dw"}) {
       std::vector<double> rates;
       for (const auto& s : c.conv_samples)
         if (s.kind == kind) rates.push_back(s.flops_per_second / 1e9);
