@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -534,8 +535,9 @@ std::vector<ConvSample> measure_int8_conv_samples(Device& device, const Ceilings
       // A QDQ group's operands: u8 activations (channels-last, a zero point
       // of their own), s8 weights of the full range with zero points 0 and a
       // scale per output channel, a float bias; the kernel writes the float
-      // output (int8_kernels.hpp). Random from a fixed seed, never zeros.
-      const at::Tensor x = at::randint(0, 256, {1, p.c_in, h_in, h_in}, bytes).contiguous(at::MemoryFormat::ChannelsLast);
+      // output (int8_kernels.hpp). Random values, never zeros.
+      const at::Tensor x =
+          at::randint(0, 256, {1, p.c_in, h_in, h_in}, bytes).contiguous(at::MemoryFormat::ChannelsLast);
       const at::Tensor x_zero_point = at::full({1}, 3, bytes);
       const at::Tensor w_zero_point = at::zeros({p.c_out}, chars);
       const at::Tensor bias = at::rand({p.c_out});
@@ -579,6 +581,14 @@ std::vector<ConvSample> measure_int8_conv_samples(Device& device, const Ceilings
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   notes.push_back(text);
   return out;
+}
+
+void merge_sample_passes(std::vector<ConvSample>& first, const std::vector<ConvSample>& again) {
+  for (ConvSample& s : first)
+    for (const ConvSample& a : again)
+      if (a.kind == s.kind && a.m == s.m && a.n == s.n && a.k == s.k && a.flops_per_second > 0 &&
+          s.flops_per_second > 0)
+        s.flops_per_second = std::sqrt(s.flops_per_second * a.flops_per_second);
 }
 
 namespace {

@@ -27,14 +27,20 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
                                              std::vector<std::string>& notes);
 
 // The int8 samples (kinds "int8 1x1", "int8 kxk", "int8 dw", stride 1; a
-// coarser grid, products up to 1 GFLOP): the executor's int8
-// convolution of a QDQ group (int8_conv: u8 activations channels-last, s8
-// weights of the full range, dequantized as written), copies with weights of
-// their own run in turn. `fit` prices QDQ, ConvInteger and QLinearConv convs
-// on them (docs/FIT.md, "int8"). CPU with oneDNN's int8 kernels only (none
-// elsewhere, with a note).
+// coarser grid, products up to 1 GFLOP): the executor's int8 convolution of
+// a QDQ group (int8_conv: u8 activations channels-last, s8 weights of the
+// full range, dequantized as written), two copies with weights of their own
+// run in turn. The full probe runs two passes, half a minute apart, and takes
+// each point's geometric mean (merge_sample_passes). `fit` prices QDQ,
+// ConvInteger and QLinearConv convs on them (docs/FIT.md, "int8 convolution
+// samples"). CPU with oneDNN's int8 kernels only (none elsewhere, with a note).
 std::vector<ConvSample> measure_int8_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
                                                   std::vector<std::string>& notes);
+
+// Each sample of `first` takes the geometric mean of its rate and that of
+// the sample of the same kind and M, N, K in `again` (the int8 samples'
+// second pass); a sample `again` lacks keeps its rate.
+void merge_sample_passes(std::vector<ConvSample>& first, const std::vector<ConvSample>& again);
 
 struct FreshAllocationCost;
 

@@ -24,6 +24,7 @@
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_probe.hpp"
 #include "profiler/ceilings_timing.hpp"
+#include "profiler/conv_probe.hpp"
 #include "profiler/run_context.hpp"
 #include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/fp32_conv.hpp"
@@ -236,6 +237,24 @@ TEST(CeilingsProbe, Int8ConvSamplesCoverEveryKindOfTheInt8Convolution) {
     return;
   }
   for (const char* kind : {"int8 1x1", "int8 kxk", "int8 dw"}) EXPECT_GT(per_kind[kind], 0) << kind;
+}
+
+TEST(CeilingsProbe, TheInt8SamplesTwoPassesMeetAtTheirGeometricMean) {
+  // Matched by kind and M, N, K: sqrt(2e9 * 8e9) = 4e9, sqrt(50e9 * 50e9) =
+  // 50e9; a point of another kind at the same M, N, K, or a point only the
+  // second pass has, changes nothing, and a point the second pass lacks
+  // keeps its rate.
+  std::vector<ConvSample> first = {{"int8 1x1", 784, 16, 16, 2e9},
+                                   {"int8 kxk", 784, 64, 576, 50e9},
+                                   {"int8 dw", 49, 32, 9, 1e9}};
+  profiler::merge_sample_passes(first, {{"int8 1x1", 784, 16, 16, 8e9},
+                                        {"int8 kxk", 784, 64, 576, 50e9},
+                                        {"int8 dw", 784, 16, 16, 9e9},
+                                        {"int8 1x1", 49, 16, 16, 1e9}});
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_DOUBLE_EQ(first[0].flops_per_second, 4e9);
+  EXPECT_DOUBLE_EQ(first[1].flops_per_second, 50e9);
+  EXPECT_DOUBLE_EQ(first[2].flops_per_second, 1e9);
 }
 
 TEST(CeilingsProbe, TrainingConvSamplesCoverEveryKindATrainingStepRuns) {

@@ -222,6 +222,19 @@ TEST(FitLatency, ThinGemmIsPricedAtItsWeightsMeasuredRate) {
     EXPECT_NEAR(t.nodes[0].backward_seconds, 3e-5 + 131072 * 2e-9, 1e-15);
   }
   {
+    // A class that streams faster than the copy (0.05 ns a byte: 20 GB/s
+    // against 10): the copy does not bound its read stream. Kernel 131072 x
+    // 0.05 ns = 6.5536 us; the memory term at the class's rate, 133632 x
+    // 0.05 ns = 6.6816 us (13.4 us at the copy's), the larger: the forward
+    // 6.6816 + 5 us.
+    DeviceCeilings fast = c;
+    fast.op_costs[0].seconds_per_byte = 5e-11;
+    const NodeForecast n = forecast_fit(gemm_analysis(1), fast, FitOptions{}).nodes[0];
+    EXPECT_NEAR(n.kernel_seconds, 131072 * 5e-11, 1e-18);
+    EXPECT_NEAR(n.memory_seconds, 133632 * 5e-11, 1e-18);
+    EXPECT_NEAR(n.forward_seconds, 133632 * 5e-11 + 5e-6, 1e-15);
+  }
+  {
     // Batch 64: compute (4210688 FLOPs at the curve's rate for n_eff = 768/7,
     // 128.7 us) is above the kernel's 65.5 us: priced as before, and its
     // backward by the contraction rule (one product, like the forward).
