@@ -420,13 +420,9 @@ TEST(FitFusionPlan, ADepthwiseConvIsPricedOverWholeChannelBlocks) {
   EXPECT_NEAR(f.nodes[0].forward_seconds, 1.7536e-5 + 1e-6, 1e-15);
 }
 
-// A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
-// with an int8 curve in the ceilings fit prices it there. By hand: MACs =
-// 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve
-// 1.8432e-7 s. Bytes the kernel moves: x_q 512 + its scale 4 and zero point 1,
-// w_q 576 + 4 + 1, the float output 2,048 = 3,146, at 10 GB/s 3.146e-7 s.
-// Without an int8 curve the head stays priced as fp32 arithmetic.
-TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
+// A QDQ Conv as an analysed model: x_q u8 1x8x8x8 and w_q s8 8x8x3x3 through
+// DequantizeLinear, pad 1 (nodes 0 and 1 the DequantizeLinears, 2 the Conv).
+AnalysisResult qdq_conv_analysis() {
   IrModel m;
   const int x = m.input("x_q", {1, 8, 8, 8}, DType::UInt8);
   const int xf = m.node("DequantizeLinear", {x, m.weight("xs", at::full({}, 0.05f)),
@@ -437,7 +433,17 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
   // As shape inference would have them.
   set_shapes(m, {{xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}});
   m.output(y);
-  const AnalysisResult a = analysis_of(m.model);
+  return analysis_of(m.model);
+}
+
+// A QDQ Conv (x_q u8 1x8x8x8, w_q s8 8x8x3x3, pad 1) runs as one int8 kernel:
+// with an int8 curve in the ceilings fit prices it there. By hand: MACs =
+// 512 outputs x 72 taps = 36,864, FLOPs 73,728; on a flat 400 G op/s curve
+// 1.8432e-7 s. Bytes the kernel moves: x_q 512 + its scale 4 and zero point 1,
+// w_q 576 + 4 + 1, the float output 2,048 = 3,146, at 10 GB/s 3.146e-7 s.
+// Without an int8 curve the head stays priced as fp32 arithmetic.
+TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
+  const AnalysisResult a = qdq_conv_analysis();
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
   const FitReport fp32 = forecast_fit(a, c, FitOptions{});
   EXPECT_NE(fp32.nodes[2].op_cost, "int8");
@@ -463,22 +469,10 @@ TEST(FitFusionPlan, Int8GroupIsPricedOnTheInt8Curve) {
 // the call cost. A ConvInteger of the same shapes (u8 weight, the weight at
 // input 1) reads the same sample.
 TEST(FitFusionPlan, Int8ConvsArePricedOnTheInt8ConvSamples) {
-  auto qdq = [] {
-    IrModel m;
-    const int x = m.input("x_q", {1, 8, 8, 8}, DType::UInt8);
-    const int xf = m.node("DequantizeLinear", {x, m.weight("xs", at::full({}, 0.05f)),
-                                               m.weight("xz", at::full({}, 128, at::kByte))})[0];
-    const int wf = m.node("DequantizeLinear", {m.weight("w_q", at::ones({8, 8, 3, 3}, at::kChar)),
-                                               m.weight("ws", at::full({}, 0.01f)), m.weight("wz", at::zeros({}, at::kChar))})[0];
-    const int y = m.node("Conv", {xf, wf}, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
-    set_shapes(m, {{xf, {1, 8, 8, 8}}, {wf, {8, 8, 3, 3}}, {y, {1, 8, 8, 8}}});
-    m.output(y);
-    return analysis_of(m.model);
-  };
   DeviceCeilings c = test::cpu_ceilings(1e10, 1e11);
   c.matmul.push_back(test::flat_matmul_curve("int8", 4e11));
   c.conv_samples = {{"int8 kxk", 64, 8, 72, 2e11}, {"int8 1x1", 64, 8, 72, 1e9}};
-  const FitReport r = forecast_fit(qdq(), c, FitOptions{});
+  const FitReport r = forecast_fit(qdq_conv_analysis(), c, FitOptions{});
   const NodeForecast& head = r.nodes[2];
   EXPECT_EQ(head.op_cost, "int8");
   EXPECT_NEAR(head.compute_seconds, 3.6864e-7, 1e-15);
@@ -497,7 +491,7 @@ TEST(FitFusionPlan, Int8ConvsArePricedOnTheInt8ConvSamples) {
   EXPECT_NEAR(integer.nodes[0].compute_seconds, 3.6864e-7, 1e-15);
   // Ceilings without the samples: the curve's 73,728 / 4e11.
   c.conv_samples.clear();
-  EXPECT_NEAR(forecast_fit(qdq(), c, FitOptions{}).nodes[2].compute_seconds, 1.8432e-7, 1e-15);
+  EXPECT_NEAR(forecast_fit(qdq_conv_analysis(), c, FitOptions{}).nodes[2].compute_seconds, 1.8432e-7, 1e-15);
 }
 
 // The executor's Conv groups write channels-last and a Conv group copies any
