@@ -41,6 +41,7 @@ struct CeilingsPlan {
     double conv_samples = 0;
     double int8_conv_samples = 0;
     double optimizers = 0;  // the update costs
+    double matmul_samples = 0;
   } allot;
 };
 

@@ -23,6 +23,7 @@
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/conv_probe.hpp"
+#include "profiler/matmul_probe.hpp"
 #include "profiler/op_cost_probe.hpp"
 #include "profiler/ops/fp32_matmul.hpp"
 #include "profiler/ops/int8_kernels.hpp"
@@ -72,8 +73,11 @@ CeilingsPlan cpu_ceilings_plan(bool quick) {
   use_protocol(plan, quick, {1, 0.02, 0.5}, 0.02, 0.3);
   // The full probe's stages of many points on a schedule: near what each took
   // on the Zen 4 VMs, where the whole took 251 s, so that a slower or noisier
-  // machine keeps the 300 s bound (docs/ceilings.md, "Time").
-  if (!quick) plan.allot = {12.0, 65.0, 95.0, 6.0, 12.0};
+  // machine keeps the 300 s bound (docs/ceilings.md, "Time"). --quick's two
+  // largest stages too (60 s bound): on the Zen 3 VM, unscheduled, its op
+  // classes took 17.9 s and its conv samples 23.6 s, the whole 63 s.
+  plan.allot = quick ? CeilingsPlan::Allotments{0.0, 14.0, 18.0, 0.0, 0.0, 0.0}
+                     : CeilingsPlan::Allotments{12.0, 65.0, 90.0, 6.0, 12.0, 8.0};
   const auto available = available_host_memory();
   fit_plan_to_memory(plan, available ? available->bytes : -1);
   return plan;
@@ -401,6 +405,9 @@ DeviceCeilings measure(const CeilingsProbeOptions& options) {
     stage("op classes");
     c.conv_samples = measure_conv_samples(*device, plan, options.quick, c.notes);
     stage("conv samples");
+    const std::vector<ConvSample> products = measure_matmul_samples(*device, plan, options.quick, c.notes);
+    c.conv_samples.insert(c.conv_samples.end(), products.begin(), products.end());
+    stage("matmul samples");
     std::vector<ConvSample> int8;
     if (int8_kernels_available()) {
       int8 = measure_int8_conv_samples(*device, plan, options.quick, c.notes);

@@ -157,36 +157,6 @@ Model conv_model(const GridPoint& p, int copies, After after = After::Nothing) {
   return g.model;
 }
 
-// Median seconds of one run of `model` on the executor (inference, fp32),
-// its 4-D inputs channels-last as a Conv group reads them in a model.
-double time_model(Device& device, const CeilingsPlan& plan, const Model& model, const std::string& label,
-                  std::vector<std::string>& notes) {
-  ProfileOptions fp32;
-  fp32.dtype = ComputeDtype::Fp32;
-  ExecOptions eo = exec_options(fp32, device.torch_device(), ExecPurpose::Inference);
-  eo.in_place = false;  // the probe's inputs are read on every run
-  Executor exec(model, eo);
-  std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
-  for (at::Tensor& x : inputs)
-    if (x.dim() == 4) x = x.contiguous(at::MemoryFormat::ChannelsLast);
-  const Timed t = median_seconds(device, plan, label, [&] { (void)exec.run(inputs); });
-  note_if_unconverged(t, label, notes);
-  return t.seconds;
-}
-
-// The protocol of the conv samples (many points, each a few ms): 0.04 s of
-// warm-up, >= 5 samples over >= 0.08 s, until the median's CI is within 3% or
-// 1 s has passed (0.05 and 0.1 s before the training samples joined the
-// calibration: its bound is 300 s).
-CeilingsPlan light_plan(const CeilingsPlan& plan) {
-  CeilingsPlan light = shortened_plan(plan, 0.04, 0.08);
-  light.warmup = WarmupConfig{2, 0.04, 1.0};  // under --quick too
-  light.stopping.min_iterations = 5;
-  light.stopping.max_seconds = std::min(plan.stopping.max_seconds, 1.0);
-  light.stopping.target_rel_ci = std::max(plan.stopping.target_rel_ci, 0.03);
-  return light;
-}
-
 int cold_copies(const GridPoint& p) {
   const int64_t per_copy = 4 * (p.c_out * p.weight_c_in() * p.taps_side * p.taps_side + p.c_out * p.h_out * p.h_out);
   const int64_t by_bytes = kColdBytes / std::max<int64_t>(1, per_copy);
@@ -210,10 +180,36 @@ constexpr double kRecheckBelow = 0.8;
 
 }  // namespace
 
+double time_probe_model(Device& device, const CeilingsPlan& plan, const Model& model, const std::string& label,
+                        std::vector<std::string>& notes) {
+  ProfileOptions fp32;
+  fp32.dtype = ComputeDtype::Fp32;
+  ExecOptions eo = exec_options(fp32, device.torch_device(), ExecPurpose::Inference);
+  eo.in_place = false;  // the probe's inputs are read on every run
+  Executor exec(model, eo);
+  std::vector<at::Tensor> inputs = exec.make_inputs(0x5eed);
+  for (at::Tensor& x : inputs)
+    if (x.dim() == 4) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+  const Timed t = median_seconds(device, plan, label, [&] { (void)exec.run(inputs); });
+  note_if_unconverged(t, label, notes);
+  return t.seconds;
+}
+
+// 0.05 and 0.1 s before the training samples joined the calibration (its
+// bound is 300 s).
+CeilingsPlan sample_plan(const CeilingsPlan& plan) {
+  CeilingsPlan light = shortened_plan(plan, 0.04, 0.08);
+  light.warmup = WarmupConfig{2, 0.04, 1.0};  // under --quick too
+  light.stopping.min_iterations = 5;
+  light.stopping.max_seconds = std::min(plan.stopping.max_seconds, 1.0);
+  light.stopping.target_rel_ci = std::max(plan.stopping.target_rel_ci, 0.03);
+  return light;
+}
+
 std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
                                              std::vector<std::string>& notes) {
   if (!device.torch_device().is_cpu()) return {};
-  const CeilingsPlan light = light_plan(plan);
+  const CeilingsPlan light = sample_plan(plan);
   const std::vector<GridPoint> points = grid(quick);
   // The points run in an order shuffled once (a fixed seed), not grid order:
   // on the project VM a slow spell of the machine lasting tens of seconds
@@ -249,7 +245,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
     const std::string label = label_of(p);
     try {
       const int copies = cold_copies(p);
-      const double seconds = time_model(device, schedule.next(light), conv_model(p, copies), label, notes);
+      const double seconds = time_probe_model(device, schedule.next(light), conv_model(p, copies), label, notes);
       if (seconds <= 0) continue;
       ConvSample s;
       s.kind = p.kind;
@@ -261,7 +257,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
       // the cheap rule (kMaxCopies), for models whose run the caches hold.
       if (copies > kMaxCopies) {
         const double hot =
-            time_model(device, schedule.next(light), conv_model(p, kMaxCopies), label + " (cached)", notes);
+            time_probe_model(device, schedule.next(light), conv_model(p, kMaxCopies), label + " (cached)", notes);
         if (hot > 0) s.hot_flops_per_second = p.flops() * kMaxCopies / hot;
       }
       out.push_back(std::move(s));
@@ -285,7 +281,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
       const std::string label = label_of(p) + " (again)";
       try {
         const double seconds =
-            time_model(device, schedule.next(light), conv_model(p, measured[i].copies), label, notes);
+            time_probe_model(device, schedule.next(light), conv_model(p, measured[i].copies), label, notes);
         if (seconds <= 0) continue;
         const double rate = p.flops() * measured[i].copies / seconds;
         if (rate > out[i].flops_per_second) ++faster;
@@ -521,7 +517,7 @@ std::vector<ConvSample> measure_int8_conv_samples(Device& device, const Ceilings
                                                   std::vector<std::string>& notes) {
   if (!device.torch_device().is_cpu()) return {};
   const auto started = std::chrono::steady_clock::now();
-  const CeilingsPlan light = light_plan(plan);
+  const CeilingsPlan light = sample_plan(plan);
   const std::vector<GridPoint> points = int8_grid(quick);
   std::vector<ConvSample> out;
   StageSchedule schedule(plan.allot.int8_conv_samples > 0 ? plan.allot.int8_conv_samples : 1e30, points.size());
@@ -599,12 +595,12 @@ namespace {
 double post_op_cost(Device& device, const CeilingsPlan& plan, After after, const std::string& what,
                     std::vector<std::string>& notes) {
   if (!device.torch_device().is_cpu()) return 0;
-  const CeilingsPlan light = light_plan(plan);
+  const CeilingsPlan light = sample_plan(plan);
   const GridPoint p{"1x1", 64, 256, 56, 1, 1};
   try {
     const int copies = cold_copies(p);
-    const double plain = time_model(device, light, conv_model(p, copies), "conv " + what + ": without", notes);
-    const double with = time_model(device, light, conv_model(p, copies, after), "conv " + what + ": with", notes);
+    const double plain = time_probe_model(device, light, conv_model(p, copies), "conv " + what + ": without", notes);
+    const double with = time_probe_model(device, light, conv_model(p, copies, after), "conv " + what + ": with", notes);
     const double output_bytes = 4.0 * double(p.c_out * p.h_out * p.h_out) * copies;
     return std::max(0.0, with - plain) / output_bytes;
   } catch (const std::exception& e) {
@@ -630,7 +626,7 @@ double measure_conv_layout_cost(Device& device, const CeilingsPlan& plan, std::v
   // images taken in turn from 64 MiB of them, so that each comes from memory
   // as a fed image does after a run (a difference of two conv timings, the
   // first way tried, was within the convs' noise: 0 to 0.24 ns a byte).
-  const CeilingsPlan light = light_plan(plan);
+  const CeilingsPlan light = sample_plan(plan);
   const int64_t image_bytes = 4 * 3 * 224 * 224;
   const int64_t count = std::max<int64_t>(1, kColdBytes / image_bytes);
   std::vector<at::Tensor> images;

@@ -8,11 +8,21 @@
 #include <vector>
 
 #include "modelstat/ceilings.hpp"
+#include "modelstat/graph.hpp"
 #include "profiler/ceilings_plan.hpp"
 #include "profiler/device.hpp"
 
 namespace modelstat::profiler {
 
+// Median seconds of one run of `model` on the executor (inference, fp32),
+// its 4-D inputs channels-last as a Conv group reads them in a model; a note
+// when the timing did not converge. The samples' common timer.
+double time_probe_model(Device& device, const CeilingsPlan& plan, const Model& model, const std::string& label,
+                        std::vector<std::string>& notes);
+// The protocol of the samples (many points, each a few ms): 0.04 s of
+// warm-up, >= 5 samples over >= 0.08 s, until the median's CI is within 3% or
+// 1 s has passed.
+CeilingsPlan sample_plan(const CeilingsPlan& plan);
 // Times one Conv of each grid point (kinds "1x1", "kxk", "kxk/s2"; input and
 // output channels and output size on a grid, products above 1 GFLOP left
 // out except the wide kxk convs, which a weight past the L2 cache slows:

@@ -151,6 +151,7 @@ FitReport forecast_fit(const AnalysisResult& analysis, const DeviceCeilings& cei
       f.fused_head = fusion.groups[size_t(fusion.group_of[i])].head;
     if (group && group->kind == FusedKind::Qdq) fit::price_int8_head(pricing, g.nodes[i], *group, f);
     if (group && group->kind == FusedKind::Conv) fit::price_conv_head(pricing, g.nodes[i], *group, f);
+    if (group && group->kind == FusedKind::MatMul) fit::price_matmul_head(pricing, g.nodes[i], *group, f);
     if (group) fit::price_written_out(pricing, *group, f);
     if (cpu) fit::price_integer_contraction(pricing, g.nodes[i], f);
     // A node that does not run per inference: priced at 0, under `why`.

@@ -537,13 +537,19 @@ double int8_rate(const DeviceCeilings& c, double n) {
   return c.int8_weight_products > 1 ? rate / double(c.int8_weight_products) : rate;
 }
 
+// The rate of an int8 contraction of `ops` int ops: its int8 conv samples'
+// where they price it (int8_conv_seconds), else the int8 curve's at n.
+double int8_contraction_rate(const Pricing& p, const Node& node, double ops, double n) {
+  const double conv = int8_conv_seconds(p, node);
+  return conv > 0 && ops > 0 ? ops / conv : int8_rate(p.ceilings, n);
+}
+
 }  // namespace
 
 void price_int8_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
   if (!f.contraction || p.options.train) return;
   const double flops = f.compute_flops_per_second > 0 ? f.compute_seconds * f.compute_flops_per_second : 0.0;
-  const double conv = int8_conv_seconds(p, node);
-  const double rate = conv > 0 && flops > 0 ? flops / conv : int8_rate(p.ceilings, f.equivalent_gemm_n);
+  const double rate = int8_contraction_rate(p, node, flops, f.equivalent_gemm_n);
   if (rate <= 0) return;
   const Graph& g = p.graph;
   f.compute_flops_per_second = rate;
@@ -571,8 +577,7 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
   const std::string& op = node.op_type;
   if (op != "ConvInteger" && op != "MatMulInteger" && op != "QLinearConv" && op != "QLinearMatMul") return;
   const double ops = f.compute_seconds * f.compute_flops_per_second;
-  const double conv = int8_conv_seconds(p, node);
-  const double rate = conv > 0 && ops > 0 ? ops / conv : int8_rate(p.ceilings, f.equivalent_gemm_n);
+  const double rate = int8_contraction_rate(p, node, ops, f.equivalent_gemm_n);
   if (rate <= 0) return;
   f.op_cost = "int8";
   f.compute_flops_per_second = rate;
@@ -649,6 +654,53 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
   // An input not held channels-last (an image as fed, a shuffled or sliced
   // activation) is copied channels-last before the kernel.
   f.kernel_seconds += layout_seconds;
+  f.forward_seconds = f.compute_seconds + f.kernel_seconds + f.fresh_seconds;
+  f.bound = ForecastBound::Compute;
+}
+
+namespace {
+
+// A Gemm or MatMul's product as the product samples name it: M = the rows of
+// A (every dim of the output but the last), N = the output's last dim, K =
+// A's last dim (its first under Gemm's transA). False where a shape is not
+// known or A is not a matrix (or a stack of rows).
+bool matmul_product_shape(const Graph& g, const Node& node, double& m, double& n, double& k) {
+  if (node.inputs.empty() || node.inputs[0] < 0 || node.outputs.empty() || node.outputs[0] < 0) return false;
+  const auto a = known_dims(g.tensors[size_t(node.inputs[0])].shape);
+  const auto y = known_dims(g.tensors[size_t(node.outputs[0])].shape);
+  if (a.size() < 2 || y.size() < 2) return false;
+  m = 1;
+  for (size_t i = 0; i + 1 < y.size(); ++i) m *= double(y[i]);
+  n = double(y.back());
+  k = double(node.op_type == "Gemm" && node.attr_int("transA", 0) ? a.front() : a.back());
+  return m > 0 && n > 0 && k > 0;
+}
+
+// Products of fewer rows keep the other rules: a one-row product streams its
+// weight (the Gemm/thin class), one of up to 4 rows runs on the executor's
+// direct row loop; the samples start at 8 rows.
+constexpr double kSampledRowsFrom = 8;
+
+}  // namespace
+
+void price_matmul_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f) {
+  if (p.options.train || p.options.compute_dtype != "fp32" || !node.domain.empty() || !is_gemm_or_matmul(node))
+    return;
+  double m = 0, n = 0, k = 0;
+  if (!matmul_product_shape(p.graph, node, m, n, k) || m < kSampledRowsFrom) return;
+  // Sampled with their weights cold (as a transformer's are): every cold share.
+  const double seconds = p.ceilings.conv_seconds_at("matmul", m, n, k);
+  if (seconds <= 0) return;  // ceilings without product samples keep forecast_node's rules
+  f.op_cost = "matmul samples";
+  f.compute_flops_per_second = 2.0 * m * n * k / seconds;
+  f.compute_seconds = seconds;
+  // The samples' time holds the call, the weight's read and the output's write.
+  f.memory_seconds = 0;
+  f.scratch_seconds = 0;
+  f.overhead_seconds = 0;
+  // A residual Add post-op reads its operand as the output is written, as a Conv group's.
+  const int residual = group.inputs.size() > 1 ? group.inputs[1] : -1;
+  f.kernel_seconds = double(tensor_bytes(p.graph, residual)) * p.ceilings.conv_residual_seconds_per_byte;
   f.forward_seconds = f.compute_seconds + f.kernel_seconds + f.fresh_seconds;
   f.bound = ForecastBound::Compute;
 }

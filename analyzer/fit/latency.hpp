@@ -79,8 +79,14 @@ void price_integer_contraction(const Pricing& p, const Node& node, NodeForecast&
 // output's bytes at the measured cost of that pass.
 void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
 
-// The optimizer update of a training step: sets optimizer_seconds and
-// optimizer_fresh_bytes of `latency`.
+// Inference, fp32: a Gemm / MatMul group of 8 rows or more (the head of a
+// FusedKind::MatMul group: a constant weight on the executor's MatMul kernel)
+// priced at the product samples' time for its (M, N, K) (schema 2.12; "matmul"
+// in DeviceCeilings::conv_samples), plus a residual post-op's read at the
+// Conv groups' measured rate. Ceilings without such samples keep
+// forecast_node's price (the square matmul curve at the harmonic size).
+void price_matmul_head(const Pricing& p, const Node& node, const FusedGroup& group, NodeForecast& f);
+
 // A group written out as one kernel, or with a GELU post-op (CPU inference,
 // when the ceilings measured the class): a GELU written out ("gelu") is
 // priced as the Gelu class's kernel on the group's input and output, a
@@ -89,6 +95,8 @@ void price_conv_head(const Pricing& p, const Node& node, const FusedGroup& group
 // a pass over its output (read and written).
 void price_written_out(const Pricing& p, const FusedGroup& group, NodeForecast& f);
 
+// The optimizer update of a training step: sets optimizer_seconds and
+// optimizer_fresh_bytes of `latency`.
 void forecast_optimizer(const Pricing& p, const TrainableWeights& weights, LatencyForecast& latency);
 
 }  // namespace modelstat::fit

@@ -35,7 +35,8 @@ namespace modelstat {
 // 2.10: int8_weight_products (optional).
 // 2.11: int8 conv samples (conv_samples of the kinds "int8 1x1", "int8 kxk",
 // "int8 dw"; optional).
-const char* const kCeilingsSchemaVersion = "2.11";
+// 2.12: product samples (conv_samples of the kind "matmul"; optional).
+const char* const kCeilingsSchemaVersion = "2.12";
 
 double DeviceCeilings::peak_flops(const std::string& dtype) const {
   for (const auto& m : matmul)

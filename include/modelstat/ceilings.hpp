@@ -38,6 +38,8 @@ struct ConvSample {
   // depthwise (group = C_in = C_out, K = taps): "dw" (stride 1), "dw/s2" (strided; schema 2.3)
   // "int8 1x1", "int8 kxk", "int8 dw" (schema 2.11, stride 1): the executor's int8
   // convolution of a QDQ group, s8 weights of the full range (int ops per second)
+  // "matmul" (schema 2.12): the executor's fp32 MatMul group against a constant
+  // weight (profiler/matmul_probe.hpp), A of M rows by K, the weight K x N
   std::string kind;
   int64_t m = 0, n = 0, k = 0;
   double flops_per_second = 0;       // 2 M N K over the median time of one group, call costs included

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -203,7 +204,8 @@ TEST(CeilingsProbe, CheapConvSamplesAreTimedWithTheirWeightsCachedToo) {
   ASSERT_FALSE(c.conv_samples.empty());
   int cheap = 0;
   for (const ConvSample& s : c.conv_samples) {
-    if (s.kind.rfind("int8 ", 0) == 0) continue;  // the int8 samples' copies follow their own rule (below)
+    // The int8 and product samples' copies follow their own rules (below).
+    if (s.kind.rfind("int8 ", 0) == 0 || s.kind == "matmul") continue;
     const double per_copy = 4.0 * double(s.n * s.k + s.n * s.m), flops = 2.0 * double(s.m * s.n * s.k);
     const double copies = std::min({(64.0 * (1 << 20)) / per_copy, 8e9 / flops, std::clamp(2e8 / flops, 8.0, 512.0)});
     if (std::floor(copies) > 8) {
@@ -237,6 +239,26 @@ TEST(CeilingsProbe, Int8ConvSamplesCoverEveryKindOfTheInt8Convolution) {
     return;
   }
   for (const char* kind : {"int8 1x1", "int8 kxk", "int8 dw"}) EXPECT_GT(per_kind[kind], 0) << kind;
+}
+
+TEST(CeilingsProbe, ProductSamplesTimeTheExecutorsMatMulOverRowsAndWidths) {
+  // The probe times the executor's fp32 MatMul group against a constant
+  // weight (kind "matmul") on the CPU: more than one row count and width,
+  // none under 8 rows (fewer run on the direct row loop or stream the weight),
+  // no product above the quick grid's 1 GFLOP, one rate per sample.
+  const DeviceCeilings& c = quick_cpu_probe();
+  std::set<int64_t> rows, widths;
+  for (const ConvSample& s : c.conv_samples) {
+    if (s.kind != "matmul") continue;
+    rows.insert(s.m);
+    widths.insert(s.n);
+    EXPECT_GE(s.m, 8);
+    EXPECT_LE(2.0 * double(s.m) * double(s.n) * double(s.k), 1e9);
+    EXPECT_GT(s.flops_per_second, 0.0);
+    EXPECT_EQ(s.hot_flops_per_second, 0.0);
+  }
+  EXPECT_GE(rows.size(), 2u);
+  EXPECT_GE(widths.size(), 2u);
 }
 
 TEST(CeilingsProbe, TheInt8SamplesTwoPassesMeetAtTheirGeometricMean) {
@@ -479,21 +501,26 @@ TEST(StageSchedule, OnScheduleKeepsThePlanBehindStopsAtTheMinimums) {
             "time)");
 }
 
-// The full CPU plan puts its stages of many points on a schedule; --quick has none.
-TEST(StageSchedule, FullCpuPlanHasAllotmentsQuickHasNone) {
+// The full CPU plan puts its stages of many points on a schedule within its
+// 300 s; --quick its two largest (op classes and conv samples) within its 60.
+TEST(StageSchedule, FullCpuPlanHasAllotmentsQuickHasTwo) {
   const CeilingsPlan full = profiler::cpu_ceilings_plan(false);
   EXPECT_GT(full.allot.matmul, 0.0);
   EXPECT_GT(full.allot.op_classes, 0.0);
   EXPECT_GT(full.allot.conv_samples, 0.0);
   EXPECT_GT(full.allot.int8_conv_samples, 0.0);
   EXPECT_GT(full.allot.optimizers, 0.0);
+  EXPECT_GT(full.allot.matmul_samples, 0.0);
   EXPECT_LT(full.allot.matmul + full.allot.op_classes + full.allot.conv_samples + full.allot.int8_conv_samples +
-                full.allot.optimizers,
+                full.allot.optimizers + full.allot.matmul_samples,
             300.0);
   const CeilingsPlan quick = profiler::cpu_ceilings_plan(true);
-  EXPECT_EQ(quick.allot.conv_samples, 0.0);
+  EXPECT_GT(quick.allot.op_classes, 0.0);
+  EXPECT_GT(quick.allot.conv_samples, 0.0);
+  EXPECT_LT(quick.allot.op_classes + quick.allot.conv_samples, 60.0);
+  EXPECT_EQ(quick.allot.matmul, 0.0);
   EXPECT_EQ(quick.allot.int8_conv_samples, 0.0);
-  EXPECT_EQ(quick.allot.op_classes, 0.0);
+  EXPECT_EQ(quick.allot.matmul_samples, 0.0);
 }
 
 // --------------------------------------------------------------- the command

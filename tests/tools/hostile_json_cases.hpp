@@ -88,7 +88,7 @@ inline std::vector<HostileJson> hostile_ceilings() {
   const std::string bw = "\"memory_bandwidth_bytes_per_second\": 1e10";
   c.push_back({"top_level_array", "[1, 2, 3]", "expected an object, got an array"});
   c.push_back({"wrong_schema_version", replaced(v, "\"1.3\"", "\"3.0\""),
-               "field \"schema_version\": expected a version this modelstat reads (1.x or 2.x; it writes 2.11), got \"3.0\""});
+               "field \"schema_version\": expected a version this modelstat reads (1.x or 2.x; it writes 2.12), got \"3.0\""});
   c.push_back({"missing_schema_version", replaced(v, "\"schema_version\": \"1.3\",", ""), "field \"schema_version\": missing"});
   c.push_back({"schema_version_number", replaced(v, "\"1.3\"", "1.3"), "field \"schema_version\": expected a string, got 1.3"});
   c.push_back({"wrong_type", replaced(v, bw, "\"memory_bandwidth_bytes_per_second\": \"abc\""),

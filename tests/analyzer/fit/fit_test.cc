@@ -246,6 +246,53 @@ TEST(FitLatency, ThinGemmIsPricedAtItsWeightsMeasuredRate) {
   }
 }
 
+// With product samples (schema 2.12) an fp32 Gemm / MatMul group of 8 rows or
+// more is priced at the samples' time for its (M, N, K), which holds the
+// call, the weight's read and the output's write: no overhead, memory or
+// curve term beside it. Fewer rows, and a training step, keep the other rules.
+TEST(FitLatency, ProductsOfEightRowsOrMoreArePricedOnTheProductSamples) {
+  DeviceCeilings c = hand_ceilings();
+  c.conv_samples = {{"matmul", 8, 256, 128, 10e9}, {"matmul", 64, 256, 128, 40e9}, {"1x1", 64, 256, 128, 90e9}};
+  {
+    // gemm_analysis(64): M 64, N 256, K 128, the second sample itself: 2 x
+    // 64 x 256 x 128 = 4,194,304 FLOPs at 40 GFLOP/s = 104.8576 us (the
+    // curve's price was 4,210,688 FLOPs at gemm_rate_hand() + 5 us).
+    const NodeForecast n = forecast_fit(gemm_analysis(64), c, FitOptions{}).nodes[0];
+    EXPECT_EQ(n.op_cost, "matmul samples");
+    EXPECT_EQ(n.bound, ForecastBound::Compute);
+    EXPECT_NEAR(n.compute_flops_per_second, 40e9, 1.0);
+    EXPECT_NEAR(n.forward_seconds, 4194304.0 / 40e9, 1e-15);
+  }
+  {
+    // A MatMul of [1, 16, 128] rows by a 128 x 256 weight: M = 16, between
+    // the samples at M 8 (one log2 step away: weight 1) and 64 (two steps:
+    // weight 1/4), rate = exp((ln 10e9 + ln 40e9 / 4) / (5 / 4)) = 10e9 x
+    // 4^(1/5); the 1x1 conv sample is another kind.
+    Model m;
+    m.opsets = {{"", 17}};
+    m.graph = NodeBuilder("MatMul").input({1, 16, 128}).weight({128, 256}).output({1, 16, 256}).build();
+    AnalysisResult a = analyze_model(m);
+    a.model = std::make_shared<Model>(m);
+    const NodeForecast n = forecast_fit(a, c, FitOptions{}).nodes[0];
+    const double rate = 10e9 * std::pow(4.0, 0.2);
+    EXPECT_EQ(n.op_cost, "matmul samples");
+    EXPECT_NEAR(n.compute_flops_per_second, rate, rate * 1e-12);
+    EXPECT_NEAR(n.forward_seconds, 2.0 * 16 * 256 * 128 / rate, 1e-15);
+  }
+  // One row (gemm_analysis(1)), and the training step of 64 rows: the samples
+  // change nothing.
+  FitOptions train;
+  train.train = true;
+  train.optimizer = Optimizer::Sgd;
+  for (const auto& [batch, options] : {std::pair{int64_t(1), FitOptions{}}, std::pair{int64_t(64), train}}) {
+    const NodeForecast with = forecast_fit(gemm_analysis(batch), c, options).nodes[0];
+    const NodeForecast without = forecast_fit(gemm_analysis(batch), hand_ceilings(), options).nodes[0];
+    EXPECT_NE(with.op_cost, "matmul samples") << batch;
+    EXPECT_DOUBLE_EQ(with.forward_seconds, without.forward_seconds) << batch;
+    EXPECT_DOUBLE_EQ(with.backward_seconds, without.backward_seconds) << batch;
+  }
+}
+
 // A Gemm the executor runs as its direct row loop (at most 4 rows and 256k
 // MACs against a weight: analyzer/fusion/direct_gemm_limits.hpp) costs the
 // per-op overhead (5 us here), not the measured small Gemm's fixed cost (8

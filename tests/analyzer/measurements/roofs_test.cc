@@ -217,7 +217,7 @@ TEST(MachineRoofs, TheFastestKernelAtTheNearestThreadCount) {
 TEST(MachineRoofs, Schema2RoundTripsItsRoofs) {
   const DeviceCeilings c = roofs_ceilings();
   const std::string text = ceilings_to_json(c);
-  EXPECT_NE(text.find("\"schema_version\": \"2.11\""), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": \"2.12\""), std::string::npos);
   const DeviceCeilings back = ceilings_from_json(text);
   ASSERT_EQ(back.compute_roofs.size(), 4u);
   EXPECT_EQ(back.compute_roofs[1].kernel, "avx512");
@@ -324,7 +324,7 @@ TEST(MachineRoofs, BadRoofFieldsAndAnUnknownMajorVersionAreRefused) {
     t.replace(t.find(from), from.size(), to);
     return t;
   };
-  EXPECT_EQ(kind(replaced("\"schema_version\": \"2.11\"", "\"schema_version\": \"3.0\"")), ErrorKind::Input);
+  EXPECT_EQ(kind(replaced("\"schema_version\": \"2.12\"", "\"schema_version\": \"3.0\"")), ErrorKind::Input);
   EXPECT_EQ(kind(replaced("\"flops_per_second\": 100000000000.0", "\"flops_per_second\": -1")), ErrorKind::Input);
   EXPECT_EQ(kind(replaced("\"measured\": true", "\"measured\": \"yes\"")), ErrorKind::Input);
   EXPECT_EQ(kind(replaced("\"bytes_per_second\": 200000000000.0", "\"bytes_per_second\": 0")), ErrorKind::Input);
