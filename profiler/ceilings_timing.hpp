@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -132,6 +133,16 @@ class StageSchedule {
     if (behind_ == 0) return {};
     return stage + ": " + std::to_string(behind_) + " of " + std::to_string(done_) + " points behind its " +
            std::to_string(int(allotted_ + 0.5)) + " s schedule (timed to their minimum count and half their minimum time)";
+  }
+
+  // The notes of the stage's end: note(stage) when it ran behind, and
+  // "<stage>: <measured> of <points> points in <seconds> s" since it began.
+  void note_end(const std::string& stage, size_t measured, size_t points, std::vector<std::string>& notes) const {
+    if (std::string behind = note(stage); !behind.empty()) notes.push_back(behind);
+    char text[160];
+    std::snprintf(text, sizeof text, "%s: %zu of %zu points in %.1f s", stage.c_str(), measured, points,
+                  seconds_since(start_));
+    notes.push_back(text);
   }
 
  private:

@@ -516,7 +516,6 @@ constexpr int kInt8Copies = 2;
 std::vector<ConvSample> measure_int8_conv_samples(Device& device, const CeilingsPlan& plan, bool quick,
                                                   std::vector<std::string>& notes) {
   if (!device.torch_device().is_cpu()) return {};
-  const auto started = std::chrono::steady_clock::now();
   const CeilingsPlan light = sample_plan(plan);
   const std::vector<GridPoint> points = int8_grid(quick);
   std::vector<ConvSample> out;
@@ -571,11 +570,7 @@ std::vector<ConvSample> measure_int8_conv_samples(Device& device, const Ceilings
       notes.push_back(label + ": not measured (" + first_line(e) + ")");
     }
   }
-  if (std::string behind = schedule.note("int8 conv samples"); !behind.empty()) notes.push_back(behind);
-  char text[120];
-  std::snprintf(text, sizeof text, "int8 conv samples: %zu of %zu points in %.1f s", out.size(), points.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  notes.push_back(text);
+  schedule.note_end("int8 conv samples", out.size(), points.size(), notes);
   return out;
 }
 

@@ -9,8 +9,6 @@
 #include "profiler/matmul_probe.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <random>
 
 #include "profiler/ceilings_timing.hpp"
@@ -77,7 +75,6 @@ Model product_model(const Product& p, int copies) {
 std::vector<ConvSample> measure_matmul_samples(Device& device, const CeilingsPlan& plan, bool quick,
                                                std::vector<std::string>& notes) {
   if (!device.torch_device().is_cpu()) return {};
-  const auto started = std::chrono::steady_clock::now();
   const CeilingsPlan light = sample_plan(plan);
   const std::vector<Product> points = product_grid(quick);
   // Shuffled once (a fixed seed), as the conv samples: a slow spell of the
@@ -106,11 +103,7 @@ std::vector<ConvSample> measure_matmul_samples(Device& device, const CeilingsPla
       notes.push_back(label + ": not measured (" + first_line(e) + ")");
     }
   }
-  if (std::string behind = schedule.note("matmul samples"); !behind.empty()) notes.push_back(behind);
-  char text[120];
-  std::snprintf(text, sizeof text, "matmul samples: %zu of %zu points in %.1f s", out.size(), points.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  notes.push_back(text);
+  schedule.note_end("matmul samples", out.size(), points.size(), notes);
   // Saved in grid order.
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<ConvSample> samples;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <ctime>
 #include <new>
 #include <string>
 
@@ -82,6 +83,32 @@ std::string no_saved_ceilings(const std::string& path) {
 std::string quick_ceilings_notice(const std::string& why, const std::string& what) {
   return why + ": measured quick ceilings for " + what +
          " (seconds, not minutes; less accurate); run `modelstat device` to measure and save accurate ceilings";
+}
+
+std::optional<double> ceilings_age_seconds(const DeviceCeilings& c, std::time_t now) {
+  if (!c.measured() || c.date.size() != 20) return std::nullopt;
+  std::tm t{};
+  char zone = 0;
+  if (std::sscanf(c.date.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &t.tm_year, &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
+                  &t.tm_sec, &zone) != 7 || zone != 'Z')
+    return std::nullopt;
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  const std::time_t at = timegm(&t);
+  if (at == std::time_t(-1)) return std::nullopt;
+  return std::difftime(now, at);
+}
+
+std::string stale_ceilings_notice(const DeviceCeilings& c, std::time_t now, const std::string& what) {
+  const std::optional<double> age = ceilings_age_seconds(c, now);
+  constexpr double kDay = 86400.0;
+  if (!age || *age <= kDay) return {};
+  const double days = *age / kDay;
+  return fmt::format(
+      "the ceilings priced for {} were measured {} ({:.0f} {} ago): a machine's speed drifts (a virtual one's "
+      "most), so a forecast is as good as its calibration is recent; run `modelstat device` again where it may "
+      "have changed",
+      what, c.date, days, days < 1.5 ? "day" : "days");
 }
 
 std::optional<DeviceCeilings> explicit_ceilings(const std::string& ceilings_file, const std::string& datasheet) {

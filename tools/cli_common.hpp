@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -149,6 +150,18 @@ std::string no_saved_ceilings(const std::string& path);
 // no_saved_ceilings): said once, the same in report and fit. `what`: what they
 // serve ("this report").
 std::string quick_ceilings_notice(const std::string& why, const std::string& what);
+
+// Seconds from measured ceilings' `date` (ISO 8601 UTC as `modelstat device`
+// writes it, "2026-11-29T15:24:43Z") to `now`; nullopt for a datasheet,
+// an absent date or one in another form.
+std::optional<double> ceilings_age_seconds(const DeviceCeilings& c, std::time_t now);
+
+// The notice of a forecast made on measured ceilings more than a day older
+// than `now` (a machine's speed drifts: on the project VM the same models ran
+// 8-12% slower two hours after a calibration, in the next session, and the
+// forecasts on it fell from 28 to 14-18 of 35 models within +-10%); empty
+// otherwise. `what`: what they priced ("this forecast").
+std::string stale_ceilings_notice(const DeviceCeilings& c, std::time_t now, const std::string& what);
 
 // Hands standard output (path empty or "-") or -o FILE to `write`; a file is
 // written atomically (write_file_atomically: a failed write is Error(Runtime)

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -223,6 +224,8 @@ FitReport compute_fit(const FitArgs& a, const QuickCeilings& quick) {
   } else {
     report = fit_model(analyze, batch, ceilings, options);
   }
+  if (std::string stale = stale_ceilings_notice(ceilings, std::time(nullptr), "this forecast"); !stale.empty())
+    notices.push_back(std::move(stale));
   report.notices.insert(report.notices.begin(), notices.begin(), notices.end());
   return report;
 }

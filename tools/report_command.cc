@@ -3,6 +3,7 @@
 // roofline (join_profile), and write the result in one format to stdout / -o
 // and in others to files, all from the same run.
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -105,6 +106,10 @@ JoinedReport build_report(const ReportArgs& a) {
   if (!ceilings) ceilings = saved_or_quick_ceilings(p.options, profile.context, notices);
   JoinedReport report = join_profile(std::move(profile), *ceilings);
   add_forecast(report, p);
+  if (report.forecast_note.empty())
+    if (std::string stale = stale_ceilings_notice(*ceilings, std::time(nullptr), "this report's forecast column");
+        !stale.empty())
+      notices.push_back(std::move(stale));
   if (one_thread) {
     join_scaling(report, *one_thread);
     notices.push_back("--scaling: the model was profiled at 1 thread, then at " +
