@@ -180,6 +180,13 @@ constexpr double kRecheckBelow = 0.8;
 
 }  // namespace
 
+std::vector<size_t> shuffled_order(size_t n, unsigned seed) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(seed));
+  return order;
+}
+
 double time_probe_model(Device& device, const CeilingsPlan& plan, const Model& model, const std::string& label,
                         std::vector<std::string>& notes) {
   ProfileOptions fp32;
@@ -222,9 +229,7 @@ std::vector<ConvSample> measure_conv_samples(Device& device, const CeilingsPlan&
   // time: a point caught in a spell is timed anew, one that is slow in
   // truth stays slow, and no maximum of two noisy timings (biased upward)
   // is taken.
-  std::vector<size_t> order(points.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), std::mt19937(0x5eed));
+  const std::vector<size_t> order = shuffled_order(points.size(), 0x5eed);
   struct Measured {
     size_t point;
     int copies;
@@ -450,9 +455,7 @@ std::vector<TrainConvSample> measure_train_conv_samples(Device& device, const Ce
   const std::vector<GridPoint> points = train_grid(quick);
   // Shuffled once, as the inference samples (a slow spell of the machine
   // lands on points scattered over the grid); saved in grid order.
-  std::vector<size_t> order(points.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), std::mt19937(0x7ea1));
+  const std::vector<size_t> order = shuffled_order(points.size(), 0x7ea1);
   std::vector<std::pair<size_t, TrainConvSample>> measured;
   for (size_t index : order) {
     const GridPoint& p = points[index];

@@ -23,6 +23,9 @@ double time_probe_model(Device& device, const CeilingsPlan& plan, const Model& m
 // warm-up, >= 5 samples over >= 0.08 s, until the median's CI is within 3% or
 // 1 s has passed.
 CeilingsPlan sample_plan(const CeilingsPlan& plan);
+// 0 .. n-1 in an order shuffled once by `seed`: the samples' points run so,
+// and a slow spell of the machine lands on points scattered over a grid.
+std::vector<size_t> shuffled_order(size_t n, unsigned seed);
 // Times one Conv of each grid point (kinds "1x1", "kxk", "kxk/s2"; input and
 // output channels and output size on a grid, products above 1 GFLOP left
 // out except the wide kxk convs, which a weight past the L2 cache slows:

@@ -9,7 +9,6 @@
 #include "profiler/matmul_probe.hpp"
 
 #include <algorithm>
-#include <random>
 
 #include "profiler/ceilings_timing.hpp"
 #include "profiler/conv_probe.hpp"
@@ -79,9 +78,7 @@ std::vector<ConvSample> measure_matmul_samples(Device& device, const CeilingsPla
   const std::vector<Product> points = product_grid(quick);
   // Shuffled once (a fixed seed), as the conv samples: a slow spell of the
   // machine then hits points scattered over the grid, not one corner of it.
-  std::vector<size_t> order(points.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), std::mt19937(0x5eed));
+  const std::vector<size_t> order = shuffled_order(points.size(), 0x5eed);
   StageSchedule schedule(plan.allot.matmul_samples > 0 ? plan.allot.matmul_samples : 1e30, points.size());
   std::vector<std::pair<size_t, ConvSample>> out;
   for (size_t index : order) {
