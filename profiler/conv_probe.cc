@@ -60,16 +60,14 @@ double max_sample_flops(int64_t c_in, int64_t c_out, bool pointwise) {
 // Copies of a sample run back to back until they hold this many FLOPs at most
 // (the points above 1 GFLOP: 1-4 copies).
 constexpr double kMaxRunFlops = 8e9;
-// Copies run in turn until their weights and outputs together pass this,
-// so that each weight comes from memory as in a model larger than the
-// caches (64 MiB: twice the project VM's last-level cache): at most 8, and
-// more, up to 512, while a run of them stays under kCheapRunFlops. Cheap
+// Copies run in turn until their weights and outputs together pass
+// kProbeColdBytes, so that each weight comes from memory as in a model
+// larger than the caches: at most 8, and more, up to 512, while a run of them stays under kCheapRunFlops. Cheap
 // points need many: a squeeze-excite block's 1x1 conv 576 -> 144 on one
 // position (a 332 KB weight) took 7 us a copy among 8 copies (2.6 MB, held
 // by the caches), 21 us among 64 and 31-34 us among 512, and 26 us in
 // MobileNet-V3-Small, where its samples of 8 copies had priced it at 0.3-0.5
 // of its time (fifteenth session).
-constexpr int64_t kColdBytes = int64_t(64) << 20;
 constexpr int kMaxCopies = 8;
 constexpr int kMaxCheapCopies = 512;
 constexpr double kCheapRunFlops = 2e8;
@@ -159,7 +157,7 @@ Model conv_model(const GridPoint& p, int copies, After after = After::Nothing) {
 
 int cold_copies(const GridPoint& p) {
   const int64_t per_copy = 4 * (p.c_out * p.weight_c_in() * p.taps_side * p.taps_side + p.c_out * p.h_out * p.h_out);
-  const int64_t by_bytes = kColdBytes / std::max<int64_t>(1, per_copy);
+  const int64_t by_bytes = kProbeColdBytes / std::max<int64_t>(1, per_copy);
   const int64_t by_flops = int64_t(kMaxRunFlops / std::max(1.0, p.flops()));
   const int64_t cheap = int64_t(kCheapRunFlops / std::max(1.0, p.flops()));
   const int64_t most = std::clamp<int64_t>(cheap, kMaxCopies, kMaxCheapCopies);
@@ -202,8 +200,8 @@ double time_probe_model(Device& device, const CeilingsPlan& plan, const Model& m
   return t.seconds;
 }
 
-// 0.05 and 0.1 s before the training samples joined the calibration (its
-// bound is 300 s).
+// (Its warm-up and sampling minimums were 0.05 and 0.1 s before the training
+// samples joined the calibration, whose bound is 300 s.)
 CeilingsPlan sample_plan(const CeilingsPlan& plan) {
   CeilingsPlan light = shortened_plan(plan, 0.04, 0.08);
   light.warmup = WarmupConfig{2, 0.04, 1.0};  // under --quick too
@@ -358,7 +356,7 @@ int train_copies(const GridPoint& p) {
   const int64_t h_in = p.h_out * p.stride;
   const int64_t per_copy = 4 * (p.c_in * h_in * h_in + p.c_out * p.weight_c_in() * p.taps_side * p.taps_side +
                                 p.c_out + p.c_out * p.h_out * p.h_out);
-  const int64_t by_bytes = kColdBytes / std::max<int64_t>(1, per_copy);
+  const int64_t by_bytes = kProbeColdBytes / std::max<int64_t>(1, per_copy);
   const int64_t by_flops = int64_t(5e8 / std::max(1.0, p.flops()));
   return int(std::clamp<int64_t>(std::min(by_bytes, by_flops), 1, 8));
 }
@@ -626,7 +624,7 @@ double measure_conv_layout_cost(Device& device, const CeilingsPlan& plan, std::v
   // first way tried, was within the convs' noise: 0 to 0.24 ns a byte).
   const CeilingsPlan light = sample_plan(plan);
   const int64_t image_bytes = 4 * 3 * 224 * 224;
-  const int64_t count = std::max<int64_t>(1, kColdBytes / image_bytes);
+  const int64_t count = std::max<int64_t>(1, kProbeColdBytes / image_bytes);
   std::vector<at::Tensor> images;
   for (int64_t i = 0; i < count; ++i) images.push_back(at::rand({1, 3, 224, 224}));
   size_t next = 0;

@@ -4,6 +4,7 @@
 // samples").
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ double time_probe_model(Device& device, const CeilingsPlan& plan, const Model& m
 // warm-up, >= 5 samples over >= 0.08 s, until the median's CI is within 3% or
 // 1 s has passed.
 CeilingsPlan sample_plan(const CeilingsPlan& plan);
+// The bytes of weights and outputs a sample's copies pass so that each weight
+// comes from memory, as in a model larger than the caches (64 MiB: twice the
+// project VM's last-level cache).
+inline constexpr int64_t kProbeColdBytes = int64_t(64) << 20;
 // 0 .. n-1 in an order shuffled once by `seed`: the samples' points run so,
 // and a slow spell of the machine lands on points scattered over a grid.
 std::vector<size_t> shuffled_order(size_t n, unsigned seed);

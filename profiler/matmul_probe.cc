@@ -46,14 +46,14 @@ std::vector<Product> product_grid(bool quick) {
   return points;
 }
 
-// Copies run in turn until their weights and outputs together pass 64 MiB
-// (twice the project VM's last-level cache), at most 8 and at most 2.5 GFLOP
+// Copies run in turn until their weights and outputs together pass
+// kProbeColdBytes, at most 8 and at most 2.5 GFLOP
 // a run: a weight comes from memory, as in a transformer's run (a product
 // of 128 rows or more reads its weight in a tenth of its time or less, so a
 // large one's one or two copies need not pass the cache).
 int copies_of(const Product& p) {
   const double per_copy = 4.0 * double(p.k * p.n + p.m * p.n);
-  const double by_bytes = double(int64_t(64) << 20) / per_copy;
+  const double by_bytes = double(kProbeColdBytes) / per_copy;
   const double by_flops = 2.5e9 / p.flops();
   return int(std::clamp(std::min(by_bytes, by_flops), 1.0, 8.0));
 }
